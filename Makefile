@@ -1,0 +1,46 @@
+# goring: `make demo` and `make test` do all set-up on a fresh Debian machine.
+SHELL := /bin/bash
+GO ?= go
+BIN := bin/goring
+DEB_PACKAGES := libucx-dev ucx-utils openmpi-bin libopenmpi-dev pkg-config
+# Tests that start real processes can take a while on 2 cores.
+TEST_TIMEOUT ?= 30m
+
+.PHONY: all deps build test test-short demo lint fmt bench clean
+
+all: build
+
+# Install the Debian packages the build and the tests need, skipping what is
+# already there (apt-get only runs when something is missing).
+deps:
+	@missing=""; for p in $(DEB_PACKAGES); do \
+	  dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "install ok installed" || missing="$$missing $$p"; \
+	done; \
+	if [ -n "$$missing" ]; then \
+	  echo "installing Debian packages:$$missing"; \
+	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
+	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
+	fi
+
+build: deps
+	$(GO) build -o $(BIN) ./cmd/goring
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+
+test: build lint
+	$(GO) test -timeout $(TEST_TIMEOUT) ./...
+
+# Quick loop for development: no real-process tests.
+test-short: deps
+	$(GO) test -short ./...
+
+bench: build
+	$(GO) test -run '^$$' -bench . -benchmem ./...
+
+demo: build
+	@bash scripts/demo.sh $(BIN)
+
+clean:
+	rm -rf bin out
