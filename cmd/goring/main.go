@@ -1,22 +1,35 @@
 // Command goring plans, simulates, benchmarks and calibrates goring's
 // collectives. See DESIGN.md for the contract of each subcommand; every
-// subcommand lives in a file of its own and registers itself in init.
+// subcommand lives in a file of its own and registers its constructor in
+// init, so the tree is built fresh for every run (tests run it many times in
+// one process without flag values leaking between runs).
 package main
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
 )
 
-var rootCmd = &cobra.Command{
-	Use:           "goring",
-	Short:         "plan, simulate, benchmark and calibrate multi-path GPU collectives",
-	SilenceUsage:  true,
-	SilenceErrors: true,
+// subcommands holds one constructor per top-level subcommand.
+var subcommands []func() *cobra.Command
+
+func newRootCmd() *cobra.Command {
+	root := &cobra.Command{
+		Use:           "goring",
+		Short:         "plan, simulate, benchmark and calibrate multi-path GPU collectives",
+		SilenceUsage:  true,
+		SilenceErrors: true,
+		Args:          cobra.NoArgs,
+	}
+	for _, mk := range subcommands {
+		root.AddCommand(mk())
+	}
+	return root
 }
 
 // exitError carries a specific exit status up to main (for example 3 for
@@ -33,19 +46,23 @@ func (e *exitError) Unwrap() error { return e.err }
 func withExit(code int, err error) error { return &exitError{code: code, err: err} }
 
 func main() {
-	os.Exit(run(os.Args[1:]))
+	os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
 }
 
-// run executes the CLI and returns the exit status. Errors print as one line
-// on stderr, so scripts can show them and nothing lands on stdout.
-func run(args []string) int {
-	rootCmd.SetArgs(args)
-	err := rootCmd.Execute()
+// run executes the CLI and returns the exit status. Commands write results
+// to cmd.OutOrStdout() and progress to cmd.ErrOrStderr(). Errors print as
+// one line on stderr, so scripts can show them and nothing lands on stdout.
+func run(args []string, stdout, stderr io.Writer) int {
+	root := newRootCmd()
+	root.SetArgs(args)
+	root.SetOut(stdout)
+	root.SetErr(stderr)
+	err := root.Execute()
 	if err == nil {
 		return 0
 	}
 	msg := strings.ReplaceAll(strings.TrimSpace(err.Error()), "\n", "; ")
-	fmt.Fprintln(os.Stderr, "goring: "+msg)
+	fmt.Fprintln(stderr, "goring: "+msg)
 	var ee *exitError
 	if errors.As(err, &ee) {
 		return ee.code
