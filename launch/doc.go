@@ -1,0 +1,58 @@
+// Package launch starts the ranks of a goring job and lets them find each
+// other. It is the only place that knows how processes are born and how
+// they die.
+//
+// # The pieces
+//
+// A Coordinator listens on loopback TCP. Each rank opens one connection to
+// it, presents the job's random token and the protocol version in a hello,
+// and waits for the welcome: the table of every rank's hostname, emulated
+// node, local index and opaque payload (the UCX worker address). After that
+// the connection carries collective control traffic that is too rare to be
+// worth UCX: Allgather of small byte strings (timing results) and Barrier.
+//
+//	rank r                       coordinator
+//	  | -- hello{token,rank,payload} -> |   admitted once all N ranks said hello
+//	  | <- welcome{table} ------------- |
+//	  | -- gather{seq,data} ----------> |   repeated, any order of ranks
+//	  | <- gathered{seq,data[N]} ------ |
+//	  | -- heartbeat (every 500 ms) --> |   both directions
+//	  | -- bye ----------------------->  |   a clean exit
+//
+// Frames are a 4-byte big-endian length then a JSON object. Every read has a
+// deadline and a size bound (MaxFrameBytes); a bad token, a version other
+// than ProtocolVersion, a rank out of range, a duplicate rank or a frame
+// that does not parse ends that connection with an error frame that says
+// why. No length a peer sends is trusted beyond those bounds.
+//
+// # Failure detection
+//
+// A rank that disconnects before its bye, or sends nothing for
+// HeartbeatTimeout, has failed. The coordinator broadcasts fail{rank,reason}
+// to every other rank, whose Client closes its Failed channel; the bench
+// worker then exits non-zero naming that rank. A rank that loses the
+// coordinator exits too. A rank that is alive but stuck inside a collective
+// keeps heartbeating, so that case is left to the executor's deadline.
+//
+// # Two ways to start
+//
+// RunLocal (goring bench --np N) hosts the coordinator in the launching
+// process and starts N copies of the same executable with GORING_RANK,
+// GORING_SIZE, GORING_LOCAL_RANK, GORING_COORD and GORING_TOKEN set. It
+// watches both the children's exits and the coordinator, names the first
+// rank that failed, and kills whatever is left after a grace period, so the
+// launcher returns within seconds of any failure.
+//
+// Under mpirun the same binary reads OMPI_COMM_WORLD_RANK, _SIZE and
+// _LOCAL_RANK (see FromEnv). Rank 0 hosts the coordinator itself. It binds
+// GORING_COORD if that is set (others dial it, retrying until the join
+// deadline); otherwise it binds 127.0.0.1 on a free port and publishes
+// "jobid address token" in a file readable only by the user (GORING_COORD_FILE,
+// default $TMPDIR/goring-<uid>/<jobid>.coord), which the other ranks poll.
+// GORING_TOKEN, when set, overrides the generated token. So plain
+//
+//	mpirun -np 4 goring bench allgather --bytes 1MiB:16MiB
+//
+// works on one host, and a shared file system or GORING_COORD extends it to
+// several.
+package launch

@@ -1,0 +1,292 @@
+package launch
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Environment variables of a rank. RunLocal sets the GORING_ ones; under
+// mpirun the OMPI_ ones come from Open MPI and the GORING_ ones are optional.
+const (
+	EnvRank      = "GORING_RANK"       // this process's rank (set by RunLocal)
+	EnvSize      = "GORING_SIZE"       // number of ranks
+	EnvLocalRank = "GORING_LOCAL_RANK" // rank among the processes of this host
+	EnvCoord     = "GORING_COORD"      // coordinator host:port
+	EnvToken     = "GORING_TOKEN"      // the job's secret
+	EnvCoordFile = "GORING_COORD_FILE" // mpirun rendezvous file (see package doc)
+
+	envOMPIRank      = "OMPI_COMM_WORLD_RANK"
+	envOMPISize      = "OMPI_COMM_WORLD_SIZE"
+	envOMPILocalRank = "OMPI_COMM_WORLD_LOCAL_RANK"
+	envOMPIJobID     = "OMPI_MCA_ess_base_jobid"
+	envPMIxNamespace = "PMIX_NAMESPACE"
+)
+
+// Role is how this process takes part in a job, as read from its
+// environment.
+type Role struct {
+	Rank, Size, LocalRank int
+	// Launcher is "goring" (started by RunLocal) or "mpirun".
+	Launcher string
+	// Coord is the coordinator address; empty under mpirun without
+	// GORING_COORD, where CoordFile is the rendezvous.
+	Coord     string
+	CoordFile string
+	Token     string
+	// JobID tells this job's rendezvous file from a stale one.
+	JobID string
+}
+
+// IsRank reports whether the environment says this process is a rank of a
+// job (rather than a launcher).
+func IsRank() bool {
+	return os.Getenv(EnvRank) != "" || os.Getenv(envOMPIRank) != ""
+}
+
+func envInt(name string) (int, error) {
+	v := os.Getenv(name)
+	n, err := strconv.Atoi(v)
+	if err != nil {
+		return 0, fmt.Errorf("%s=%q: want an integer", name, v)
+	}
+	return n, nil
+}
+
+// FromEnv reads the role of this process. It returns an error naming the
+// variable when one is missing or malformed.
+func FromEnv() (Role, error) {
+	var r Role
+	var err error
+	switch {
+	case os.Getenv(EnvRank) != "":
+		r.Launcher = "goring"
+		if r.Rank, err = envInt(EnvRank); err != nil {
+			return r, err
+		}
+		if r.Size, err = envInt(EnvSize); err != nil {
+			return r, err
+		}
+		r.LocalRank = r.Rank
+		if os.Getenv(EnvLocalRank) != "" {
+			if r.LocalRank, err = envInt(EnvLocalRank); err != nil {
+				return r, err
+			}
+		}
+		r.Coord = os.Getenv(EnvCoord)
+		r.Token = os.Getenv(EnvToken)
+		if r.Coord == "" || r.Token == "" {
+			return r, fmt.Errorf("%s and %s must be set for a rank started with %s", EnvCoord, EnvToken, EnvRank)
+		}
+	case os.Getenv(envOMPIRank) != "":
+		r.Launcher = "mpirun"
+		if r.Rank, err = envInt(envOMPIRank); err != nil {
+			return r, err
+		}
+		if r.Size, err = envInt(envOMPISize); err != nil {
+			return r, err
+		}
+		if r.LocalRank, err = envInt(envOMPILocalRank); err != nil {
+			return r, err
+		}
+		r.Coord = os.Getenv(EnvCoord)
+		r.Token = os.Getenv(EnvToken)
+		r.JobID = os.Getenv(envOMPIJobID)
+		if r.JobID == "" {
+			r.JobID = os.Getenv(envPMIxNamespace)
+		}
+		if r.Coord != "" && r.Token == "" {
+			return r, fmt.Errorf("%s is set but %s is not: export a random token and pass it with mpirun -x %s", EnvCoord, EnvToken, EnvToken)
+		}
+		if r.Coord == "" {
+			r.CoordFile = os.Getenv(EnvCoordFile)
+			if r.CoordFile == "" {
+				if r.JobID == "" {
+					return r, fmt.Errorf("under mpirun without %s: no job id in %s or %s to name the rendezvous file; set %s", EnvCoord, envOMPIJobID, envPMIxNamespace, EnvCoordFile)
+				}
+				r.CoordFile = filepath.Join(os.TempDir(), fmt.Sprintf("goring-%d", os.Getuid()), r.JobID+".coord")
+			}
+		}
+	default:
+		return r, fmt.Errorf("not a rank: neither %s nor %s is set", EnvRank, envOMPIRank)
+	}
+	if r.Size < 1 || r.Rank < 0 || r.Rank >= r.Size {
+		return r, fmt.Errorf("rank %d of %d: out of range", r.Rank, r.Size)
+	}
+	return r, nil
+}
+
+// NewToken returns a fresh random job token (32 hex digits).
+func NewToken() (string, error) {
+	var b [16]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(b[:]), nil
+}
+
+// Session is one rank's membership of a job: its client and, for rank 0
+// under mpirun, the coordinator it hosts.
+type Session struct {
+	*Client
+	coord     *Coordinator
+	coordDone chan error
+	coordFile string
+}
+
+// Start joins the job of role with this rank's locality self (Rank is
+// taken from role). Under mpirun, rank 0 first starts the coordinator and
+// publishes it.
+func Start(ctx context.Context, role Role, self Peer, opt Options) (*Session, error) {
+	opt = opt.withDefaults()
+	s := &Session{}
+	addr, token := role.Coord, role.Token
+	if role.Launcher == "mpirun" {
+		var err error
+		if role.Rank == 0 {
+			addr, token, err = s.host(ctx, role, opt)
+		} else if role.Coord == "" {
+			addr, token, err = waitRendezvous(ctx, role, opt.JoinTimeout)
+		}
+		if err != nil {
+			s.stopCoord()
+			return nil, err
+		}
+	}
+	c, err := Join(ctx, JoinConfig{Addr: addr, Token: token, Rank: role.Rank, Size: role.Size,
+		Host: self.Host, Node: self.Node, Local: self.Local, Payload: self.Payload, Options: opt})
+	if err != nil {
+		s.stopCoord()
+		return nil, err
+	}
+	s.Client = c
+	return s, nil
+}
+
+// host starts the coordinator in this process (mpirun rank 0).
+func (s *Session) host(ctx context.Context, role Role, opt Options) (addr, token string, err error) {
+	token = role.Token
+	if token == "" {
+		if token, err = NewToken(); err != nil {
+			return "", "", err
+		}
+	}
+	bind := role.Coord
+	if bind == "" {
+		bind = "127.0.0.1:0"
+	}
+	coord, err := NewCoordinator(bind, token, role.Size, opt)
+	if err != nil {
+		return "", "", err
+	}
+	s.coord = coord
+	s.coordDone = make(chan error, 1)
+	go func() { s.coordDone <- coord.Serve(context.WithoutCancel(ctx)) }()
+	addr = coord.Addr()
+	if role.Coord == "" {
+		if err := publish(role.CoordFile, role.JobID, addr, token); err != nil {
+			return "", "", err
+		}
+		s.coordFile = role.CoordFile
+	}
+	return addr, token, nil
+}
+
+func (s *Session) stopCoord() {
+	if s.coord != nil {
+		s.coord.ln.Close()
+		s.coord.fail(-1, "rank 0 is shutting down")
+	}
+	if s.coordFile != "" {
+		os.Remove(s.coordFile)
+	}
+}
+
+// Close leaves the job cleanly. Rank 0 under mpirun then waits (at most
+// 5 s) for the others to leave before stopping the coordinator.
+func (s *Session) Close() error {
+	err := s.Client.Close()
+	if s.coord != nil {
+		select {
+		case cerr := <-s.coordDone:
+			if err == nil && cerr != nil {
+				err = cerr
+			}
+		case <-time.After(5 * time.Second):
+			err = errors.New("ranks did not leave within 5 s of rank 0")
+		}
+		s.stopCoord()
+	}
+	return err
+}
+
+// publish writes "goring-coord/1 jobid addr token" into path, readable by
+// the owner only (the token is a secret), atomically.
+func publish(path, jobID, addr, token string) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("rendezvous: %w", err)
+	}
+	st, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("rendezvous: %w", err)
+	}
+	if st.Mode().Perm()&0o077 != 0 {
+		return fmt.Errorf("rendezvous directory %s is accessible to others (mode %v): use a private one", dir, st.Mode().Perm())
+	}
+	tmp, err := os.CreateTemp(dir, ".coord-*")
+	if err != nil {
+		return fmt.Errorf("rendezvous: %w", err)
+	}
+	_, err = fmt.Fprintf(tmp, "goring-coord/%d %s %s %s\n", ProtocolVersion, jobID, addr, token)
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("rendezvous: %w", err)
+	}
+	return nil
+}
+
+// waitRendezvous polls the rendezvous file until it names this job.
+func waitRendezvous(ctx context.Context, role Role, timeout time.Duration) (addr, token string, err error) {
+	deadline := time.Now().Add(timeout)
+	last := "file not found"
+	for {
+		data, rerr := os.ReadFile(role.CoordFile)
+		if rerr == nil && len(data) < 4096 {
+			f := strings.Fields(string(data))
+			switch {
+			case len(f) != 4 || f[0] != fmt.Sprintf("goring-coord/%d", ProtocolVersion):
+				last = "malformed rendezvous file"
+			case f[1] != role.JobID:
+				last = fmt.Sprintf("file is for job %s, not %s (stale)", f[1], role.JobID)
+			default:
+				token = f[3]
+				if role.Token != "" {
+					token = role.Token
+				}
+				return f[2], token, nil
+			}
+		}
+		if time.Now().After(deadline) {
+			return "", "", fmt.Errorf("rank %d: no coordinator published in %s within %v: %s", role.Rank, role.CoordFile, timeout, last)
+		}
+		select {
+		case <-ctx.Done():
+			return "", "", ctx.Err()
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
+}
