@@ -1,0 +1,22 @@
+package topo
+
+// h200x2 is the lent 2xH200 machine (DESIGN.md "Measured on the 2xH200 GPU
+// machine"): two H200 joined by all 18 NVLink 4 links (NV18), each GPU on a
+// PCIe Gen5 x16 link to the host. One socket is assumed (both GPUs share one
+// root complex, as the host-staged measurement saw no socket crossing); the
+// machine has no inter-node network, so no NICs and no rails.
+func init() {
+	register("h200x2", func() (Node, []Rail) {
+		n := Node{Sockets: 1}
+		n.addGPU("H200", 0, 0, -1)
+		n.addGPU("H200", 0, 0, -1)
+		// NV18: 18 links x 26.56 GB/s ~ 478 GB/s per direction, measured
+		// (DESIGN.md); startup nvlinkAlphaUS (preset_figures.go).
+		n.addLink(NVLink, GPUEndpoint(0), GPUEndpoint(1), 18, nvlinkAlphaUS, nvlink4MeasuredGBps)
+		// PCIe Gen5 x16 host path: 50 GB/s effective (H200 data sheet:
+		// PCIe Gen5 128 GB/s bidirectional; DESIGN.md measured the pipelined
+		// host-staged path at 51 GB/s with 8 MiB chunks).
+		n.hostLinks(pcieAlphaUS, pcieGen5GBps)
+		return n, nil
+	})
+}
