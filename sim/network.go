@@ -1,0 +1,333 @@
+package sim
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
+)
+
+// A network turns a topology into integer-indexed directed links, so the
+// engine never touches strings on its hot path.
+//
+// Link ids:
+//   - intra-node link li of node n: nodeBase[n]+2*li for the A->B direction,
+//     +1 for B->A. A half-duplex link uses the A->B id for both directions
+//     (one capacity shared by both ways); its B->A slot stays unused.
+//   - NIC port of node n on rail r: railBase + 2*(n*nRails+r) towards the
+//     rail switch ("up"), +1 from it ("down"). The rail switch itself is
+//     non-blocking, so a flow between nodes occupies exactly the sender's up
+//     port and the receiver's down port.
+//   - memory of global GPU g: memBase+g. Local copies and reductions are
+//     flows on it, so concurrent local operations of one GPU share its HBM.
+type network struct {
+	t        *topo.Topology
+	names    []string
+	capBpus  []float64 // capacity, bytes per microsecond (1 GB/s = 1e3 B/us)
+	alphaUS  []float64
+	used     []bool // false for the spare B->A slot of half-duplex links
+	nodeBase []int32
+	gpuBase  []int32 // global index of node n's GPU 0
+	railBase int32
+	memBase  int32
+	nRails   int
+	adj      []map[endpoint][]arc // per node: endpoint -> outgoing arcs
+	routes   map[routeKey][]int32
+}
+
+// endpoint is a parsed "gpu:N", "host:S", "switch:N" or "nic:N".
+type endpoint struct {
+	kind  byte // 'g', 'h', 's', 'n'
+	index int32
+}
+
+func (e endpoint) String() string {
+	switch e.kind {
+	case 'g':
+		return "gpu:" + strconv.Itoa(int(e.index))
+	case 'h':
+		return "host:" + strconv.Itoa(int(e.index))
+	case 's':
+		return "switch:" + strconv.Itoa(int(e.index))
+	case 'n':
+		return "nic:" + strconv.Itoa(int(e.index))
+	}
+	return "?"
+}
+
+func parseEndpoint(s string) (endpoint, error) {
+	kind, num, ok := strings.Cut(s, ":")
+	if !ok {
+		return endpoint{}, fmt.Errorf("endpoint %q: want kind:N", s)
+	}
+	n, err := strconv.Atoi(num)
+	if err != nil || n < 0 {
+		return endpoint{}, fmt.Errorf("endpoint %q: bad index", s)
+	}
+	var k byte
+	switch kind {
+	case "gpu":
+		k = 'g'
+	case "host":
+		k = 'h'
+	case "switch":
+		k = 's'
+	case "nic":
+		k = 'n'
+	default:
+		return endpoint{}, fmt.Errorf("endpoint %q: unknown kind %q", s, kind)
+	}
+	return endpoint{k, int32(n)}, nil
+}
+
+// arc is one direction of a link, as seen from its tail endpoint.
+type arc struct {
+	to   endpoint
+	link int32 // directed link id
+	bw   float64
+}
+
+type routeKey struct {
+	node     int32
+	from, to endpoint
+}
+
+func newNetwork(t *topo.Topology) (*network, error) {
+	nw := &network{t: t, routes: map[routeKey][]int32{}, nRails: len(t.Rails)}
+	nw.nodeBase = make([]int32, len(t.Nodes))
+	nw.gpuBase = make([]int32, len(t.Nodes))
+	nw.adj = make([]map[endpoint][]arc, len(t.Nodes))
+	id, gpus := int32(0), int32(0)
+	for ni := range t.Nodes {
+		n := &t.Nodes[ni]
+		nw.nodeBase[ni] = id
+		nw.gpuBase[ni] = gpus
+		gpus += int32(len(n.GPUs))
+		adj := map[endpoint][]arc{}
+		for li, l := range n.Links {
+			a, err := parseEndpoint(l.A)
+			if err != nil {
+				return nil, fmt.Errorf("node %d link %d: %w", ni, li, err)
+			}
+			b, err := parseEndpoint(l.B)
+			if err != nil {
+				return nil, fmt.Errorf("node %d link %d: %w", ni, li, err)
+			}
+			if l.Count <= 0 || !(l.BetaGBps > 0) {
+				return nil, fmt.Errorf("node %d link %d (%s-%s): needs a positive count and bandwidth", ni, li, l.A, l.B)
+			}
+			fwd, bwd := id, id+1
+			if !l.FullDuplex {
+				bwd = fwd
+			}
+			bw := l.BandwidthGBps()
+			name := n.Name
+			if name == "" {
+				name = "node" + strconv.Itoa(ni)
+			}
+			nw.add(fmt.Sprintf("%s %s %s->%s", name, l.Kind, l.A, l.B), bw, l.AlphaUS, true)
+			nw.add(fmt.Sprintf("%s %s %s->%s", name, l.Kind, l.B, l.A), bw, l.AlphaUS, l.FullDuplex)
+			adj[a] = append(adj[a], arc{b, fwd, bw})
+			adj[b] = append(adj[b], arc{a, bwd, bw})
+			id += 2
+		}
+		nw.adj[ni] = adj
+	}
+	nw.railBase = id
+	for ni := range t.Nodes {
+		for r, rail := range t.Rails {
+			if !(rail.BetaGBps > 0) {
+				return nil, fmt.Errorf("rail %d: bandwidth %g GB/s must be positive", r, rail.BetaGBps)
+			}
+			name := t.Nodes[ni].Name
+			if name == "" {
+				name = "node" + strconv.Itoa(ni)
+			}
+			// The rail's startup is paid once per transfer: on the up port.
+			nw.add(fmt.Sprintf("%s rail%d up", name, r), rail.BetaGBps, rail.AlphaUS, true)
+			nw.add(fmt.Sprintf("%s rail%d down", name, r), rail.BetaGBps, 0, true)
+			id += 2
+		}
+	}
+	nw.memBase = id
+	return nw, nil
+}
+
+func (nw *network) add(name string, GBps, alphaUS float64, used bool) {
+	nw.names = append(nw.names, name)
+	nw.capBpus = append(nw.capBpus, GBps*1e3)
+	nw.alphaUS = append(nw.alphaUS, alphaUS)
+	nw.used = append(nw.used, used)
+}
+
+// addMemory appends one memory pseudo-link per GPU with the given copy
+// bandwidth (GB/s) for each GPU (indexed globally).
+func (nw *network) addMemory(copyGBps []float64) {
+	for ni := range nw.t.Nodes {
+		n := &nw.t.Nodes[ni]
+		name := n.Name
+		if name == "" {
+			name = "node" + strconv.Itoa(ni)
+		}
+		for gi := range n.GPUs {
+			nw.add(fmt.Sprintf("%s gpu:%d memory", name, gi), copyGBps[int(nw.gpuBase[ni])+gi], 0, true)
+		}
+	}
+}
+
+// names of the links, by id.
+func (nw *network) name(l int32) string { return nw.names[l] }
+
+// intraRoute returns the directed links from one endpoint of node ni to
+// another, the fewest hops first and, among those, the widest bottleneck.
+// GPUs and NICs are never transit points: a GPU relays only when a program
+// stages through it explicitly (Path gpu:N), and then the staging is two
+// routes. The result is cached and shared: do not modify it.
+func (nw *network) intraRoute(ni int, from, to endpoint) ([]int32, error) {
+	key := routeKey{int32(ni), from, to}
+	if r, ok := nw.routes[key]; ok {
+		return r, nil
+	}
+	r, err := nw.search(ni, from, to)
+	if err != nil {
+		return nil, err
+	}
+	nw.routes[key] = r
+	return r, nil
+}
+
+// search is a breadth-first search by hop count that keeps, per endpoint,
+// the widest bottleneck reachable at the fewest hops.
+func (nw *network) search(ni int, from, to endpoint) ([]int32, error) {
+	if from == to {
+		return nil, nil
+	}
+	adj := nw.adj[ni]
+	type label struct {
+		hops int
+		bw   float64
+		prev endpoint
+		link int32
+	}
+	best := map[endpoint]label{from: {0, 1e300, from, -1}}
+	frontier := []endpoint{from}
+	for hops := 1; len(frontier) > 0; hops++ {
+		var next []endpoint
+		for _, u := range frontier {
+			lu := best[u]
+			if u != from && (u.kind == 'g' || u.kind == 'n') {
+				continue // not a transit point
+			}
+			for _, a := range adj[u] {
+				bw := min(lu.bw, a.bw)
+				lv, seen := best[a.to]
+				if !seen {
+					best[a.to] = label{hops, bw, u, a.link}
+					next = append(next, a.to)
+				} else if lv.hops == hops && bw > lv.bw {
+					best[a.to] = label{hops, bw, u, a.link}
+				}
+			}
+		}
+		if _, ok := best[to]; ok {
+			break
+		}
+		frontier = next
+	}
+	if _, ok := best[to]; !ok {
+		return nil, fmt.Errorf("node %d: no route from %s to %s", ni, from, to)
+	}
+	var rev []int32
+	for v := to; v != from; v = best[v].prev {
+		rev = append(rev, best[v].link)
+	}
+	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
+		rev[i], rev[j] = rev[j], rev[i]
+	}
+	return rev, nil
+}
+
+// hasEndpoint reports whether node ni has any link at e.
+func (nw *network) hasEndpoint(ni int, e endpoint) bool {
+	_, ok := nw.adj[ni][e]
+	return ok
+}
+
+// transferRoute appends to dst the directed links a send from (srcNode,
+// srcGPU) to (dstNode, dstGPU) occupies, following the step's path hint.
+func (nw *network) transferRoute(dst []int32, srcNode, srcGPU, dstNode, dstGPU int, path sched.Path) ([]int32, error) {
+	t := nw.t
+	g := func(i int) endpoint { return endpoint{'g', int32(i)} }
+	if srcNode == dstNode {
+		if srcGPU == dstGPU {
+			return dst, nil // a send to oneself moves through memory only
+		}
+		switch path.Kind {
+		case sched.PathGPU:
+			via := int(path.Index)
+			if via >= len(t.Nodes[srcNode].GPUs) {
+				return nil, fmt.Errorf("path gpu:%d: node %d has %d GPUs", via, srcNode, len(t.Nodes[srcNode].GPUs))
+			}
+			if via != srcGPU && via != dstGPU {
+				return nw.staged(dst, srcNode, g(srcGPU), g(via), g(dstGPU))
+			}
+		case sched.PathHost:
+			// Stage through the host memory of the sender's socket; a peer
+			// on the other socket is then reached across the socket link.
+			s := t.Nodes[srcNode].GPUs[srcGPU].Socket
+			return nw.staged(dst, srcNode, g(srcGPU), endpoint{'h', int32(s)}, g(dstGPU))
+		}
+		r, err := nw.intraRoute(srcNode, g(srcGPU), g(dstGPU))
+		if err != nil {
+			return nil, err
+		}
+		return append(dst, r...), nil
+	}
+	if nw.nRails == 0 {
+		return nil, fmt.Errorf("topology %q has no rails: nodes %d and %d cannot talk", t.Name, srcNode, dstNode)
+	}
+	rail := t.Nodes[srcNode].GPUs[srcGPU].Rail
+	if path.Kind == sched.PathRail {
+		rail = int(path.Index)
+	}
+	if rail < 0 {
+		rail = srcGPU % nw.nRails
+	}
+	if rail >= nw.nRails {
+		return nil, fmt.Errorf("rail %d: topology %q has %d rails", rail, t.Name, nw.nRails)
+	}
+	nic := endpoint{'n', int32(rail)}
+	if nw.hasEndpoint(srcNode, nic) {
+		r, err := nw.intraRoute(srcNode, g(srcGPU), nic)
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, r...)
+	}
+	up := nw.railBase + int32(2*(srcNode*nw.nRails+rail))
+	down := nw.railBase + int32(2*(dstNode*nw.nRails+rail)) + 1
+	dst = append(dst, up, down)
+	if nw.hasEndpoint(dstNode, nic) {
+		r, err := nw.intraRoute(dstNode, nic, g(dstGPU))
+		if err != nil {
+			return nil, err
+		}
+		dst = append(dst, r...)
+	}
+	return dst, nil
+}
+
+func (nw *network) staged(dst []int32, ni int, a, via, b endpoint) ([]int32, error) {
+	r1, err := nw.intraRoute(ni, a, via)
+	if err != nil {
+		return nil, err
+	}
+	r2, err := nw.intraRoute(ni, via, b)
+	if err != nil {
+		return nil, err
+	}
+	dst = append(dst, r1...)
+	return append(dst, r2...), nil
+}
