@@ -202,5 +202,10 @@ type Plan struct {
 	// Counts is the alltoallv byte matrix: Counts[i][j] bytes go from rank
 	// i to rank j. Nil for other collectives.
 	Counts [][]int64
-	Ranks  []RankProgram
+	// Root is the root rank of bcast (0 for other collectives).
+	Root int
+	// Note says how Generate chose the algorithm when the spec asked for
+	// "auto" (which one, and why the preferred ones were skipped).
+	Note  string
+	Ranks []RankProgram
 }

@@ -43,6 +43,11 @@ type Algorithm struct {
 	// Generate fills plan.Ranks for spec. It returns an *UnsupportedError
 	// when the algorithm cannot serve the spec.
 	Generate func(spec *Spec, plan *Plan) error
+	// Rank, when set, builds the program of one rank only (prog is
+	// plan.Ranks[prog.Rank], with Rank, Node and Local filled), so a real
+	// rank need not build everyone's program; see GenerateRank. It must
+	// return the same UnsupportedError on every rank.
+	Rank func(spec *Spec, plan *Plan, prog *RankProgram) error
 }
 
 // UnsupportedError says why an algorithm cannot serve a spec (ranks that do

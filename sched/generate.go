@@ -1,0 +1,252 @@
+package sched
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// AutoOrder is the preference order of Algorithm "auto" per collective:
+// the hierarchical, rail-aware algorithms first (they need equal nodes and
+// whole elements per block), then the flat baselines that serve any spec.
+// Names that are not registered are skipped; registered algorithms missing
+// from the list are tried last, by name.
+var AutoOrder = map[coll.Collective][]string{
+	coll.Allgather:     {"parallel_rings", "ring", "bruck", "neighbor", "recursive_doubling"},
+	coll.ReduceScatter: {"parallel_rings", "ring"},
+	coll.Allreduce:     {"parallel_rings", "lane", "ring", "rabenseifner"},
+	coll.Alltoallv:     {"pairwise"},
+	coll.Bcast:         {"knomial"},
+}
+
+// Generate turns a spec into the programs of every rank. It validates the
+// spec, fills the plan header (collective, algorithm, topology name, ranks,
+// bytes, dtype size, counts, root) and each program's Rank, Node and Local,
+// then runs the algorithm's generator. With Algorithm "auto" (or empty) it
+// tries AutoOrder and takes the first algorithm that does not return an
+// *UnsupportedError; Plan.Note records the choice and the reasons others
+// were skipped.
+//
+// Generate is deterministic: every rank computes the same plan from the
+// same spec. The plan is not verified here; call Verify (tests do, for every
+// algorithm).
+func Generate(spec Spec) (*Plan, error) {
+	return generate(&spec, -1)
+}
+
+// GenerateRank builds only the program of rank: the returned plan has every
+// RankProgram's Rank, Node and Local filled but steps and sizes only for
+// Ranks[rank]. Algorithms with a per-rank generator (Algorithm.Rank: all
+// baselines) cost O(that rank's steps); others are generated in full and
+// the other ranks' steps dropped. A real rank of a job calls this.
+func GenerateRank(spec Spec, rank int) (*Plan, error) {
+	if spec.Topo != nil {
+		if n := spec.Topo.NumGPUs(); rank < 0 || rank >= n {
+			return nil, fmt.Errorf("rank %d out of range 0..%d", rank, n-1)
+		}
+	}
+	return generate(&spec, rank)
+}
+
+func generate(spec *Spec, only int) (*Plan, error) {
+	if err := validateSpec(spec); err != nil {
+		return nil, err
+	}
+	if spec.Algorithm != "" && spec.Algorithm != "auto" {
+		a, err := Lookup(spec.Collective, spec.Algorithm)
+		if err != nil {
+			return nil, err
+		}
+		return runAlgorithm(a, spec, only)
+	}
+	var skipped []string
+	for _, a := range autoCandidates(spec.Collective) {
+		plan, err := runAlgorithm(a, spec, only)
+		if err == nil {
+			plan.Note = "auto: chose " + a.Name
+			if len(skipped) > 0 {
+				plan.Note += " (skipped " + strings.Join(skipped, "; ") + ")"
+			}
+			return plan, nil
+		}
+		if !IsUnsupported(err) {
+			return nil, err
+		}
+		var u *UnsupportedError
+		errors.As(err, &u)
+		skipped = append(skipped, a.Name+": "+u.Reason)
+	}
+	if len(skipped) == 0 {
+		return nil, fmt.Errorf("no algorithms registered for collective %q", spec.Collective)
+	}
+	return nil, fmt.Errorf("auto: no %s algorithm serves this spec (%s)", spec.Collective, strings.Join(skipped, "; "))
+}
+
+func autoCandidates(c coll.Collective) []Algorithm {
+	var out []Algorithm
+	seen := map[string]bool{}
+	for _, name := range AutoOrder[c] {
+		if a, err := Lookup(c, name); err == nil {
+			out = append(out, a)
+			seen[name] = true
+		}
+	}
+	for _, a := range Algorithms(c) {
+		if !seen[a.Name] {
+			out = append(out, a)
+		}
+	}
+	return out
+}
+
+func runAlgorithm(a Algorithm, spec *Spec, only int) (*Plan, error) {
+	plan := newPlan(spec, a.Name)
+	var err error
+	switch {
+	case a.Rank != nil && only >= 0:
+		err = a.Rank(spec, plan, &plan.Ranks[only])
+	case a.Generate != nil:
+		err = a.Generate(spec, plan)
+	case a.Rank != nil:
+		err = perRank(a.Rank)(spec, plan)
+	default:
+		err = fmt.Errorf("algorithm %s/%s has no generator", a.Collective, a.Name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	if len(plan.Ranks) != plan.NRanks {
+		return nil, fmt.Errorf("algorithm %s built %d programs for %d ranks", a.Name, len(plan.Ranks), plan.NRanks)
+	}
+	if only >= 0 {
+		for i := range plan.Ranks {
+			if i != only {
+				plan.Ranks[i].Steps, plan.Ranks[i].deps, plan.Ranks[i].Sizes = nil, nil, Sizes{}
+			}
+		}
+	}
+	return plan, nil
+}
+
+// perRank turns a one-rank generator into a whole-plan generator.
+func perRank(fn func(*Spec, *Plan, *RankProgram) error) func(*Spec, *Plan) error {
+	return func(spec *Spec, plan *Plan) error {
+		for r := range plan.Ranks {
+			if err := fn(spec, plan, &plan.Ranks[r]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+}
+
+// registerPerRank registers an algorithm written one rank at a time.
+func registerPerRank(a Algorithm) {
+	a.Generate = perRank(a.Rank)
+	Register(a)
+}
+
+// newPlan fills the header and the rank/node/local of every program.
+func newPlan(spec *Spec, alg string) *Plan {
+	t := spec.Topo
+	n := t.NumGPUs()
+	plan := &Plan{
+		Collective: spec.Collective,
+		Algorithm:  alg,
+		Topology:   t.Name,
+		NRanks:     n,
+		Bytes:      spec.Bytes,
+		DtypeBytes: spec.DtypeBytes,
+		Counts:     spec.Counts,
+		Ranks:      make([]RankProgram, n),
+	}
+	if spec.Collective == coll.Bcast {
+		plan.Root = spec.Root
+	}
+	r := 0
+	for node := range t.Nodes {
+		for local := range t.Nodes[node].GPUs {
+			plan.Ranks[r] = RankProgram{Rank: r, Node: node, Local: local}
+			r++
+		}
+	}
+	return plan
+}
+
+// validateSpec checks what every generator relies on and fills the
+// alltoallv counts when only Bytes is given.
+func validateSpec(spec *Spec) error {
+	if spec.Topo == nil {
+		return errors.New("spec: no topology")
+	}
+	n := spec.Topo.NumGPUs()
+	if n < 1 {
+		return fmt.Errorf("spec: topology %q has no GPUs", spec.Topo.Name)
+	}
+	if _, err := coll.ParseCollective(string(spec.Collective)); err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	switch spec.DtypeBytes {
+	case 1, 2, 4, 8:
+	default:
+		return fmt.Errorf("spec: dtype size %d bytes: want 1, 2, 4 or 8", spec.DtypeBytes)
+	}
+	e := int64(spec.DtypeBytes)
+	if spec.Bytes < 0 {
+		return fmt.Errorf("spec: negative size %d bytes", spec.Bytes)
+	}
+	if spec.Bytes%e != 0 {
+		return fmt.Errorf("spec: %d bytes is not a whole number of %d-byte elements", spec.Bytes, e)
+	}
+	if spec.Chunks < 0 {
+		return fmt.Errorf("spec: negative chunk count %d", spec.Chunks)
+	}
+	if spec.Collective != coll.Alltoallv {
+		if spec.Counts != nil {
+			return fmt.Errorf("spec: counts are only for alltoallv, not %s", spec.Collective)
+		}
+		if spec.Bytes == 0 {
+			return fmt.Errorf("spec: %s of 0 bytes: want at least one element", spec.Collective)
+		}
+	}
+	if spec.Collective == coll.Bcast && (spec.Root < 0 || spec.Root >= n) {
+		return fmt.Errorf("spec: bcast root %d out of range 0..%d", spec.Root, n-1)
+	}
+	if spec.Collective == coll.Alltoallv {
+		if spec.Counts == nil {
+			spec.Counts = UniformCounts(n, spec.Bytes)
+		}
+		if len(spec.Counts) != n {
+			return fmt.Errorf("spec: alltoallv counts have %d rows, want %d (one per rank)", len(spec.Counts), n)
+		}
+		for i, row := range spec.Counts {
+			if len(row) != n {
+				return fmt.Errorf("spec: alltoallv counts row %d has %d entries, want %d", i, len(row), n)
+			}
+			for j, c := range row {
+				if c < 0 {
+					return fmt.Errorf("spec: alltoallv counts[%d][%d] = %d is negative", i, j, c)
+				}
+				if c%e != 0 {
+					return fmt.Errorf("spec: alltoallv counts[%d][%d] = %d is not a whole number of %d-byte elements", i, j, c, e)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// UniformCounts is the alltoallv matrix of n ranks that send every peer
+// (and themselves) bytes bytes.
+func UniformCounts(n int, bytes int64) [][]int64 {
+	m := make([][]int64, n)
+	for i := range m {
+		m[i] = make([]int64, n)
+		for j := range m[i] {
+			m[i][j] = bytes
+		}
+	}
+	return m
+}

@@ -1,0 +1,159 @@
+package sched
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
+)
+
+// synthTopo builds a cluster of nodes identical nodes with gpus GPUs each:
+// GPUs split over two sockets, an NVLink full mesh inside the node, one
+// rail (NIC) per GPU. Tests of every generator in package sched use it so
+// that they need no preset.
+func synthTopo(nodes, gpus int) *topo.Topology {
+	t := &topo.Topology{Schema: topo.Schema, Name: fmt.Sprintf("synth%dx%d", nodes, gpus)}
+	sockets := 1
+	if gpus > 1 {
+		sockets = 2
+	}
+	for r := 0; r < gpus; r++ {
+		t.Rails = append(t.Rails, topo.Rail{Index: r, AlphaUS: 2, BetaGBps: 25})
+	}
+	for i := 0; i < nodes; i++ {
+		n := topo.Node{Name: fmt.Sprintf("node%d", i), Sockets: sockets}
+		for g := 0; g < gpus; g++ {
+			sock := g * sockets / gpus
+			n.GPUs = append(n.GPUs, topo.GPU{Index: g, Socket: sock, NUMA: sock, Rail: g})
+			n.NICs = append(n.NICs, topo.NICPort{Index: g, Socket: sock})
+			n.Links = append(n.Links, topo.Link{Kind: topo.PCIe, A: topo.GPUEndpoint(g), B: topo.HostEndpoint(sock), Count: 1, AlphaUS: 1, BetaGBps: 25, FullDuplex: true})
+			for h := g + 1; h < gpus; h++ {
+				n.Links = append(n.Links, topo.Link{Kind: topo.NVLink, A: topo.GPUEndpoint(g), B: topo.GPUEndpoint(h), Count: 2, AlphaUS: 1, BetaGBps: 25, FullDuplex: true})
+			}
+		}
+		t.Nodes = append(t.Nodes, n)
+	}
+	return t
+}
+
+// mustVerify generates and verifies spec, failing the test with the spec in
+// the message.
+func mustVerify(t *testing.T, spec Spec) (*Plan, *Report) {
+	t.Helper()
+	plan, err := Generate(spec)
+	require.NoError(t, err, "generate %s/%s nodes=%d bytes=%d", spec.Collective, spec.Algorithm, spec.Topo.NumNodes(), spec.Bytes)
+	rep, err := Verify(plan)
+	require.NoError(t, err, "verify %s/%s %s bytes=%d dtype=%d chunks=%d", spec.Collective, spec.Algorithm, spec.Topo.Name, spec.Bytes, spec.DtypeBytes, spec.Chunks)
+	return plan, rep
+}
+
+func TestGenerateRejectsBadSpecs(t *testing.T) {
+	tp := synthTopo(2, 2)
+	cases := []struct {
+		name string
+		spec Spec
+		want string
+	}{
+		{"1 nil topology", Spec{Collective: coll.Allgather, Algorithm: "ring", Bytes: 4, DtypeBytes: 4}, "no topology"},
+		{"2 unknown collective", Spec{Collective: "gather", Algorithm: "ring", Topo: tp, Bytes: 4, DtypeBytes: 4}, `unknown collective "gather"`},
+		{"3 unknown algorithm", Spec{Collective: coll.Allgather, Algorithm: "tree", Topo: tp, Bytes: 4, DtypeBytes: 4}, `unknown allgather algorithm "tree" (known: `},
+		{"4 bytes not whole elements", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 6, DtypeBytes: 4}, "6 bytes is not a whole number of 4-byte elements"},
+		{"5 dtype size", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 6, DtypeBytes: 3}, "dtype size 3 bytes"},
+		{"6 negative bytes", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: -4, DtypeBytes: 4}, "negative size"},
+		{"7 counts rows", Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: tp, DtypeBytes: 4, Counts: [][]int64{{4}}}, "counts have 1 rows, want 4"},
+		{"8 counts columns", Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: tp, DtypeBytes: 4, Counts: [][]int64{{4, 4, 4, 4}, {4}, {4, 4, 4, 4}, {4, 4, 4, 4}}}, "row 1 has 1 entries, want 4"},
+		{"9 negative count", Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: tp, DtypeBytes: 4, Counts: [][]int64{{4, 4, 4, -4}, {4, 4, 4, 4}, {4, 4, 4, 4}, {4, 4, 4, 4}}}, "counts[0][3] = -4 is negative"},
+		{"10 root out of range", Spec{Collective: coll.Bcast, Algorithm: "knomial", Topo: tp, Bytes: 4, DtypeBytes: 4, Root: 4}, "root 4 out of range 0..3"},
+		{"11 negative chunks", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 4, DtypeBytes: 4, Chunks: -1}, "negative chunk count"},
+		{"12 zero bytes", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 0, DtypeBytes: 4}, "0 bytes"},
+		{"13 counts for allgather", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 4, DtypeBytes: 4, Counts: [][]int64{}}, "counts are only for alltoallv"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Generate(c.spec)
+			require.Error(t, err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
+
+func TestGenerateFillsHeader(t *testing.T) {
+	tp := synthTopo(3, 2)
+	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 64, DtypeBytes: 4})
+	require.NoError(t, err)
+	assert.Equal(t, coll.Allgather, plan.Collective)
+	assert.Equal(t, "ring", plan.Algorithm)
+	assert.Equal(t, tp.Name, plan.Topology)
+	assert.Equal(t, 6, plan.NRanks)
+	assert.Equal(t, int64(64), plan.Bytes)
+	assert.Equal(t, 4, plan.DtypeBytes)
+	for r, rp := range plan.Ranks {
+		assert.Equal(t, r, rp.Rank)
+		assert.Equal(t, r/2, rp.Node)
+		assert.Equal(t, r%2, rp.Local)
+	}
+}
+
+// GenerateRank must give each rank exactly the program Generate gives it.
+func TestGenerateRankMatchesGenerate(t *testing.T) {
+	tp := synthTopo(3, 2)
+	for _, c := range []struct {
+		coll coll.Collective
+		alg  string
+	}{{coll.Allgather, "ring"}, {coll.Allgather, "auto"}} {
+		spec := Spec{Collective: c.coll, Algorithm: c.alg, Topo: tp, Bytes: 64, DtypeBytes: 4, Chunks: 2}
+		full, err := Generate(spec)
+		require.NoError(t, err)
+		for r := 0; r < tp.NumGPUs(); r++ {
+			one, err := GenerateRank(spec, r)
+			require.NoError(t, err)
+			assert.Equal(t, full.Algorithm, one.Algorithm)
+			assert.Equal(t, full.Ranks[r].Steps, one.Ranks[r].Steps, "rank %d", r)
+			assert.Equal(t, full.Ranks[r].Sizes, one.Ranks[r].Sizes)
+			for id := range full.Ranks[r].Steps {
+				assert.Equal(t, full.Ranks[r].Deps(id), one.Ranks[r].Deps(id))
+			}
+		}
+	}
+	_, err := GenerateRank(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 4, DtypeBytes: 4}, 6)
+	assert.ErrorContains(t, err, "rank 6 out of range 0..5")
+}
+
+// gridCase is one point of the test grid of nodes x GPUs x sizes.
+type gridCase struct {
+	nodes, gpus int
+	bytes       int64
+	dtype       int
+	chunks      int
+}
+
+// sampleGrid samples nodes 1-16 x GPUs 1-8 x sizes from one element to
+// 64 MiB (odd sizes included) x dtypes x chunk counts. Every (nodes, gpus)
+// pair of the list appears, sizes and dtypes rotate over it, and the largest
+// sizes go with small clusters so the whole grid stays fast.
+func sampleGrid() []gridCase {
+	shapes := [][2]int{{1, 1}, {1, 2}, {1, 8}, {2, 1}, {2, 4}, {3, 3}, {4, 2}, {5, 8}, {8, 4}, {16, 1}, {16, 8}, {7, 5}, {16, 4}}
+	dtypes := []int{1, 2, 4, 8}
+	chunks := []int{0, 1, 3, 4}
+	var out []gridCase
+	i := 0
+	for _, sh := range shapes {
+		for _, elems := range []int64{1, 3, 1001} {
+			d := dtypes[i%len(dtypes)]
+			out = append(out, gridCase{sh[0], sh[1], elems * int64(d), d, chunks[i%len(chunks)]})
+			i++
+		}
+	}
+	// Large messages: 1 MiB + one element, and 64 MiB, on a few shapes.
+	out = append(out,
+		gridCase{2, 4, 1<<20 + 4, 4, 4},
+		gridCase{4, 4, 64 << 20, 4, 0},
+		gridCase{1, 8, 64 << 20, 2, 8},
+		gridCase{16, 8, 64 << 20 / 128, 8, 2},
+	)
+	return out
+}
