@@ -388,11 +388,12 @@ func (e *engine) startTransfer(sr int, send int32, rr int, recv int32) error {
 	pr := &e.plan.Ranks[rr]
 	fi := e.newFlow(send, e.gpuOf[sr])
 	f := &e.flows[fi]
-	links, err := e.nw.transferRoute(f.links, ps.Node, ps.Local, pr.Node, pr.Local, s.Path)
+	links, extraUS, err := e.nw.transferRoute(f.links, ps.Node, ps.Local, pr.Node, pr.Local, s.Path)
 	if err != nil {
 		return fmt.Errorf("sim: rank %d step %d (send to %d, path %q): %w", sr, send-e.rankBase[sr], rr, s.Path, err)
 	}
 	f.links = links
+	f.alpha = extraUS
 	if len(f.links) == 0 {
 		// A send to oneself: a copy through memory.
 		f.links = append(f.links, e.nw.memBase+f.gpu)

@@ -37,7 +37,7 @@ type network struct {
 	routes   map[routeKey][]int32
 }
 
-// endpoint is a parsed "gpu:N", "host:S", "switch:N" or "nic:N".
+// endpoint is a parsed "gpu:N", "host:S", "switch:N", "nic:N" or "rail:N".
 type endpoint struct {
 	kind  byte // 'g', 'h', 's', 'n'
 	index int32
@@ -53,6 +53,8 @@ func (e endpoint) String() string {
 		return "switch:" + strconv.Itoa(int(e.index))
 	case 'n':
 		return "nic:" + strconv.Itoa(int(e.index))
+	case 'r':
+		return "rail:" + strconv.Itoa(int(e.index))
 	}
 	return "?"
 }
@@ -76,6 +78,8 @@ func parseEndpoint(s string) (endpoint, error) {
 		k = 's'
 	case "nic":
 		k = 'n'
+	case "rail":
+		k = 'r'
 	default:
 		return endpoint{}, fmt.Errorf("endpoint %q: unknown kind %q", s, kind)
 	}
@@ -145,8 +149,8 @@ func newNetwork(t *topo.Topology) (*network, error) {
 			if name == "" {
 				name = "node" + strconv.Itoa(ni)
 			}
-			// The rail's startup is paid once per transfer: on the up port.
-			nw.add(fmt.Sprintf("%s rail%d up", name, r), rail.BetaGBps, rail.AlphaUS, true)
+			// The rail's startup is added per transfer by transferRoute.
+			nw.add(fmt.Sprintf("%s rail%d up", name, r), rail.BetaGBps, 0, true)
 			nw.add(fmt.Sprintf("%s rail%d down", name, r), rail.BetaGBps, 0, true)
 			id += 2
 		}
@@ -181,72 +185,28 @@ func (nw *network) addMemory(copyGBps []float64) {
 func (nw *network) name(l int32) string { return nw.names[l] }
 
 // intraRoute returns the directed links from one endpoint of node ni to
-// another, the fewest hops first and, among those, the widest bottleneck.
-// GPUs and NICs are never transit points: a GPU relays only when a program
-// stages through it explicitly (Path gpu:N), and then the staging is two
-// routes. The result is cached and shared: do not modify it.
+// another, as topo.Node.Route chooses them (fewest hops, then widest; GPUs
+// never forward). The result is cached and shared: do not modify it.
 func (nw *network) intraRoute(ni int, from, to endpoint) ([]int32, error) {
 	key := routeKey{int32(ni), from, to}
 	if r, ok := nw.routes[key]; ok {
 		return r, nil
 	}
-	r, err := nw.search(ni, from, to)
+	hops, err := nw.t.Nodes[ni].Route(from.String(), to.String())
 	if err != nil {
 		return nil, err
 	}
+	r := make([]int32, len(hops))
+	links := nw.t.Nodes[ni].Links
+	for i, h := range hops {
+		id := nw.nodeBase[ni] + 2*int32(h.Link)
+		if !h.Forward && links[h.Link].FullDuplex {
+			id++
+		}
+		r[i] = id
+	}
 	nw.routes[key] = r
 	return r, nil
-}
-
-// search is a breadth-first search by hop count that keeps, per endpoint,
-// the widest bottleneck reachable at the fewest hops.
-func (nw *network) search(ni int, from, to endpoint) ([]int32, error) {
-	if from == to {
-		return nil, nil
-	}
-	adj := nw.adj[ni]
-	type label struct {
-		hops int
-		bw   float64
-		prev endpoint
-		link int32
-	}
-	best := map[endpoint]label{from: {0, 1e300, from, -1}}
-	frontier := []endpoint{from}
-	for hops := 1; len(frontier) > 0; hops++ {
-		var next []endpoint
-		for _, u := range frontier {
-			lu := best[u]
-			if u != from && (u.kind == 'g' || u.kind == 'n') {
-				continue // not a transit point
-			}
-			for _, a := range adj[u] {
-				bw := min(lu.bw, a.bw)
-				lv, seen := best[a.to]
-				if !seen {
-					best[a.to] = label{hops, bw, u, a.link}
-					next = append(next, a.to)
-				} else if lv.hops == hops && bw > lv.bw {
-					best[a.to] = label{hops, bw, u, a.link}
-				}
-			}
-		}
-		if _, ok := best[to]; ok {
-			break
-		}
-		frontier = next
-	}
-	if _, ok := best[to]; !ok {
-		return nil, fmt.Errorf("node %d: no route from %s to %s", ni, from, to)
-	}
-	var rev []int32
-	for v := to; v != from; v = best[v].prev {
-		rev = append(rev, best[v].link)
-	}
-	for i, j := 0, len(rev)-1; i < j; i, j = i+1, j-1 {
-		rev[i], rev[j] = rev[j], rev[i]
-	}
-	return rev, nil
 }
 
 // hasEndpoint reports whether node ni has any link at e.
@@ -256,37 +216,40 @@ func (nw *network) hasEndpoint(ni int, e endpoint) bool {
 }
 
 // transferRoute appends to dst the directed links a send from (srcNode,
-// srcGPU) to (dstNode, dstGPU) occupies, following the step's path hint.
-func (nw *network) transferRoute(dst []int32, srcNode, srcGPU, dstNode, dstGPU int, path sched.Path) ([]int32, error) {
+// srcGPU) to (dstNode, dstGPU) occupies, following the step's path hint,
+// and returns the startup paid on top of the links' own (the rail network's).
+func (nw *network) transferRoute(dst []int32, srcNode, srcGPU, dstNode, dstGPU int, path sched.Path) (links []int32, extraAlphaUS float64, err error) {
 	t := nw.t
 	g := func(i int) endpoint { return endpoint{'g', int32(i)} }
 	if srcNode == dstNode {
 		if srcGPU == dstGPU {
-			return dst, nil // a send to oneself moves through memory only
+			return dst, 0, nil // a send to oneself moves through memory only
 		}
 		switch path.Kind {
 		case sched.PathGPU:
 			via := int(path.Index)
 			if via >= len(t.Nodes[srcNode].GPUs) {
-				return nil, fmt.Errorf("path gpu:%d: node %d has %d GPUs", via, srcNode, len(t.Nodes[srcNode].GPUs))
+				return nil, 0, fmt.Errorf("path gpu:%d: node %d has %d GPUs", via, srcNode, len(t.Nodes[srcNode].GPUs))
 			}
 			if via != srcGPU && via != dstGPU {
-				return nw.staged(dst, srcNode, g(srcGPU), g(via), g(dstGPU))
+				links, err = nw.staged(dst, srcNode, g(srcGPU), g(via), g(dstGPU))
+				return links, 0, err
 			}
 		case sched.PathHost:
 			// Stage through the host memory of the sender's socket; a peer
 			// on the other socket is then reached across the socket link.
 			s := t.Nodes[srcNode].GPUs[srcGPU].Socket
-			return nw.staged(dst, srcNode, g(srcGPU), endpoint{'h', int32(s)}, g(dstGPU))
+			links, err = nw.staged(dst, srcNode, g(srcGPU), endpoint{'h', int32(s)}, g(dstGPU))
+			return links, 0, err
 		}
 		r, err := nw.intraRoute(srcNode, g(srcGPU), g(dstGPU))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		return append(dst, r...), nil
+		return append(dst, r...), 0, nil
 	}
 	if nw.nRails == 0 {
-		return nil, fmt.Errorf("topology %q has no rails: nodes %d and %d cannot talk", t.Name, srcNode, dstNode)
+		return nil, 0, fmt.Errorf("topology %q has no rails: nodes %d and %d cannot talk", t.Name, srcNode, dstNode)
 	}
 	rail := t.Nodes[srcNode].GPUs[srcGPU].Rail
 	if path.Kind == sched.PathRail {
@@ -295,28 +258,43 @@ func (nw *network) transferRoute(dst []int32, srcNode, srcGPU, dstNode, dstGPU i
 	if rail < 0 {
 		rail = srcGPU % nw.nRails
 	}
-	if rail >= nw.nRails {
-		return nil, fmt.Errorf("rail %d: topology %q has %d rails", rail, t.Name, nw.nRails)
+	ri := nw.railIndex(rail)
+	if ri < 0 {
+		return nil, 0, fmt.Errorf("rail %d: topology %q has no such rail", rail, t.Name)
 	}
-	nic := endpoint{'n', int32(rail)}
-	if nw.hasEndpoint(srcNode, nic) {
-		r, err := nw.intraRoute(srcNode, g(srcGPU), nic)
+	// The rail network's own latency (switch and wire) is paid once.
+	alphaUS := t.Rails[ri].AlphaUS
+	port := endpoint{'r', int32(rail)}
+	if nw.hasEndpoint(srcNode, port) && nw.hasEndpoint(dstNode, port) {
+		// The node describes its NIC port as a link ending at "rail:R":
+		// the sender's port (nic->rail) and the receiver's (rail->nic) are
+		// the rail links of the route; the switch between them is
+		// non-blocking.
+		r1, err := nw.intraRoute(srcNode, g(srcGPU), port)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		dst = append(dst, r...)
-	}
-	up := nw.railBase + int32(2*(srcNode*nw.nRails+rail))
-	down := nw.railBase + int32(2*(dstNode*nw.nRails+rail)) + 1
-	dst = append(dst, up, down)
-	if nw.hasEndpoint(dstNode, nic) {
-		r, err := nw.intraRoute(dstNode, nic, g(dstGPU))
+		r2, err := nw.intraRoute(dstNode, port, g(dstGPU))
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
-		dst = append(dst, r...)
+		dst = append(dst, r1...)
+		return append(dst, r2...), alphaUS, nil
 	}
-	return dst, nil
+	// No port described: the synthetic up and down ports at the rail's rate.
+	up := nw.railBase + int32(2*(srcNode*nw.nRails+ri))
+	down := nw.railBase + int32(2*(dstNode*nw.nRails+ri)) + 1
+	return append(dst, up, down), alphaUS, nil
+}
+
+// railIndex finds the position in Topology.Rails of the rail with Index r.
+func (nw *network) railIndex(r int) int {
+	for i, rl := range nw.t.Rails {
+		if rl.Index == r {
+			return i
+		}
+	}
+	return -1
 }
 
 func (nw *network) staged(dst []int32, ni int, a, via, b endpoint) ([]int32, error) {
