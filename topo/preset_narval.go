@@ -14,7 +14,7 @@ package topo
 // on socket 0 is assumed.
 func init() {
 	register("narval", func() (Node, []Rail) {
-		n := Node{Sockets: 2}
+		n := Node{Sockets: 2, NUMANodes: 8} // eight NUMA nodes (seed 003 section 5)
 		for i := 0; i < 4; i++ {
 			n.addGPU("A100", i/2, 2*i+1, 0)
 		}

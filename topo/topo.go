@@ -30,11 +30,14 @@ type Topology struct {
 
 // Node is one host: its GPUs, sockets, NICs and the links between them.
 type Node struct {
-	Name    string    `json:"name"`
-	Sockets int       `json:"sockets"`
-	GPUs    []GPU     `json:"gpus"`
-	NICs    []NICPort `json:"nics,omitempty"`
-	Links   []Link    `json:"links"`
+	Name    string `json:"name"`
+	Sockets int    `json:"sockets"`
+	// NUMANodes is the node's NUMA node count when known (0: unknown; then
+	// a GPU's NUMA is only checked to be non-negative).
+	NUMANodes int       `json:"numa_nodes,omitempty"`
+	GPUs      []GPU     `json:"gpus"`
+	NICs      []NICPort `json:"nics,omitempty"`
+	Links     []Link    `json:"links"`
 }
 
 // GPU is one accelerator of a node.
@@ -48,6 +51,9 @@ type GPU struct {
 	// Rail is the index of the NIC closest to this GPU (-1: none).
 	Rail int `json:"rail"`
 }
+
+// NoRail is GPU.Rail for a GPU with no NIC near it (or a node with none).
+const NoRail = -1
 
 // NICPort is one network adapter of a node, attached to a socket.
 type NICPort struct {
