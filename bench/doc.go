@@ -1,0 +1,29 @@
+// Package bench holds what goring bench needs besides moving bytes: the
+// choice of warm-up and timed iterations, the validation patterns, the
+// statistics across ranks and the writers of results.
+//
+// It follows the OSU Micro-Benchmarks (OMB) conventions so that numbers
+// compare one to one with osu_allgather and friends:
+//
+//   - Iterations: 1000 timed iterations after 200 warm-up ones up to
+//     LargeMessageBytes (8 KiB), 100 after 10 above it; --iters and
+//     --warmup override both.
+//   - Each rank times every iteration from just before the collective is
+//     posted to its local completion, and averages over the timed
+//     iterations. The reported avg/min/max are the mean, minimum and maximum
+//     of those per-rank averages (OMB reduces them with MPI_Reduce).
+//   - Validation (OMB's --validation): before every iteration each rank
+//     fills its input with a pattern that depends on its rank, the
+//     iteration and the byte or element index; after it, the output is
+//     checked exactly. Reduction patterns use small integers so that every
+//     partial result is exact in every datatype (float16 and bfloat16
+//     included) whatever order the algorithm reduces in.
+//   - Bus bandwidth follows nccl-tests: the bytes each rank must move across
+//     the slowest cut, divided by the time: (n-1)/n of the algorithm
+//     bandwidth for allgather, reduce_scatter and alltoallv, 2(n-1)/n for
+//     allreduce, 1 for bcast.
+//
+// The output formats are a table in OSU's layout, CSV, the JSON document of
+// DESIGN.md ({"results":[...]}) and a PNG of latency against size, one line
+// per algorithm (gonum.org/v1/plot).
+package bench

@@ -1,0 +1,278 @@
+package bench
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// Pattern generates the inputs of one collective call and checks its
+// outputs, for validation. The same Pattern serves every rank.
+type Pattern struct {
+	Coll   coll.Collective
+	Dtype  coll.Dtype // reductions only
+	Op     coll.Op    // reductions only
+	NRanks int
+	Bytes  int64     // UCC's meaning (see package coll)
+	Counts [][]int64 // alltoallv byte matrix
+	Root   int       // bcast
+}
+
+// SrcBytes and DstBytes are the buffer sizes rank r needs.
+func (p *Pattern) SrcBytes(r int) int64 {
+	switch p.Coll {
+	case coll.ReduceScatter:
+		return int64(p.NRanks) * p.Bytes
+	case coll.Alltoallv:
+		var s int64
+		for _, c := range p.Counts[r] {
+			s += c
+		}
+		return s
+	}
+	return p.Bytes
+}
+
+// DstBytes is rank r's output size.
+func (p *Pattern) DstBytes(r int) int64 {
+	switch p.Coll {
+	case coll.Allgather:
+		return int64(p.NRanks) * p.Bytes
+	case coll.Alltoallv:
+		var s int64
+		for i := range p.Counts {
+			s += p.Counts[i][r]
+		}
+		return s
+	}
+	return p.Bytes
+}
+
+// patternByte is the input byte at index x of rank r's src in iteration
+// it, for collectives that only move data. Mixing in x>>8 keeps blocks
+// that are a multiple of 256 apart from looking alike.
+func patternByte(r, it int, x int64) byte {
+	return byte(x*131 + int64(r)*29 + int64(it)*17 + (x>>8)*7 + (x>>16)*3)
+}
+
+// FillSrc writes rank r's input for iteration it into src.
+func (p *Pattern) FillSrc(src []byte, r, it int) {
+	if !p.Coll.Reduces() {
+		for x := range src {
+			src[x] = patternByte(r, it, int64(x))
+		}
+		return
+	}
+	es := p.Dtype.Size()
+	for e := 0; e+es <= len(src); e += es {
+		p.putValue(src[e:e+es], p.value(r, it, int64(e/es)))
+	}
+}
+
+// signed reports whether negative values can be encoded.
+func (p *Pattern) signed() bool {
+	switch p.Dtype {
+	case coll.Uint8, coll.Uint16, coll.Uint32, coll.Uint64:
+		return false
+	}
+	return true
+}
+
+// value is rank r's element e in iteration it of a reduction. Values are
+// small integers chosen per op so that the result and every partial result
+// are exact in every datatype, whatever the reduction order:
+// sums stay within ±64 (unsigned: 128), products are ±1 or ±2 (one rank
+// per element contributes the 2), min/max within ±100.
+func (p *Pattern) value(r, it int, e int64) int64 {
+	n := int64(max(p.NRanks, 1))
+	mix := e*7 + int64(r)*3 + int64(it)*5
+	switch p.Op {
+	case coll.Sum:
+		a := max(1, 64/n)
+		if p.signed() {
+			return mix%(2*a+1) - a
+		}
+		return mix % (2*a + 1)
+	case coll.Prod:
+		v := int64(1)
+		if (e*5+int64(it)*3)%n == int64(r) {
+			v = 2
+		}
+		if p.signed() && (e+int64(r)+int64(it))%7 == 0 {
+			v = -v
+		}
+		return v
+	case coll.Min, coll.Max:
+		v := (e*13 + int64(r)*7 + int64(it)*3) % 201
+		if p.signed() {
+			return v - 100
+		}
+		return v
+	case coll.Land, coll.Lor:
+		// Rare zeros for land, rare ones for lor, so both outcomes occur.
+		z := (e*3+int64(r)*11+int64(it))%(2*n) == 0
+		if p.Op == coll.Land {
+			return b2i(!z)
+		}
+		return b2i(z)
+	case coll.Band, coll.Bor, coll.Bxor:
+		return (e*37 + int64(r)*101 + int64(it)*59) & 0x7f
+	}
+	return 0
+}
+
+func b2i(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// expected folds element e over all ranks.
+func (p *Pattern) expected(it int, e int64) int64 {
+	acc := p.value(0, it, e)
+	for r := 1; r < p.NRanks; r++ {
+		v := p.value(r, it, e)
+		switch p.Op {
+		case coll.Sum:
+			acc += v
+		case coll.Prod:
+			acc *= v
+		case coll.Min:
+			acc = min(acc, v)
+		case coll.Max:
+			acc = max(acc, v)
+		case coll.Land:
+			acc = b2i(acc != 0 && v != 0)
+		case coll.Lor:
+			acc = b2i(acc != 0 || v != 0)
+		case coll.Band:
+			acc &= v
+		case coll.Bor:
+			acc |= v
+		case coll.Bxor:
+			acc ^= v
+		}
+	}
+	return acc
+}
+
+var ne = binary.NativeEndian
+
+// putValue encodes the small integer v as one element of p.Dtype.
+func (p *Pattern) putValue(b []byte, v int64) {
+	switch p.Dtype {
+	case coll.Int8, coll.Uint8:
+		b[0] = byte(v)
+	case coll.Int16, coll.Uint16:
+		ne.PutUint16(b, uint16(v))
+	case coll.Int32, coll.Uint32:
+		ne.PutUint32(b, uint32(v))
+	case coll.Int64, coll.Uint64:
+		ne.PutUint64(b, uint64(v))
+	case coll.Float16:
+		ne.PutUint16(b, Float16FromInt(v))
+	case coll.Bfloat16:
+		// bfloat16 is the top half of a float32; small integers are exact.
+		ne.PutUint16(b, uint16(math.Float32bits(float32(v))>>16))
+	case coll.Float32:
+		ne.PutUint32(b, math.Float32bits(float32(v)))
+	case coll.Float64:
+		ne.PutUint64(b, math.Float64bits(float64(v)))
+	}
+}
+
+// Float16FromInt encodes an integer of magnitude at most 2048 exactly as an
+// IEEE 754 half-precision number.
+func Float16FromInt(v int64) uint16 {
+	var sign uint16
+	if v < 0 {
+		sign, v = 0x8000, -v
+	}
+	if v == 0 {
+		return sign
+	}
+	exp := 63 - bits.LeadingZeros64(uint64(v)) // floor(log2 v)
+	var mant uint64
+	if exp <= 10 {
+		mant = uint64(v)<<(10-exp) - 1<<10
+	} else {
+		mant = uint64(v)>>(exp-10) - 1<<10
+	}
+	return sign | uint16(exp+15)<<10 | uint16(mant)
+}
+
+// ValidationError reports the first wrong output byte or element.
+type ValidationError struct {
+	Rank, Iteration int
+	Offset          int64 // byte offset in dst
+	Got, Want       string
+}
+
+func (e *ValidationError) Error() string {
+	return fmt.Sprintf("validation failed on rank %d, iteration %d: dst byte %d is %s, want %s", e.Rank, e.Iteration, e.Offset, e.Got, e.Want)
+}
+
+// Check compares rank r's output of iteration it with what the collective
+// must produce and returns a *ValidationError at the first difference.
+func (p *Pattern) Check(dst []byte, r, it int) error {
+	if int64(len(dst)) != p.DstBytes(r) {
+		return fmt.Errorf("rank %d: dst is %d bytes, want %d", r, len(dst), p.DstBytes(r))
+	}
+	bad := func(off int64, got, want byte) error {
+		return &ValidationError{Rank: r, Iteration: it, Offset: off, Got: fmt.Sprintf("%#02x", got), Want: fmt.Sprintf("%#02x", want)}
+	}
+	switch p.Coll {
+	case coll.Allgather:
+		for j := 0; j < p.NRanks; j++ {
+			base := int64(j) * p.Bytes
+			for x := int64(0); x < p.Bytes; x++ {
+				if w := patternByte(j, it, x); dst[base+x] != w {
+					return bad(base+x, dst[base+x], w)
+				}
+			}
+		}
+	case coll.Bcast:
+		for x := range dst {
+			if w := patternByte(p.Root, it, int64(x)); dst[x] != w {
+				return bad(int64(x), dst[x], w)
+			}
+		}
+	case coll.Alltoallv:
+		var rd int64
+		for i := 0; i < p.NRanks; i++ {
+			var sd int64
+			for k := 0; k < r; k++ {
+				sd += p.Counts[i][k]
+			}
+			for x := int64(0); x < p.Counts[i][r]; x++ {
+				if w := patternByte(i, it, sd+x); dst[rd+x] != w {
+					return bad(rd+x, dst[rd+x], w)
+				}
+			}
+			rd += p.Counts[i][r]
+		}
+	case coll.Allreduce, coll.ReduceScatter:
+		es := p.Dtype.Size()
+		var first int64 // element index of dst[0] in the full vector
+		if p.Coll == coll.ReduceScatter {
+			first = int64(r) * p.Bytes / int64(es)
+		}
+		want := make([]byte, es)
+		for off := 0; off+es <= len(dst); off += es {
+			p.putValue(want, p.expected(it, first+int64(off/es)))
+			for k := 0; k < es; k++ {
+				if dst[off+k] != want[k] {
+					return &ValidationError{Rank: r, Iteration: it, Offset: int64(off),
+						Got: fmt.Sprintf("%x", dst[off:off+es]), Want: fmt.Sprintf("%x (%s %d)", want, p.Dtype, p.expected(it, first+int64(off/es)))}
+				}
+			}
+		}
+	default:
+		return fmt.Errorf("no validation rule for collective %q", p.Coll)
+	}
+	return nil
+}

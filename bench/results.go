@@ -1,0 +1,96 @@
+package bench
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strconv"
+)
+
+// Row is one measured (collective, algorithm, size), the element of the
+// JSON contract of DESIGN.md.
+type Row struct {
+	Collective string  `json:"collective"`
+	Algorithm  string  `json:"algorithm"`
+	Bytes      int64   `json:"bytes"`
+	AvgUS      float64 `json:"avg_us"`
+	MinUS      float64 `json:"min_us"`
+	MaxUS      float64 `json:"max_us"`
+	Iterations int     `json:"iterations"`
+	BusBWGBps  float64 `json:"busbw_GBps"`
+	Validated  bool    `json:"validated"`
+}
+
+// Document is the --json output.
+type Document struct {
+	Results []Row `json:"results"`
+}
+
+// WriteJSON writes {"results":[...]} as one document.
+func WriteJSON(w io.Writer, rows []Row) error {
+	if rows == nil {
+		rows = []Row{}
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(Document{Results: rows})
+}
+
+// CSVHeader is the first line of the CSV output.
+var CSVHeader = []string{"collective", "algorithm", "bytes", "avg_us", "min_us", "max_us", "iterations", "busbw_GBps", "validated"}
+
+// WriteCSV writes a header and one line per row.
+func WriteCSV(w io.Writer, rows []Row) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVHeader); err != nil {
+		return err
+	}
+	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
+	for _, r := range rows {
+		if err := cw.Write([]string{r.Collective, r.Algorithm, strconv.FormatInt(r.Bytes, 10), f(r.AvgUS), f(r.MinUS), f(r.MaxUS),
+			strconv.Itoa(r.Iterations), f(r.BusBWGBps), strconv.FormatBool(r.Validated)}); err != nil {
+			return err
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+// TableWriter prints OSU-style tables, one per algorithm, a row at a time
+// so that long runs show results as they come.
+type TableWriter struct {
+	W       io.Writer
+	Comment string // extra header text ("4 ranks, 2 nodes, float32")
+	current string
+}
+
+// Row prints r, starting a new table when the algorithm changes.
+func (t *TableWriter) Row(r Row) error {
+	key := r.Collective + "/" + r.Algorithm
+	if key != t.current {
+		sep := ""
+		if t.current != "" {
+			sep = "\n"
+		}
+		t.current = key
+		v := ""
+		if r.Validated {
+			v = ", validated"
+		}
+		if _, err := fmt.Fprintf(t.W, "%s# goring bench %s, algorithm %s%s%s\n%-10s%18s%18s%18s%12s%16s\n",
+			sep, r.Collective, r.Algorithm, commentSep(t.Comment), v,
+			"# Size", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)", "Iterations", "Bus BW(GB/s)"); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprintf(t.W, "%-10d%18.2f%18.2f%18.2f%12d%16.2f\n", r.Bytes, r.AvgUS, r.MinUS, r.MaxUS, r.Iterations, r.BusBWGBps)
+	return err
+}
+
+func commentSep(c string) string {
+	if c == "" {
+		return ""
+	}
+	return ", " + c
+}
