@@ -1,0 +1,126 @@
+package ucx
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"time"
+	"unsafe"
+)
+
+// Endpoint is a connection from a worker to one remote worker (ucp_ep_h),
+// created with error handling mode "peer": when the peer dies, UCX fails
+// the endpoint's operations with a Status (see IsPeerFailure) and the
+// endpoint's error callback runs; nothing crashes.
+type Endpoint struct {
+	w       *Worker
+	ep      *C.gr_ep_t
+	id      uint64 // key in w.eps, carried by C for error events
+	err     error
+	onError func(error)
+}
+
+// CloseTimeout bounds how long Endpoint.Close waits for a flush.
+var CloseTimeout = 5 * time.Second
+
+// Connect creates an endpoint to the worker whose address (from
+// Worker.Address on the remote side) is addr. onError, if not nil, runs
+// once on the progress goroutine if UCX reports the endpoint failed; the
+// endpoint's pending and later operations then complete with errors.
+func (w *Worker) Connect(addr []byte, onError func(error)) (*Endpoint, error) {
+	if w.h == nil {
+		return nil, errClosed
+	}
+	if len(addr) == 0 {
+		return nil, errors.New("ucx: connect: empty worker address")
+	}
+	w.nextEP++
+	ep := &Endpoint{w: w, id: w.nextEP, onError: onError}
+	caddr := C.CBytes(addr)
+	defer C.free(caddr)
+	if st := C.gr_ep_create(w.h, caddr, C.uint64_t(ep.id), &ep.ep); st != 0 {
+		return nil, fmt.Errorf("ucx: connect: %w", Status(st))
+	}
+	w.eps[ep.id] = ep
+	return ep, nil
+}
+
+// Err is the error UCX reported for the endpoint, or nil.
+func (ep *Endpoint) Err() error { return ep.err }
+
+// TagSend sends buf with tag. See Worker.TagRecv for the rules on buffers
+// and callbacks. A zero-length buf sends an empty message.
+func (ep *Endpoint) TagSend(buf []byte, tag Tag, cb Callback) (*Request, error) {
+	var p unsafe.Pointer
+	if len(buf) > 0 {
+		p = unsafe.Pointer(&buf[0])
+	}
+	return ep.tagSend(p, uintptr(p), len(buf), MemUnknown, tag, cb)
+}
+
+// TagSendAddr sends n bytes at addr, memory that is not Go's (C, mmap or
+// device memory), with its memory type given (MemUnknown lets UCX detect
+// it). The memory must stay valid until the completion.
+func (ep *Endpoint) TagSendAddr(addr uintptr, n int, mt MemoryType, tag Tag, cb Callback) (*Request, error) {
+	return ep.tagSend(nil, addr, n, mt, tag, cb)
+}
+
+func (ep *Endpoint) tagSend(pin unsafe.Pointer, addr uintptr, n int, mt MemoryType, tag Tag, cb Callback) (*Request, error) {
+	w := ep.w
+	if w.h == nil || ep.ep == nil {
+		return nil, errClosed
+	}
+	if n < 0 {
+		return nil, fmt.Errorf("ucx: tag send: negative length %d", n)
+	}
+	r := w.newRequest(cb, pin)
+	var req unsafe.Pointer
+	rc := C.gr_tag_send(w.h, ep.ep, C.uintptr_t(addr), C.size_t(n), C.uint64_t(tag), C.int(mt), C.uint64_t(r.h), &req)
+	return w.posted(r, rc, req, "tag send")
+}
+
+// CloseNB posts the close of the endpoint and returns at once; cb (may be
+// nil) runs when it completes, like a send's. Without force UCX first
+// flushes the sends already posted and tells the peer, which must be
+// progressing for that to finish; with force, or when the endpoint has
+// failed, it drops them (they complete with errors). The endpoint is
+// unusable from this call on.
+func (ep *Endpoint) CloseNB(force bool, cb Callback) (*Request, error) {
+	w := ep.w
+	if ep.ep == nil || w.h == nil {
+		return nil, errClosed
+	}
+	f := C.int(0)
+	if force || ep.err != nil {
+		f = 1
+	}
+	r := w.newRequest(cb, nil)
+	var req unsafe.Pointer
+	rc := C.gr_ep_close(ep.ep, f, C.uint64_t(r.h), &req)
+	ep.ep = nil // C frees its half when the close completes
+	delete(w.eps, ep.id)
+	return w.posted(r, rc, req, "endpoint close")
+}
+
+// Close is CloseNB followed by WaitRequest for at most CloseTimeout: it
+// runs this worker's progress (and delivers its completions) meanwhile.
+// An error from a failed endpoint's close is not reported again.
+func (ep *Endpoint) Close() error {
+	if ep.ep == nil || ep.w.h == nil {
+		return nil
+	}
+	failed := ep.err != nil
+	r, err := ep.CloseNB(false, nil)
+	if err != nil {
+		return err
+	}
+	if err := ep.w.WaitRequest(r, CloseTimeout); err != nil && !failed {
+		return fmt.Errorf("ucx: endpoint close: %w", err)
+	}
+	return nil
+}

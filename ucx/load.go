@@ -1,0 +1,71 @@
+package ucx
+
+/*
+#cgo LDFLAGS: -ldl
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"sync"
+	"unsafe"
+)
+
+// LibName is the soname that Load opens. The dynamic loader's usual search
+// applies, so LD_LIBRARY_PATH can point at another UCX build (for example
+// a CUDA-enabled one) without rebuilding goring.
+const LibName = "libucp.so.0"
+
+var (
+	loadOnce sync.Once
+	loadErr  error
+	loaded   bool
+)
+
+// Load opens libucp once per process and resolves every function the
+// package uses. It is safe to call from several goroutines; later calls
+// return the first result. Init calls it, so most callers never need to.
+// The error is one line, for example
+//
+//	libucp.so.0 not found (install libucx0: apt-get install libucx0): libucp.so.0: cannot open shared object file: No such file or directory
+func Load() error {
+	loadOnce.Do(func() {
+		loadErr = loadLib(LibName)
+		loaded = loadErr == nil
+	})
+	return loadErr
+}
+
+// loadLib is Load without the once, so tests can check the message for a
+// library that is absent.
+func loadLib(name string) error {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	var buf [512]C.char
+	if C.gr_load(cname, &buf[0], C.size_t(len(buf))) != 0 {
+		return errors.New(C.GoString(&buf[0]))
+	}
+	return nil
+}
+
+// Version reports the version of the loaded libucp (major, minor, release).
+func Version() (major, minor, release int, err error) {
+	if err := Load(); err != nil {
+		return 0, 0, 0, err
+	}
+	var a, b, c C.uint
+	C.gr_version(&a, &b, &c)
+	return int(a), int(b), int(c), nil
+}
+
+// VersionString is Version as "1.13.1", or the load error's text.
+func VersionString() string {
+	a, b, c, err := Version()
+	if err != nil {
+		return err.Error()
+	}
+	return fmt.Sprintf("%d.%d.%d", a, b, c)
+}

@@ -1,0 +1,601 @@
+/*
+ * shim.c: dlopen of libucp and thin wrappers over the UCP calls that package
+ * ucx uses. Everything here runs on the caller's thread; UCX invokes the
+ * callbacks below only from inside ucp_worker_progress (called by
+ * gr_progress, gr_wait and gr_worker_flush), so the event
+ * queue needs no lock.
+ */
+#define _GNU_SOURCE
+#include "shim.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* Function pointers typed from the 1.13 headers, so a mismatch is a compile error. */
+#define GR_FN(name) static __typeof__(name) *p_##name
+GR_FN(ucp_config_read);
+GR_FN(ucp_config_release);
+GR_FN(ucp_config_modify);
+GR_FN(ucp_get_version);
+GR_FN(ucp_init_version);
+GR_FN(ucp_cleanup);
+GR_FN(ucp_context_query);
+GR_FN(ucp_worker_create);
+GR_FN(ucp_worker_destroy);
+GR_FN(ucp_worker_get_address);
+GR_FN(ucp_worker_release_address);
+GR_FN(ucp_worker_progress);
+GR_FN(ucp_worker_get_efd);
+GR_FN(ucp_worker_arm);
+GR_FN(ucp_worker_signal);
+GR_FN(ucp_worker_flush_nbx);
+GR_FN(ucp_ep_create);
+GR_FN(ucp_ep_close_nbx);
+GR_FN(ucp_tag_send_nbx);
+GR_FN(ucp_tag_recv_nbx);
+GR_FN(ucp_request_check_status);
+GR_FN(ucp_request_cancel);
+GR_FN(ucp_request_free);
+GR_FN(ucs_status_string);
+
+static void *gr_lib;
+
+int gr_load(const char *libname, char *err, size_t errlen)
+{
+    /* RTLD_GLOBAL: the same visibility as linking -lucp, so UCX's own
+     * transport modules and any later user of libucp share this copy. */
+    void *h = dlopen(libname, RTLD_NOW | RTLD_GLOBAL);
+    if (h == NULL) {
+        snprintf(err, errlen,
+                 "%s not found (install libucx0: apt-get install libucx0): %s",
+                 libname, dlerror());
+        return -1;
+    }
+    /* ucs_status_string lives in libucs; looking it up through the libucp
+     * handle searches libucp's own dependencies, so it comes from the libucs
+     * that this libucp was built with, never a second copy. */
+#define GR_SYM(name)                                                         \
+    do {                                                                     \
+        dlerror();                                                           \
+        p_##name = (__typeof__(name) *)dlsym(h, #name);                      \
+        if (p_##name == NULL) {                                              \
+            const char *e = dlerror();                                       \
+            snprintf(err, errlen, "%s: missing symbol %s (UCX 1.13 or newer needed): %s", \
+                     libname, #name, e ? e : "null");                        \
+            return -1;                                                       \
+        }                                                                    \
+    } while (0)
+    GR_SYM(ucp_config_read);
+    GR_SYM(ucp_config_release);
+    GR_SYM(ucp_config_modify);
+    GR_SYM(ucp_get_version);
+    GR_SYM(ucp_init_version);
+    GR_SYM(ucp_cleanup);
+    GR_SYM(ucp_context_query);
+    GR_SYM(ucp_worker_create);
+    GR_SYM(ucp_worker_destroy);
+    GR_SYM(ucp_worker_get_address);
+    GR_SYM(ucp_worker_release_address);
+    GR_SYM(ucp_worker_progress);
+    GR_SYM(ucp_worker_get_efd);
+    GR_SYM(ucp_worker_arm);
+    GR_SYM(ucp_worker_signal);
+    GR_SYM(ucp_worker_flush_nbx);
+    GR_SYM(ucp_ep_create);
+    GR_SYM(ucp_ep_close_nbx);
+    GR_SYM(ucp_tag_send_nbx);
+    GR_SYM(ucp_tag_recv_nbx);
+    GR_SYM(ucp_request_check_status);
+    GR_SYM(ucp_request_cancel);
+    GR_SYM(ucp_request_free);
+    GR_SYM(ucs_status_string);
+#undef GR_SYM
+    gr_lib = h;
+    return 0;
+}
+
+const char *gr_status_string(int status)
+{
+    if (gr_lib == NULL) {
+        return NULL;
+    }
+    return p_ucs_status_string((ucs_status_t)status);
+}
+
+void gr_version(unsigned *major, unsigned *minor, unsigned *release)
+{
+    p_ucp_get_version(major, minor, release);
+}
+
+/* ---------------------------------------------------------------- context */
+
+int gr_context_create(uint64_t features, const char **keys, const char **vals,
+                      int nkv, int *bad_kv, ucp_context_h *out)
+{
+    ucp_config_t *cfg;
+    ucs_status_t  st = p_ucp_config_read(NULL, NULL, &cfg);
+    if (st != UCS_OK) {
+        return st;
+    }
+    for (int i = 0; i < nkv; i++) {
+        st = p_ucp_config_modify(cfg, keys[i], vals[i]);
+        if (st != UCS_OK) {
+            *bad_kv = i;
+            p_ucp_config_release(cfg);
+            return st;
+        }
+    }
+    ucp_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask        = UCP_PARAM_FIELD_FEATURES |
+                               UCP_PARAM_FIELD_MT_WORKERS_SHARED;
+    params.features          = features;
+    params.mt_workers_shared = 0;
+    st = p_ucp_init_version(UCP_API_MAJOR, UCP_API_MINOR, &params, cfg, out);
+    p_ucp_config_release(cfg);
+    return st;
+}
+
+void gr_context_destroy(ucp_context_h ctx)
+{
+    p_ucp_cleanup(ctx);
+}
+
+int gr_context_memory_types(ucp_context_h ctx, uint64_t *out)
+{
+    ucp_context_attr_t attr;
+    memset(&attr, 0, sizeof(attr));
+    attr.field_mask = UCP_ATTR_FIELD_MEMORY_TYPES;
+    ucs_status_t st = p_ucp_context_query(ctx, &attr);
+    if (st == UCS_OK) {
+        *out = attr.memory_types;
+    }
+    return st;
+}
+
+/* ----------------------------------------------------------------- worker */
+
+/* A slot is the user_data of one posted operation: which worker's queue the
+ * completion goes to and the Go handle it carries. Slots come from chunks
+ * that stay put until the worker is destroyed, because UCX holds the
+ * pointer while the operation is in flight. */
+typedef struct gr_slot {
+    gr_worker_t    *w;
+    uint64_t        handle;
+    uint64_t        tag;
+    uint64_t        length;
+    struct gr_ep   *ep_to_free; /* endpoint closes: freed when the close ends */
+    struct gr_slot *next;
+} gr_slot_t;
+
+#define GR_SLOTS_PER_CHUNK 256
+typedef struct gr_chunk {
+    struct gr_chunk *next;
+    gr_slot_t        slots[GR_SLOTS_PER_CHUNK];
+} gr_chunk_t;
+
+typedef struct {
+    gr_event_t ev;
+    void      *req; /* UCX request to free when the event is handed to Go */
+} gr_qent_t;
+
+struct gr_worker {
+    ucp_worker_h worker;
+    int          efd;       /* -1 when the context has no wakeup feature */
+    int          interrupt; /* set by gr_worker_signal, consumed by gr_wait */
+    gr_qent_t   *q;
+    size_t       qstart, qend, qcap;
+    gr_slot_t   *free_slots;
+    gr_chunk_t  *chunks;
+};
+
+struct gr_ep {
+    ucp_ep_h     ep;
+    gr_worker_t *w;
+    uint64_t     handle;
+};
+
+static void gr_push(gr_worker_t *w, int kind, uint64_t handle, void *req,
+                    ucs_status_t status, uint64_t tag, uint64_t length)
+{
+    if (w->qend == w->qcap) {
+        if (w->qstart > 0) {
+            memmove(w->q, w->q + w->qstart, (w->qend - w->qstart) * sizeof(*w->q));
+            w->qend -= w->qstart;
+            w->qstart = 0;
+        } else {
+            size_t     ncap = w->qcap ? 2 * w->qcap : 256;
+            gr_qent_t *nq   = realloc(w->q, ncap * sizeof(*nq));
+            if (nq == NULL) {
+                /* Losing a completion would hang a collective silently. */
+                fprintf(stderr, "goring ucx: out of memory growing the event queue\n");
+                abort();
+            }
+            w->q    = nq;
+            w->qcap = ncap;
+        }
+    }
+    gr_qent_t *e     = &w->q[w->qend++];
+    e->ev.handle     = handle;
+    e->ev.sender_tag = tag;
+    e->ev.length     = length;
+    e->ev.status     = status;
+    e->ev.kind       = kind;
+    e->req           = req;
+}
+
+static gr_slot_t *gr_slot_get(gr_worker_t *w)
+{
+    if (w->free_slots == NULL) {
+        gr_chunk_t *c = malloc(sizeof(*c));
+        if (c == NULL) {
+            return NULL;
+        }
+        c->next   = w->chunks;
+        w->chunks = c;
+        for (int i = 0; i < GR_SLOTS_PER_CHUNK; i++) {
+            c->slots[i].next = w->free_slots;
+            w->free_slots    = &c->slots[i];
+        }
+    }
+    gr_slot_t *s  = w->free_slots;
+    w->free_slots = s->next;
+    s->w          = w;
+    s->ep_to_free = NULL;
+    return s;
+}
+
+static void gr_slot_put(gr_slot_t *s)
+{
+    gr_worker_t *w = s->w;
+    s->next        = w->free_slots;
+    w->free_slots  = s;
+}
+
+int gr_worker_create(ucp_context_h ctx, int thread_mode, gr_worker_t **out)
+{
+    gr_worker_t *w = calloc(1, sizeof(*w));
+    if (w == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    ucp_worker_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask  = UCP_WORKER_PARAM_FIELD_THREAD_MODE;
+    params.thread_mode = (ucs_thread_mode_t)thread_mode;
+    ucs_status_t st    = p_ucp_worker_create(ctx, &params, &w->worker);
+    if (st != UCS_OK) {
+        free(w);
+        return st;
+    }
+    w->efd = -1;
+    if (p_ucp_worker_get_efd(w->worker, &w->efd) != UCS_OK) {
+        w->efd = -1; /* no wakeup feature: gr_wait sleeps briefly instead */
+    }
+    *out = w;
+    return UCS_OK;
+}
+
+void gr_worker_destroy(gr_worker_t *w)
+{
+    /* Requests whose events were never handed to Go are still ours to free. */
+    for (size_t i = w->qstart; i < w->qend; i++) {
+        if (w->q[i].req != NULL) {
+            p_ucp_request_free(w->q[i].req);
+        }
+    }
+    p_ucp_worker_destroy(w->worker);
+    while (w->chunks != NULL) {
+        gr_chunk_t *c = w->chunks;
+        w->chunks     = c->next;
+        free(c);
+    }
+    free(w->q);
+    free(w);
+}
+
+int gr_worker_efd(gr_worker_t *w)
+{
+    return w->efd;
+}
+
+int gr_worker_address(gr_worker_t *w, void **addr, size_t *len)
+{
+    ucp_address_t *a;
+    ucs_status_t   st = p_ucp_worker_get_address(w->worker, &a, len);
+    if (st == UCS_OK) {
+        *addr = a;
+    }
+    return st;
+}
+
+void gr_worker_release_address(gr_worker_t *w, void *addr)
+{
+    p_ucp_worker_release_address(w->worker, (ucp_address_t *)addr);
+}
+
+int gr_queued(gr_worker_t *w)
+{
+    return (int)(w->qend - w->qstart);
+}
+
+/* Hands up to cap queued events to Go, freeing their UCX requests: from
+ * here on Go owns the completion and the request pointer is dead. */
+static int gr_drain(gr_worker_t *w, gr_event_t *out, int cap)
+{
+    int n = 0;
+    while (n < cap && w->qstart < w->qend) {
+        gr_qent_t *e = &w->q[w->qstart++];
+        if (e->req != NULL) {
+            p_ucp_request_free(e->req);
+        }
+        out[n++] = e->ev;
+    }
+    if (w->qstart == w->qend) {
+        w->qstart = w->qend = 0;
+    }
+    return n;
+}
+
+/* Runs ucp_worker_progress until it reports no more work (bounded, so a
+ * steady stream of arrivals cannot keep the caller in C forever). */
+static unsigned gr_progress_all(gr_worker_t *w)
+{
+    unsigned total = 0;
+    for (int i = 0; i < 1024; i++) {
+        unsigned n = p_ucp_worker_progress(w->worker);
+        if (n == 0) {
+            break;
+        }
+        total += n;
+    }
+    return total;
+}
+
+int gr_progress(gr_worker_t *w, gr_event_t *out, int cap)
+{
+    gr_progress_all(w);
+    return gr_drain(w, out, cap);
+}
+
+static int64_t gr_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+int gr_wait(gr_worker_t *w, int64_t timeout_us, gr_event_t *out, int cap)
+{
+    int64_t deadline = gr_now_us() + timeout_us;
+    for (;;) {
+        if (w->qstart == w->qend) {
+            gr_progress_all(w);
+        }
+        if (w->qstart < w->qend) {
+            return gr_drain(w, out, cap);
+        }
+        if (__atomic_exchange_n(&w->interrupt, 0, __ATOMIC_ACQ_REL)) {
+            return 0;
+        }
+        int64_t left = deadline - gr_now_us();
+        if (left <= 0) {
+            return 0;
+        }
+        if (w->efd < 0) {
+            struct timespec ts = {0, 100000}; /* 100 us */
+            nanosleep(&ts, NULL);
+            continue;
+        }
+        ucs_status_t st = p_ucp_worker_arm(w->worker);
+        if (st == UCS_ERR_BUSY) {
+            continue; /* events arrived since the last progress */
+        }
+        if (st != UCS_OK) {
+            return st;
+        }
+        struct pollfd pfd = {.fd = w->efd, .events = POLLIN};
+        int           ms  = (int)((left + 999) / 1000);
+        if (poll(&pfd, 1, ms) < 0 && errno != EINTR) {
+            return UCS_ERR_IO_ERROR;
+        }
+    }
+}
+
+int gr_worker_signal(gr_worker_t *w)
+{
+    __atomic_store_n(&w->interrupt, 1, __ATOMIC_RELEASE);
+    return p_ucp_worker_signal(w->worker);
+}
+
+/* Waits for a request that carries no callback, progressing the worker
+ * (completions of other operations are queued, not lost). On timeout the
+ * request is released to UCX, which frees it when it finishes. */
+static int gr_wait_plain_request(gr_worker_t *w, ucs_status_ptr_t r, int64_t timeout_us)
+{
+    if (!UCS_PTR_IS_PTR(r)) {
+        return UCS_PTR_STATUS(r);
+    }
+    int64_t      deadline = gr_now_us() + timeout_us;
+    ucs_status_t st;
+    while ((st = p_ucp_request_check_status(r)) == UCS_INPROGRESS) {
+        if (gr_progress_all(w) == 0 && gr_now_us() > deadline) {
+            p_ucp_request_free(r);
+            return UCS_ERR_TIMED_OUT;
+        }
+    }
+    p_ucp_request_free(r);
+    return st;
+}
+
+int gr_worker_flush(gr_worker_t *w, int64_t timeout_us)
+{
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    return gr_wait_plain_request(w, p_ucp_worker_flush_nbx(w->worker, &param), timeout_us);
+}
+
+/* -------------------------------------------------------------- endpoints */
+
+static void gr_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
+{
+    (void)ep;
+    gr_ep_t *e = arg;
+    gr_push(e->w, GR_EV_EP_ERROR, e->handle, NULL, status, 0, 0);
+}
+
+int gr_ep_create(gr_worker_t *w, const void *addr, uint64_t handle, gr_ep_t **out)
+{
+    gr_ep_t *e = calloc(1, sizeof(*e));
+    if (e == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    e->w      = w;
+    e->handle = handle;
+    ucp_ep_params_t params;
+    memset(&params, 0, sizeof(params));
+    params.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
+                        UCP_EP_PARAM_FIELD_ERR_HANDLER;
+    params.address         = (const ucp_address_t *)addr;
+    params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_handler.cb  = gr_ep_error_cb;
+    params.err_handler.arg = e;
+    ucs_status_t st        = p_ucp_ep_create(w->worker, &params, &e->ep);
+    if (st != UCS_OK) {
+        free(e);
+        return st;
+    }
+    *out = e;
+    return UCS_OK;
+}
+
+/* --------------------------------------------------------- tag operations */
+
+static void gr_send_cb(void *request, ucs_status_t status, void *user_data)
+{
+    gr_slot_t *s = user_data;
+    gr_push(s->w, GR_EV_OP, s->handle, request, status, s->tag, s->length);
+    /* A finished close: UCX calls the endpoint's error handler no more. */
+    free(s->ep_to_free);
+    gr_slot_put(s);
+}
+
+static void gr_recv_cb(void *request, ucs_status_t status,
+                       const ucp_tag_recv_info_t *info, void *user_data)
+{
+    gr_slot_t *s   = user_data;
+    uint64_t   tag = info ? info->sender_tag : 0;
+    uint64_t   len = info ? info->length : 0;
+    gr_push(s->w, GR_EV_OP, s->handle, request, status, tag, len);
+    gr_slot_put(s);
+}
+
+static void gr_set_mem_type(ucp_request_param_t *p, int mem_type)
+{
+    if (mem_type >= 0 && mem_type != UCS_MEMORY_TYPE_UNKNOWN) {
+        p->op_attr_mask |= UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+        p->memory_type = (ucs_memory_type_t)mem_type;
+    }
+}
+
+int gr_tag_send(gr_worker_t *w, gr_ep_t *ep, uintptr_t buf, size_t len,
+                uint64_t tag, int mem_type, uint64_t handle, void **req)
+{
+    gr_slot_t *s = gr_slot_get(w);
+    if (s == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    s->handle = handle;
+    s->tag    = tag;
+    s->length = len;
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA;
+    param.cb.send      = gr_send_cb;
+    param.user_data    = s;
+    gr_set_mem_type(&param, mem_type);
+    ucs_status_ptr_t r = p_ucp_tag_send_nbx(ep->ep, (void *)buf, len, tag, &param);
+    if (UCS_PTR_IS_PTR(r)) {
+        *req = r;
+        return 1;
+    }
+    /* Finished (or failed) at once: UCX does not call the callback, so the
+     * completion is queued here and reaches Go on the next progress. */
+    gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), tag, len);
+    gr_slot_put(s);
+    return 0;
+}
+
+int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,
+                uint64_t mask, int mem_type, uint64_t handle, void **req)
+{
+    gr_slot_t *s = gr_slot_get(w);
+    if (s == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    s->handle = handle;
+    ucp_tag_recv_info_t info;
+    memset(&info, 0, sizeof(info));
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_RECV_INFO;
+    param.cb.recv            = gr_recv_cb;
+    param.user_data          = s;
+    param.recv_info.tag_info = &info;
+    gr_set_mem_type(&param, mem_type);
+    ucs_status_ptr_t r = p_ucp_tag_recv_nbx(w->worker, (void *)buf, len, tag, mask, &param);
+    if (UCS_PTR_IS_PTR(r)) {
+        *req = r;
+        return 1;
+    }
+    gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), info.sender_tag, info.length);
+    gr_slot_put(s);
+    return 0;
+}
+
+int gr_request_status(void *req)
+{
+    return p_ucp_request_check_status(req);
+}
+
+void gr_request_cancel(gr_worker_t *w, void *req)
+{
+    p_ucp_request_cancel(w->worker, req);
+}
+
+/* ------------------------------------------------------- endpoint close */
+
+int gr_ep_close(gr_ep_t *e, int force, uint64_t handle, void **req)
+{
+    gr_worker_t *w = e->w;
+    gr_slot_t   *s = gr_slot_get(w);
+    if (s == NULL) {
+        return UCS_ERR_NO_MEMORY;
+    }
+    s->handle     = handle;
+    s->tag        = 0;
+    s->length     = 0;
+    s->ep_to_free = e;
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_FLAGS;
+    param.cb.send      = gr_send_cb;
+    param.user_data    = s;
+    param.flags        = force ? UCP_EP_CLOSE_FLAG_FORCE : 0;
+    ucs_status_ptr_t r = p_ucp_ep_close_nbx(e->ep, &param);
+    if (UCS_PTR_IS_PTR(r)) {
+        *req = r;
+        return 1;
+    }
+    gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), 0, 0);
+    free(e);
+    gr_slot_put(s);
+    return 0;
+}
