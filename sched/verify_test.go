@@ -1,0 +1,225 @@
+package sched
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// handPlan is an empty plan of n ranks, one rank per node.
+func handPlan(c coll.Collective, n int, bytes int64, z Sizes) *Plan {
+	p := &Plan{Collective: c, Algorithm: "hand", NRanks: n, Bytes: bytes, DtypeBytes: 4, Ranks: make([]RankProgram, n)}
+	for r := range p.Ranks {
+		p.Ranks[r] = RankProgram{Rank: r, Node: r, Sizes: z}
+	}
+	return p
+}
+
+// twoRankAllgather is a correct allgather of 8 bytes per rank over 2 ranks;
+// the cases below break it one way each.
+func twoRankAllgather() *Plan {
+	p := handPlan(coll.Allgather, 2, 8, Sizes{Src: 8, Dst: 16})
+	for r := 0; r < 2; r++ {
+		q := &p.Ranks[r]
+		q.Copy(At(BufSrc, 0), At(BufDst, int64(r)*8), 8)
+		q.Send(1-r, 0, At(BufSrc, 0), 8, Path{})
+		q.Recv(1-r, 0, At(BufDst, int64(1-r)*8), 8)
+	}
+	return p
+}
+
+func TestVerifyAcceptsHandBuiltPlans(t *testing.T) {
+	rep, err := Verify(twoRankAllgather())
+	require.NoError(t, err)
+	assert.Equal(t, 2, rep.Transfers)
+	assert.Equal(t, 2, rep.InterNodeTransfers)
+	assert.Equal(t, 1, rep.CriticalTransfers)
+	assert.Equal(t, 1, rep.CriticalInterNode)
+	assert.Equal(t, []int64{8, 8}, rep.SentBytes)
+
+	// Allreduce of 2 elements over 2 ranks: exchange into scratch, reduce.
+	p := handPlan(coll.Allreduce, 2, 8, Sizes{Src: 8, Dst: 8, Scratch: 8})
+	for r := 0; r < 2; r++ {
+		q := &p.Ranks[r]
+		c := q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+		q.Send(1-r, 7, At(BufSrc, 0), 8, Path{})
+		rv := q.Recv(1-r, 7, At(BufScratch, 0), 8)
+		q.Reduce(At(BufScratch, 0), At(BufDst, 0), 8, c, rv)
+	}
+	_, err = Verify(p)
+	require.NoError(t, err)
+}
+
+// Each case breaks a correct plan in one way; Verify must name the fault.
+func TestVerifyRejectsBrokenPlans(t *testing.T) {
+	cases := []struct {
+		name  string
+		build func() *Plan
+		kind  string
+		want  string
+	}{
+		{"1 unmatched send", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[0].Send(1, 9, At(BufSrc, 0), 8, Path{})
+			return p
+		}, "match", "rank 0 step 3 (send to 1 tag 9, src[0,8)) has no matching recv"},
+		{"2 unmatched recv", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[1].Recv(0, 5, At(BufDst, 0), 8)
+			return p
+		}, "match", "rank 1 step 3 (recv from 0 tag 5, dst[0,8)) has no matching send"},
+		{"3 length mismatch", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[0].Steps[1].Len = 4
+			return p
+		}, "match", "sends 4 bytes but its matching rank 1 step 2 (recv from 0 tag 0, dst[0,8)) receives 8"},
+		{"4 deadlock cycle", func() *Plan {
+			p := handPlan(coll.Allgather, 2, 8, Sizes{Src: 8, Dst: 16})
+			for r := 0; r < 2; r++ {
+				q := &p.Ranks[r]
+				q.Copy(At(BufSrc, 0), At(BufDst, int64(r)*8), 8)
+				rv := q.Recv(1-r, 0, At(BufDst, int64(1-r)*8), 8)
+				q.Send(1-r, 0, At(BufSrc, 0), 8, Path{}, rv) // waits for its own recv: a cycle
+			}
+			return p
+		}, "deadlock", "rank 0: step 1 (recv from 1 tag 0) waits for rank 1 step 2"},
+		{"5 racing writes", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[0].Copy(At(BufSrc, 0), At(BufDst, 8), 8) // concurrent with the recv into dst[8,16)
+			return p
+		}, "race", "both write dst[8,16)"},
+		{"6 read of concurrently written bytes", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[0].Steps = p.Ranks[0].Steps[:0]
+			p.Ranks[0].deps = nil
+			q := &p.Ranks[0]
+			q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+			q.Send(1, 0, At(BufDst, 0), 8, Path{}) // reads dst[0,8) without waiting for the copy
+			q.Recv(1, 0, At(BufDst, 8), 8)
+			return p
+		}, "race", "the second reads dst[0,8) that the first writes"},
+		{"7 wrong final content", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[1].Steps[2].DstOff = 8 // rank 0's block lands on rank 1's own block
+			p.Ranks[1].Steps[0].DstOff = 0
+			return p
+		}, "content", "rank 1 dst[0,8) holds rank 1's src at 0, want rank 0's src at 0"},
+		{"8 missing block", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[1].Steps[0].Len = 4
+			return p
+		}, "content", "rank 1 dst[12,16) holds nothing (never written), want rank 1's src at 4"},
+		{"9 read outside buffer", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[0].Steps[1].SrcOff = 4
+			return p
+		}, "bounds", "reads [4,12) outside src buffer of 8 bytes"},
+		{"10 write into src", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[0].Steps[2].DstBuf = BufSrc
+			p.Ranks[0].Steps[2].DstOff = 0
+			return p
+		}, "bounds", "writes the src buffer"},
+		{"11 send to self", func() *Plan {
+			p := twoRankAllgather()
+			p.Ranks[0].Steps[1].Peer = 0
+			return p
+		}, "structure", "a rank cannot send to itself"},
+		{"12 reduction counted twice", func() *Plan {
+			p := handPlan(coll.Allreduce, 2, 8, Sizes{Src: 8, Dst: 8, Scratch: 8})
+			for r := 0; r < 2; r++ {
+				q := &p.Ranks[r]
+				c := q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+				q.Send(1-r, 7, At(BufSrc, 0), 8, Path{})
+				rv := q.Recv(1-r, 7, At(BufScratch, 0), 8)
+				x := q.Reduce(At(BufScratch, 0), At(BufDst, 0), 8, c, rv)
+				q.Reduce(At(BufScratch, 0), At(BufDst, 0), 8, x)
+			}
+			return p
+		}, "content", "'s contribution at origin offset 0 would be reduced twice"},
+		{"13 misaligned reduction", func() *Plan {
+			p := handPlan(coll.Allreduce, 2, 8, Sizes{Src: 8, Dst: 8, Scratch: 12})
+			for r := 0; r < 2; r++ {
+				q := &p.Ranks[r]
+				c := q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+				q.Send(1-r, 7, At(BufSrc, 0), 8, Path{})
+				rv := q.Recv(1-r, 7, At(BufScratch, 2), 8)
+				q.Reduce(At(BufScratch, 0), At(BufDst, 0), 8, c, rv)
+			}
+			return p
+		}, "content", "whose source was never written"},
+		{"14 reduction of different elements", func() *Plan {
+			p := handPlan(coll.Allreduce, 2, 8, Sizes{Src: 8, Dst: 8, Scratch: 12})
+			for r := 0; r < 2; r++ {
+				q := &p.Ranks[r]
+				c := q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+				q.Send(1-r, 7, At(BufSrc, 0), 8, Path{})
+				rv := q.Recv(1-r, 7, At(BufScratch, 4), 8)
+				q.Reduce(At(BufScratch, 8), At(BufDst, 0), 4, c, rv)
+			}
+			return p
+		}, "content", "it combines rank 1's src at 0 with rank 0's src at 4 (different elements)"},
+		{"15 partial reduction", func() *Plan {
+			p := handPlan(coll.Allreduce, 3, 8, Sizes{Src: 8, Dst: 8, Scratch: 8})
+			for r := 0; r < 3; r++ {
+				q := &p.Ranks[r]
+				q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+			}
+			return p
+		}, "content", "rank 0 dst[0,8) holds rank 0's src at 0, want origin offset 0 reduced over all 3 ranks"},
+		{"16 wrong plan rank count", func() *Plan {
+			p := twoRankAllgather()
+			p.NRanks = 3
+			return p
+		}, "structure", "plan says 3 ranks but has 2 programs"},
+		{"17 unaligned element bytes in reduce", func() *Plan {
+			p := handPlan(coll.Allreduce, 2, 8, Sizes{Src: 8, Dst: 8, Scratch: 8})
+			p.DtypeBytes = 4
+			for r := 0; r < 2; r++ {
+				q := &p.Ranks[r]
+				c := q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+				q.Send(1-r, 7, At(BufSrc, 0), 8, Path{})
+				rv := q.Recv(1-r, 7, At(BufScratch, 0), 8)
+				q.Reduce(At(BufScratch, 0), At(BufDst, 0), 6, c, rv)
+			}
+			return p
+		}, "content", "length is not a whole number of 4-byte elements"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := Verify(c.build())
+			require.Error(t, err)
+			var ve *VerifyError
+			require.ErrorAs(t, err, &ve)
+			assert.Equal(t, c.kind, ve.Kind, "%v", err)
+			assert.Contains(t, err.Error(), c.want)
+		})
+	}
+}
+
+// Many concurrent steps touching one scratch slot in a chain must stay
+// fast (the race check is not quadratic in practice) and pass.
+func TestVerifyLongChainIsFast(t *testing.T) {
+	const n = 4000
+	p := handPlan(coll.Allreduce, 2, 8, Sizes{Src: 8, Dst: 8, Scratch: 8})
+	// Rank pairs exchange partial sums n times through one scratch slot;
+	// only the first exchange contributes, later ones move zero bytes.
+	for r := 0; r < 2; r++ {
+		q := &p.Ranks[r]
+		c := q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+		q.Send(1-r, 0, At(BufSrc, 0), 8, Path{})
+		last := q.Recv(1-r, 0, At(BufScratch, 0), 8)
+		last = q.Reduce(At(BufScratch, 0), At(BufDst, 0), 8, c, last)
+		for i := 1; i < n; i++ {
+			s := q.Send(1-r, i, At(BufDst, 0), 0, Path{}, last)
+			last = q.Recv(1-r, i, At(BufScratch, 0), 0, last)
+			last = q.Copy(At(BufScratch, 0), At(BufScratch, 4), 0, last, s)
+		}
+	}
+	rep, err := Verify(p)
+	require.NoError(t, err)
+	assert.Equal(t, n, rep.CriticalTransfers)
+}
