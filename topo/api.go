@@ -47,7 +47,21 @@ func Parse(data []byte) (*Topology, error) {
 	if err := t.Validate(); err != nil {
 		return nil, err
 	}
+	t.normalize()
 	return &t, nil
+}
+
+// normalize makes empty optional lists nil, as Marshal leaves them out:
+// then Parse(Marshal(t)) equals t for every t that Parse returns.
+func (t *Topology) normalize() {
+	if len(t.Rails) == 0 {
+		t.Rails = nil
+	}
+	for i := range t.Nodes {
+		if len(t.Nodes[i].NICs) == 0 {
+			t.Nodes[i].NICs = nil
+		}
+	}
 }
 
 // Marshal encodes t as an indented goring.topo/v1 document. Encoding the
