@@ -1,0 +1,122 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
+)
+
+func simJSON(t *testing.T, args ...string) simDoc {
+	t.Helper()
+	out, stderr, code := runCLI(t, append([]string{"sim"}, args...)...)
+	require.Equal(t, 0, code, stderr)
+	var doc simDoc
+	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
+	return doc
+}
+
+func TestSimJSONListsEveryAlgorithm(t *testing.T) {
+	doc := simJSON(t, "allgather", "--alg", "all", "--topo", "clusterB", "--nodes", "8", "--bytes", "64MiB", "--json")
+	assert.Equal(t, "allgather", doc.Collective)
+	assert.Equal(t, "clusterB", doc.Topology)
+	assert.Equal(t, 32, doc.NRanks)
+	got := map[string]simRow{}
+	for _, r := range doc.Results {
+		got[r.Algorithm] = r
+		assert.Equal(t, int64(64<<20), r.Bytes)
+		assert.True(t, (r.PredictedUS != nil) != (r.Error != ""), "%s: either a prediction or an error", r.Algorithm)
+	}
+	for _, a := range sched.Algorithms(coll.Allgather) {
+		r, ok := got[a.Name]
+		require.True(t, ok, "algorithm %s missing", a.Name)
+		require.NotNil(t, r.PredictedUS, "%s: %s", a.Name, r.Error)
+		assert.Positive(t, *r.PredictedUS)
+		assert.Positive(t, *r.BusBWGBps)
+		assert.NotEmpty(t, r.Bottleneck)
+	}
+	ring := got["ring"]
+	// Flat ring: 31 steps of 64 MiB, each over one 200 Gb/s rail port
+	// (25 GB/s) on the hops that cross nodes: at least 31*64MiB/25GB/s.
+	require.NotNil(t, ring.PredictedUS)
+	assert.Greater(t, *ring.PredictedUS, 31*float64(64<<20)/25e3)
+	// busbw as nccl-tests: algbw*(P-1)/P with algbw = bytes*P/t.
+	assert.InEpsilon(t, float64(64<<20)*31/(*ring.PredictedUS*1e3), *ring.BusBWGBps, 1e-9)
+	pr, ok := got["parallel_rings"]
+	if !ok {
+		t.Skip("parallel_rings is not registered yet")
+	}
+	require.NotNil(t, pr.PredictedUS, pr.Error)
+	assert.Less(t, *pr.PredictedUS, 0.4**ring.PredictedUS, "issue 4: parallel_rings at least 60%% faster than ring")
+}
+
+func TestSimTableAndAuto(t *testing.T) {
+	out, stderr, code := runCLI(t, "sim", "allgather", "--alg", "ring", "--topo", "clusterB", "--nodes", "2", "--bytes", "1M:4M")
+	require.Equal(t, 0, code, stderr)
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	require.Len(t, lines, 2+3)
+	assert.True(t, strings.HasPrefix(lines[1], "# Size"))
+	assert.Contains(t, lines[1], "ring(us)")
+	assert.True(t, strings.HasPrefix(lines[2], "1048576 "))
+
+	all := simJSON(t, "allgather", "--alg", "all", "--topo", "clusterB", "--nodes", "2", "--bytes", "4KiB:4MiB", "--json")
+	auto := simJSON(t, "allgather", "--alg", "auto", "--topo", "clusterB", "--nodes", "2", "--bytes", "4KiB:4MiB", "--json")
+	best := map[int64]float64{}
+	for _, r := range all.Results {
+		if r.PredictedUS != nil && (best[r.Bytes] == 0 || *r.PredictedUS < best[r.Bytes]) {
+			best[r.Bytes] = *r.PredictedUS
+		}
+	}
+	require.Len(t, auto.Results, len(best))
+	for i, r := range auto.Results {
+		require.NotNil(t, r.PredictedUS, "case %d: %s", i, r.Error)
+		assert.Equal(t, "auto", r.Algorithm)
+		assert.NotEmpty(t, r.Chosen)
+		// Sizes are powers of two, where the cost table is exact.
+		assert.InEpsilon(t, best[r.Bytes], *r.PredictedUS, 1e-9, "case %d: auto picks the fastest at %d", i, r.Bytes)
+	}
+}
+
+func TestSimPNG(t *testing.T) {
+	dir := t.TempDir()
+	for i, args := range [][]string{
+		{"--alg", "all", "--bytes", "1M:8M", "--png", filepath.Join(dir, "lat.png")},
+		{"--alg", "ring", "--bytes", "1M", "--gantt", "--png", filepath.Join(dir, "gantt.png")},
+	} {
+		out, stderr, code := runCLI(t, append([]string{"sim", "allgather", "--topo", "clusterA", "--nodes", "2"}, args...)...)
+		require.Equal(t, 0, code, "case %d: %s", i, stderr)
+		assert.Contains(t, out, "wrote ")
+		b, err := os.ReadFile(args[len(args)-1])
+		require.NoError(t, err)
+		assert.Equal(t, "\x89PNG", string(b[:4]), "case %d", i)
+	}
+}
+
+func TestSimBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		/*0*/ {[]string{"sim", "allgatherx", "--topo", "clusterB", "--bytes", "1M"}, "unknown collective"},
+		/*1*/ {[]string{"sim", "allgather", "--topo", "clusterB"}, "--bytes is required"},
+		/*2*/ {[]string{"sim", "allgather", "--topo", "clusterB", "--bytes", "1M", "--alg", "nope"}, "nope"},
+		/*3*/ {[]string{"sim", "allgather", "--topo", "nosuch", "--bytes", "1M"}, "unknown topology preset"},
+		/*4*/ {[]string{"sim", "allgather", "--topo", "clusterB", "--bytes", "0"}, "positive"},
+		/*5*/ {[]string{"sim", "allgather", "--topo", "clusterB", "--bytes", "1M", "--gantt"}, "--png"},
+		/*6*/ {[]string{"sim", "allgather", "--topo", "clusterB", "--bytes", "1M:2M", "--alg", "ring", "--gantt", "--png", "x.png"}, "one run"},
+	}
+	for i, c := range cases {
+		out, stderr, code := runCLI(t, c.args...)
+		assert.NotEqual(t, 0, code, "case %d", i)
+		assert.Empty(t, out, "case %d", i)
+		assert.Contains(t, stderr, c.want, "case %d", i)
+		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "case %d: one line: %q", i, stderr)
+	}
+}
