@@ -1,0 +1,269 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
+)
+
+// Ctrl is the job's control plane, used between sizes (launch.Client and
+// launch.Session satisfy it).
+type Ctrl interface {
+	Allgather(ctx context.Context, data []byte) ([][]byte, error)
+}
+
+// Transport is the data plane the runner drives: an exec.Transport that
+// can also start a new collective call (a fresh tag sequence).
+type Transport interface {
+	exec.Transport
+	NextCall()
+}
+
+// Config is one rank's share of a benchmark.
+type Config struct {
+	Rank       int
+	Topo       *topo.Topology
+	Collective coll.Collective
+	Algorithms []string
+	Sizes      []int64
+	Dtype      coll.Dtype
+	Op         coll.Op
+	// Iters <= 0 and Warmup < 0 choose as OMB does (see Iterations).
+	Iters, Warmup int
+	Validate      bool
+	Root          int
+	// Traffic returns the alltoallv byte matrix for a size.
+	Traffic func(bytes int64) ([][]int64, error)
+	// CallTimeout bounds one collective call (0: CallTimeoutFor).
+	CallTimeout time.Duration
+	// Alloc and Free provide buffer memory (ucx.Alloc for real runs);
+	// nil uses the Go heap.
+	Alloc func(n int) []byte
+	Free  func(b []byte) error
+	// OnRow receives each result on rank 0; OnIteration is called on
+	// rank 0 after every iteration (progress).
+	OnRow       func(Row)
+	OnIteration func()
+}
+
+// CallTimeoutFor is the default deadline of one call moving dstBytes per
+// rank: 10 s plus 1 s per 50 MB, generous for slow machines yet short
+// enough that a stuck peer fails the job.
+func CallTimeoutFor(dstBytes int64) time.Duration {
+	return 10*time.Second + time.Duration(dstBytes/50_000_000)*time.Second
+}
+
+// Plan generates this rank's program for one (algorithm, size), with the
+// counts of alltoallv. An *sched.UnsupportedError means the algorithm does
+// not serve the case; every rank reaches the same verdict.
+func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
+	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: bytes, Root: c.Root, DtypeBytes: 1}
+	if c.Collective.Reduces() {
+		spec.DtypeBytes = c.Dtype.Size()
+	}
+	if c.Collective == coll.Alltoallv {
+		if c.Traffic == nil {
+			return nil, fmt.Errorf("alltoallv needs a traffic matrix")
+		}
+		counts, err := c.Traffic(bytes)
+		if err != nil {
+			return nil, err
+		}
+		spec.Counts = counts
+	}
+	return sched.GenerateRank(spec, c.Rank)
+}
+
+// Run measures every algorithm at every size, in lockstep with the other
+// ranks, and returns the rows (complete on rank 0; other ranks get them
+// too since statistics are gathered everywhere). Unsupported (algorithm,
+// size) pairs are skipped silently: the launcher reports them.
+func Run(ctx context.Context, cfg Config, t Transport, ctrl Ctrl) ([]Row, error) {
+	var rows []Row
+	for _, alg := range cfg.Algorithms {
+		for _, size := range cfg.Sizes {
+			plan, err := cfg.Plan(alg, size)
+			if sched.IsUnsupported(err) {
+				continue
+			}
+			if err != nil {
+				return rows, err
+			}
+			row, err := runOne(ctx, &cfg, plan, t, ctrl)
+			if err != nil {
+				return rows, err
+			}
+			rows = append(rows, row)
+			if cfg.Rank == 0 && cfg.OnRow != nil {
+				cfg.OnRow(row)
+			}
+		}
+	}
+	return rows, nil
+}
+
+func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctrl Ctrl) (Row, error) {
+	rank := cfg.Rank
+	prog := &plan.Ranks[rank]
+	pat := &Pattern{Coll: cfg.Collective, Dtype: cfg.Dtype, Op: cfg.Op, NRanks: plan.NRanks, Bytes: plan.Bytes, Counts: plan.Counts, Root: cfg.Root}
+	if !cfg.Collective.Reduces() {
+		pat.Dtype = coll.Uint8
+	}
+	alloc, free := cfg.Alloc, cfg.Free
+	if alloc == nil {
+		alloc = func(n int) []byte { return make([]byte, n) }
+		free = func([]byte) error { return nil }
+	}
+	z := prog.Sizes
+	if z.Dst != pat.DstBytes(rank) {
+		return Row{}, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, pat.DstBytes(rank))
+	}
+	src, dst, scratch := alloc(int(z.Src)), alloc(int(z.Dst)), alloc(int(z.Scratch))
+	defer func() {
+		_ = free(src)
+		_ = free(dst)
+		_ = free(scratch)
+	}()
+	ecfg := exec.ConfigFor(plan, cfg.Dtype, cfg.Op)
+	if !cfg.Collective.Reduces() {
+		ecfg.Dtype, ecfg.Op = coll.DtypeInvalid, coll.OpInvalid
+	}
+	m, err := exec.New(prog, exec.Buffers{Src: src, Dst: dst, Scratch: scratch}, ecfg)
+	if err != nil {
+		return Row{}, err
+	}
+	timed, skip := Iterations(plan.Bytes, cfg.Iters, cfg.Warmup)
+	timeout := cfg.CallTimeout
+	if timeout <= 0 {
+		timeout = CallTimeoutFor(z.Dst + z.Src)
+	}
+	fillSrc := func(it int) {
+		if pat.Coll == coll.Bcast && rank != cfg.Root {
+			return
+		}
+		pat.FillSrc(src[:pat.SrcBytes(rank)], rank, it)
+	}
+	if !cfg.Validate {
+		fillSrc(0)
+	}
+	if _, err := ctrl.Allgather(ctx, nil); err != nil {
+		return Row{}, err
+	}
+	var total time.Duration
+	for it := 0; it < timed+skip; it++ {
+		if cfg.Validate {
+			fillSrc(it)
+		}
+		t.NextCall()
+		start := time.Now()
+		err := exec.Run(ctx, m, t, start.Add(timeout))
+		elapsed := time.Since(start)
+		if err != nil {
+			return Row{}, err
+		}
+		if cfg.Validate {
+			if err := pat.Check(dst, rank, it); err != nil {
+				return Row{}, fmt.Errorf("%s/%s %d bytes: %w", plan.Collective, plan.Algorithm, plan.Bytes, err)
+			}
+		}
+		if it >= skip {
+			total += elapsed
+		}
+		if err := Barrier(ctx, t, rank, plan.NRanks, start.Add(timeout)); err != nil {
+			return Row{}, err
+		}
+		if rank == 0 && cfg.OnIteration != nil {
+			cfg.OnIteration()
+		}
+	}
+	avgUS := float64(total.Nanoseconds()) / 1e3 / float64(max(timed, 1))
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], math.Float64bits(avgUS))
+	all, err := ctrl.Allgather(ctx, b[:])
+	if err != nil {
+		return Row{}, err
+	}
+	per := make([]float64, len(all))
+	for r, d := range all {
+		if len(d) != 8 {
+			return Row{}, fmt.Errorf("rank %d sent a %d-byte timing, want 8", r, len(d))
+		}
+		per[r] = math.Float64frombits(binary.LittleEndian.Uint64(d))
+	}
+	s := Summarize(per)
+	return Row{
+		Collective: string(plan.Collective), Algorithm: plan.Algorithm, Bytes: plan.Bytes,
+		AvgUS: s.AvgUS, MinUS: s.MinUS, MaxUS: s.MaxUS, Iterations: timed,
+		BusBWGBps: BusBandwidthGBps(plan.Collective, plan.Bytes, plan.NRanks, plan.Counts, s.AvgUS),
+		Validated: cfg.Validate,
+	}, nil
+}
+
+// BarrierTagBase is the highest step tag; barrier round k uses
+// BarrierTagBase-k, above any tag a generator uses.
+const BarrierTagBase = 1<<24 - 1
+
+// barrierToken marks the barrier's own operations (the executor's tokens
+// never set the top bit).
+const barrierToken = uint64(1) << 63
+
+// Barrier is a dissemination barrier over the data plane (ceil(log2 n)
+// rounds of empty messages), used between timed iterations as OMB uses
+// MPI_Barrier. It starts a call of its own (NextCall).
+func Barrier(ctx context.Context, t Transport, rank, n int, deadline time.Time) error {
+	if n <= 1 {
+		return nil
+	}
+	t.NextCall()
+	var comps [4]exec.Completion
+	for k, round := 1, 0; k < n; k, round = k*2, round+1 {
+		to, from := (rank+k)%n, (rank-k+n)%n
+		tag := uint32(BarrierTagBase - round)
+		rt, st := barrierToken|uint64(round)<<1, barrierToken|uint64(round)<<1|1
+		if err := t.PostRecv(from, tag, nil, rt); err != nil {
+			return fmt.Errorf("barrier round %d: %w", round, err)
+		}
+		if err := t.PostSend(to, tag, nil, st); err != nil {
+			_ = t.Cancel(rt)
+			return fmt.Errorf("barrier round %d: %w", round, err)
+		}
+		pending := 2
+		for pending > 0 {
+			if err := ctx.Err(); err != nil {
+				_ = t.Cancel(rt)
+				_ = t.Cancel(st)
+				return err
+			}
+			if !time.Now().Before(deadline) {
+				_ = t.Cancel(rt)
+				_ = t.Cancel(st)
+				return fmt.Errorf("barrier round %d: rank %d waited for rank %d past the deadline: %w", round, rank, from, exec.ErrDeadline)
+			}
+			wait := deadline
+			if ctx.Done() != nil && time.Until(wait) > 50*time.Millisecond {
+				wait = time.Now().Add(50 * time.Millisecond)
+			}
+			got, err := t.Wait(wait, comps[:0])
+			if err != nil {
+				return fmt.Errorf("barrier round %d: %w", round, err)
+			}
+			for _, c := range got {
+				if c.Token != rt && c.Token != st {
+					continue // a stale completion of a cancelled operation
+				}
+				if c.Err != nil {
+					return fmt.Errorf("barrier round %d: %w", round, c.Err)
+				}
+				pending--
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,106 @@
+package bench
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/goring-hpc/goring/sched"
+)
+
+// Traffic matrices of alltoallv, as DESIGN.md's CLI defines them for plan,
+// sim and bench alike. counts[i][j] is the bytes rank i sends rank j.
+
+// UniformCounts: every rank sends bytes to every rank (itself included).
+func UniformCounts(n int, bytes int64) [][]int64 { return sched.UniformCounts(n, bytes) }
+
+// HotCounts: rank hot receives fraction frac of every rank's n*bytes, and
+// the rest is spread evenly over the other ranks (remainders to the lowest
+// ranks), so each row keeps the uniform total.
+func HotCounts(n int, bytes int64, hot int, frac float64) ([][]int64, error) {
+	if hot < 0 || hot >= n {
+		return nil, fmt.Errorf("--hot %d:%g: rank out of range [0,%d)", hot, frac, n)
+	}
+	if !(frac >= 0 && frac <= 1) {
+		return nil, fmt.Errorf("--hot %d:%g: fraction must be in [0,1]", hot, frac)
+	}
+	total := int64(n) * bytes
+	m := make([][]int64, n)
+	for i := range m {
+		m[i] = make([]int64, n)
+		toHot := int64(frac * float64(total))
+		if n == 1 {
+			toHot = total
+		}
+		m[i][hot] = toHot
+		rest := total - toHot
+		others := int64(n - 1)
+		k := int64(0)
+		for j := 0; j < n; j++ {
+			if j == hot {
+				continue
+			}
+			share := rest / others
+			if k < rest%others {
+				share++
+			}
+			m[i][j] = share
+			k++
+		}
+	}
+	return m, nil
+}
+
+// RandomCounts draws every entry uniformly from [0, 2*bytes] with a seeded
+// generator, and makes about a quarter of the entries zero.
+func RandomCounts(n int, bytes int64, seed uint64) [][]int64 {
+	rng := rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
+	m := make([][]int64, n)
+	for i := range m {
+		m[i] = make([]int64, n)
+		for j := range m[i] {
+			if rng.IntN(4) == 0 {
+				continue
+			}
+			m[i][j] = rng.Int64N(2*bytes + 1)
+		}
+	}
+	return m
+}
+
+// MaxCountsFileBytes bounds a --counts file.
+const MaxCountsFileBytes = 16 << 20
+
+// ParseCounts reads a JSON byte matrix (an array of n arrays of n
+// non-negative integers) for n ranks.
+func ParseCounts(data []byte, n int) ([][]int64, error) {
+	if len(data) > MaxCountsFileBytes {
+		return nil, fmt.Errorf("counts file larger than %d bytes", MaxCountsFileBytes)
+	}
+	var m [][]int64
+	dec := json.NewDecoder(bytes.NewReader(data))
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("counts JSON: %w", err)
+	}
+	if dec.More() {
+		return nil, fmt.Errorf("counts JSON: trailing data after the matrix")
+	}
+	if len(m) != n {
+		return nil, fmt.Errorf("counts matrix has %d rows, want %d (one per rank)", len(m), n)
+	}
+	for i, row := range m {
+		if len(row) != n {
+			return nil, fmt.Errorf("counts row %d has %d entries, want %d", i, len(row), n)
+		}
+		for j, v := range row {
+			if v < 0 {
+				return nil, fmt.Errorf("counts[%d][%d] = %d is negative", i, j, v)
+			}
+			if v > 1<<40 {
+				return nil, fmt.Errorf("counts[%d][%d] = %d is unreasonably large", i, j, v)
+			}
+		}
+	}
+	return m, nil
+}
