@@ -157,3 +157,32 @@ func sampleGrid() []gridCase {
 	)
 	return out
 }
+
+// verifyGrid generates and verifies alg over sampleGrid. unsupported says
+// for which ranks count the algorithm must refuse with an UnsupportedError
+// (nil: never); the check is both ways, so a refusal that is not documented
+// fails, and so does a plan where a refusal is documented.
+func verifyGrid(t *testing.T, c coll.Collective, alg string, unsupported func(nranks int) bool, check func(t *testing.T, g gridCase, plan *Plan, rep *Report)) {
+	t.Helper()
+	for i, g := range sampleGrid() {
+		t.Run(fmt.Sprintf("case%d_%dx%d_%dB_d%d_k%d", i, g.nodes, g.gpus, g.bytes, g.dtype, g.chunks), func(t *testing.T) {
+			spec := Spec{Collective: c, Algorithm: alg, Topo: synthTopo(g.nodes, g.gpus), Bytes: g.bytes, DtypeBytes: g.dtype, Chunks: g.chunks}
+			if c == coll.Bcast {
+				spec.Root = (g.nodes*g.gpus - 1) / 2
+			}
+			if c == coll.Allreduce && g.bytes >= 64<<20 && g.nodes*g.gpus > 16 {
+				spec.Bytes /= 4 // keep the reduction grid quick
+			}
+			if unsupported != nil && unsupported(g.nodes*g.gpus) {
+				_, err := Generate(spec)
+				require.Error(t, err)
+				assert.True(t, IsUnsupported(err), "want an UnsupportedError, got %v", err)
+				return
+			}
+			plan, rep := mustVerify(t, spec)
+			if check != nil {
+				check(t, g, plan, rep)
+			}
+		})
+	}
+}
