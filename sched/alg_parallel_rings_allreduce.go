@@ -1,0 +1,52 @@
+package sched
+
+import (
+	"github.com/goring-hpc/goring/coll"
+)
+
+// Parallel Rings allreduce: seed 000 section V-A. Allreduce as RSA
+// (reduce-scatter followed by allgather), both halves as Parallel Rings:
+// the vector is cut into P blocks of whole elements (uneven when P does not
+// divide the element count: the first blocks get one element more, see
+// BlockSpan), rank j ends the reduce-scatter half with block j reduced over
+// every rank, in place in dst, and the allgather half spreads the blocks
+// with the intra-node algorithm Spec.Intra selects. The allgather of piece c
+// of the rank's own block starts as soon as its reduction is done, so the
+// two halves overlap piece by piece when Spec.Chunks > 1.
+//
+// Both halves have nodes-1 inter-node steps on their critical path, so the
+// whole has 2*(nodes-1), against 2*(P-1) for the flat ring allreduce.
+
+func init() {
+	registerHier(Algorithm{
+		Collective: coll.Allreduce,
+		Name:       "parallel_rings",
+		Desc:       "reduce-scatter then allgather, both as parallel rings (one inter-node ring per local rank/rail)",
+		Paper:      "seed 000 section V-A (RSA with Parallel Rings for both phases)",
+		Rank:       parallelRingsAllreduceRank,
+	})
+}
+
+func parallelRingsAllreduceRank(spec *Spec, plan *Plan, prog *RankProgram) error {
+	const alg = "parallel_rings"
+	sh, err := hierShapeOf(alg, spec)
+	if err != nil {
+		return err
+	}
+	intra, err := selectIntra(alg, spec, sh)
+	if err != nil {
+		return err
+	}
+	V := spec.Bytes
+	blk := newHierBlocks(false, V, sh.nranks, spec.DtypeBytes, spec.Chunks)
+	tags := hierTags{groups: sh.nodes, pieces: max(blk.pieces, 1), kinds: hierKinds(sh.gpus)}
+	if !tags.fits(2) {
+		return Unsupported(alg, "%d nodes x %d pieces x %d GPUs overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces, sh.gpus)
+	}
+	rs := reduceScatterRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, inPlace: true}
+	prog.Sizes = Sizes{Src: V, Dst: V, Scratch: rs.scratchBytes()}
+	rs.emit()
+	ag := allgatherRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, phase: 1, intra: intra}
+	ag.emit(rs.final)
+	return nil
+}
