@@ -9,6 +9,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sort"
 	"sync"
 	"unsafe"
@@ -55,8 +56,21 @@ func Init(opts Options) (*Context, error) {
 	if features == 0 {
 		features = DefaultFeatures
 	}
-	keys := make([]string, 0, len(opts.Config))
-	for k := range opts.Config {
+	cfg := make(map[string]string, len(opts.Config)+1)
+	for k, v := range opts.Config {
+		cfg[k] = v
+	}
+	// UCX 1.13 with the wakeup feature leaves its keepalive timer fd
+	// readable once it has fired, so the worker's event fd never sleeps
+	// and Wait would spin (measured: a whole core while idle). Peer
+	// failures still surface through the transports' own errors and the
+	// callers' deadlines, so keepalive is off unless the caller or the
+	// environment sets it.
+	if _, set := cfg["KEEPALIVE_INTERVAL"]; !set && features&FeatureWakeup != 0 && os.Getenv("UCX_KEEPALIVE_INTERVAL") == "" {
+		cfg["KEEPALIVE_INTERVAL"] = "inf"
+	}
+	keys := make([]string, 0, len(cfg))
+	for k := range cfg {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
@@ -68,7 +82,7 @@ func Init(opts Options) (*Context, error) {
 	vs := unsafe.Slice(cv, len(keys)+1)
 	for i, k := range keys {
 		ks[i] = C.CString(k)
-		vs[i] = C.CString(opts.Config[k])
+		vs[i] = C.CString(cfg[k])
 	}
 	defer func() {
 		for i := range keys {
@@ -82,7 +96,7 @@ func Init(opts Options) (*Context, error) {
 	if st != 0 {
 		if bad >= 0 {
 			k := keys[bad]
-			return nil, fmt.Errorf("ucx: config UCX_%s=%q: %w", k, opts.Config[k], Status(st))
+			return nil, fmt.Errorf("ucx: config UCX_%s=%q: %w", k, cfg[k], Status(st))
 		}
 		return nil, fmt.Errorf("ucx: init: %w", Status(st))
 	}

@@ -13,10 +13,7 @@ import (
 	"unsafe"
 )
 
-// Endpoint is a connection from a worker to one remote worker (ucp_ep_h),
-// created with error handling mode "peer": when the peer dies, UCX fails
-// the endpoint's operations with a Status (see IsPeerFailure) and the
-// endpoint's error callback runs; nothing crashes.
+// Endpoint is a connection from a worker to one remote worker (ucp_ep_h).
 type Endpoint struct {
 	w       *Worker
 	ep      *C.gr_ep_t
@@ -25,14 +22,28 @@ type Endpoint struct {
 	onError func(error)
 }
 
-// CloseTimeout bounds how long Endpoint.Close waits for a flush.
+// CloseTimeout bounds how long Endpoint.Close waits.
 var CloseTimeout = 5 * time.Second
 
+// EndpointOptions configure Connect.
+type EndpointOptions struct {
+	// NoPeerErrors turns UCX's error handling mode "peer" off. With it on
+	// (the default) a dead peer fails the endpoint's operations with a
+	// Status (see IsPeerFailure) and runs OnError; nothing crashes. But
+	// UCX 1.13 then uses only transports that detect peer failure, which
+	// on one host means TCP instead of shared memory (posix/sysv/cma), at
+	// a large cost in bandwidth. Set NoPeerErrors for same-host data paths
+	// whose peers another mechanism watches (the launcher's coordinator,
+	// deadlines); UCX may then hang or abort on a dead peer instead.
+	NoPeerErrors bool
+	// OnError, if not nil, runs once on the progress goroutine when UCX
+	// reports that the endpoint failed.
+	OnError func(error)
+}
+
 // Connect creates an endpoint to the worker whose address (from
-// Worker.Address on the remote side) is addr. onError, if not nil, runs
-// once on the progress goroutine if UCX reports the endpoint failed; the
-// endpoint's pending and later operations then complete with errors.
-func (w *Worker) Connect(addr []byte, onError func(error)) (*Endpoint, error) {
+// Worker.Address on the remote side) is addr.
+func (w *Worker) Connect(addr []byte, opts EndpointOptions) (*Endpoint, error) {
 	if w.h == nil {
 		return nil, errClosed
 	}
@@ -40,10 +51,14 @@ func (w *Worker) Connect(addr []byte, onError func(error)) (*Endpoint, error) {
 		return nil, errors.New("ucx: connect: empty worker address")
 	}
 	w.nextEP++
-	ep := &Endpoint{w: w, id: w.nextEP, onError: onError}
+	ep := &Endpoint{w: w, id: w.nextEP, onError: opts.OnError}
 	caddr := C.CBytes(addr)
 	defer C.free(caddr)
-	if st := C.gr_ep_create(w.h, caddr, C.uint64_t(ep.id), &ep.ep); st != 0 {
+	peer := C.int(1)
+	if opts.NoPeerErrors {
+		peer = 0
+	}
+	if st := C.gr_ep_create(w.h, caddr, peer, C.uint64_t(ep.id), &ep.ep); st != 0 {
 		return nil, fmt.Errorf("ucx: connect: %w", Status(st))
 	}
 	w.eps[ep.id] = ep

@@ -448,7 +448,8 @@ static void gr_ep_error_cb(void *arg, ucp_ep_h ep, ucs_status_t status)
     gr_push(e->w, GR_EV_EP_ERROR, e->handle, NULL, status, 0, 0);
 }
 
-int gr_ep_create(gr_worker_t *w, const void *addr, uint64_t handle, gr_ep_t **out)
+int gr_ep_create(gr_worker_t *w, const void *addr, int peer_errors, uint64_t handle,
+                 gr_ep_t **out)
 {
     gr_ep_t *e = calloc(1, sizeof(*e));
     if (e == NULL) {
@@ -462,7 +463,8 @@ int gr_ep_create(gr_worker_t *w, const void *addr, uint64_t handle, gr_ep_t **ou
                         UCP_EP_PARAM_FIELD_ERR_HANDLING_MODE |
                         UCP_EP_PARAM_FIELD_ERR_HANDLER;
     params.address         = (const ucp_address_t *)addr;
-    params.err_mode        = UCP_ERR_HANDLING_MODE_PEER;
+    params.err_mode        = peer_errors ? UCP_ERR_HANDLING_MODE_PEER
+                                         : UCP_ERR_HANDLING_MODE_NONE;
     params.err_handler.cb  = gr_ep_error_cb;
     params.err_handler.arg = e;
     ucs_status_t st        = p_ucp_ep_create(w->worker, &params, &e->ep);
@@ -539,22 +541,23 @@ int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,
         return UCS_ERR_NO_MEMORY;
     }
     s->handle = handle;
-    ucp_tag_recv_info_t info;
-    memset(&info, 0, sizeof(info));
+    /* NO_IMM_CMPL: a receive matched at once (an unexpected message already
+     * here) still goes through the callback, the one place where UCX 1.13
+     * reports the matched tag and length reliably. The callback may run
+     * before ucp_tag_recv_nbx returns; the slot already carries the handle. */
     ucp_request_param_t param;
     memset(&param, 0, sizeof(param));
     param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
-                         UCP_OP_ATTR_FIELD_RECV_INFO;
-    param.cb.recv            = gr_recv_cb;
-    param.user_data          = s;
-    param.recv_info.tag_info = &info;
+                         UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    param.cb.recv      = gr_recv_cb;
+    param.user_data    = s;
     gr_set_mem_type(&param, mem_type);
     ucs_status_ptr_t r = p_ucp_tag_recv_nbx(w->worker, (void *)buf, len, tag, mask, &param);
     if (UCS_PTR_IS_PTR(r)) {
         *req = r;
         return 1;
     }
-    gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), info.sender_tag, info.length);
+    gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), 0, 0);
     gr_slot_put(s);
     return 0;
 }

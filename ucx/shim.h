@@ -56,7 +56,8 @@ int  gr_queued(gr_worker_t *w);
 int  gr_worker_flush(gr_worker_t *w, int64_t timeout_us);
 
 /* Endpoints. */
-int gr_ep_create(gr_worker_t *w, const void *addr, uint64_t handle, gr_ep_t **out);
+int gr_ep_create(gr_worker_t *w, const void *addr, int peer_errors, uint64_t handle,
+                 gr_ep_t **out);
 /* Posts ucp_ep_close_nbx; returns like gr_tag_send. The gr_ep_t is freed
  * when the close completes. */
 int gr_ep_close(gr_ep_t *ep, int force, uint64_t handle, void **req);
