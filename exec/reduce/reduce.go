@@ -18,10 +18,26 @@ type number interface {
 	constraints.Integer | constraints.Float
 }
 
+// kernels holds every valid (dtype, op) pair's Func, built once so that
+// Kernel is a table lookup that allocates nothing.
+var kernels = func() (t [coll.Float64 + 1][coll.Bxor + 1]Func) {
+	for _, d := range coll.Dtypes {
+		for _, o := range coll.Ops {
+			if coll.Supports(o, d) {
+				t[d][o] = build(d, o)
+			}
+		}
+	}
+	return t
+}()
+
 // Kernel returns the function that reduces dtype d with op o. It fails for
-// an unknown dtype or op and for a bitwise op on a float type. The returned
-// Func allocates nothing.
+// an unknown dtype or op and for a bitwise op on a float type. Neither
+// Kernel nor the returned Func allocates.
 func Kernel(d coll.Dtype, o coll.Op) (Func, error) {
+	if int(d) < len(kernels) && int(o) < len(kernels[d]) && kernels[d][o] != nil {
+		return kernels[d][o], nil
+	}
 	if d.Size() == 0 {
 		return nil, fmt.Errorf("reduce: invalid dtype %v", d)
 	}
@@ -31,33 +47,37 @@ func Kernel(d coll.Dtype, o coll.Op) (Func, error) {
 		}
 		return nil, fmt.Errorf("reduce: invalid op %v", o)
 	}
+	return nil, fmt.Errorf("reduce: no kernel for %v/%v", d, o)
+}
+
+func build(d coll.Dtype, o coll.Op) Func {
 	switch d {
 	case coll.Int8:
-		return typed[int8](o), nil
+		return typed[int8](o)
 	case coll.Int16:
-		return typed[int16](o), nil
+		return typed[int16](o)
 	case coll.Int32:
-		return typed[int32](o), nil
+		return typed[int32](o)
 	case coll.Int64:
-		return typed[int64](o), nil
+		return typed[int64](o)
 	case coll.Uint8:
-		return typed[uint8](o), nil
+		return typed[uint8](o)
 	case coll.Uint16:
-		return typed[uint16](o), nil
+		return typed[uint16](o)
 	case coll.Uint32:
-		return typed[uint32](o), nil
+		return typed[uint32](o)
 	case coll.Uint64:
-		return typed[uint64](o), nil
+		return typed[uint64](o)
 	case coll.Float32:
-		return typed[float32](o), nil
+		return typed[float32](o)
 	case coll.Float64:
-		return typed[float64](o), nil
+		return typed[float64](o)
 	case coll.Float16:
-		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o, false) }, nil
+		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o, false) }
 	case coll.Bfloat16:
-		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o, true) }, nil
+		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o, true) }
 	}
-	return nil, fmt.Errorf("reduce: no kernel for dtype %v", d)
+	return nil
 }
 
 // Check reports why dst and src cannot be reduced as dtype d: different

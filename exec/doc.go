@@ -1,0 +1,87 @@
+// Package exec runs one rank's program (a sched.RankProgram) on real
+// buffers. It is the data-moving twin of package sim: the same program, the
+// same dependency rules, but bytes instead of predicted times.
+//
+// # A state machine, not a loop
+//
+// The executor is built like etcd-io/raft's node: a pure state machine that
+// is told what happened and answers with what to do next. It never performs
+// I/O, never blocks, never starts a goroutine and, once built, never
+// allocates. Whoever owns the network (a UCX worker, the in-memory
+// transport of the tests, a GPU driver later) owns the loop:
+//
+//	m, err := exec.New(prog, exec.Buffers{Src: in, Dst: out}, exec.ConfigFor(plan, dtype, op))
+//	err = m.Start()                 // queue the steps with no dependencies
+//	for !m.Done() {
+//		rd := m.Ready()             // receives and sends to post now
+//		for _, p := range rd.Recvs { t.PostRecv(p.Peer, p.Tag, p.Buf, p.Token) }
+//		for _, p := range rd.Sends { t.PostSend(p.Peer, p.Tag, p.Buf, p.Token) }
+//		comps, _ = t.Wait(deadline, comps[:0])
+//		for _, c := range comps { err = m.Step(c) } // feed completions back
+//	}
+//
+// Run is exactly this loop with deadlines, cancellation and error
+// reporting; most callers use it and only implement Transport.
+//
+// Local steps (copy, reduce) never reach the caller: the Machine runs them
+// as soon as they are ready, on the host by default, or hands them to a
+// LocalExecutor (a GPU one starts a copy or a reduction kernel on a stream
+// and reports its completion later, through the same Step call as network
+// completions).
+//
+// # What a step waits for
+//
+// A step becomes ready when every step in its Deps has completed. Sends and
+// receives wait for one more thing: the previous send (receive) of the
+// same peer and tag must have been posted. That keeps posts of one (peer,
+// tag) in ascending step id, which is how the program JSON says pairs with
+// the same (sender, receiver, tag) match, and it is the order a transport
+// with per-endpoint FIFO tag matching (UCX, MPI) honours.
+//
+// New precomputes everything the steady state needs: for each step its
+// dependency counter's start value, its dependents (a CSR array), the next
+// step of its (op, peer, tag) chain, and batch slices at their final
+// capacity. Start resets the counters with one copy. Tokens carry a call
+// number (the epoch) and the step id, so completions of an earlier call
+// that failed are recognised and ignored.
+//
+// # Safety
+//
+// New validates the program against the buffers before anything runs:
+// every step's byte range lies inside the buffer it names, nothing writes
+// the caller's src buffer, peers are ranks of the job, tags are
+// non-negative, dependencies point to earlier steps, reduce steps cover
+// whole, aligned elements of a dtype/op pair that exists (bitwise ops are
+// rejected for float types). A receive that completes with any length
+// other than the posted one fails its step; transports must report a
+// longer message as an error rather than write past the buffer.
+//
+// Nothing hangs: Run gives every call a deadline (its argument, else the
+// context's, else DefaultTimeout) and, when it passes, returns a *StepError
+// naming the rank, the collective and algorithm and the steps in flight
+// (op, peer, tag, bytes), after cancelling them in the transport. The
+// error wraps ErrDeadline, the context's error or the transport's error.
+//
+// # Scratch memory
+//
+// A program's scratch need is its Sizes.Scratch, computed by the generator
+// from the algorithm and the message size; the executor allocates exactly
+// that (8-byte aligned) once per Machine, or uses the caller's buffer, and
+// reuses it for every call. It is never grown at run time: a step whose
+// range does not fit is rejected by New. Per algorithm (n ranks, B =
+// Plan.Bytes, the per-rank size the collective's UCC definition uses; see
+// TestScratchBounds for the checked figures):
+//
+//   - allgather (every algorithm) and alltoallv, bcast: 0. Data lands in
+//     dst directly, and forwarding algorithms forward out of dst.
+//   - reduce_scatter and allreduce: a receive buffer for the blocks being
+//     combined, bounded by the size of the collective's input (n*B for
+//     reduce_scatter, B for allreduce) per concurrent ring or lane.
+//
+// The bound for every registered algorithm is asserted by a test against
+// the generated plans, so a generator that starts using more fails it.
+//
+// Package exec/reduce holds the host reduction kernels and the
+// float16/bfloat16 conversions; package exec/memtransport is the in-memory
+// Transport and the whole-job test harness (RunPlan).
+package exec

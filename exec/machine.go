@@ -1,0 +1,490 @@
+package exec
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec/reduce"
+	"github.com/goring-hpc/goring/sched"
+)
+
+// Buffers are one rank's memory for one collective call. Src is the
+// caller's input (never written), Dst the caller's output, Scratch the
+// library's temporary memory (New allocates it from Sizes.Scratch when it
+// is nil).
+type Buffers struct {
+	Src, Dst, Scratch []byte
+}
+
+func (b *Buffers) of(k sched.Buf) []byte {
+	switch k {
+	case sched.BufSrc:
+		return b.Src
+	case sched.BufDst:
+		return b.Dst
+	case sched.BufScratch:
+		return b.Scratch
+	}
+	return nil
+}
+
+// Config says how to run a rank's program.
+type Config struct {
+	// Collective and Algorithm name the call in errors.
+	Collective coll.Collective
+	Algorithm  string
+	// NRanks bounds peers: every send and recv peer is in [0, NRanks).
+	NRanks int
+	// Dtype and Op define reduce steps. They are checked at New whenever
+	// they are set or the program has a reduce step.
+	Dtype coll.Dtype
+	Op    coll.Op
+	// Local runs copy and reduce steps; nil runs them on the host, inline.
+	Local LocalExecutor
+}
+
+// ConfigFor fills a Config from a plan.
+func ConfigFor(plan *sched.Plan, dtype coll.Dtype, op coll.Op) Config {
+	return Config{Collective: plan.Collective, Algorithm: plan.Algorithm, NRanks: plan.NRanks, Dtype: dtype, Op: op}
+}
+
+// Post is one send or receive to post.
+type Post struct {
+	Step  int
+	Peer  int
+	Tag   uint32
+	Buf   []byte
+	Token uint64
+	Path  sched.Path // routing hint of a send, for a multi-path data plane
+}
+
+// Ready is a batch of operations to post, in the order to post them: all
+// receives, then all sends, each list in ascending step id per (peer, tag).
+// Its slices belong to the Machine and stay valid until the next call to
+// Start, Step or Ready.
+type Ready struct {
+	Recvs []Post
+	Sends []Post
+}
+
+// Empty reports whether there is nothing to post.
+func (r Ready) Empty() bool { return len(r.Recvs) == 0 && len(r.Sends) == 0 }
+
+// Step states.
+const (
+	stWaiting  uint8 = iota // deps (or an earlier same-tag post) pending
+	stReady                 // in the current Ready batch or the local work list
+	stInFlight              // posted, or an asynchronous local step running
+	stDone
+)
+
+// Machine runs one rank's program. It is a pure state machine: it never
+// calls a transport, never blocks and, after New, never allocates. Use it
+// from one goroutine.
+type Machine struct {
+	prog *sched.RankProgram
+	cfg  Config
+	bufs Buffers
+
+	kernel reduce.Func // reduce steps on the host path
+	local  LocalExecutor
+
+	// Built once at New.
+	initPending []int32 // deps per step, +1 when an earlier post shares (op, peer, tag)
+	depOff      []int32 // dependents of step i: depList[depOff[i]:depOff[i+1]]
+	depList     []int32
+	nextSame    []int32 // next step with the same (op, peer, tag), or -1
+
+	// Per call.
+	pending   []int32
+	state     []uint8
+	epoch     uint32
+	remaining int // steps not yet done
+	inFlight  int
+	err       error
+	recvs     []Post
+	sends     []Post
+	work      []int32 // local steps ready to run
+	localOp   LocalOp
+	comps     []Completion // Run's completion buffer
+	started   bool
+}
+
+// New validates prog against bufs and cfg and builds the Machine. Every
+// buffer range of every step must lie inside the given buffers, peers must
+// be in range, reduce steps must be whole, aligned elements of a supported
+// dtype/op. Nothing is written to the buffers.
+func New(prog *sched.RankProgram, bufs Buffers, cfg Config) (*Machine, error) {
+	if prog == nil {
+		return nil, fmt.Errorf("exec: nil program")
+	}
+	if cfg.NRanks < 1 || prog.Rank < 0 || prog.Rank >= cfg.NRanks {
+		return nil, fmt.Errorf("exec: rank %d is not in a job of %d ranks", prog.Rank, cfg.NRanks)
+	}
+	m := &Machine{prog: prog, cfg: cfg, local: cfg.Local}
+	hasReduce := false
+	for i := range prog.Steps {
+		if prog.Steps[i].Op == sched.OpReduce {
+			hasReduce = true
+			break
+		}
+	}
+	if hasReduce || cfg.Dtype != coll.DtypeInvalid || cfg.Op != coll.OpInvalid {
+		k, err := reduce.Kernel(cfg.Dtype, cfg.Op)
+		if err != nil {
+			return nil, fmt.Errorf("exec: rank %d %s: %w", prog.Rank, m.callName(), err)
+		}
+		m.kernel = k
+	}
+	if bufs.Scratch == nil && prog.Sizes.Scratch > 0 {
+		bufs.Scratch = alignedBytes(prog.Sizes.Scratch)
+	}
+	if err := m.check(bufs); err != nil {
+		return nil, err
+	}
+	m.bufs = bufs
+	if err := m.build(); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// alignedBytes allocates n bytes aligned to 8, so any dtype can be reduced
+// in place.
+func alignedBytes(n int64) []byte {
+	w := make([]uint64, (n+7)/8)
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(w))), len(w)*8)[:n]
+}
+
+func (m *Machine) callName() string {
+	if m.cfg.Algorithm == "" {
+		return string(m.cfg.Collective)
+	}
+	return string(m.cfg.Collective) + "/" + m.cfg.Algorithm
+}
+
+// stepErr formats a validation error of step id.
+func (m *Machine) stepErr(id int, format string, args ...any) error {
+	s := &m.prog.Steps[id]
+	return fmt.Errorf("exec: rank %d %s: step %d (%v): %s", m.prog.Rank, m.callName(), id, s.Op, fmt.Sprintf(format, args...))
+}
+
+// check validates every step against bufs.
+func (m *Machine) check(bufs Buffers) error {
+	size := int64(m.cfg.Dtype.Size())
+	for id := range m.prog.Steps {
+		s := &m.prog.Steps[id]
+		if s.Len < 0 {
+			return m.stepErr(id, "negative length %d", s.Len)
+		}
+		for _, d := range m.prog.Deps(id) {
+			if d < 0 || int(d) >= id {
+				return m.stepErr(id, "depends on step %d, which is not an earlier step", d)
+			}
+		}
+		var reads, writes bool
+		switch s.Op {
+		case sched.OpSend:
+			reads = true
+		case sched.OpRecv:
+			writes = true
+		case sched.OpCopy, sched.OpReduce:
+			reads, writes = true, true
+		default:
+			return m.stepErr(id, "unknown op")
+		}
+		if s.Op == sched.OpSend || s.Op == sched.OpRecv {
+			if s.Peer < 0 || int(s.Peer) >= m.cfg.NRanks {
+				return m.stepErr(id, "peer %d is not in [0, %d)", s.Peer, m.cfg.NRanks)
+			}
+			if s.Tag < 0 {
+				return m.stepErr(id, "negative tag %d", s.Tag)
+			}
+		}
+		if reads {
+			if err := m.checkRange(id, bufs, "reads", s.SrcBuf, s.SrcOff, s.Len); err != nil {
+				return err
+			}
+		}
+		if writes {
+			if s.DstBuf == sched.BufSrc {
+				return m.stepErr(id, "writes the src buffer, which is the caller's input")
+			}
+			if err := m.checkRange(id, bufs, "writes", s.DstBuf, s.DstOff, s.Len); err != nil {
+				return err
+			}
+		}
+		if s.Op == sched.OpReduce {
+			if s.Len%size != 0 {
+				return m.stepErr(id, "%d bytes is not a whole number of %v elements", s.Len, m.cfg.Dtype)
+			}
+			if s.SrcOff%size != 0 || s.DstOff%size != 0 {
+				return m.stepErr(id, "offsets %d and %d are not multiples of the %v size %d", s.SrcOff, s.DstOff, m.cfg.Dtype, size)
+			}
+			src := bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len]
+			dst := bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len]
+			if !reduce.Aligned(src, int(size)) || !reduce.Aligned(dst, int(size)) {
+				return m.stepErr(id, "%v and %v buffers must be aligned to %d bytes for %v", s.SrcBuf, s.DstBuf, size, m.cfg.Dtype)
+			}
+		}
+	}
+	return nil
+}
+
+func (m *Machine) checkRange(id int, bufs Buffers, verb string, b sched.Buf, off, n int64) error {
+	if b != sched.BufSrc && b != sched.BufDst && b != sched.BufScratch {
+		return m.stepErr(id, "%s unknown buffer %v", verb, b)
+	}
+	size := int64(len(bufs.of(b)))
+	if off < 0 || off > size || n > size-off {
+		return m.stepErr(id, "%s %v[%d:%d], outside the %d-byte %v buffer", verb, b, off, off+n, size, b)
+	}
+	return nil
+}
+
+// build computes the dependents lists, the same-(op, peer, tag) chains and
+// every per-call slice at its final capacity.
+func (m *Machine) build() error {
+	steps := m.prog.Steps
+	n := len(steps)
+	if uint64(n) > 1<<32-1 {
+		return fmt.Errorf("exec: rank %d: %d steps is more than a token can name", m.prog.Rank, n)
+	}
+	m.initPending = make([]int32, n)
+	m.depOff = make([]int32, n+1)
+	m.nextSame = make([]int32, n)
+	var nsend, nrecv, ndeps int
+	for id := range steps {
+		deps := m.prog.Deps(id)
+		m.initPending[id] = int32(len(deps))
+		ndeps += len(deps)
+		for _, d := range deps {
+			m.depOff[d+1]++
+		}
+		switch steps[id].Op {
+		case sched.OpSend:
+			nsend++
+		case sched.OpRecv:
+			nrecv++
+		}
+	}
+	for i := 0; i < n; i++ {
+		m.depOff[i+1] += m.depOff[i]
+	}
+	m.depList = make([]int32, ndeps)
+	fill := make([]int32, n)
+	copy(fill, m.depOff[:n])
+	for id := range steps {
+		for _, d := range m.prog.Deps(id) {
+			m.depList[fill[d]] = int32(id)
+			fill[d]++
+		}
+	}
+	// Chain steps that share (op, peer, tag): each waits until the
+	// previous one of its chain has been posted, so posts of one tag leave
+	// in step id order and match in the order the program JSON promises.
+	type key struct {
+		op   sched.StepOp
+		peer int32
+		tag  int32
+	}
+	last := make(map[key]int32)
+	for id := range steps {
+		m.nextSame[id] = -1
+		s := &steps[id]
+		if s.Op != sched.OpSend && s.Op != sched.OpRecv {
+			continue
+		}
+		k := key{s.Op, s.Peer, s.Tag}
+		if prev, ok := last[k]; ok {
+			m.nextSame[prev] = int32(id)
+			m.initPending[id]++
+		}
+		last[k] = int32(id)
+	}
+	m.pending = make([]int32, n)
+	m.state = make([]uint8, n)
+	m.recvs = make([]Post, 0, nrecv)
+	m.sends = make([]Post, 0, nsend)
+	m.work = make([]int32, 0, n)
+	m.comps = make([]Completion, 0, nsend+nrecv+n)
+	return nil
+}
+
+// Rank is the rank whose program the Machine runs.
+func (m *Machine) Rank() int { return m.prog.Rank }
+
+// Config returns the configuration the Machine was built with.
+func (m *Machine) Config() Config { return m.cfg }
+
+// Buffers returns the buffers of the next or current call (with the
+// scratch New allocated).
+func (m *Machine) Buffers() Buffers { return m.bufs }
+
+// SetBuffers points the Machine at new src/dst buffers (and scratch, when
+// b.Scratch is not nil; otherwise the current scratch is kept) for the
+// next call, validating them like New. It fails while a call is running.
+func (m *Machine) SetBuffers(b Buffers) error {
+	if m.started && !m.Done() && m.err == nil {
+		return fmt.Errorf("exec: rank %d %s: SetBuffers during a call", m.prog.Rank, m.callName())
+	}
+	if b.Scratch == nil {
+		b.Scratch = m.bufs.Scratch
+	}
+	if err := m.check(b); err != nil {
+		return err
+	}
+	m.bufs = b
+	return nil
+}
+
+// Start begins a call: every step is reset, and the steps with no
+// dependencies are queued (local ones run at once). Start may be called
+// again after Done or after a failure (the caller must have cancelled what
+// was in flight); completions of an earlier call are then ignored.
+func (m *Machine) Start() error {
+	m.epoch++
+	m.started = true
+	m.err = nil
+	m.remaining = len(m.prog.Steps)
+	m.inFlight = 0
+	m.recvs, m.sends, m.work = m.recvs[:0], m.sends[:0], m.work[:0]
+	copy(m.pending, m.initPending)
+	clear(m.state)
+	for id := range m.pending {
+		if m.pending[id] == 0 && m.state[id] == stWaiting {
+			m.enqueue(int32(id))
+		}
+	}
+	m.drain()
+	return m.err
+}
+
+// Ready returns the operations to post since the last call. The caller
+// must post all of them, in order, before calling Step again.
+func (m *Machine) Ready() Ready {
+	r := Ready{Recvs: m.recvs, Sends: m.sends}
+	m.recvs, m.sends = m.recvs[:0], m.sends[:0]
+	return r
+}
+
+// Done reports whether every step of the current call has completed.
+func (m *Machine) Done() bool { return m.started && m.remaining == 0 }
+
+// Err returns the error that stopped the current call, if any.
+func (m *Machine) Err() error { return m.err }
+
+// InFlight is the number of posted operations (and running asynchronous
+// local steps) not yet completed.
+func (m *Machine) InFlight() int { return m.inFlight }
+
+// Token is the token of step id in the current call.
+func (m *Machine) Token(id int) uint64 { return uint64(m.epoch)<<32 | uint64(uint32(id)) }
+
+// Step feeds one completion. Completions of an earlier call (a stale
+// epoch in the token) are ignored. A failed operation, a receive of the
+// wrong length or a token that is not in flight stops the call with a
+// *StepError, which Step returns then and on every later call.
+func (m *Machine) Step(c Completion) error {
+	if m.err != nil {
+		return m.err
+	}
+	if uint32(c.Token>>32) != m.epoch {
+		return nil
+	}
+	id := int(uint32(c.Token))
+	if id >= len(m.state) || m.state[id] != stInFlight {
+		m.err = fmt.Errorf("exec: rank %d %s: completion with token %#x names no operation in flight", m.prog.Rank, m.callName(), c.Token)
+		return m.err
+	}
+	s := &m.prog.Steps[id]
+	if c.Err != nil {
+		m.err = m.failStep(id, c.Err)
+		return m.err
+	}
+	if s.Op == sched.OpRecv && c.Len != s.Len {
+		m.err = m.failStep(id, fmt.Errorf("received %d bytes, posted %d", c.Len, s.Len))
+		return m.err
+	}
+	m.inFlight--
+	m.complete(int32(id))
+	m.drain()
+	return m.err
+}
+
+// enqueue makes a step whose counter reached zero ready: sends and
+// receives go to the batch (and release the next step of their tag chain),
+// local steps to the work list.
+func (m *Machine) enqueue(id int32) {
+	for id >= 0 {
+		s := &m.prog.Steps[id]
+		m.state[id] = stReady
+		switch s.Op {
+		case sched.OpSend:
+			m.sends = append(m.sends, Post{Step: int(id), Peer: int(s.Peer), Tag: uint32(s.Tag),
+				Buf: m.bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len], Token: m.Token(int(id)), Path: s.Path})
+		case sched.OpRecv:
+			m.recvs = append(m.recvs, Post{Step: int(id), Peer: int(s.Peer), Tag: uint32(s.Tag),
+				Buf: m.bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len], Token: m.Token(int(id))})
+		default:
+			m.work = append(m.work, id)
+			return
+		}
+		m.state[id] = stInFlight
+		m.inFlight++
+		next := m.nextSame[id]
+		if next < 0 {
+			return
+		}
+		m.pending[next]--
+		if m.pending[next] != 0 {
+			return
+		}
+		id = next
+	}
+}
+
+// complete marks a step done and releases its dependents.
+func (m *Machine) complete(id int32) {
+	m.state[id] = stDone
+	m.remaining--
+	for _, d := range m.depList[m.depOff[id]:m.depOff[id+1]] {
+		m.pending[d]--
+		if m.pending[d] == 0 {
+			m.enqueue(d)
+		}
+	}
+}
+
+// drain runs ready local steps until none is left.
+func (m *Machine) drain() {
+	for len(m.work) > 0 && m.err == nil {
+		id := m.work[len(m.work)-1]
+		m.work = m.work[:len(m.work)-1]
+		s := &m.prog.Steps[id]
+		dst := m.bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len]
+		src := m.bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len]
+		if m.local == nil {
+			if s.Op == sched.OpCopy {
+				copy(dst, src)
+			} else {
+				m.kernel(dst, src)
+			}
+			m.complete(id)
+			continue
+		}
+		m.localOp = LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: s.Op, Dst: dst, Src: src, Dtype: m.cfg.Dtype, Op: m.cfg.Op}
+		done, err := m.local.Local(&m.localOp)
+		if err != nil {
+			m.err = m.failStep(int(id), err)
+			return
+		}
+		if done {
+			m.complete(id)
+		} else {
+			m.state[id] = stInFlight
+			m.inFlight++
+		}
+	}
+}
