@@ -93,3 +93,47 @@ const (
 	roceNICAlphaUS  = 1.5
 	roceRailAlphaUS = 1.0
 )
+
+// DefaultAlphaUS is the startup the presets give a link of kind k, for
+// topologies built from discovery rather than measurement (topo/detect):
+// calibration replaces it later. Unknown kinds get 0.
+func DefaultAlphaUS(k LinkKind) float64 {
+	switch k {
+	case NVLink:
+		return nvlinkAlphaUS
+	case NVSwitch:
+		return nvswitchAlphaUS
+	case PCIe:
+		return pcieAlphaUS
+	case UPI:
+		return upiAlphaUS
+	case NIC:
+		return nicAlphaUS
+	}
+	return 0
+}
+
+// DefaultRailAlphaUS is the rail (switch and wire) startup the InfiniBand
+// presets use.
+const DefaultRailAlphaUS = ibRailAlphaUS
+
+// DefaultSocketLinkGBps is what a discovered node's socket link is given
+// when nothing says better: the slowest UPI figure above (Skylake, 20.8 GB/s
+// per link); discovery cannot read UPI/xGMI rates, and a low figure keeps
+// plans from leaning on a link they cannot see.
+const DefaultSocketLinkGBps = upiSkylakeGBps
+
+// PCIeEffectiveGBps is what a copy achieves over a PCIe link of generation
+// gen (1-6) and width lanes, one direction: 80% of the raw rate, as for the
+// presets' effective rates. Raw per lane: Gen1 2.5 GT/s and Gen2 5 GT/s with
+// 8b/10b coding (0.25, 0.5 GB/s); Gen3-5 8/16/32 GT/s with 128b/130b
+// (0.985, 1.969, 3.938 GB/s); Gen6 64 GT/s with FLIT mode (~7.56 GB/s after
+// FEC and CRC, PCI-SIG 6.0 overview). 0 for an unknown generation or a
+// non-positive width.
+func PCIeEffectiveGBps(gen, width int) float64 {
+	perLane := map[int]float64{1: 0.25, 2: 0.5, 3: 8.0 * 128 / 130 / 8, 4: 16.0 * 128 / 130 / 8, 5: 32.0 * 128 / 130 / 8, 6: 7.56}[gen]
+	if width <= 0 {
+		return 0
+	}
+	return 0.8 * perLane * float64(width)
+}

@@ -175,3 +175,24 @@ func TestPresetIsAFreshCopy(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), fmt.Sprintf("unknown topology preset %q", "nope"))
 }
+
+func TestPCIeEffectiveGBps(t *testing.T) {
+	tests := []struct {
+		gen, width int
+		want       float64
+	}{
+		// 80% of 15.75, 31.5, 63 GB/s: the presets' 12, 25, 50 within 6%.
+		/*0*/ {3, 16, 0.8 * 15.754}, {4, 16, 0.8 * 31.508}, {5, 16, 0.8 * 63.015},
+		/*3*/ {4, 8, 0.8 * 15.754}, {1, 16, 3.2}, {2, 4, 1.6}, {6, 16, 0.8 * 7.56 * 16},
+		/*7*/ {7, 16, 0}, {0, 16, 0}, {4, 0, 0},
+	}
+	for i, tt := range tests {
+		assert.InDelta(t, tt.want, PCIeEffectiveGBps(tt.gen, tt.width), 0.01, "case %d", i)
+	}
+	assert.InEpsilon(t, pcieGen3GBps, PCIeEffectiveGBps(3, 16), 0.06)
+	assert.InEpsilon(t, pcieGen4GBps, PCIeEffectiveGBps(4, 16), 0.05)
+	assert.InEpsilon(t, pcieGen5GBps, PCIeEffectiveGBps(5, 16), 0.05)
+	assert.Equal(t, nvlinkAlphaUS, DefaultAlphaUS(NVLink))
+	assert.Equal(t, 2*DefaultAlphaUS(NVSwitch), DefaultAlphaUS(NVLink), "gpu-switch-gpu costs one peer copy")
+	assert.Equal(t, 0.0, DefaultAlphaUS("bogus"))
+}
