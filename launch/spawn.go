@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -146,7 +147,7 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 	}
 	if first != nil {
 		var f *RankFailedError
-		if errors.As(first, &f) && f.Rank >= 0 && f.Rank < job.NP && exitErr[f.Rank] != nil {
+		if errors.As(first, &f) && f.Rank >= 0 && f.Rank < job.NP && exitErr[f.Rank] != nil && !strings.HasPrefix(f.Reason, "exited") {
 			return fmt.Errorf("%w (exit: %v)", first, exitErr[f.Rank])
 		}
 	}

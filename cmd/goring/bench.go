@@ -1,0 +1,490 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+	"golang.org/x/term"
+
+	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
+	"github.com/goring-hpc/goring/ucx"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
+	"github.com/goring-hpc/goring/units"
+)
+
+func init() { subcommands = append(subcommands, newBenchCmd) }
+
+// DefaultUCXTLS is the UCX transport list a rank uses when UCX_TLS is not
+// set: shared memory between local processes, TCP as the fallback, and
+// self for a rank's own messages (see docs/results.md for what was tried).
+const DefaultUCXTLS = "self,sm,tcp"
+
+type benchFlags struct {
+	alg      string
+	np       int
+	topo     string
+	nodes    int
+	bytes    string
+	iters    int
+	warmup   int
+	validate bool
+	dtype    string
+	op       string
+	json     bool
+	csv      bool
+	png      string
+	root     int
+	hot      string
+	counts   string
+	seed     uint64
+	timeout  time.Duration
+}
+
+func newBenchCmd() *cobra.Command {
+	f := &benchFlags{}
+	cmd := &cobra.Command{
+		Use:   "bench COLL [--alg A|all] --np N [--topo T] [--nodes N] --bytes a:b [--iters I] [--warmup W] [--validate] [--json|--csv|--png FILE]",
+		Short: "run a collective on N local processes over UCX and time it OSU-style",
+		Long: `bench starts --np processes of this binary (or runs as one rank of an mpirun job),
+maps them onto the topology (--topo/--nodes; by default one emulated node of np GPUs,
+or --nodes emulated nodes of np/nodes GPUs each, clusterB-like), and times every
+algorithm at every size the way the OSU Micro-Benchmarks do.
+
+Environment: UCX_TLS (default ` + DefaultUCXTLS + `); under mpirun GORING_COORD,
+GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, f, args[0]) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.alg, "alg", "all", "algorithm name, or all")
+	fl.IntVar(&f.np, "np", 0, "number of processes (ranks)")
+	fl.StringVar(&f.topo, "topo", "", "topology preset or goring.topo/v1 file (default: emulated nodes of np/nodes GPUs)")
+	fl.IntVar(&f.nodes, "nodes", 0, "number of (emulated) nodes")
+	fl.StringVar(&f.bytes, "bytes", "1:1MiB", "message size or OSU-style range a:b (doubling)")
+	fl.IntVar(&f.iters, "iters", 0, "timed iterations per size (default: as OMB, 1000 up to 8 KiB, 100 above)")
+	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per size (default: as OMB, 200 up to 8 KiB, 10 above)")
+	fl.BoolVar(&f.validate, "validate", false, "check buffer contents after every iteration (OMB --validation)")
+	fl.StringVar(&f.dtype, "dtype", "float32", "datatype of reductions")
+	fl.StringVar(&f.op, "op", "sum", "reduction operator")
+	fl.BoolVar(&f.json, "json", false, "print results as one JSON document")
+	fl.BoolVar(&f.csv, "csv", false, "print results as CSV")
+	fl.StringVar(&f.png, "png", "", "draw latency against size per algorithm into this PNG file")
+	fl.IntVar(&f.root, "root", 0, "root rank of bcast")
+	fl.StringVar(&f.hot, "hot", "", "alltoallv: R:F, rank R receives fraction F of every rank's traffic")
+	fl.StringVar(&f.counts, "counts", "", "alltoallv: JSON byte matrix file")
+	fl.Uint64Var(&f.seed, "seed", 0, "alltoallv: random counts (zeros included) from this seed")
+	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: 10s + 1s per 50 MB)")
+	return cmd
+}
+
+// benchJob is a validated benchmark: what the launcher checks before it
+// starts anything and every rank recomputes identically.
+type benchJob struct {
+	cfg   bench.Config
+	np    int
+	algs  []string
+	skips []string // "alg: reason" for algorithms skipped at some size
+	steps int      // total iterations (progress bar)
+}
+
+func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
+	c, err := coll.ParseCollective(collName)
+	if err != nil {
+		return nil, err
+	}
+	if c == coll.Dispatch {
+		return nil, errors.New("bench does not run dispatch yet (plan and sim do)")
+	}
+	if np < 1 {
+		return nil, errors.New("--np is required (number of processes, at least 1)")
+	}
+	if f.json && f.csv {
+		return nil, errors.New("--json and --csv exclude each other")
+	}
+	dtype, op := coll.DtypeInvalid, coll.OpInvalid
+	elem := int64(1)
+	if c.Reduces() {
+		if dtype, err = coll.ParseDtype(f.dtype); err != nil {
+			return nil, err
+		}
+		if op, err = coll.ParseOp(f.op); err != nil {
+			return nil, err
+		}
+		if !coll.Supports(op, dtype) {
+			return nil, fmt.Errorf("--op %s is not defined for --dtype %s", op, dtype)
+		}
+		elem = int64(dtype.Size())
+	}
+	sizes, err := units.ParseRange(f.bytes)
+	if err != nil {
+		return nil, fmt.Errorf("--bytes: %w", err)
+	}
+	for _, s := range sizes {
+		if s%elem != 0 {
+			return nil, fmt.Errorf("--bytes: %d is not a multiple of the %d-byte %s", s, elem, dtype)
+		}
+	}
+	tp, err := benchTopo(f.topo, f.nodes, np)
+	if err != nil {
+		return nil, err
+	}
+	if c == coll.Bcast && (f.root < 0 || f.root >= np) {
+		return nil, fmt.Errorf("--root %d: out of range [0,%d)", f.root, np)
+	}
+	traffic, err := benchTraffic(f, c, np)
+	if err != nil {
+		return nil, err
+	}
+	job := &benchJob{np: np, cfg: bench.Config{Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
+		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Traffic: traffic, CallTimeout: f.timeout}}
+	if f.iters < 0 {
+		return nil, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
+	}
+	var candidates []string
+	if f.alg == "all" {
+		for _, a := range sched.Algorithms(c) {
+			candidates = append(candidates, a.Name)
+		}
+		if len(candidates) == 0 {
+			return nil, fmt.Errorf("no algorithms registered for %s", c)
+		}
+	} else {
+		if _, err := sched.Lookup(c, f.alg); err != nil {
+			return nil, err
+		}
+		candidates = []string{f.alg}
+	}
+	for _, alg := range candidates {
+		var unsupported []string
+		ran := false
+		for _, s := range sizes {
+			_, err := job.cfg.Plan(alg, s)
+			switch {
+			case sched.IsUnsupported(err):
+				if f.alg != "all" {
+					return nil, fmt.Errorf("%s at %d bytes on %d ranks: %w", c, s, np, err)
+				}
+				unsupported = append(unsupported, fmt.Sprintf("%d bytes: %v", s, err))
+			case err != nil:
+				return nil, fmt.Errorf("%s/%s at %d bytes: %w", c, alg, s, err)
+			default:
+				ran = true
+				ti, sk := bench.Iterations(s, f.iters, f.warmup)
+				job.steps += ti + sk
+			}
+		}
+		if len(unsupported) > 0 {
+			job.skips = append(job.skips, fmt.Sprintf("%s at %s", alg, strings.Join(unsupported, "; ")))
+		}
+		if ran {
+			job.algs = append(job.algs, alg)
+		}
+	}
+	if len(job.algs) == 0 {
+		return nil, fmt.Errorf("no %s algorithm supports these sizes on %d ranks (%s)", c, np, strings.Join(job.skips, "; "))
+	}
+	job.cfg.Algorithms = job.algs
+	return job, nil
+}
+
+func benchTraffic(f *benchFlags, c coll.Collective, np int) (func(int64) ([][]int64, error), error) {
+	set := 0
+	for _, v := range []bool{f.hot != "", f.counts != "", f.seed != 0} {
+		if v {
+			set++
+		}
+	}
+	if c != coll.Alltoallv {
+		if set > 0 {
+			return nil, errors.New("--hot, --counts and --seed apply to alltoallv only")
+		}
+		return nil, nil
+	}
+	if set > 1 {
+		return nil, errors.New("--hot, --counts and --seed exclude each other")
+	}
+	switch {
+	case f.hot != "":
+		rs, fs, ok := strings.Cut(f.hot, ":")
+		r, err1 := strconv.Atoi(rs)
+		fr, err2 := strconv.ParseFloat(fs, 64)
+		if !ok || err1 != nil || err2 != nil {
+			return nil, fmt.Errorf("--hot %q: want RANK:FRACTION, e.g. 0:0.5", f.hot)
+		}
+		if _, err := bench.HotCounts(np, 1, r, fr); err != nil {
+			return nil, err
+		}
+		return func(b int64) ([][]int64, error) { return bench.HotCounts(np, b, r, fr) }, nil
+	case f.counts != "":
+		data, err := os.ReadFile(f.counts)
+		if err != nil {
+			return nil, fmt.Errorf("--counts: %w", err)
+		}
+		m, err := bench.ParseCounts(data, np)
+		if err != nil {
+			return nil, fmt.Errorf("--counts %s: %w", f.counts, err)
+		}
+		// The file fixes the matrix; --bytes then only labels the row.
+		return func(int64) ([][]int64, error) { return m, nil }, nil
+	case f.seed != 0:
+		seed := f.seed
+		return func(b int64) ([][]int64, error) { return bench.RandomCounts(np, b, seed), nil }, nil
+	}
+	return func(b int64) ([][]int64, error) { return bench.UniformCounts(np, b), nil }, nil
+}
+
+// benchTopo resolves --topo/--nodes for np ranks. Without --topo the
+// topology is emulated: --nodes nodes (default 1) of np/nodes GPUs each,
+// built like clusterB's node (full NVLink mesh, one NIC rail per GPU), so
+// the hierarchical algorithms have nodes and rails to work with.
+func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
+	if spec != "" {
+		t, err := loadTopo(spec, nodes)
+		if err != nil {
+			return nil, err
+		}
+		if t.NumGPUs() != np {
+			return nil, fmt.Errorf("--np %d does not match topology %s with %d GPUs (%d nodes): use --np %d", np, t.Name, t.NumGPUs(), t.NumNodes(), t.NumGPUs())
+		}
+		return t, nil
+	}
+	if nodes == 0 {
+		nodes = 1
+	}
+	if nodes < 0 || np%nodes != 0 {
+		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
+	}
+	return emulatedTopo(nodes, np/nodes)
+}
+
+func emulatedTopo(nodes, gpus int) (*topo.Topology, error) {
+	ref, err := topo.Preset("clusterB")
+	if err != nil {
+		return nil, err
+	}
+	figs := map[topo.LinkKind]topo.Link{}
+	for _, l := range ref.Nodes[0].Links {
+		if _, ok := figs[l.Kind]; !ok {
+			figs[l.Kind] = l
+		}
+	}
+	nv, pcie, nic := figs[topo.NVLink], figs[topo.PCIe], figs[topo.NIC]
+	rail := ref.Rails[0]
+	n := topo.Node{Name: "node0", Sockets: 1}
+	add := func(proto topo.Link, a, b string) {
+		l := proto
+		l.A, l.B = a, b
+		n.Links = append(n.Links, l)
+	}
+	var rails []topo.Rail
+	for i := 0; i < gpus; i++ {
+		n.GPUs = append(n.GPUs, topo.GPU{Index: i, Model: "emulated", Socket: 0, NUMA: 0, Rail: i})
+		n.NICs = append(n.NICs, topo.NICPort{Index: i, Socket: 0})
+		r := rail
+		r.Index = i
+		rails = append(rails, r)
+	}
+	for i := 0; i < gpus; i++ {
+		for j := i + 1; j < gpus; j++ {
+			add(nv, topo.GPUEndpoint(i), topo.GPUEndpoint(j))
+		}
+		add(pcie, topo.GPUEndpoint(i), topo.HostEndpoint(0))
+		add(nic, topo.NICEndpoint(i), topo.RailEndpoint(i))
+		add(pcie, topo.NICEndpoint(i), topo.HostEndpoint(0))
+	}
+	t := &topo.Topology{Schema: topo.Schema, Name: fmt.Sprintf("emulated-%dx%d", nodes, gpus), Nodes: []topo.Node{n}, Rails: rails}
+	if err := t.Validate(); err != nil {
+		return nil, fmt.Errorf("emulated topology: %w", err)
+	}
+	return t.Repeat(nodes)
+}
+
+func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
+	if launch.IsRank() {
+		return benchRank(cmd, f, collName)
+	}
+	job, err := prepareBench(f, collName, f.np)
+	if err != nil {
+		return err
+	}
+	if err := ucx.Load(); err != nil {
+		return fmt.Errorf("cannot load UCX: %w", err)
+	}
+	for _, s := range job.skips {
+		fmt.Fprintf(cmd.ErrOrStderr(), "goring: note: skipping %s\n", s)
+	}
+	args := []string{"bench", collName}
+	cmd.Flags().Visit(func(fl *pflag.Flag) {
+		args = append(args, "--"+fl.Name+"="+fl.Value.String())
+	})
+	return launch.RunLocal(cmd.Context(), launch.LocalJob{NP: f.np, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+}
+
+// benchRank is one rank: join the job, connect UCX, run, and (rank 0)
+// print the results.
+func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
+	role, err := launch.FromEnv()
+	if err != nil {
+		return err
+	}
+	if f.np != 0 && f.np != role.Size {
+		return fmt.Errorf("rank %d: --np %d but the job has %d ranks", role.Rank, f.np, role.Size)
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("rank %d: %w", role.Rank, err)
+		}
+	}()
+	job, err := prepareBench(f, collName, role.Size)
+	if err != nil {
+		return err
+	}
+	job.cfg.Rank = role.Rank
+	node, local, _ := job.cfg.Topo.Locate(role.Rank)
+	tls := os.Getenv("UCX_TLS")
+	cfgMap := map[string]string{}
+	if tls == "" {
+		cfgMap["TLS"] = DefaultUCXTLS
+	}
+	uctx, err := ucx.Init(ucx.Options{Config: cfgMap})
+	if err != nil {
+		return err
+	}
+	defer uctx.Close()
+	w, err := uctx.NewWorker(ucx.WorkerOptions{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	addr, err := w.Address()
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: addr}, launch.Options{})
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	// The watcher turns a job failure (another rank died or stalled, or the
+	// coordinator went away) into this rank's exit, whatever it is doing.
+	done := make(chan struct{})
+	var stopOnce sync.Once
+	stopWatch := func() { stopOnce.Do(func() { close(done) }) }
+	defer stopWatch()
+	go func() {
+		select {
+		case <-sess.Failed():
+			fmt.Fprintf(stderr, "goring: rank %d: %v\n", role.Rank, sess.Err())
+			os.Exit(1)
+		case <-done:
+		}
+	}()
+	peers := sess.Peers()
+	addrs := make([][]byte, len(peers))
+	for i, p := range peers {
+		addrs[i] = p.Payload
+	}
+	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{})
+	if err != nil {
+		return err
+	}
+	defer tr.Close()
+
+	out := cmd.OutOrStdout()
+	var bar *progressbar.ProgressBar
+	var table *bench.TableWriter
+	if role.Rank == 0 && isTerminal(stderr) {
+		bar = progressbar.NewOptions(job.steps, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("bench "+collName),
+			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())
+		job.cfg.OnIteration = func() { _ = bar.Add(1) }
+	}
+	if role.Rank == 0 && !f.json && !f.csv {
+		table = &bench.TableWriter{W: out, Comment: describeJob(job)}
+		job.cfg.OnRow = func(r bench.Row) {
+			if bar != nil {
+				_ = bar.Clear()
+			}
+			_ = table.Row(r)
+		}
+	}
+	job.cfg.Alloc = ucx.Alloc
+	job.cfg.Free = ucx.Free
+	rows, err := bench.Run(ctx, job.cfg, tr, sess)
+	if err != nil {
+		return err
+	}
+	if err := sess.Barrier(ctx); err != nil {
+		return err
+	}
+	if role.Rank == 0 {
+		if bar != nil {
+			_ = bar.Finish()
+		}
+		if err := writeBenchOutput(out, f, collName, rows); err != nil {
+			return err
+		}
+	}
+	stopWatch()
+	return sess.Close()
+}
+
+// isTerminal reports whether w is a terminal: the progress bar is drawn
+// only there, so logs and captured stderr stay clean.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func describeJob(j *benchJob) string {
+	s := fmt.Sprintf("%d ranks, %d nodes (%s)", j.np, j.cfg.Topo.NumNodes(), j.cfg.Topo.Name)
+	if j.cfg.Collective.Reduces() {
+		s += fmt.Sprintf(", %s %s", j.cfg.Dtype, j.cfg.Op)
+	}
+	return s
+}
+
+func writeBenchOutput(out io.Writer, f *benchFlags, collName string, rows []bench.Row) error {
+	switch {
+	case f.json:
+		if err := bench.WriteJSON(out, rows); err != nil {
+			return err
+		}
+	case f.csv:
+		if err := bench.WriteCSV(out, rows); err != nil {
+			return err
+		}
+	}
+	if f.png != "" {
+		pf, err := os.Create(f.png)
+		if err != nil {
+			return fmt.Errorf("--png: %w", err)
+		}
+		if err := bench.WritePNG(pf, "goring bench "+collName, rows); err != nil {
+			pf.Close()
+			return fmt.Errorf("--png: %w", err)
+		}
+		if err := pf.Close(); err != nil {
+			return fmt.Errorf("--png: %w", err)
+		}
+	}
+	return nil
+}

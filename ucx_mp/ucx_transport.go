@@ -1,0 +1,217 @@
+package ucxmp
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/ucx"
+)
+
+// DefaultSpinPolls is how many non-blocking progress calls Wait makes
+// before it sleeps on the event fd. Spinning a little saves the cost of
+// arming the worker for completions that are microseconds away; sleeping
+// soon leaves the core to other ranks when there are more ranks than cores.
+const DefaultSpinPolls = 64
+
+// cancelTimeout bounds how long Cancel progresses the worker until a
+// cancelled operation has released its buffer.
+const cancelTimeout = 2 * time.Second
+
+// Transport is the single-path (direct) data plane of one rank: one UCX
+// worker, an endpoint to every peer. It implements exec.Transport.
+type Transport struct {
+	w     *ucx.Worker
+	rank  int
+	eps   []*ucx.Endpoint
+	seq   int
+	comps []exec.Completion
+	reqs  map[uint64]*ucx.Request
+	// SpinPolls is the number of progress calls before Wait sleeps
+	// (DefaultSpinPolls; 0 sleeps at once, which is what a rank waiting on
+	// a slow peer on an oversubscribed machine wants).
+	SpinPolls int
+	peerErr   error
+}
+
+var _ exec.Transport = (*Transport)(nil)
+
+// Options configure New.
+type Options struct {
+	// PeerErrors asks UCX to detect dead peers on the endpoints (error
+	// handling mode "peer"). UCX 1.13 then drops shared-memory transports
+	// and runs over TCP even on one host, several times slower, so it is
+	// off by default: goring's launcher watches the ranks instead (a dead
+	// rank fails the job through the coordinator) and every call has a
+	// deadline.
+	PeerErrors bool
+}
+
+// New connects worker w of rank to every peer, given every rank's worker
+// address (addrs[rank] is this worker's own and is used for the loopback
+// endpoint).
+func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, error) {
+	if rank < 0 || rank >= len(addrs) {
+		return nil, fmt.Errorf("ucxmp: rank %d out of range for %d addresses", rank, len(addrs))
+	}
+	if len(addrs)-1 > ucx.MaxTagSender {
+		return nil, fmt.Errorf("ucxmp: %d ranks exceed the tag's sender field (%d)", len(addrs), ucx.MaxTagSender+1)
+	}
+	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls}
+	for p, a := range addrs {
+		peer := p
+		ep, err := w.Connect(a, ucx.EndpointOptions{NoPeerErrors: !opts.PeerErrors, OnError: func(err error) {
+			if t.peerErr == nil {
+				t.peerErr = fmt.Errorf("ucxmp: endpoint to rank %d failed: %w", peer, err)
+			}
+		}})
+		if err != nil {
+			t.Close()
+			return nil, fmt.Errorf("ucxmp: rank %d connecting to rank %d: %w", rank, peer, err)
+		}
+		t.eps[p] = ep
+	}
+	return t, nil
+}
+
+// Rank is this transport's rank.
+func (t *Transport) Rank() int { return t.rank }
+
+// NextCall starts a new collective call: the posts that follow carry the
+// next sequence number in their tags.
+func (t *Transport) NextCall() { t.seq = (t.seq + 1) & ucx.MaxTagSeq }
+
+// Seq is the sequence number of the current call.
+func (t *Transport) Seq() int { return t.seq }
+
+func (t *Transport) peer(p int) (*ucx.Endpoint, error) {
+	if p < 0 || p >= len(t.eps) || t.eps[p] == nil {
+		return nil, fmt.Errorf("ucxmp: peer %d out of range [0,%d)", p, len(t.eps))
+	}
+	return t.eps[p], nil
+}
+
+func (t *Transport) callback(token uint64) ucx.Callback {
+	return func(c ucx.Completion) {
+		delete(t.reqs, token)
+		t.comps = append(t.comps, exec.Completion{Token: token, Len: int64(c.Length), Err: c.Err})
+	}
+}
+
+// PostSend implements exec.Transport.
+func (t *Transport) PostSend(peer int, tag uint32, buf []byte, token uint64) error {
+	ep, err := t.peer(peer)
+	if err != nil {
+		return err
+	}
+	wt, err := ucx.MakeTag(t.rank, t.seq, int(tag))
+	if err != nil {
+		return err
+	}
+	r, err := ep.TagSend(buf, wt, t.callback(token))
+	if err != nil {
+		return fmt.Errorf("send to rank %d: %w", peer, err)
+	}
+	if !r.Done() {
+		t.reqs[token] = r
+	}
+	return nil
+}
+
+// PostRecv implements exec.Transport.
+func (t *Transport) PostRecv(peer int, tag uint32, buf []byte, token uint64) error {
+	if _, err := t.peer(peer); err != nil {
+		return err
+	}
+	wt, err := ucx.MakeTag(peer, t.seq, int(tag))
+	if err != nil {
+		return err
+	}
+	r, err := t.w.TagRecv(buf, wt, ucx.MaskFull, t.callback(token))
+	if err != nil {
+		return fmt.Errorf("receive from rank %d: %w", peer, err)
+	}
+	if !r.Done() {
+		t.reqs[token] = r
+	}
+	return nil
+}
+
+// Wait implements exec.Transport: progress, a short spin, then a sleep on
+// the worker's event fd until the deadline.
+func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Completion, error) {
+	spins := 0
+	for len(t.comps) == 0 {
+		if t.peerErr != nil {
+			return dst, t.peerErr
+		}
+		if spins < t.SpinPolls {
+			spins++
+			t.w.Progress()
+			continue
+		}
+		left := time.Until(deadline)
+		if left <= 0 {
+			return dst, nil
+		}
+		if _, err := t.w.Wait(left); err != nil {
+			return dst, err
+		}
+		if len(t.comps) == 0 && !time.Now().Before(deadline) {
+			return dst, nil
+		}
+	}
+	dst = append(dst, t.comps...)
+	t.comps = t.comps[:0]
+	return dst, nil
+}
+
+// Cancel implements exec.Transport. It progresses the worker until the
+// operation has completed (cancelled or not), so that UCX no longer
+// touches its buffer, and drops the completion.
+func (t *Transport) Cancel(token uint64) error {
+	r := t.reqs[token]
+	if r == nil {
+		t.drop(token)
+		return nil
+	}
+	r.Cancel()
+	deadline := time.Now().Add(cancelTimeout)
+	for !r.Done() {
+		if !time.Now().Before(deadline) {
+			return fmt.Errorf("ucxmp: operation %#x still in flight %v after cancel", token, cancelTimeout)
+		}
+		if _, err := t.w.Wait(10 * time.Millisecond); err != nil {
+			return err
+		}
+	}
+	t.drop(token)
+	return nil
+}
+
+func (t *Transport) drop(token uint64) {
+	k := 0
+	for _, c := range t.comps {
+		if c.Token != token {
+			t.comps[k] = c
+			k++
+		}
+	}
+	t.comps = t.comps[:k]
+}
+
+// Close closes the endpoints (flushing what was sent) and forgets pending
+// operations; the worker stays open (its owner closes it).
+func (t *Transport) Close() error {
+	var errs []error
+	for p, ep := range t.eps {
+		if ep != nil {
+			if err := ep.Close(); err != nil {
+				errs = append(errs, fmt.Errorf("rank %d: %w", p, err))
+			}
+			t.eps[p] = nil
+		}
+	}
+	return errors.Join(errs...)
+}
