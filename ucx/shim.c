@@ -369,9 +369,16 @@ static int64_t gr_now_us(void)
     return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
 }
 
-int gr_wait(gr_worker_t *w, int64_t timeout_us, gr_event_t *out, int cap)
+int gr_wait(gr_worker_t *w, int64_t timeout_us, int64_t spin_us, gr_event_t *out,
+            int cap)
 {
-    int64_t deadline = gr_now_us() + timeout_us;
+    int64_t start    = gr_now_us();
+    int64_t deadline = start + timeout_us;
+    /* Optional busy phase: a reply that comes within spin_us is caught
+     * without the cost of arming, sleeping and being woken. */
+    while (spin_us > 0 && gr_now_us() - start < spin_us && w->qstart == w->qend) {
+        gr_progress_all(w);
+    }
     for (;;) {
         if (w->qstart == w->qend) {
             gr_progress_all(w);

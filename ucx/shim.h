@@ -50,7 +50,8 @@ int  gr_worker_efd(gr_worker_t *w);
 int  gr_worker_address(gr_worker_t *w, void **addr, size_t *len);
 void gr_worker_release_address(gr_worker_t *w, void *addr);
 int  gr_progress(gr_worker_t *w, gr_event_t *out, int cap);
-int  gr_wait(gr_worker_t *w, int64_t timeout_us, gr_event_t *out, int cap);
+int  gr_wait(gr_worker_t *w, int64_t timeout_us, int64_t spin_us, gr_event_t *out,
+             int cap);
 int  gr_worker_signal(gr_worker_t *w);
 int  gr_queued(gr_worker_t *w);
 int  gr_worker_flush(gr_worker_t *w, int64_t timeout_us);

@@ -139,8 +139,25 @@ func TestInitBadConfig(t *testing.T) {
 	assert.Contains(t, err.Error(), `UCX_RNDV_THRESH="lots"`)
 }
 
+// endpointModes are the two ways the runtime may connect ranks: with
+// UCX's peer error mode (TCP only on one host with UCX 1.13) and without
+// (shared memory).
+var endpointModes = []struct {
+	name string
+	opts EndpointOptions
+}{
+	{"peer_errors", EndpointOptions{}},
+	{"no_peer_errors", EndpointOptions{NoPeerErrors: true}},
+}
+
 func TestTagSendRecvSizes(t *testing.T) {
-	p := newPair(t, Options{}, EndpointOptions{})
+	for _, mode := range endpointModes {
+		t.Run(mode.name, func(t *testing.T) { testTagSendRecvSizes(t, mode.opts) })
+	}
+}
+
+func testTagSendRecvSizes(t *testing.T, eopts EndpointOptions) {
+	p := newPair(t, Options{}, eopts)
 	sizes := []int{0, 1, 4 << 10, 4<<10 + 3, 1 << 20, 64 << 20}
 	for i, n := range sizes {
 		for _, mem := range []string{"goheap", "alloc"} {
@@ -164,7 +181,12 @@ func TestTagSendRecvSizes(t *testing.T) {
 				require.NoError(t, err)
 				sr, err := p.ab.TagSend(src, tag, func(c Completion) { sc = append(sc, c) })
 				require.NoError(t, err)
+				start := time.Now()
 				p.progressUntil(t, 30*time.Second, rr, sr)
+				if n >= 1<<20 {
+					el := time.Since(start)
+					t.Logf("%d bytes in %v: %.2f GB/s", n, el, float64(n)/el.Seconds()/1e9)
+				}
 				require.Len(t, rc, 1, "receive callback runs once")
 				require.Len(t, sc, 1, "send callback runs once")
 				require.NoError(t, rc[0].Err)
@@ -328,7 +350,21 @@ func processCPU(t *testing.T) time.Duration {
 
 // An idle Wait sleeps in poll on the event fd instead of spinning.
 func TestWaitIdleDoesNotSpin(t *testing.T) {
-	p := newPair(t, Options{}, EndpointOptions{})
+	for _, mode := range endpointModes {
+		t.Run(mode.name, func(t *testing.T) { testWaitIdleDoesNotSpin(t, mode.opts) })
+	}
+}
+
+func testWaitIdleDoesNotSpin(t *testing.T, eopts EndpointOptions) {
+	p := newPair(t, Options{}, eopts)
+	// Wire the endpoints up first: an idle rank has exchanged messages
+	// before it waits.
+	tag0, _ := MakeTag(0, 0, 0)
+	r0, err := p.b.TagRecv(make([]byte, 1), tag0, MaskFull, nil)
+	require.NoError(t, err)
+	s0, err := p.ab.TagSend([]byte{1}, tag0, nil)
+	require.NoError(t, err)
+	p.progressUntil(t, 5*time.Second, r0, s0)
 	// A receive nobody sends to, as a rank waiting on a slow peer has.
 	tag, _ := MakeTag(0, 0, 1)
 	r, err := p.b.TagRecv(make([]byte, 8), tag, MaskFull, nil)
@@ -366,7 +402,13 @@ func TestSignalWakesWait(t *testing.T) {
 // Two ranks, one goroutine each, each driving its own worker with Wait
 // only: the progress-loop shape the executor uses.
 func TestPingPongOneGoroutinePerRank(t *testing.T) {
-	p := newPair(t, Options{}, EndpointOptions{})
+	for _, mode := range endpointModes {
+		t.Run(mode.name, func(t *testing.T) { testPingPong(t, mode.opts) })
+	}
+}
+
+func testPingPong(t *testing.T, eopts EndpointOptions) {
+	p := newPair(t, Options{}, eopts)
 	const rounds = 200
 	const size = 256 << 10
 	rank := func(w *Worker, ep *Endpoint, me int, errs chan<- error) {
@@ -502,4 +544,97 @@ func TestClosedWorkerErrors(t *testing.T) {
 	assert.Error(t, err)
 	assert.Zero(t, w.Progress())
 	require.NoError(t, ctx.Close())
+}
+
+// Callbacks may post the next operation (the executor's pattern), and a
+// Progress made from inside a callback delivers nothing.
+func TestCallbackPostsNext(t *testing.T) {
+	p := newPair(t, Options{}, EndpointOptions{NoPeerErrors: true})
+	const n = 20
+	var got []int
+	var last *Request
+	buf := make([]byte, 4)
+	var post func(k int)
+	post = func(k int) {
+		tag, _ := MakeTag(0, k, 0)
+		r, err := p.b.TagRecv(buf, tag, MaskFull, func(c Completion) {
+			require.NoError(t, c.Err)
+			got = append(got, int(buf[0]))
+			assert.Zero(t, p.b.Progress(), "nested Progress must not deliver")
+			if k+1 < n {
+				post(k + 1)
+			}
+		})
+		require.NoError(t, err)
+		last = r
+	}
+	post(0)
+	var sends []*Request
+	for k := n - 1; k >= 0; k-- { // sent in reverse: all but one arrive unexpected
+		tag, _ := MakeTag(0, k, 0)
+		r, err := p.ab.TagSend([]byte{byte(k), 0, 0, 0}, tag, nil)
+		require.NoError(t, err)
+		sends = append(sends, r)
+	}
+	deadline := time.Now().Add(10 * time.Second)
+	for len(got) < n {
+		require.True(t, time.Now().Before(deadline), "got %v", got)
+		p.a.Progress()
+		p.b.Progress()
+	}
+	p.progressUntil(t, 5*time.Second, append(sends, last)...)
+	want := make([]int, n)
+	for k := range want {
+		want[k] = k
+	}
+	assert.Equal(t, want, got)
+}
+
+func TestThreadSingleWorker(t *testing.T) {
+	skipWithoutUCX(t)
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	ctx, err := Init(Options{})
+	require.NoError(t, err)
+	defer ctx.Close()
+	a, err := ctx.NewWorker(WorkerOptions{ThreadMode: ThreadSingle})
+	require.NoError(t, err)
+	defer a.Close()
+	addr, err := a.Address()
+	require.NoError(t, err)
+	ep, err := a.Connect(addr, EndpointOptions{}) // a worker may talk to itself
+	require.NoError(t, err)
+	dst := make([]byte, 5)
+	r, err := a.TagRecv(dst, 3, MaskFull, nil)
+	require.NoError(t, err)
+	s, err := ep.TagSend([]byte("hello"), 3, nil)
+	require.NoError(t, err)
+	require.NoError(t, a.WaitRequest(r, 5*time.Second))
+	require.NoError(t, a.WaitRequest(s, 5*time.Second))
+	assert.Equal(t, "hello", string(dst))
+	require.NoError(t, ep.Close())
+	_, err = ctx.NewWorker(WorkerOptions{ThreadMode: ThreadMode(7)})
+	assert.Error(t, err)
+}
+
+// SpinBeforeWait trades CPU for latency: the spin is visible as CPU time.
+func TestSpinBeforeWait(t *testing.T) {
+	skipWithoutUCX(t)
+	ctx, err := Init(Options{})
+	require.NoError(t, err)
+	defer ctx.Close()
+	w, err := ctx.NewWorker(WorkerOptions{SpinBeforeWait: 100 * time.Millisecond})
+	require.NoError(t, err)
+	defer w.Close()
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	c0, w0 := threadCPU(t), time.Now()
+	n, err := w.Wait(300 * time.Millisecond)
+	require.NoError(t, err)
+	assert.Zero(t, n)
+	cpu, wall := threadCPU(t)-c0, time.Since(w0)
+	t.Logf("Wait(300ms) with 100ms spin: wall %v, thread CPU %v", wall, cpu)
+	assert.GreaterOrEqual(t, wall, 280*time.Millisecond)
+	assert.Greater(t, cpu, 5*time.Millisecond, "no spin happened")
+	assert.Less(t, cpu, 200*time.Millisecond, "spun past the spin budget")
 }

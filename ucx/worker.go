@@ -28,6 +28,11 @@ const (
 // WorkerOptions configure NewWorker.
 type WorkerOptions struct {
 	ThreadMode ThreadMode
+	// SpinBeforeWait makes Wait progress busily for up to this long before
+	// it arms the worker and sleeps: lower latency for replies that come
+	// quickly, at the price of that much CPU per idle Wait. Zero (the
+	// default) sleeps at once, which is best when ranks outnumber cores.
+	SpinBeforeWait time.Duration
 }
 
 // eventBatch is how many completions one cgo call hands over at most.
@@ -47,6 +52,7 @@ type Worker struct {
 	pending    map[*Request]struct{}
 	eps        map[uint64]*Endpoint
 	nextEP     uint64
+	spinUS     int64
 }
 
 type delivery struct {
@@ -77,6 +83,7 @@ func (c *Context) NewWorker(opts WorkerOptions) (*Worker, error) {
 		batch:   make([]delivery, 0, eventBatch),
 		pending: make(map[*Request]struct{}),
 		eps:     make(map[uint64]*Endpoint),
+		spinUS:  opts.SpinBeforeWait.Microseconds(),
 	}
 	if st := C.gr_worker_create(c.h, mode, &w.h); st != 0 {
 		return nil, fmt.Errorf("ucx: worker create: %w", Status(st))
@@ -149,7 +156,7 @@ func (w *Worker) Wait(timeout time.Duration) (int, error) {
 	if n > 0 || w.delivering || timeout <= 0 {
 		return n, nil
 	}
-	k := int(C.gr_wait(w.h, C.int64_t(timeout.Microseconds()), &w.events[0], C.int(len(w.events))))
+	k := int(C.gr_wait(w.h, C.int64_t(timeout.Microseconds()), C.int64_t(w.spinUS), &w.events[0], C.int(len(w.events))))
 	if k < 0 {
 		return 0, fmt.Errorf("ucx: wait: %w", Status(k))
 	}
