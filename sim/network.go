@@ -2,6 +2,7 @@ package sim
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -34,7 +35,18 @@ type network struct {
 	memBase  int32
 	nRails   int
 	adj      []map[endpoint][]arc // per node: endpoint -> outgoing arcs
-	routes   map[routeKey][]int32
+	routes   map[routeKey][]int32 // fallback cache, by node class
+	// Nodes with identical link lists share routes: class[n] is node n's
+	// class, rep[c] the first node of class c. dense[c] caches the routes
+	// between GPUs, rail ports and hosts of a class, as link ids relative
+	// to the representative's nodeBase, indexed by code(from)*nCodes+code(to).
+	class     []int32
+	rep       []int32
+	dense     [][][]int32
+	denseOK   [][]bool
+	nGPUCode  int
+	nRailCode int
+	nCodes    int
 }
 
 // endpoint is a parsed "gpu:N", "host:S", "switch:N", "nic:N" or "rail:N".
@@ -94,7 +106,7 @@ type arc struct {
 }
 
 type routeKey struct {
-	node     int32
+	class    int32
 	from, to endpoint
 }
 
@@ -139,6 +151,7 @@ func newNetwork(t *topo.Topology) (*network, error) {
 		}
 		nw.adj[ni] = adj
 	}
+	nw.classify()
 	nw.railBase = id
 	for ni := range t.Nodes {
 		for r, rail := range t.Rails {
@@ -184,14 +197,102 @@ func (nw *network) addMemory(copyGBps []float64) {
 // names of the links, by id.
 func (nw *network) name(l int32) string { return nw.names[l] }
 
-// intraRoute returns the directed links from one endpoint of node ni to
-// another, as topo.Node.Route chooses them (fewest hops, then widest; GPUs
-// never forward). The result is cached and shared: do not modify it.
-func (nw *network) intraRoute(ni int, from, to endpoint) ([]int32, error) {
-	key := routeKey{int32(ni), from, to}
-	if r, ok := nw.routes[key]; ok {
-		return r, nil
+// code maps an endpoint to its index in a dense route cache, or -1.
+func (nw *network) code(e endpoint) int {
+	switch e.kind {
+	case 'g':
+		if int(e.index) < nw.nGPUCode {
+			return int(e.index)
+		}
+	case 'r':
+		if int(e.index) < nw.nRailCode {
+			return nw.nGPUCode + int(e.index)
+		}
+	case 'h':
+		if h := nw.nGPUCode + nw.nRailCode + int(e.index); h < nw.nCodes {
+			return h
+		}
 	}
+	return -1
+}
+
+// classify groups nodes by identical link lists (every node of a repeated
+// preset is one class), so routes are searched once per class.
+func (nw *network) classify() {
+	t := nw.t
+	nw.class = make([]int32, len(t.Nodes))
+	maxGPU, maxRail, maxSocket := 0, 0, 0
+	for ni := range t.Nodes {
+		n := &t.Nodes[ni]
+		maxGPU = max(maxGPU, len(n.GPUs))
+		maxSocket = max(maxSocket, n.Sockets)
+		for _, g := range n.GPUs {
+			maxSocket = max(maxSocket, g.Socket+1)
+		}
+		c := -1
+		for ci, r := range nw.rep {
+			if slices.Equal(t.Nodes[r].Links, n.Links) {
+				c = ci
+				break
+			}
+		}
+		if c < 0 {
+			c = len(nw.rep)
+			nw.rep = append(nw.rep, int32(ni))
+		}
+		nw.class[ni] = int32(c)
+	}
+	for _, r := range t.Rails {
+		maxRail = max(maxRail, r.Index+1)
+	}
+	nw.nGPUCode, nw.nRailCode = maxGPU, maxRail
+	nw.nCodes = maxGPU + maxRail + maxSocket
+	nw.dense = make([][][]int32, len(nw.rep))
+	nw.denseOK = make([][]bool, len(nw.rep))
+	for c := range nw.rep {
+		nw.dense[c] = make([][]int32, nw.nCodes*nw.nCodes)
+		nw.denseOK[c] = make([]bool, nw.nCodes*nw.nCodes)
+	}
+}
+
+// appendRoute appends to dst the directed links from one endpoint of node
+// ni to another, as topo.Node.Route chooses them (fewest hops, then widest;
+// GPUs never forward).
+func (nw *network) appendRoute(dst []int32, ni int, from, to endpoint) ([]int32, error) {
+	c := nw.class[ni]
+	off := nw.nodeBase[ni] - nw.nodeBase[nw.rep[c]]
+	var rel []int32
+	if a, b := nw.code(from), nw.code(to); a >= 0 && b >= 0 {
+		k := a*nw.nCodes + b
+		if !nw.denseOK[c][k] {
+			r, err := nw.search(int(nw.rep[c]), from, to)
+			if err != nil {
+				return nil, err
+			}
+			nw.dense[c][k], nw.denseOK[c][k] = r, true
+		}
+		rel = nw.dense[c][k]
+	} else {
+		key := routeKey{c, from, to}
+		r, ok := nw.routes[key]
+		if !ok {
+			var err error
+			if r, err = nw.search(int(nw.rep[c]), from, to); err != nil {
+				return nil, err
+			}
+			nw.routes[key] = r
+		}
+		rel = r
+	}
+	for _, l := range rel {
+		dst = append(dst, l+off)
+	}
+	return dst, nil
+}
+
+// search asks topo for the route and turns its hops into directed link ids
+// of node ni.
+func (nw *network) search(ni int, from, to endpoint) ([]int32, error) {
 	hops, err := nw.t.Nodes[ni].Route(from.String(), to.String())
 	if err != nil {
 		return nil, err
@@ -205,7 +306,6 @@ func (nw *network) intraRoute(ni int, from, to endpoint) ([]int32, error) {
 		}
 		r[i] = id
 	}
-	nw.routes[key] = r
 	return r, nil
 }
 
@@ -242,11 +342,8 @@ func (nw *network) transferRoute(dst []int32, srcNode, srcGPU, dstNode, dstGPU i
 			links, err = nw.staged(dst, srcNode, g(srcGPU), endpoint{'h', int32(s)}, g(dstGPU))
 			return links, 0, err
 		}
-		r, err := nw.intraRoute(srcNode, g(srcGPU), g(dstGPU))
-		if err != nil {
-			return nil, 0, err
-		}
-		return append(dst, r...), 0, nil
+		dst, err = nw.appendRoute(dst, srcNode, g(srcGPU), g(dstGPU))
+		return dst, 0, err
 	}
 	if nw.nRails == 0 {
 		return nil, 0, fmt.Errorf("topology %q has no rails: nodes %d and %d cannot talk", t.Name, srcNode, dstNode)
@@ -270,16 +367,11 @@ func (nw *network) transferRoute(dst []int32, srcNode, srcGPU, dstNode, dstGPU i
 		// the sender's port (nic->rail) and the receiver's (rail->nic) are
 		// the rail links of the route; the switch between them is
 		// non-blocking.
-		r1, err := nw.intraRoute(srcNode, g(srcGPU), port)
-		if err != nil {
+		if dst, err = nw.appendRoute(dst, srcNode, g(srcGPU), port); err != nil {
 			return nil, 0, err
 		}
-		r2, err := nw.intraRoute(dstNode, port, g(dstGPU))
-		if err != nil {
-			return nil, 0, err
-		}
-		dst = append(dst, r1...)
-		return append(dst, r2...), alphaUS, nil
+		dst, err = nw.appendRoute(dst, dstNode, port, g(dstGPU))
+		return dst, alphaUS, err
 	}
 	// No port described: the synthetic up and down ports at the rail's rate.
 	up := nw.railBase + int32(2*(srcNode*nw.nRails+ri))
@@ -298,14 +390,9 @@ func (nw *network) railIndex(r int) int {
 }
 
 func (nw *network) staged(dst []int32, ni int, a, via, b endpoint) ([]int32, error) {
-	r1, err := nw.intraRoute(ni, a, via)
+	dst, err := nw.appendRoute(dst, ni, a, via)
 	if err != nil {
 		return nil, err
 	}
-	r2, err := nw.intraRoute(ni, via, b)
-	if err != nil {
-		return nil, err
-	}
-	dst = append(dst, r1...)
-	return append(dst, r2...), nil
+	return nw.appendRoute(dst, ni, via, b)
 }
