@@ -47,6 +47,11 @@ type Config struct {
 	// nil uses the Go heap.
 	Alloc func(n int) []byte
 	Free  func(b []byte) error
+	// Straggler, when StragglerDelay > 0, is a rank that sleeps that long
+	// before every iteration: an emulated slow peer, to see how the others
+	// wait (and what CPU they burn meanwhile).
+	Straggler      int
+	StragglerDelay time.Duration
 	// OnRow receives each result on rank 0; OnIteration is called on
 	// rank 0 after every iteration (progress).
 	OnRow       func(Row)
@@ -160,6 +165,9 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	for it := 0; it < timed+skip; it++ {
 		if cfg.Validate {
 			fillSrc(it)
+		}
+		if cfg.StragglerDelay > 0 && rank == cfg.Straggler {
+			time.Sleep(cfg.StragglerDelay)
 		}
 		t.NextCall()
 		start := time.Now()

@@ -27,6 +27,9 @@ type LocalJob struct {
 	// Grace is how long the ranks may take to exit after a failure before
 	// they are killed (default 5 s).
 	Grace time.Duration
+	// OnExit, if set, is called (from RunLocal's goroutine) with each
+	// rank's process state once it has exited: its CPU times, for example.
+	OnExit func(rank int, state *os.ProcessState)
 }
 
 type exitEvent struct {
@@ -117,6 +120,9 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 		case ev := <-exits:
 			exited++
 			exitErr[ev.rank] = ev.err
+			if job.OnExit != nil {
+				job.OnExit(ev.rank, procs[ev.rank].ProcessState)
+			}
 			if ev.err != nil {
 				// The coordinator usually knows the root cause first: a
 				// rank exiting after the failure broadcast is a victim.

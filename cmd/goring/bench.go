@@ -52,6 +52,9 @@ type benchFlags struct {
 	counts   string
 	seed     uint64
 	timeout  time.Duration
+	// Measurement aids, hidden from help.
+	straggler string
+	cpuReport bool
 }
 
 func newBenchCmd() *cobra.Command {
@@ -88,6 +91,10 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.StringVar(&f.counts, "counts", "", "alltoallv: JSON byte matrix file")
 	fl.Uint64Var(&f.seed, "seed", 0, "alltoallv: random counts (zeros included) from this seed")
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: 10s + 1s per 50 MB)")
+	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
+	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
+	_ = fl.MarkHidden("straggler")
+	_ = fl.MarkHidden("cpu-report")
 	return cmd
 }
 
@@ -149,7 +156,17 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	job := &benchJob{np: np, cfg: bench.Config{Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
+	straggler, delay := -1, time.Duration(0)
+	if f.straggler != "" {
+		rs, ds, ok := strings.Cut(f.straggler, ":")
+		r, err1 := strconv.Atoi(rs)
+		d, err2 := time.ParseDuration(ds)
+		if !ok || err1 != nil || err2 != nil || r < 0 || r >= np || d < 0 {
+			return nil, fmt.Errorf("--straggler %q: want RANK:DURATION with a rank in [0,%d), e.g. 1:5ms", f.straggler, np)
+		}
+		straggler, delay = r, d
+	}
+	job := &benchJob{np: np, cfg: bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
 		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Traffic: traffic, CallTimeout: f.timeout}}
 	if f.iters < 0 {
 		return nil, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
@@ -331,7 +348,17 @@ func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	cmd.Flags().Visit(func(fl *pflag.Flag) {
 		args = append(args, "--"+fl.Name+"="+fl.Value.String())
 	})
-	return launch.RunLocal(cmd.Context(), launch.LocalJob{NP: f.np, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+	lj := launch.LocalJob{NP: f.np, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+	start := time.Now()
+	if f.cpuReport {
+		lj.OnExit = func(rank int, st *os.ProcessState) {
+			if st != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "goring: cpu rank %d: user %.3fs system %.3fs total %.3fs wall %.3fs\n", rank,
+					st.UserTime().Seconds(), st.SystemTime().Seconds(), (st.UserTime() + st.SystemTime()).Seconds(), time.Since(start).Seconds())
+			}
+		}
+	}
+	return launch.RunLocal(cmd.Context(), lj)
 }
 
 // benchRank is one rank: join the job, connect UCX, run, and (rank 0)
