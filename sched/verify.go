@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
@@ -48,10 +49,19 @@ func (r *Report) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "verified %s/%s: %d ranks, %d steps (max %d per rank), %d transfers (%d inter-node), %s moved (%s inter-node)\n",
 		r.Collective, r.Algorithm, r.NRanks, r.Steps, r.MaxSteps, r.Transfers, r.InterNodeTransfers,
-		units.FormatBytes(r.BytesMoved), units.FormatBytes(r.InterNodeBytes))
+		byteCount(r.BytesMoved), byteCount(r.InterNodeBytes))
 	fmt.Fprintf(&b, "critical path: %d transfers, %d inter-node; scratch up to %s per rank\n",
-		r.CriticalTransfers, r.CriticalInterNode, units.FormatBytes(r.MaxScratchBytes))
+		r.CriticalTransfers, r.CriticalInterNode, byteCount(r.MaxScratchBytes))
 	return b.String()
+}
+
+// byteCount prints n with a binary unit when exact ("16MiB"), else in bytes.
+func byteCount(n int64) string {
+	s := units.FormatBytes(n)
+	if s == strconv.FormatInt(n, 10) {
+		return s + " B"
+	}
+	return s
 }
 
 // VerifyError is a reason Verify rejects a plan. Kind is one of
