@@ -10,13 +10,13 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goring-hpc/goring/topo"
+	"github.com/goring-hpc/goring/topo/detect"
 )
 
 func init() { subcommands = append(subcommands, newTopoCmd) }
 
-// topoSubcommands lets files add to "goring topo" (detect lives in its own
-// file, topo_detect.go).
-var topoSubcommands = []func() *cobra.Command{newTopoShowCmd}
+// topoSubcommands are the constructors of "goring topo"'s subcommands.
+var topoSubcommands = []func() *cobra.Command{newTopoShowCmd, newTopoDetectCmd}
 
 func newTopoCmd() *cobra.Command {
 	c := &cobra.Command{
@@ -59,6 +59,31 @@ func newTopoShowCmd() *cobra.Command {
 	c.Flags().BoolVar(&asJSON, "json", false, "print the goring.topo/v1 document")
 	return c
 }
+
+func newTopoDetectCmd() *cobra.Command {
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "detect [--json]",
+		Short: "describe this machine (GPUs and NVLinks through NVML, NUMA, sockets and NICs through /sys)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			t, err := detectTopo()
+			if err != nil {
+				if detect.IsNoDriver(err) {
+					return withExit(3, err)
+				}
+				return fmt.Errorf("topo detect: %w", err)
+			}
+			return printTopo(cmd.OutOrStdout(), t, asJSON)
+		},
+	}
+	c.Flags().BoolVar(&asJSON, "json", false, "print the goring.topo/v1 document")
+	return c
+}
+
+// detectTopo is detect.Detect; tests replace it to drive the command
+// without hardware.
+var detectTopo = detect.Detect
 
 // printTopo writes t as one JSON document or as the human tables.
 func printTopo(w io.Writer, t *topo.Topology, asJSON bool) error {

@@ -103,3 +103,37 @@ func TestTopoShowBadInput(t *testing.T) {
 		assert.Contains(t, stderr, tt.want, "case %d", i)
 	}
 }
+
+func TestTopoDetect(t *testing.T) {
+	// This machine: with no NVIDIA driver, one line and exit status 3.
+	out, stderr, code := runCLI(t, "topo", "detect", "--json")
+	if code == 0 {
+		t.Logf("an NVIDIA driver is present; the detected topology is checked instead")
+		_, err := topo.Parse([]byte(out))
+		require.NoError(t, err)
+	} else {
+		assert.Equal(t, 3, code, stderr)
+		assert.Empty(t, out)
+		assert.Regexp(t, `^goring: no NVIDIA driver found \(.+\)\n$`, stderr)
+	}
+
+	// With a discovery that succeeds (faked), the command prints what it
+	// found, as a table or as one document.
+	defer func(f func() (*topo.Topology, error)) { detectTopo = f }(detectTopo)
+	detectTopo = func() (*topo.Topology, error) { return topo.Preset("h200x2") }
+	out, stderr, code = runCLI(t, "topo", "detect", "--json")
+	require.Equal(t, 0, code, stderr)
+	tp, err := topo.Parse([]byte(out))
+	require.NoError(t, err)
+	assert.Equal(t, "h200x2", tp.Name)
+	out, _, code = runCLI(t, "topo", "detect")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "# topology h200x2: 1 node(s), 2 GPU(s), 0 rail(s)")
+
+	// Any other failure: one line, status 1.
+	detectTopo = func() (*topo.Topology, error) { return nil, assert.AnError }
+	out, stderr, code = runCLI(t, "topo", "detect")
+	assert.Equal(t, 1, code)
+	assert.Empty(t, out)
+	assert.Equal(t, "goring: topo detect: "+assert.AnError.Error()+"\n", stderr)
+}
