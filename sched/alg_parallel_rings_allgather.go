@@ -143,6 +143,9 @@ func (b *hierBlocks) maxLen() int64 {
 
 // piece is piece c of block i (Len 0 when block i has fewer pieces).
 func (b *hierBlocks) piece(i, c int) Span {
+	if b.uniform && b.pieces <= 1 {
+		return Span{Off: int64(i) * b.size, Len: b.size} // the common case, kept cheap
+	}
 	s := b.block(i)
 	k := ChunkCount(s.Len, b.chunks, b.elem)
 	if c >= k {
@@ -256,11 +259,11 @@ func (a *allgatherRun) emit(ownReady []int) {
 		for c := 0; c < K; c++ {
 			// Stage 2: one hop of this rank's ring (Alg. 1 lines 21-23).
 			if ps := blk.piece(sm*G+l, c); ps.Len > 0 {
-				p.Send(next, a.tags.tag(a.phase, sm, c, kindRing), At(BufDst, ps.Off), ps.Len, path, deps1(last[c])...)
+				addStep(p, Step{Op: OpSend, Peer: int32(next), Tag: int32(a.tags.tag(a.phase, sm, c, kindRing)), SrcBuf: BufDst, SrcOff: ps.Off, Len: ps.Len, Path: path}, last[c])
 			}
 			rid := -1
 			if pr := blk.piece(rm*G+l, c); pr.Len > 0 {
-				rid = p.Recv(prev, a.tags.tag(a.phase, rm, c, kindRing), At(BufDst, pr.Off), pr.Len)
+				rid = addStep(p, Step{Op: OpRecv, Peer: int32(prev), Tag: int32(a.tags.tag(a.phase, rm, c, kindRing)), DstBuf: BufDst, DstOff: pr.Off, Len: pr.Len})
 			}
 			last[c] = rid
 			// The previous round's deferred phase, then stage 3 of this

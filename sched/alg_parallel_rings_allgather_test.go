@@ -105,3 +105,123 @@ func TestParallelRingsAllgatherCongestionAware(t *testing.T) {
 		}
 	}
 }
+
+// Seed 000 section III (item 3, "Scalable"): on cluster B (4 GPUs and 4
+// HCAs per node) the flat ring has P-1 inter-node transfers on its critical
+// path, Parallel Rings P/HCA - 1 = nodes - 1 (15 instead of 63 for P = 64).
+func TestParallelRingsCriticalPathClusterB(t *testing.T) {
+	clusterB, err := topo.Preset("clusterB")
+	require.NoError(t, err)
+	rails := len(clusterB.Rails)
+	require.Equal(t, 4, rails)
+	for i, P := range []int{16, 32, 64} {
+		tp, err := clusterB.Repeat(P / 4)
+		require.NoError(t, err)
+		for _, c := range []struct {
+			alg  string
+			want int
+		}{{"ring", P - 1}, {"parallel_rings", P/rails - 1}} {
+			t.Run(fmt.Sprintf("case%d_P%d_%s", i, P, c.alg), func(t *testing.T) {
+				spec := Spec{Collective: coll.Allgather, Algorithm: c.alg, Topo: tp, Bytes: 1 << 20, DtypeBytes: 4}
+				_, rep := mustVerify(t, spec)
+				assert.Equal(t, c.want, rep.CriticalInterNode)
+			})
+		}
+	}
+}
+
+// Every ring send of parallel_rings carries the rail of the sending GPU,
+// and only same-local-index GPUs talk across nodes (seed 000 III-A).
+func TestParallelRingsRailHints(t *testing.T) {
+	clusterB, err := topo.Preset("clusterB")
+	require.NoError(t, err)
+	tp, err := clusterB.Repeat(4)
+	require.NoError(t, err)
+	plan, rep := mustVerify(t, Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Topo: tp, Bytes: 4096, DtypeBytes: 4, Chunks: 2})
+	inter := 0
+	for _, rp := range plan.Ranks {
+		for _, s := range rp.Steps {
+			if s.Op != OpSend || plan.Ranks[s.Peer].Node == rp.Node {
+				continue
+			}
+			inter++
+			assert.Equal(t, rp.Local, plan.Ranks[s.Peer].Local, "rank %d sends across nodes to another local index", rp.Rank)
+			assert.Equal(t, Path{Kind: PathRail, Index: uint8(tp.Nodes[rp.Node].GPUs[rp.Local].Rail)}, s.Path)
+		}
+	}
+	assert.Equal(t, rep.InterNodeTransfers, inter)
+	assert.Equal(t, 16*3*2, inter) // 16 ranks x 3 ring hops x 2 pieces
+}
+
+// Intra-node variants that need a shape the node lacks are refused with the
+// reason; auto picks linear on a full mesh and congestion_aware on socket
+// pairs (seed 000 III-B, III-C).
+func TestParallelRingsIntraSelection(t *testing.T) {
+	clusterA, err := topo.Preset("clusterA")
+	require.NoError(t, err)
+	clusterB, err := topo.Preset("clusterB")
+	require.NoError(t, err)
+	dgx, err := topo.Preset("dgx-h100")
+	require.NoError(t, err)
+	assert.Equal(t, "congestion_aware", AutoIntra(clusterA))
+	assert.Equal(t, "linear", AutoIntra(clusterB))
+	assert.Equal(t, "linear", AutoIntra(dgx))
+	assert.Equal(t, "congestion_aware", AutoIntra(pairTopo(1, 6)))
+	assert.Equal(t, "linear", AutoIntra(synthTopo(1, 1)))
+
+	bad := []struct {
+		tp    *topo.Topology
+		intra string
+		want  string
+	}{
+		{clusterB, "congestion_aware", "a GPU has NVLinks to more than one other GPU"},
+		{dgx, "congestion_aware", "has no NVLink peer"},
+		{synthTopo(2, 3), "congestion_aware", "odd number of GPUs"},
+		{clusterA, "tree", `unknown intra-node algorithm "tree"`},
+	}
+	for i, c := range bad {
+		for _, cl := range []coll.Collective{coll.Allgather, coll.Allreduce} {
+			t.Run(fmt.Sprintf("case%d_%s_%s", i, cl, c.intra), func(t *testing.T) {
+				_, err := Generate(Spec{Collective: cl, Algorithm: "parallel_rings", Intra: c.intra, Topo: c.tp, Bytes: 64, DtypeBytes: 4})
+				require.Error(t, err)
+				assert.True(t, IsUnsupported(err))
+				assert.Contains(t, err.Error(), c.want)
+			})
+		}
+	}
+	// Only one GPU per node: nothing to exchange inside, any variant works.
+	mustVerify(t, Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: "congestion_aware", Topo: synthTopo(3, 1), Bytes: 8, DtypeBytes: 4})
+}
+
+// The hierarchical generators build each rank on its own (Algorithm.Rank)
+// exactly as the whole-plan path does.
+func TestHierarchicalGenerateRankMatches(t *testing.T) {
+	clusterA, err := topo.Preset("clusterA")
+	require.NoError(t, err)
+	tpA, err := clusterA.Repeat(3)
+	require.NoError(t, err)
+	cases := []Spec{
+		{Collective: coll.Allgather, Algorithm: "parallel_rings", Topo: tpA, Bytes: 44, DtypeBytes: 4, Chunks: 3},
+		{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: "rd", Topo: synthTopo(3, 6), Bytes: 6, DtypeBytes: 2, Chunks: 2},
+		{Collective: coll.ReduceScatter, Algorithm: "parallel_rings", Topo: synthTopo(3, 4), Bytes: 20, DtypeBytes: 4, Chunks: 2},
+		{Collective: coll.Allreduce, Algorithm: "parallel_rings", Topo: tpA, Bytes: 4 * 37, DtypeBytes: 4, Chunks: 2},
+		{Collective: coll.Allreduce, Algorithm: "lane", Topo: synthTopo(3, 4), Bytes: 4 * 37, DtypeBytes: 4, Chunks: 2},
+	}
+	for i, spec := range cases {
+		t.Run(fmt.Sprintf("case%d_%s_%s", i, spec.Collective, spec.Algorithm), func(t *testing.T) {
+			full, rep := mustVerify(t, spec)
+			assert.Greater(t, rep.Transfers, 0)
+			for r := range full.Ranks {
+				one, err := GenerateRank(spec, r)
+				require.NoError(t, err)
+				require.Equal(t, full.Ranks[r].Steps, one.Ranks[r].Steps, "rank %d", r)
+				assert.Equal(t, full.Ranks[r].Sizes, one.Ranks[r].Sizes)
+				for id := range full.Ranks[r].Steps {
+					assert.Equal(t, full.Ranks[r].Deps(id), one.Ranks[r].Deps(id))
+				}
+				// The whole-plan path allocates exactly what it keeps.
+				assert.Equal(t, len(full.Ranks[r].Steps), cap(full.Ranks[r].Steps))
+			}
+		})
+	}
+}

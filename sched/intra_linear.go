@@ -9,6 +9,10 @@ type intraLinear struct{}
 
 func (intraLinear) early(g *intraGroup) {
 	G, l := g.run.sh.gpus, g.run.p.Local
+	if b := g.run.blk; b.uniform && b.pieces <= 1 {
+		linearUniform(g, G, l, b.size)
+		return
+	}
 	for q := 0; q < G; q++ {
 		if q != l {
 			g.recv(q, q, kindIntra)
@@ -22,3 +26,31 @@ func (intraLinear) early(g *intraGroup) {
 }
 
 func (intraLinear) late(*intraGroup, int) {}
+
+// linearUniform is early for whole uniform blocks (no chunks), the shape of
+// a large allgather, written for speed: a 4096-rank plan runs it 4 million
+// times.
+func linearUniform(g *intraGroup, G, l int, size int64) {
+	if size == 0 {
+		return
+	}
+	a := g.run
+	p := a.p
+	base := int32(p.Node * G)
+	first := int64(g.m*G) * size // the group's blocks lie back to back
+	s := Step{Op: OpRecv, Tag: int32(a.tags.tag(a.phase, g.m, g.c, kindIntra)), DstBuf: BufDst, Len: size}
+	for q := 0; q < G; q++ {
+		if q != l {
+			s.Peer, s.DstOff = base+int32(q), first+int64(q)*size
+			pushStep(p, &s, -1)
+		}
+	}
+	s.Op, s.DstBuf, s.DstOff = OpSend, 0, 0
+	s.SrcBuf, s.SrcOff = BufDst, first+int64(l)*size
+	for q := 0; q < G; q++ {
+		if q != l {
+			s.Peer = base + int32(q)
+			pushStep(p, &s, g.ready)
+		}
+	}
+}
