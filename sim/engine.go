@@ -102,6 +102,8 @@ type flow struct {
 	alpha  float64
 	ver    uint32
 	step   int32 // the send, or the local op
+	rank   int32 // the rank of step
+	peer   int32 // the receiving rank of a send
 	gpu    int32 // source GPU (copy engine)
 	ce     bool  // holds its GPU's copy engine
 	active bool
@@ -347,6 +349,7 @@ func (e *engine) ready(r int, g int32) error {
 		}
 		gpu := e.gpuOf[r]
 		fi := e.newFlow(g, gpu)
+		e.flows[fi].rank = int32(r)
 		f := &e.flows[fi]
 		f.real = s.Len
 		f.bytes = float64(s.Len)
@@ -394,6 +397,7 @@ func (e *engine) startTransfer(sr int, send int32, rr int, recv int32) error {
 	s := &ps.Steps[send-e.rankBase[sr]]
 	pr := &e.plan.Ranks[rr]
 	fi := e.newFlow(send, e.gpuOf[sr])
+	e.flows[fi].rank, e.flows[fi].peer = int32(sr), int32(rr)
 	f := &e.flows[fi]
 	links, extraUS, err := e.nw.transferRoute(f.links, ps.Node, ps.Local, pr.Node, pr.Local, s.Path)
 	if err != nil {
@@ -419,9 +423,13 @@ func (e *engine) startTransfer(sr int, send int32, rr int, recv int32) error {
 		for i, l := range f.links {
 			names[i] = e.nw.name(l)
 		}
+		solo := math.Inf(1)
+		for _, l := range f.links {
+			solo = min(solo, e.nw.capBpus[l]/1e3)
+		}
 		e.flowXfer[fi] = int32(len(e.transfers))
 		e.transfers = append(e.transfers, Transfer{Src: sr, Dst: rr, SendStep: int(send - e.rankBase[sr]),
-			RecvStep: int(recv - e.rankBase[rr]), Bytes: s.Len, StartUS: e.now, Links: names})
+			RecvStep: int(recv - e.rankBase[rr]), Bytes: s.Len, StartUS: e.now, Links: names, SoloGBps: solo})
 	}
 	if e.opt.CopyEngineSerial && ps.Node == pr.Node && sr != rr {
 		f.ce = true
@@ -500,7 +508,7 @@ func (e *engine) finish(fi int32) error {
 		e.transfers[e.flowXfer[fi]].EndUS = e.now
 		e.flowXfer[fi] = -1
 	}
-	step, gpu, ce := f.step, f.gpu, f.ce
+	step, gpu, ce, rank, peer := f.step, f.gpu, f.ce, f.rank, f.peer
 	e.free = append(e.free, fi)
 	if ce {
 		e.ceBusy[gpu] = false
@@ -514,28 +522,25 @@ func (e *engine) finish(fi int32) error {
 			e.schedule(e.now+e.flows[next].alpha, evActivate, next, 0)
 		}
 	}
-	if err := e.complete(step); err != nil {
+	if err := e.complete(int(rank), step); err != nil {
 		return err
 	}
 	if p := e.st[step].partner; p != noStep {
-		return e.complete(p)
+		return e.complete(int(peer), p)
 	}
 	return nil
 }
 
-// complete marks a step done and readies the steps that waited only on it.
-func (e *engine) complete(g int32) error {
+// complete marks step g of rank r done and readies the steps that waited
+// only on it (dependencies never cross ranks).
+func (e *engine) complete(r int, g int32) error {
 	e.done++
 	if e.opt.Timeline {
 		e.end[g] = e.now
 	}
-	r := -1
 	for _, d := range e.rev[e.st[g].rev:e.st[g+1].rev] {
 		e.st[d].deps--
 		if e.st[d].deps == 0 {
-			if r < 0 || d < e.rankBase[r] || d >= e.rankBase[r+1] {
-				r = e.rankOf(d)
-			}
 			if err := e.ready(r, d); err != nil {
 				return err
 			}
