@@ -3,7 +3,6 @@ package exec_test
 import (
 	"context"
 	"encoding/binary"
-	"fmt"
 	"testing"
 	"time"
 
@@ -209,7 +208,16 @@ func TestRunTruncation(t *testing.T) {
 // The executor's steady state allocates nothing: a warmed-up job's calls,
 // every rank's Run included, make no heap allocation.
 func TestSteadyStateAllocatesNothing(t *testing.T) {
-	for i, plan := range []*sched.Plan{ringAllgather(4, 256), directAllreduce(3, 64)} {
+	plans := []*sched.Plan{ringAllgather(4, 256), directAllreduce(3, 64)}
+	for _, c := range []struct {
+		coll coll.Collective
+		alg  string
+	}{{coll.Allgather, "ring"}, {coll.Allgather, "parallel_rings"}, {coll.Allreduce, "ring"}, {coll.Allreduce, "parallel_rings"}} {
+		plan, err := sched.Generate(sched.Spec{Collective: c.coll, Algorithm: c.alg, Topo: synthTopology(2, 2), Bytes: 4096, DtypeBytes: 4})
+		require.NoError(t, err)
+		plans = append(plans, plan)
+	}
+	for i, plan := range plans {
 		for mi, mode := range []memtransport.Options{{}, {Eager: true}, {Seed: 5, Reorder: true}} {
 			inputs := make([][]byte, plan.NRanks)
 			for r := range inputs {
@@ -240,6 +248,8 @@ func BenchmarkExecutor(b *testing.B) {
 	}{
 		{"allgather_ring_8x4KiB", ringAllgather(8, 4096)},
 		{"allreduce_direct_4x64KiB", directAllreduce(4, 64<<10)},
+		{"allgather_ring_sched_8x64KiB", generated(b, coll.Allgather, "ring", 2, 4, 64<<10)},
+		{"allreduce_parallel_rings_sched_8x1MiB", generated(b, coll.Allreduce, "parallel_rings", 2, 4, 1<<20)},
 	} {
 		b.Run(c.name, func(b *testing.B) {
 			inputs := make([][]byte, c.plan.NRanks)
@@ -261,4 +271,8 @@ func BenchmarkExecutor(b *testing.B) {
 	}
 }
 
-var _ = fmt.Sprintf
+func generated(tb testing.TB, c coll.Collective, alg string, nodes, gpus int, bytes int64) *sched.Plan {
+	plan, err := sched.Generate(sched.Spec{Collective: c, Algorithm: alg, Topo: synthTopology(nodes, gpus), Bytes: bytes, DtypeBytes: 4})
+	require.NoError(tb, err)
+	return plan
+}
