@@ -129,10 +129,11 @@ func FormatClasses(cs []TransferClass) string {
 		cols[c.Step-1] = append(cols[c.Step-1], fmt.Sprintf("%d -> %d %c", c.Src, c.Dst, c.Class))
 	}
 	var b strings.Builder
+	var head strings.Builder
 	for i := range steps {
-		fmt.Fprintf(&b, "%-12s", fmt.Sprintf("Step %d", i+1))
+		fmt.Fprintf(&head, "%-12s", fmt.Sprintf("Step %d", i+1))
 	}
-	b.WriteString("\n")
+	b.WriteString(strings.TrimRight(head.String(), " ") + "\n")
 	for row := 0; ; row++ {
 		any := false
 		var line strings.Builder
