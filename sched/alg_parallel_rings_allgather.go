@@ -61,6 +61,9 @@ func registerHier(a Algorithm) {
 			prog.Steps = append(make([]Step, 0, len(work.Steps)), work.Steps...)
 			prog.deps = append(make([]int32, 0, len(work.deps)), work.deps...)
 		}
+		if a.Name == "parallel_rings" && a.Collective != coll.ReduceScatter && (spec.Intra == "" || spec.Intra == "auto") {
+			plan.Note = "intra: auto chose " + AutoIntra(spec.Topo)
+		}
 		return nil
 	}
 	Register(a)

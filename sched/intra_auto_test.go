@@ -148,3 +148,17 @@ func TestParallelRingsReductionsOnSocketPairs(t *testing.T) {
 		}
 	}
 }
+
+// "auto" says which intra-node algorithm it chose (seed 000 III-B/C).
+func TestIntraAutoNote(t *testing.T) {
+	clusterA, err := topo.Preset("clusterA")
+	require.NoError(t, err)
+	for i, c := range []struct {
+		tp   *topo.Topology
+		want string
+	}{{clusterA, "intra: auto chose congestion_aware"}, {synthTopo(2, 4), "intra: auto chose linear"}} {
+		plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Topo: c.tp, Bytes: 8, DtypeBytes: 4})
+		require.NoError(t, err, "case %d", i)
+		assert.Equal(t, c.want, plan.Note, "case %d", i)
+	}
+}
