@@ -132,6 +132,61 @@ func Verify(p *Plan) (*Report, error) {
 	return v.report(), nil
 }
 
+// Levels returns the as-soon-as-possible round of every step (index
+// [rank][step]): 0 for a step with no deps, else one more than its latest
+// dep; a matched send and recv share the round of the later side. It is the
+// x axis of `goring plan --svg`. It fails as Verify's first three checks do
+// (structure, matching, deadlock).
+func Levels(p *Plan) ([][]int32, error) {
+	if p == nil {
+		return nil, verr("structure", "nil plan")
+	}
+	if err := checkStructure(p); err != nil {
+		return nil, err
+	}
+	v := newVerifier(p)
+	if err := v.match(); err != nil {
+		return nil, err
+	}
+	if err := v.run(); err != nil {
+		return nil, err
+	}
+	out := make([][]int32, len(p.Ranks))
+	for r := range p.Ranks {
+		out[r] = v.level[v.base[r]:v.base[r+1]]
+	}
+	return out, nil
+}
+
+// Partners returns, for every step, the step id of the matched step on the
+// peer (the peer is Step.Peer), or -1 for copy and reduce. It fails on a
+// plan whose structure or matching is wrong.
+func Partners(p *Plan) ([][]int32, error) {
+	if p == nil {
+		return nil, verr("structure", "nil plan")
+	}
+	if err := checkStructure(p); err != nil {
+		return nil, err
+	}
+	v := newVerifier(p)
+	if err := v.match(); err != nil {
+		return nil, err
+	}
+	out := make([][]int32, len(p.Ranks))
+	for r := range p.Ranks {
+		out[r] = make([]int32, len(p.Ranks[r].Steps))
+		for id := range out[r] {
+			g := v.partner[v.base[r]+id]
+			if g < 0 {
+				out[r][id] = -1
+			} else {
+				out[r][id] = int32(int(g) - v.base[v.rankOf[g]])
+			}
+		}
+	}
+	return out, nil
+}
+
 func checkStructure(p *Plan) error {
 	n := len(p.Ranks)
 	if p.NRanks != n {
@@ -222,6 +277,7 @@ type verifier struct {
 	order   []int32 // completion order of the rendezvous simulation
 	critAll []int32 // longest transfer chain ending at each step
 	critInt []int32 // longest inter-node transfer chain ending at each step
+	level   []int32 // as-soon-as-possible round of each step (Levels)
 	total   int
 }
 
@@ -340,6 +396,7 @@ func (v *verifier) run() error {
 	}
 	v.critAll = make([]int32, n)
 	v.critInt = make([]int32, n)
+	v.level = make([]int32, n)
 	posted := make([]bool, n)
 	done := make([]bool, n)
 	v.order = make([]int32, 0, n)
@@ -349,19 +406,20 @@ func (v *verifier) run() error {
 			stack = append(stack, int32(g))
 		}
 	}
-	depth := func(g int32) (int32, int32) {
+	depth := func(g int32) (int32, int32, int32) {
 		_, r, id := v.step(g)
-		var a, b int32
+		var a, b, l int32
 		for _, d := range p.Ranks[r].Deps(id) {
 			dg := v.base[r] + int(d)
 			a = max(a, v.critAll[dg])
 			b = max(b, v.critInt[dg])
+			l = max(l, v.level[dg]+1)
 		}
-		return a, b
+		return a, b, l
 	}
-	complete := func(g int32, a, b int32) {
+	complete := func(g int32, a, b, l int32) {
 		done[g] = true
-		v.critAll[g], v.critInt[g] = a, b
+		v.critAll[g], v.critInt[g], v.level[g] = a, b, l
 		v.order = append(v.order, g)
 		for _, s := range succ[succOff[g]:succOff[g+1]] {
 			indeg[s]--
@@ -375,8 +433,8 @@ func (v *verifier) run() error {
 		stack = stack[:len(stack)-1]
 		s, r, _ := v.step(g)
 		if s.Op == OpCopy || s.Op == OpReduce {
-			a, b := depth(g)
-			complete(g, a, b)
+			a, b, l := depth(g)
+			complete(g, a, b, l)
 			continue
 		}
 		posted[g] = true
@@ -384,9 +442,9 @@ func (v *verifier) run() error {
 		if !posted[m] {
 			continue
 		}
-		a1, b1 := depth(g)
-		a2, b2 := depth(m)
-		a, b := max(a1, a2)+1, max(b1, b2)
+		a1, b1, l1 := depth(g)
+		a2, b2, l2 := depth(m)
+		a, b, l := max(a1, a2)+1, max(b1, b2), max(l1, l2)
 		if p.Ranks[r].Node != p.Ranks[s.Peer].Node {
 			b++
 		}
@@ -394,8 +452,8 @@ func (v *verifier) run() error {
 		if s.Op == OpRecv {
 			send, recv = m, g
 		}
-		complete(send, a, b)
-		complete(recv, a, b)
+		complete(send, a, b, l)
+		complete(recv, a, b, l)
 	}
 	if len(v.order) == n {
 		return nil
