@@ -344,7 +344,9 @@ func (m *Machine) SetBuffers(b Buffers) error {
 // again after Done or after a failure (the caller must have cancelled what
 // was in flight); completions of an earlier call are then ignored.
 func (m *Machine) Start() error {
-	m.epoch++
+	// The call number stays below 2^31 (and above 0), so a token never has
+	// its top bit set: transports may mark their own operations with it.
+	m.epoch = m.epoch%(1<<31-1) + 1
 	m.started = true
 	m.err = nil
 	m.remaining = len(m.prog.Steps)
@@ -379,7 +381,8 @@ func (m *Machine) Err() error { return m.err }
 // local steps) not yet completed.
 func (m *Machine) InFlight() int { return m.inFlight }
 
-// Token is the token of step id in the current call.
+// Token is the token of step id in the current call: the call number in
+// the high 32 bits (never 0, top bit never set), the step id in the low 32.
 func (m *Machine) Token(id int) uint64 { return uint64(m.epoch)<<32 | uint64(uint32(id)) }
 
 // Step feeds one completion. Completions of an earlier call (a stale

@@ -48,7 +48,9 @@ type Transport interface {
 // Completion reports that a posted operation (or an asynchronous local
 // step, see LocalExecutor) finished.
 type Completion struct {
-	// Token is the value given at post time.
+	// Token is the value given at post time. Tokens the Machine makes
+	// never have bit 63 set; a transport may use such tokens for its own
+	// operations (a barrier) and filter their completions out itself.
 	Token uint64
 	// Len is the number of bytes moved. For a receive it is the length of
 	// the message that arrived; the Machine fails the step when it is not
