@@ -96,7 +96,7 @@ func (ep *Endpoint) tagSend(pin unsafe.Pointer, addr uintptr, n int, mt MemoryTy
 	r := w.newRequest(cb, pin)
 	var req unsafe.Pointer
 	rc := C.gr_tag_send(w.h, ep.ep, C.uintptr_t(addr), C.size_t(n), C.uint64_t(tag), C.int(mt), C.uint64_t(r.h), &req)
-	return w.posted(r, rc, req, "tag send")
+	return w.posted(r, rc, req), nil
 }
 
 // CloseNB posts the close of the endpoint and returns at once; cb (may be
@@ -119,7 +119,7 @@ func (ep *Endpoint) CloseNB(force bool, cb Callback) (*Request, error) {
 	rc := C.gr_ep_close(ep.ep, f, C.uint64_t(r.h), &req)
 	ep.ep = nil // C frees its half when the close completes
 	delete(w.eps, ep.id)
-	return w.posted(r, rc, req, "endpoint close")
+	return w.posted(r, rc, req), nil
 }
 
 // Close is CloseNB followed by WaitRequest for at most CloseTimeout: it

@@ -38,6 +38,7 @@ type Request struct {
 	h    cgo.Handle     // carried by C as user data, deleted on delivery
 	cb   Callback
 	pin  runtime.Pinner // pins a Go-heap buffer while UCX uses it
+	imm  Status         // status of an operation that finished when posted
 	done bool
 	c    Completion
 }
@@ -60,7 +61,7 @@ func (r *Request) Test() (done bool, err error) {
 		return true, r.c.Err
 	}
 	if r.ptr == nil { // finished when posted; the completion is queued
-		return true, nil
+		return true, statusErr(C.int(r.imm))
 	}
 	st := C.gr_request_status(r.ptr)
 	if Status(st) == ErrInProgress {

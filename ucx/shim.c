@@ -234,7 +234,8 @@ static gr_slot_t *gr_slot_get(gr_worker_t *w)
     if (w->free_slots == NULL) {
         gr_chunk_t *c = malloc(sizeof(*c));
         if (c == NULL) {
-            return NULL;
+            fprintf(stderr, "goring ucx: out of memory for operation slots\n");
+            abort();
         }
         c->next   = w->chunks;
         w->chunks = c;
@@ -516,9 +517,6 @@ int gr_tag_send(gr_worker_t *w, gr_ep_t *ep, uintptr_t buf, size_t len,
                 uint64_t tag, int mem_type, uint64_t handle, void **req)
 {
     gr_slot_t *s = gr_slot_get(w);
-    if (s == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
     s->handle = handle;
     s->tag    = tag;
     s->length = len;
@@ -537,16 +535,13 @@ int gr_tag_send(gr_worker_t *w, gr_ep_t *ep, uintptr_t buf, size_t len,
      * completion is queued here and reaches Go on the next progress. */
     gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), tag, len);
     gr_slot_put(s);
-    return 0;
+    return UCS_PTR_STATUS(r);
 }
 
 int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,
                 uint64_t mask, int mem_type, uint64_t handle, void **req)
 {
     gr_slot_t *s = gr_slot_get(w);
-    if (s == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
     s->handle = handle;
     /* NO_IMM_CMPL: a receive matched at once (an unexpected message already
      * here) still goes through the callback, the one place where UCX 1.13
@@ -566,7 +561,7 @@ int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,
     }
     gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), 0, 0);
     gr_slot_put(s);
-    return 0;
+    return UCS_PTR_STATUS(r);
 }
 
 int gr_request_status(void *req)
@@ -585,9 +580,6 @@ int gr_ep_close(gr_ep_t *e, int force, uint64_t handle, void **req)
 {
     gr_worker_t *w = e->w;
     gr_slot_t   *s = gr_slot_get(w);
-    if (s == NULL) {
-        return UCS_ERR_NO_MEMORY;
-    }
     s->handle     = handle;
     s->tag        = 0;
     s->length     = 0;
@@ -607,5 +599,5 @@ int gr_ep_close(gr_ep_t *e, int force, uint64_t handle, void **req)
     gr_push(w, GR_EV_OP, handle, NULL, UCS_PTR_STATUS(r), 0, 0);
     free(e);
     gr_slot_put(s);
-    return 0;
+    return UCS_PTR_STATUS(r);
 }

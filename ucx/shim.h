@@ -59,12 +59,13 @@ int  gr_worker_flush(gr_worker_t *w, int64_t timeout_us);
 /* Endpoints. */
 int gr_ep_create(gr_worker_t *w, const void *addr, int peer_errors, uint64_t handle,
                  gr_ep_t **out);
-/* Posts ucp_ep_close_nbx; returns like gr_tag_send. The gr_ep_t is freed
- * when the close completes. */
+/* Posts ucp_ep_close_nbx; returns like gr_tag_send below. The gr_ep_t is
+ * freed when the close completes. */
 int gr_ep_close(gr_ep_t *ep, int force, uint64_t handle, void **req);
 
-/* Tag operations: return 1 when in progress (*req set), 0 when the
- * completion was queued at once, <0 (a ucs_status_t) when nothing was posted. */
+/* Operations always post: they return UCS_INPROGRESS (1) with *req set, or
+ * the status they finished with at once (UCS_OK or an error), whose
+ * completion is queued all the same and reaches Go on the next progress. */
 int gr_tag_send(gr_worker_t *w, gr_ep_t *ep, uintptr_t buf, size_t len,
                 uint64_t tag, int mem_type, uint64_t handle, void **req);
 int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,

@@ -252,7 +252,7 @@ func (w *Worker) tagRecv(pin unsafe.Pointer, addr uintptr, n int, mt MemoryType,
 	r := w.newRequest(cb, pin)
 	var req unsafe.Pointer
 	rc := C.gr_tag_recv(w.h, C.uintptr_t(addr), C.size_t(n), C.uint64_t(tag), C.uint64_t(mask), C.int(mt), C.uint64_t(r.h), &req)
-	return w.posted(r, rc, req, "tag recv")
+	return w.posted(r, rc, req), nil
 }
 
 func (w *Worker) newRequest(cb Callback, pin unsafe.Pointer) *Request {
@@ -264,19 +264,17 @@ func (w *Worker) newRequest(cb Callback, pin unsafe.Pointer) *Request {
 	return r
 }
 
-// posted files a request after the C call: rc 1 = in flight, 0 = its
-// completion is already queued, <0 = nothing was posted.
-func (w *Worker) posted(r *Request, rc C.int, req unsafe.Pointer, what string) (*Request, error) {
-	if rc < 0 {
-		r.pin.Unpin()
-		r.h.Delete()
-		return nil, fmt.Errorf("ucx: %s: %w", what, Status(rc))
-	}
+// posted files a request after the C call, which always posts: rc is 1
+// while in flight, else the status it finished with at once (its
+// completion is queued and delivered like any other).
+func (w *Worker) posted(r *Request, rc C.int, req unsafe.Pointer) *Request {
 	if rc == 1 {
 		r.ptr = req
+	} else {
+		r.imm = Status(rc)
 	}
 	w.pending[r] = struct{}{}
-	return r, nil
+	return r
 }
 
 // absorb records the results of k events from C before any callback runs,
