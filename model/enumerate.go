@@ -17,9 +17,12 @@ import (
 //     NVLink-class links (nvlink, nvswitch): a GPU-staged path that crossed a
 //     root complex would be a slower copy of the host path;
 //   - "host": a staging buffer in the host memory of src's socket or of
-//     dst's socket, whichever gives the faster path; when the two GPUs sit on
-//     different sockets one of the two hops crosses the socket link, and
-//     that link's startup and bandwidth are part of the hop.
+//     dst's socket: when the two GPUs sit on different sockets one of the
+//     two hops crosses the socket link, and that link's startup and
+//     bandwidth are part of that hop. Both choices usually cross the same
+//     links (only the hop the socket link belongs to differs), so the
+//     wider bottleneck, then the smaller startup, and then src's socket
+//     decide.
 //
 // Each hop's alpha and beta come from topo's PathCost (startups summed,
 // narrowest link). A path is left out when it would share a link direction
@@ -82,8 +85,8 @@ func EnumeratePaths(node *topo.Node, src, dst int, o Options) ([]Path, error) {
 }
 
 // bestHostPath picks the host-staged path through the memory of src's or
-// dst's socket that is free of taken links and has the widest bottleneck,
-// then the smallest total startup, then src's socket.
+// dst's socket that is free of taken links and has the wider bottleneck,
+// then the smaller total startup, then src's socket.
 func bestHostPath(node *topo.Node, src, dst int, taken linkUse, o Options) (Path, []topo.Hop, []topo.Hop, bool) {
 	sockets := []int{node.GPUs[src].Socket}
 	if s := node.GPUs[dst].Socket; s != sockets[0] {

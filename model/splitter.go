@@ -61,10 +61,11 @@ type cacheKey struct {
 	class    uint8
 }
 
-// cachedConfig is a solved configuration: a share and a chunk count per
-// candidate path (zero for dropped paths).
+// cachedConfig is a solved configuration: the message it was solved for,
+// and a share and a chunk count per candidate path (zero for dropped paths).
 type cachedConfig struct {
 	pair   *pairPaths // the path list it was solved for
+	bytes  int64
 	theta  []float64
 	chunks []int
 }
@@ -162,7 +163,8 @@ func (s *Splitter) SetPaths(src, dst int, paths []Path) error {
 //
 //   - below the size threshold (Threshold) only the direct path is used;
 //   - a configuration cached for the same pair, path set and size class is
-//     reused: its shares rescaled to bytes, the remainder to the direct path;
+//     reused: the same paths and chunk counts, shares recomputed for bytes
+//     (see rescale), the remainder to the direct path;
 //   - otherwise the closed form solves it (exact: the reference solver,
 //     never cached) and the result is cached.
 //
@@ -212,7 +214,7 @@ func (s *Splitter) Split(src, dst int, bytes int64, set PathSet, exact bool) (Sp
 	}
 	sp.DirectOnlyUS = directUS
 	if !s.o.DisableCache {
-		cfg := &cachedConfig{pair: pp, theta: make([]float64, len(paths)), chunks: make([]int, len(paths))}
+		cfg := &cachedConfig{pair: pp, bytes: bytes, theta: make([]float64, len(paths)), chunks: make([]int, len(paths))}
 		for i, sh := range sp.Paths {
 			cfg.theta[i] = sh.Theta
 			cfg.chunks[i] = sh.Chunks
@@ -224,21 +226,65 @@ func (s *Splitter) Split(src, dst int, bytes int64, set PathSet, exact bool) (Sp
 	return sp, nil
 }
 
-// rescale applies a cached configuration to a message of n bytes: every
-// path keeps its share and chunk count, the direct path takes the byte
-// remainder. A result slower than the direct path alone falls back to it.
+// rescale applies a cached configuration to a message of n bytes. The
+// configuration fixes which paths are used and their chunk counts (scaled by
+// sqrt(n/n0), as eq. 14 and 15 scale them); with both fixed, every path's
+// time is an exact line, and eq. 24 gives the shares for n directly: O(p),
+// no search. The remainder goes to the direct path. If a share comes out
+// non-positive (the size moved across a path's break-even point) the
+// message is solved afresh; a result slower than the direct path alone
+// falls back to it.
 func (s *Splitter) rescale(paths []Path, cfg *cachedConfig, n int64) Split {
-	var xBuf [16]float64
-	x := xBuf[:0]
-	if len(paths) > len(xBuf) {
-		x = make([]float64, 0, len(paths))
+	p := len(paths)
+	var xBuf, offBuf, thBuf [16]float64
+	var kBuf [16]int
+	var usedBuf [16]bool
+	var lineBuf [16]Line
+	x, off, th, k, used, lines := xBuf[:0], offBuf[:0], thBuf[:0], kBuf[:0], usedBuf[:0], lineBuf[:0]
+	if p > len(xBuf) {
+		x, off, th = make([]float64, 0, p), make([]float64, 0, p), make([]float64, 0, p)
+		k, used, lines = make([]int, 0, p), make([]bool, 0, p), make([]Line, 0, p)
 	}
-	for _, th := range cfg.theta {
-		x = append(x, th*float64(n))
+	x, off, k, used = x[:p], off[:p], k[:p], used[:p]
+	nf := float64(n)
+	scale := math.Sqrt(nf / float64(cfg.bytes))
+	lim := s.o.limits()
+	for i := range paths {
+		used[i] = cfg.theta[i] > 0
+		x[i] = cfg.theta[i] * nf
+		k[i] = cfg.chunks[i]
+		if used[i] && k[i] > 1 {
+			k[i] = roundChunks(float64(k[i])*scale, x[i], lim)
+		}
 	}
-	sp := assemble(paths, n, x, cfg.chunks, s.o)
+	launchOffsetsUS(paths, used, off)
+	for i := range paths {
+		if !used[i] {
+			continue
+		}
+		l := DirectLine(paths[i])
+		if paths[i].Staged {
+			l = FixedChunksLine(paths[i], k[i], x[i])
+		}
+		l.DeltaUS += off[i]
+		lines = append(lines, l)
+	}
+	th = ThetaLines(lines, nf, th[:len(lines)])
+	j := 0
+	for i := range paths {
+		if !used[i] {
+			continue
+		}
+		if th[j] <= 0 {
+			sp, _ := Solve(paths, n, s.o, false)
+			return sp
+		}
+		x[i] = th[j] * nf
+		j++
+	}
+	sp := assemble(paths, n, x, k, s.o)
 	sp.Cached = true
-	if d := directIndex(paths); d >= 0 && sp.PredictedUS >= paths[d].TimeUS(float64(n), 1) {
+	if d := directIndex(paths); d >= 0 && sp.PredictedUS >= paths[d].TimeUS(nf, 1) {
 		alone := directOnly(paths, d, n)
 		alone.Cached = true
 		return alone
