@@ -68,6 +68,9 @@ func Join(ctx context.Context, cfg JoinConfig) (*Client, error) {
 	// The welcome comes when the last rank joins; heartbeats only start
 	// after it, so this read waits up to the join timeout.
 	m, err := readFrame(conn, deadline)
+	for err == nil && m.Type == msgHeartbeat { // tolerated before the welcome
+		m, err = readFrame(conn, deadline)
+	}
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("rank %d: waiting for the other ranks: %w", cfg.Rank, err)

@@ -30,7 +30,7 @@ type Options struct {
 var DefaultOptions = Options{
 	JoinTimeout:       60 * time.Second,
 	HeartbeatInterval: 500 * time.Millisecond,
-	HeartbeatTimeout:  3 * time.Second,
+	HeartbeatTimeout:  6 * time.Second, // loaded 2-core machines stall seconds; still < 10 s
 	WriteTimeout:      2 * time.Second,
 }
 
@@ -74,14 +74,25 @@ func FailedRank(err error) (int, bool) {
 }
 
 type rankConn struct {
-	conn net.Conn
-	wmu  sync.Mutex
+	conn     net.Conn
+	wmu      sync.Mutex
+	welcomed bool // the welcome went out: later traffic may follow
 }
 
+// send writes m to the rank. Until the welcome has gone out, only the
+// welcome and error or failure frames do: the rank is still waiting for
+// its table and must see it first.
 func (rc *rankConn) send(m *message, timeout time.Duration) error {
 	rc.wmu.Lock()
 	defer rc.wmu.Unlock()
-	return writeFrame(rc.conn, m, time.Now().Add(timeout))
+	if !rc.welcomed && (m.Type == msgHeartbeat || m.Type == msgGathered) {
+		return nil
+	}
+	err := writeFrame(rc.conn, m, time.Now().Add(timeout))
+	if m.Type == msgWelcome {
+		rc.welcomed = true
+	}
+	return err
 }
 
 // Coordinator admits the ranks of one job, hands out the table of peers and

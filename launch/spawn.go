@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 )
@@ -70,6 +71,12 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 	coordDone := make(chan error, 1)
 	go func() { coordDone <- coord.Serve(serveCtx) }()
 
+	// Ranks share one stderr; a writer that is not a file is written by one
+	// copying goroutine per rank, so serialise them.
+	stderr := job.Stderr
+	if _, isFile := stderr.(*os.File); stderr != nil && !isFile {
+		stderr = &lockedWriter{w: stderr}
+	}
 	procs := make([]*exec.Cmd, job.NP)
 	exits := make(chan exitEvent, job.NP)
 	killAll := func() {
@@ -89,7 +96,7 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 		if r == 0 {
 			cmd.Stdout = job.Stdout
 		}
-		cmd.Stderr = job.Stderr
+		cmd.Stderr = stderr
 		// A rank must not outlive its launcher.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
@@ -158,4 +165,15 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 		}
 	}
 	return first
+}
+
+type lockedWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
 }

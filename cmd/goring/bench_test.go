@@ -1,0 +1,355 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/ucx"
+)
+
+// envRunCLI makes the test binary behave as the goring binary, for tests
+// that need a separate process (killing ranks, mpirun).
+const envRunCLI = "GORING_TEST_RUN_CLI"
+
+// TestMain lets the test binary stand in for goring: bench's launcher
+// re-executes os.Executable() as every rank, and here that is this binary.
+func TestMain(m *testing.M) {
+	if launch.IsRank() || os.Getenv(envRunCLI) != "" {
+		os.Exit(run(os.Args[1:], os.Stdout, os.Stderr))
+	}
+	os.Exit(m.Run())
+}
+
+func needUCX(t *testing.T) {
+	t.Helper()
+	if err := ucx.Load(); err != nil {
+		t.Skipf("UCX not loadable: %v", err)
+	}
+}
+
+func TestBenchBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "allgatherx", "--np", "2"}, "unknown collective"},
+		{[]string{"bench", "allgather", "--np", "2", "--alg", "nope"}, "unknown allgather algorithm"},
+		{[]string{"bench", "allreduce", "--np", "2", "--bytes", "6", "--dtype", "float32"}, "not a multiple of the 4-byte float32"},
+		{[]string{"bench", "allreduce", "--np", "2", "--bytes", "4:10"}, "not a multiple"},
+		{[]string{"bench", "allgather", "--np", "3", "--topo", "clusterB"}, "--np 3 does not match topology clusterB with 4 GPUs"},
+		{[]string{"bench", "allgather", "--np", "5", "--nodes", "2"}, "does not split into --nodes 2"},
+		{[]string{"bench", "allgather"}, "--np is required"},
+		{[]string{"bench", "allgather", "--np", "2", "--bytes", "1Q"}, "--bytes"},
+		{[]string{"bench", "allreduce", "--np", "2", "--dtype", "float32", "--op", "band"}, "not defined"},
+		{[]string{"bench", "allgather", "--np", "2", "--json", "--csv"}, "exclude"},
+		{[]string{"bench", "alltoallv", "--np", "2", "--hot", "5:0.5"}, "out of range"},
+		{[]string{"bench", "alltoallv", "--np", "2", "--counts", "/nonexistent/counts.json"}, "--counts"},
+		{[]string{"bench", "allgather", "--np", "2", "--hot", "0:0.5"}, "alltoallv only"},
+		{[]string{"bench", "bcast", "--np", "2", "--root", "2"}, "--root 2"},
+		{[]string{"bench", "allgather", "--np", "2", "--straggler", "x"}, "--straggler"},
+	}
+	for i, c := range cases {
+		stdout, stderr, code := runCLI(t, c.args...)
+		assert.NotZero(t, code, "case %d", i)
+		assert.Empty(t, stdout, "case %d: nothing on stdout", i)
+		assert.Equal(t, 1, strings.Count(stderr, "\n"), "case %d: one line: %q", i, stderr)
+		assert.True(t, strings.HasPrefix(stderr, "goring: "), "case %d: %q", i, stderr)
+		assert.Contains(t, stderr, c.want, "case %d", i)
+	}
+}
+
+func TestEmulatedTopology(t *testing.T) {
+	for i, c := range []struct{ nodes, np int }{{1, 1}, {1, 3}, {2, 4}, {4, 16}, {8, 8}} {
+		tp, err := benchTopo("", c.nodes, c.np)
+		require.NoError(t, err, "case %d", i)
+		assert.Equal(t, c.np, tp.NumGPUs(), "case %d", i)
+		assert.Equal(t, c.nodes, tp.NumNodes(), "case %d", i)
+		node, local, ok := tp.Locate(c.np - 1)
+		require.True(t, ok)
+		assert.Equal(t, c.nodes-1, node, "case %d", i)
+		assert.Equal(t, c.np/c.nodes-1, local, "case %d", i)
+	}
+}
+
+func benchJSON(t *testing.T, args ...string) []bench.Row {
+	t.Helper()
+	stdout, stderr, code := runCLI(t, append([]string{"bench"}, append(args, "--json")...)...)
+	require.Zero(t, code, "goring %v: %s", args, stderr)
+	var doc map[string][]bench.Row
+	dec := json.NewDecoder(strings.NewReader(stdout))
+	dec.DisallowUnknownFields()
+	require.NoError(t, dec.Decode(&doc), "stdout: %s", stdout)
+	require.Len(t, doc, 1)
+	return doc["results"]
+}
+
+func TestBenchJSONContract(t *testing.T) {
+	needUCX(t)
+	rows := benchJSON(t, "allgather", "--alg", "all", "--np", "4", "--nodes", "2", "--bytes", "1:4KiB", "--iters", "3", "--warmup", "1", "--validate")
+	var algs []string
+	for _, a := range sched.Algorithms(coll.Allgather) {
+		algs = append(algs, a.Name)
+	}
+	seen := map[string]int{}
+	for _, r := range rows {
+		seen[r.Algorithm]++
+		assert.Equal(t, "allgather", r.Collective)
+		assert.True(t, r.Validated)
+		assert.Equal(t, 3, r.Iterations)
+		assert.Positive(t, r.AvgUS)
+		assert.LessOrEqual(t, r.MinUS, r.AvgUS)
+		assert.GreaterOrEqual(t, r.MaxUS, r.AvgUS)
+		assert.Positive(t, r.BusBWGBps)
+	}
+	for _, a := range algs {
+		assert.Equal(t, 13, seen[a], "algorithm %s: one row per size 1..4096", a)
+	}
+}
+
+// sampleSizes is a spread from 1 byte up, odd sizes included, in multiples
+// of elem.
+func sampleSizes(elem int64, short bool) string {
+	if short {
+		return fmt.Sprintf("%d:%d", 3*elem, 5000*elem)
+	}
+	return fmt.Sprintf("%d:%d", 3*elem, 70001*elem)
+}
+
+// Every algorithm of every collective over real UCX processes, with
+// validation of every iteration, on emulated topologies of 2 to 16 ranks.
+func TestBenchAllAlgorithmsValidateOverUCX(t *testing.T) {
+	needUCX(t)
+	type job struct {
+		c       coll.Collective
+		np      int
+		nodes   int
+		dtype   coll.Dtype
+		op      coll.Op
+		extra   []string
+		minSize int64
+	}
+	var jobs []job
+	nps := []struct{ np, nodes int }{{2, 1}, {3, 1}, {4, 2}, {6, 3}, {8, 2}, {16, 4}}
+	if testing.Short() {
+		nps = nps[2:3]
+	}
+	for _, n := range nps {
+		jobs = append(jobs,
+			job{c: coll.Allgather, np: n.np, nodes: n.nodes},
+			job{c: coll.Bcast, np: n.np, nodes: n.nodes, extra: []string{"--root", strconv.Itoa(n.np - 1)}},
+			job{c: coll.Alltoallv, np: n.np, nodes: n.nodes, extra: []string{"--seed", strconv.Itoa(n.np)}},
+			job{c: coll.Allreduce, np: n.np, nodes: n.nodes, dtype: coll.Float32, op: coll.Sum},
+			job{c: coll.ReduceScatter, np: n.np, nodes: n.nodes, dtype: coll.Int32, op: coll.Max},
+		)
+	}
+	// Every datatype and every op at least once, on 3 and 4 ranks.
+	if !testing.Short() {
+		for i, d := range coll.Dtypes {
+			op := coll.Ops[i%len(coll.Ops)]
+			if !coll.Supports(op, d) {
+				op = coll.Sum
+			}
+			jobs = append(jobs, job{c: coll.Allreduce, np: 3, nodes: 1, dtype: d, op: op})
+		}
+		for i, op := range coll.Ops {
+			d := []coll.Dtype{coll.Int8, coll.Uint16, coll.Int64, coll.Uint32}[i%4]
+			if !op.Bitwise() && i%2 == 0 {
+				d = []coll.Dtype{coll.Float16, coll.Bfloat16, coll.Float64}[i%3]
+			}
+			jobs = append(jobs, job{c: coll.ReduceScatter, np: 4, nodes: 2, dtype: d, op: op})
+		}
+	}
+	for i, j := range jobs {
+		if len(sched.Algorithms(j.c)) == 0 {
+			t.Logf("job %d: no %s algorithm registered", i, j.c)
+			continue
+		}
+		elem := int64(1)
+		args := []string{string(j.c), "--alg", "all", "--np", strconv.Itoa(j.np), "--nodes", strconv.Itoa(j.nodes),
+			"--iters", "2", "--warmup", "1", "--validate"}
+		if j.c.Reduces() {
+			elem = int64(j.dtype.Size())
+			args = append(args, "--dtype", j.dtype.String(), "--op", j.op.String())
+		}
+		args = append(args, "--bytes", sampleSizes(elem, testing.Short()))
+		args = append(args, j.extra...)
+		start := time.Now()
+		stdout, stderr, code := runCLI(t, append([]string{"bench"}, append(args, "--json")...)...)
+		require.Zero(t, code, "job %d: goring bench %v: %s", i, args, stderr)
+		var doc bench.Document
+		require.NoError(t, json.Unmarshal([]byte(stdout), &doc), "job %d", i)
+		require.NotEmpty(t, doc.Results, "job %d", i)
+		for _, r := range doc.Results {
+			require.True(t, r.Validated, "job %d", i)
+		}
+		t.Logf("job %d: %s np=%d %s %s: %d rows in %v", i, j.c, j.np, j.dtype, j.op, len(doc.Results), time.Since(start).Round(time.Millisecond))
+	}
+}
+
+// Large messages, up to 64 MiB, validated (not in -short).
+func TestBenchLargeMessagesValidate(t *testing.T) {
+	needUCX(t)
+	if testing.Short() {
+		t.Skip("-short: no 64 MiB runs")
+	}
+	cases := [][]string{
+		{"allgather", "--alg", "ring", "--np", "2", "--bytes", "64MiB"},
+		{"allreduce", "--alg", "all", "--np", "4", "--nodes", "2", "--bytes", "16MiB:64MiB", "--dtype", "float32", "--op", "sum"},
+		{"allgather", "--alg", "all", "--np", "4", "--nodes", "2", "--bytes", "16777217"},
+	}
+	for i, c := range cases {
+		if len(sched.Algorithms(coll.Collective(c[0]))) == 0 {
+			continue
+		}
+		rows := benchJSON(t, append(c, "--iters", "1", "--warmup", "0", "--validate")...)
+		require.NotEmpty(t, rows, "case %d", i)
+		for _, r := range rows {
+			assert.True(t, r.Validated, "case %d", i)
+		}
+	}
+}
+
+func TestBenchOutputs(t *testing.T) {
+	needUCX(t)
+	png := filepath.Join(t.TempDir(), "lat.png")
+	stdout, stderr, code := runCLI(t, "bench", "allgather", "--alg", "ring", "--np", "2", "--bytes", "1:1KiB", "--iters", "3", "--warmup", "0", "--png", png)
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "# Size")
+	assert.Contains(t, stdout, "Avg Latency(us)")
+	assert.Contains(t, stdout, "Bus BW(GB/s)")
+	assert.Equal(t, 11, strings.Count(stdout, "\n")-2, "one row per size 1..1024:\n%s", stdout)
+	data, err := os.ReadFile(png)
+	require.NoError(t, err)
+	assert.True(t, bytes.HasPrefix(data, []byte("\x89PNG")))
+
+	stdout, stderr, code = runCLI(t, "bench", "allgather", "--alg", "ring", "--np", "2", "--bytes", "8:16", "--iters", "2", "--warmup", "0", "--csv")
+	require.Zero(t, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 3)
+	assert.Equal(t, strings.Join(bench.CSVHeader, ","), lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "allgather,ring,8,"), lines[1])
+}
+
+// childPids lists the processes whose parent is pid, with their
+// GORING_RANK.
+func childRanks(t *testing.T, pid int) map[int]int {
+	out := map[int]int{}
+	ents, _ := os.ReadDir("/proc")
+	for _, e := range ents {
+		cpid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", cpid))
+		if err != nil {
+			continue
+		}
+		f := strings.Fields(string(stat[bytes.LastIndexByte(stat, ')')+1:]))
+		if len(f) < 2 || f[1] != strconv.Itoa(pid) {
+			continue
+		}
+		env, err := os.ReadFile(fmt.Sprintf("/proc/%d/environ", cpid))
+		if err != nil {
+			continue
+		}
+		for _, kv := range bytes.Split(env, []byte{0}) {
+			if v, ok := bytes.CutPrefix(kv, []byte(launch.EnvRank+"=")); ok {
+				r, _ := strconv.Atoi(string(v))
+				out[r] = cpid
+			}
+		}
+	}
+	return out
+}
+
+// Killing one rank mid-run: the launcher exits non-zero within 10 s naming
+// it, and every other rank exits non-zero naming it too.
+func TestBenchKilledRankFailsJob(t *testing.T) {
+	needUCX(t)
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	for i, victim := range []int{2, 0} {
+		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+		cmd := exec.CommandContext(ctx, exe, "bench", "allgather", "--alg", "ring", "--np", "4", "--nodes", "2",
+			"--bytes", "64KiB", "--iters", "1000000", "--warmup", "0")
+		cmd.Env = append(os.Environ(), envRunCLI+"=1")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		require.NoError(t, cmd.Start())
+		var ranks map[int]int
+		require.Eventually(t, func() bool { ranks = childRanks(t, cmd.Process.Pid); return len(ranks) == 4 }, 20*time.Second, 20*time.Millisecond)
+		time.Sleep(1500 * time.Millisecond) // well into the timed loop
+		require.NoError(t, syscall.Kill(ranks[victim], syscall.SIGKILL))
+		killed := time.Now()
+		err := cmd.Wait()
+		elapsed := time.Since(killed)
+		cancel()
+		require.Error(t, err, "case %d: the launcher must fail", i)
+		assert.Less(t, elapsed, 10*time.Second, "case %d", i)
+		assert.Contains(t, stderr.String(), fmt.Sprintf("goring: rank %d failed", victim), "case %d: %s", i, stderr.String())
+		for r := 0; r < 4; r++ {
+			if r != victim {
+				assert.Contains(t, stderr.String(), fmt.Sprintf("goring: rank %d: rank %d failed", r, victim), "case %d: rank %d", i, r)
+			}
+		}
+		for r, pid := range ranks {
+			_, err := os.Stat(fmt.Sprintf("/proc/%d/stat", pid))
+			if err == nil {
+				st, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+				assert.Contains(t, string(st), ") Z", "case %d: rank %d still alive", i, r)
+			}
+		}
+		assert.NotContains(t, stdout.String(), "results", "case %d", i)
+	}
+}
+
+// The same binary under Debian's mpirun: rank 0 hosts the coordinator.
+func TestBenchUnderMpirun(t *testing.T) {
+	needUCX(t)
+	if testing.Short() {
+		t.Skip("-short: no mpirun")
+	}
+	mpirun, err := exec.LookPath("mpirun")
+	if err != nil {
+		t.Skip("mpirun not installed")
+	}
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, mpirun, "-np", "4", "--allow-run-as-root", "--oversubscribe", exe,
+		"bench", "allgather", "--alg", "ring", "--nodes", "2", "--bytes", "1:64KiB", "--iters", "3", "--warmup", "1", "--validate", "--json")
+	var env []string
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "GORING_") && !strings.HasPrefix(kv, "OMPI_") {
+			env = append(env, kv)
+		}
+	}
+	cmd.Env = env
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), stderr.String())
+	var doc bench.Document
+	require.NoError(t, json.Unmarshal(stdout.Bytes(), &doc), stdout.String())
+	assert.Len(t, doc.Results, 17)
+	for _, r := range doc.Results {
+		assert.True(t, r.Validated)
+	}
+}

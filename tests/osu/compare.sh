@@ -1,0 +1,61 @@
+#!/usr/bin/env bash
+# Compare goring bench with Open MPI's own MPI_Allgather / MPI_Allreduce on
+# this machine, in one run: 4 processes on host memory, goring's ranks in 2
+# emulated nodes of 2, sizes 1-16 MiB (override with SIZES=a:b, NP, NODES,
+# ITERS, WARMUP). Prints both tables and, per size, the ratio of goring's
+# best algorithm to Open MPI (bandwidth ratio = Open MPI latency / goring
+# latency; >= 1 means goring is faster).
+#
+#   tests/osu/compare.sh                 # from the repository root
+#   GORING=bin/goring tests/osu/compare.sh
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+NP=${NP:-4}
+NODES=${NODES:-2}
+SIZES=${SIZES:-1MiB:16MiB}
+ITERS=${ITERS:-0}      # 0: as OMB (100 timed above 8 KiB)
+WARMUP=${WARMUP:--1}  # -1: as OMB (10 above 8 KiB)
+OUT=${OUT:-$(mktemp -d)}
+GORING=${GORING:-}
+MPIRUN=(mpirun -np "$NP" --allow-run-as-root --oversubscribe)
+
+if [ -z "$GORING" ]; then
+  GORING=$OUT/goring
+  go build -o "$GORING" ./cmd/goring
+fi
+mpicc -O2 -o "$OUT/osu_coll" tests/osu/osu_coll.c
+
+lo=${SIZES%%:*}; hi=${SIZES##*:}
+to_bytes() { # 1MiB -> 1048576 (K/M/G, optional iB)
+  local v=${1%iB}; v=${v%B}
+  case $v in *K) echo $(( ${v%K} << 10 ));; *M) echo $(( ${v%M} << 20 ));; *G) echo $(( ${v%G} << 30 ));; *) echo "$v";; esac
+}
+lob=$(to_bytes "$lo"); hib=$(to_bytes "$hi")
+mpi_iters=(); [ "$ITERS" != 0 ] && mpi_iters=("$ITERS" "$WARMUP")
+
+for c in allgather allreduce; do
+  echo "== $c: Open MPI ($(mpirun --version 2>/dev/null | head -1))"
+  "${MPIRUN[@]}" "$OUT/osu_coll" "$c" "$lob" "$hib" "${mpi_iters[@]}" | tee "$OUT/ompi_$c.txt"
+  echo "== $c: goring bench --alg all --np $NP --nodes $NODES (UCX_TLS=${UCX_TLS:-default})"
+  gflags=(--alg all --np "$NP" --nodes "$NODES" --bytes "$SIZES" --csv)
+  [ "$ITERS" != 0 ] && gflags+=(--iters "$ITERS")
+  [ "$WARMUP" != -1 ] && gflags+=(--warmup "$WARMUP")
+  "$GORING" bench "$c" "${gflags[@]}" | tee "$OUT/goring_$c.csv"
+done
+
+echo
+echo "== goring best / Open MPI (bus bandwidth ratio; goal >= 0.90)"
+printf '%-12s %-10s %16s %16s %-22s %8s\n' collective bytes ompi_avg_us goring_avg_us goring_best ratio
+for c in allgather allreduce; do
+  awk -v c="$c" '
+    FNR == 1 { file++ }
+    file == 1 && $1 ~ /^[0-9]+$/ { ompi[$1] = $2; next }
+    file == 2 && FNR > 1 {
+      split($0, f, ","); b = f[3]; us = f[4] + 0
+      if (!(b in best) || us < best[b]) { best[b] = us; alg[b] = f[2] }
+    }
+    END {
+      for (b in ompi) if (b in best) printf "%-12s %-10s %16.2f %16.2f %-22s %8.2f\n", c, b, ompi[b], best[b], alg[b], ompi[b] / best[b]
+    }' "$OUT/ompi_$c.txt" "$OUT/goring_$c.csv" | sort -k2,2n
+done
+echo "(raw outputs in $OUT)"
