@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -22,7 +23,7 @@ const LibName = "libucp.so.0"
 var (
 	loadOnce sync.Once
 	loadErr  error
-	loaded   bool
+	loaded   atomic.Bool // read by Status.Error from any goroutine
 )
 
 // Load opens libucp once per process and resolves every function the
@@ -34,7 +35,7 @@ var (
 func Load() error {
 	loadOnce.Do(func() {
 		loadErr = loadLib(LibName)
-		loaded = loadErr == nil
+		loaded.Store(loadErr == nil)
 	})
 	return loadErr
 }

@@ -414,6 +414,11 @@ int gr_wait(gr_worker_t *w, int64_t timeout_us, int64_t spin_us, gr_event_t *out
     }
 }
 
+int gr_worker_arm(gr_worker_t *w)
+{
+    return p_ucp_worker_arm(w->worker);
+}
+
 int gr_worker_signal(gr_worker_t *w)
 {
     __atomic_store_n(&w->interrupt, 1, __ATOMIC_RELEASE);

@@ -53,6 +53,7 @@ int  gr_progress(gr_worker_t *w, gr_event_t *out, int cap);
 int  gr_wait(gr_worker_t *w, int64_t timeout_us, int64_t spin_us, gr_event_t *out,
              int cap);
 int  gr_worker_signal(gr_worker_t *w);
+int  gr_worker_arm(gr_worker_t *w);
 int  gr_queued(gr_worker_t *w);
 int  gr_worker_flush(gr_worker_t *w, int64_t timeout_us);
 

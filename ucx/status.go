@@ -101,7 +101,7 @@ func (s Status) Name() string {
 // e.g. "Message truncated (UCS_ERR_MESSAGE_TRUNCATED)". Before libucp is
 // loaded the name stands alone.
 func (s Status) Error() string {
-	if loaded {
+	if loaded.Load() {
 		if p := C.gr_status_string(C.int(s)); p != nil {
 			return C.GoString(p) + " (" + s.Name() + ")"
 		}

@@ -649,3 +649,49 @@ func TestSpinBeforeWait(t *testing.T) {
 	assert.Greater(t, cpu, 5*time.Millisecond, "no spin happened")
 	assert.Less(t, cpu, 200*time.Millisecond, "spun past the spin budget")
 }
+
+// readable waits up to timeout for fd to become readable.
+func readable(t *testing.T, fd int, timeout time.Duration) bool {
+	ep, err := syscall.EpollCreate1(syscall.EPOLL_CLOEXEC)
+	require.NoError(t, err)
+	defer syscall.Close(ep)
+	require.NoError(t, syscall.EpollCtl(ep, syscall.EPOLL_CTL_ADD, fd, &syscall.EpollEvent{Events: syscall.EPOLLIN, Fd: int32(fd)}))
+	ev := make([]syscall.EpollEvent, 1)
+	for {
+		n, err := syscall.EpollWait(ep, ev, int(timeout.Milliseconds()))
+		if err == syscall.EINTR {
+			continue
+		}
+		require.NoError(t, err)
+		return n > 0
+	}
+}
+
+// The documented external-loop protocol: progress, Arm, and poll the
+// event fd only when Arm says nothing is pending.
+func TestArmAndEventFD(t *testing.T) {
+	p := newPair(t, Options{}, EndpointOptions{NoPeerErrors: true})
+	efd := p.b.EventFD()
+	require.GreaterOrEqual(t, efd, 0)
+	tag, _ := MakeTag(0, 0, 5)
+	dst := make([]byte, 3)
+	r, err := p.b.TagRecv(dst, tag, MaskFull, nil)
+	require.NoError(t, err)
+	for {
+		p.b.Progress()
+		err := p.b.Arm()
+		if err == nil {
+			break
+		}
+		require.ErrorIs(t, err, ErrBusy)
+	}
+	assert.False(t, readable(t, efd, 50*time.Millisecond), "armed idle worker's fd is readable")
+	s, err := p.ab.TagSend([]byte("xyz"), tag, nil)
+	require.NoError(t, err)
+	for k := 0; k < 100 && !s.Done(); k++ {
+		p.a.Progress()
+	}
+	assert.True(t, readable(t, efd, 5*time.Second), "an arrival did not wake the fd")
+	p.progressUntil(t, 5*time.Second, r, s)
+	assert.Equal(t, "xyz", string(dst))
+}

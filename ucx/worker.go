@@ -111,8 +111,22 @@ func (w *Worker) Address() ([]byte, error) {
 
 // EventFD is the worker's event file descriptor, or -1 when the context
 // has no FeatureWakeup. Wait uses it; it is exposed for callers that
-// multiplex several fds themselves (arm the worker the same way Wait does).
+// multiplex several fds themselves: Progress until it returns 0, Arm, and
+// poll the fd only if Arm returned nil (ErrBusy means progress again).
 func (w *Worker) EventFD() int { return w.efd }
+
+// Arm prepares the worker's event fd for a wait (ucp_worker_arm). It
+// returns ErrBusy (unwrapped) when events are already pending and the
+// caller must progress instead of sleeping. Wait does all this itself.
+func (w *Worker) Arm() error {
+	if w.h == nil {
+		return errClosed
+	}
+	if w.efd < 0 {
+		return errors.New("ucx: arm: the context has no wakeup feature")
+	}
+	return statusErr(C.gr_worker_arm(w.h))
+}
 
 // Pending is the number of posted operations whose completion has not been
 // delivered yet.
