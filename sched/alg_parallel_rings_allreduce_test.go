@@ -29,6 +29,11 @@ func TestParallelRingsAllreduceVerifies(t *testing.T) {
 			}
 		})
 	}
+	// Found by fuzzing: uneven blocks cut into pieces, whose pieces differ
+	// in length from block to block, share reduce-scatter scratch slots.
+	t.Run("uneven_pieces", func(t *testing.T) {
+		mustVerify(t, Spec{Collective: coll.Allreduce, Algorithm: "parallel_rings", Intra: "iallgather_linear", Topo: synthTopo(16, 8), Bytes: 1001, DtypeBytes: 1, Chunks: 3})
+	})
 	// Vectors shorter than the rank count: blocks of zero elements.
 	for i, elems := range []int64{1, 2, 5, 31} {
 		t.Run(fmt.Sprintf("short%d_%delems", i, elems), func(t *testing.T) {

@@ -30,7 +30,8 @@ import (
 //
 // Scratch: two sets of slots (groups k and k+1 in flight) of G+1 blocks each:
 // an accumulator, the ring receive and G-1 intra-node receives. A slot is
-// written again two groups later, after every step that read it completed.
+// written again two groups later, after every step that read it completed;
+// each piece has its own room in a slot (see pieceSlot).
 //
 // Layout: src holds block j (rank j's output) at j*Bytes; dst is Bytes.
 // The parallel_rings allreduce reuses this with uneven blocks of the vector
@@ -91,15 +92,37 @@ func (rs *reduceScatterRun) slotsPerSet() int {
 	return s
 }
 
-func (rs *reduceScatterRun) scratchBytes() int64 {
-	sets := min(2, rs.sh.nodes)
-	return int64(sets*rs.slotsPerSet()) * rs.blk.maxLen()
+// Slots and pieces: with uniform blocks a piece lies in its slot where it
+// lies in its block. Uneven blocks (allreduce) cut into pieces give pieces
+// of different lengths from block to block, so there piece c of every block
+// gets its own room at c*pieceSlot, pieceSlot being the largest piece of any
+// block (piece 0 of block 0, see BlockSpan and ChunkSpan): pieces of blocks
+// that share a slot two groups apart then never overlap, and the per-piece
+// write-after-read dependencies suffice.
+func (rs *reduceScatterRun) pieceSlot() int64 { return rs.blk.piece(0, 0).Len }
+
+func (rs *reduceScatterRun) slotBytes() int64 {
+	if rs.blk.uniform {
+		return rs.blk.size
+	}
+	return int64(max(rs.blk.pieces, 1)) * rs.pieceSlot()
 }
 
-// slot returns the scratch ref of piece span ps of block b in slot i of set q.
-func (rs *reduceScatterRun) slot(q, i int, b int, ps Span) Ref {
-	idx := q*rs.slotsPerSet() + i
-	return At(BufScratch, int64(idx)*rs.blk.maxLen()+ps.Off-rs.blk.block(b).Off)
+func (rs *reduceScatterRun) scratchBytes() int64 {
+	sets := min(2, rs.sh.nodes)
+	return int64(sets*rs.slotsPerSet()) * rs.slotBytes()
+}
+
+// slot returns the scratch ref of piece c (span ps) of block b in slot i of
+// set q.
+func (rs *reduceScatterRun) slot(q, i, b, c int, ps Span) Ref {
+	off := int64(q*rs.slotsPerSet()+i) * rs.slotBytes()
+	if rs.blk.uniform {
+		off += ps.Off - rs.blk.block(b).Off
+	} else {
+		off += int64(c) * rs.pieceSlot()
+	}
+	return At(BufScratch, off)
 }
 
 func (rs *reduceScatterRun) emit() {
@@ -139,7 +162,7 @@ func (rs *reduceScatterRun) emit() {
 				case last:
 					accRef = At(BufDst, ps.Off-blk.block(b).Off)
 				default:
-					accRef = rs.slot(q, accSlot, b, ps)
+					accRef = rs.slot(q, accSlot, b, c, ps)
 				}
 				deps := -1
 				if !last {
@@ -167,7 +190,7 @@ func (rs *reduceScatterRun) emit() {
 				if j == l {
 					continue
 				}
-				ref := rs.slot(q, i, b, ps)
+				ref := rs.slot(q, i, b, c, ps)
 				rid := addStep(p, Step{Op: OpRecv, Peer: int32(base + j), Tag: int32(tagIntra), DstBuf: ref.Buf, DstOff: ref.Off, Len: ps.Len}, *lr(q, c, i))
 				acc = p.Reduce(ref, accRef, ps.Len, rid, acc)
 				*lr(q, c, i) = acc
@@ -175,7 +198,7 @@ func (rs *reduceScatterRun) emit() {
 			}
 			// The partial sum of block b from the previous node.
 			if k > 0 {
-				ref := rs.slot(q, ringSlot, b, ps)
+				ref := rs.slot(q, ringSlot, b, c, ps)
 				rid := addStep(p, Step{Op: OpRecv, Peer: int32(prev), Tag: int32(rs.tags.tag(rs.phase, m, c, kindRing)), DstBuf: ref.Buf, DstOff: ref.Off, Len: ps.Len}, *lr(q, c, ringSlot))
 				acc = p.Reduce(ref, accRef, ps.Len, rid, acc)
 				*lr(q, c, ringSlot) = acc

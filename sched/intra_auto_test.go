@@ -162,3 +162,47 @@ func TestIntraAutoNote(t *testing.T) {
 		assert.Equal(t, c.want, plan.Note, "case %d", i)
 	}
 }
+
+// FuzzHierarchical: the hierarchical generators (parallel_rings allgather,
+// reduce_scatter and allreduce with every intra-node variant, lane
+// allreduce) on full-mesh and socket-pair nodes (1-64 nodes, 1-8 GPUs), odd
+// sizes and chunk counts either verify or are refused with an
+// *UnsupportedError (congestion_aware on a node that does not pair up).
+func FuzzHierarchical(f *testing.F) {
+	f.Add(uint8(0), uint8(3), uint8(3), uint32(7), uint8(2), uint8(1), uint8(0))
+	f.Add(uint8(6), uint8(1), uint8(5), uint32(1), uint8(3), uint8(4), uint8(1))
+	f.Add(uint8(5), uint8(15), uint8(7), uint32(1000), uint8(0), uint8(3), uint8(2))
+	f.Add(uint8(6), uint8(40), uint8(2), uint32(33), uint8(1), uint8(0), uint8(3))
+	f.Fuzz(func(t *testing.T, intraSel, nodes8, gpus8 uint8, elems uint32, dsel, chunks8, which uint8) {
+		intras := IntraAlgorithms()
+		intra := intras[int(intraSel)%len(intras)]
+		nodes, gpus := int(nodes8)%64+1, int(gpus8)%8+1
+		tp := synthTopo(nodes, gpus)
+		if intraSel&0x80 != 0 || intra == "congestion_aware" {
+			tp = pairTopo(nodes, gpus+gpus%2) // socket pairs need an even GPU count
+		}
+		dtype := []int{1, 2, 4, 8}[int(dsel)%4]
+		spec := Spec{Algorithm: "parallel_rings", Intra: intra, Topo: tp,
+			Bytes: int64(elems%2048+1) * int64(dtype), DtypeBytes: dtype, Chunks: int(chunks8 % 5)}
+		switch which % 4 {
+		case 0:
+			spec.Collective = coll.Allgather
+		case 1:
+			spec.Collective = coll.Allreduce
+		case 2:
+			spec.Collective, spec.Intra = coll.ReduceScatter, ""
+		case 3:
+			spec.Collective, spec.Algorithm, spec.Intra = coll.Allreduce, "lane", ""
+		}
+		plan, err := Generate(spec)
+		if err != nil {
+			if !IsUnsupported(err) {
+				t.Fatalf("%s/%s intra %s on %s: %v", spec.Collective, spec.Algorithm, spec.Intra, tp.Name, err)
+			}
+			return
+		}
+		if _, err := Verify(plan); err != nil {
+			t.Fatalf("%s/%s intra %s on %s, %d bytes, dtype %d, chunks %d: %v", spec.Collective, spec.Algorithm, spec.Intra, tp.Name, spec.Bytes, dtype, spec.Chunks, err)
+		}
+	})
+}
