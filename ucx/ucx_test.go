@@ -695,3 +695,72 @@ func TestArmAndEventFD(t *testing.T) {
 	p.progressUntil(t, 5*time.Second, r, s)
 	assert.Equal(t, "xyz", string(dst))
 }
+
+// BenchmarkTagSendRecv posts one receive and one send per iteration
+// between two workers of one process and progresses both until they
+// complete (one goroutine): per-operation cost of the binding plus UCX.
+func BenchmarkTagSendRecv(b *testing.B) {
+	for _, n := range []int{8, 64 << 10, 1 << 20} {
+		for _, mode := range endpointModes {
+			b.Run(fmt.Sprintf("%s/%d", mode.name, n), func(b *testing.B) {
+				if err := Load(); err != nil {
+					b.Skipf("libucp cannot be loaded: %v", err)
+				}
+				p := newPairB(b, mode.opts)
+				src, dst := Alloc(n), Alloc(n)
+				defer Free(src)
+				defer Free(dst)
+				b.SetBytes(int64(n))
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := 0; i < b.N; i++ {
+					tag := Tag(i & MaxTagStep)
+					r, err := p.b.TagRecv(dst, tag, MaskFull, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					s, err := p.ab.TagSend(src, tag, nil)
+					if err != nil {
+						b.Fatal(err)
+					}
+					for !r.Done() || !s.Done() {
+						p.a.Progress()
+						p.b.Progress()
+					}
+					if r.Err() != nil {
+						b.Fatal(r.Err())
+					}
+				}
+			})
+		}
+	}
+}
+
+// newPairB is newPair for benchmarks: one-way endpoints a->b, closed by
+// force at the end.
+func newPairB(b *testing.B, eopts EndpointOptions) *pair {
+	ctx, err := Init(Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	p := &pair{ctx: ctx}
+	if p.a, err = ctx.NewWorker(WorkerOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	if p.b, err = ctx.NewWorker(WorkerOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	addrB, err := p.b.Address()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if p.ab, err = p.a.Connect(addrB, eopts); err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() {
+		p.a.Close()
+		p.b.Close()
+		p.ctx.Close()
+	})
+	return p
+}
