@@ -5,7 +5,10 @@ package sched
 // doubles each step (1, 2, 4, ...), all G broadcasts at once. Virtual ranks
 // swap the root with GPU 0 and leave the rest in place (Open MPI libnbc's
 // RANK2VRANK); that reproduces the table's pairs: root 2 sends to 1 first,
-// then 2->0 and 1->3, so step 1 has incast at GPU 1 as the text says.
+// then 2->0 and 1->3, so step 1 has incast at GPU 1 as the text says. For
+// root 1 the table's first step (1->0) matches; its second step as printed
+// (1->3) does not fit any binomial tree with that first step, so we keep the
+// libnbc tree there too (1->2 and 0->3): our reading of a garbled row.
 type intraBTDD struct{}
 
 func (intraBTDD) early(g *intraGroup) {
