@@ -20,13 +20,24 @@ type GPUInfo struct {
 	// support (NVML's max link generation and width); 0 when unknown.
 	PCIeGen, PCIeWidth int
 	NVLinks            []NVLinkInfo // active links only
+	// NVLinkPeers are the GPUs NVML reports peer-to-peer capable over
+	// NVLink with this one (nil: not asked).
+	NVLinkPeers []int
 }
+
+// Far-end kinds of an NVLink (NVLinkInfo.RemoteType); "" when NVML did not
+// say.
+const (
+	RemoteGPU    = "gpu"
+	RemoteSwitch = "switch"
+)
 
 // NVLinkInfo is one active NVLink of a GPU.
 type NVLinkInfo struct {
 	Link        int    // the link's number on its GPU
 	RemoteBusID string // PCI bus id of the far end: a GPU, or an NVSwitch
 	Version     uint32 // NVML's NVLink version code (see NVLinkGBps)
+	RemoteType  string // RemoteGPU, RemoteSwitch or "" (unknown)
 }
 
 // NVLinkGBps is the bandwidth of one NVLink in one direction for NVML's
@@ -86,8 +97,9 @@ func NormalizeBusID(id string) string {
 //     (devices/system/node/nodeN/cpulist), numbered densely from 0 in
 //     package id order; one socket when sysfs says nothing.
 //   - NVLink: active links whose far end is another GPU count towards that
-//     pair; links to anything else (NVSwitch) go to one plane "switch:0",
-//     as the dgx-h100 preset models it.
+//     pair; links to NVSwitches go to one plane "switch:0", as the
+//     dgx-h100 preset models it (remoteOwners tells the two apart, also in
+//     virtual machines); links whose far end cannot be placed are left out.
 //   - PCIe: every GPU to its socket's host at PCIeEffectiveGBps of its
 //     max generation and width (Gen4 x16 when NVML gave none).
 //   - Sockets: joined pairwise by one link at topo.DefaultSocketLinkGBps
@@ -128,6 +140,7 @@ func Build(name, nodeName string, gpus []GPUInfo, sys fs.FS) (*topo.Topology, er
 	type pair struct{ a, b int }
 	pairLinks := map[pair]int{}
 	pairGBps := map[pair]float64{}
+	owners := remoteOwners(gpus, busOf)
 	for i, g := range gpus {
 		switchLinks, switchGBps := 0, 0.0
 		for _, l := range g.NVLinks {
@@ -135,24 +148,20 @@ func Build(name, nodeName string, gpus []GPUInfo, sys fs.FS) (*topo.Topology, er
 			if bw == 0 {
 				continue // an unknown version: leave the link out rather than guess
 			}
-			if j, ok := busOf[NormalizeBusID(l.RemoteBusID)]; ok {
-				if j == i {
-					continue
+			switch j := owners[NormalizeBusID(l.RemoteBusID)]; {
+			case j == farSwitch:
+				switchLinks++
+				if switchGBps == 0 || bw < switchGBps {
+					switchGBps = bw
 				}
-				// Count each pair from its lower GPU's side only (both sides
-				// see the same links).
-				if i < j {
-					p := pair{i, j}
-					pairLinks[p]++
-					if pairGBps[p] == 0 || bw < pairGBps[p] {
-						pairGBps[p] = bw
-					}
+			case j >= 0 && i < j:
+				// Count each pair from its lower GPU's side only (both
+				// sides see the same links).
+				p := pair{i, j}
+				pairLinks[p]++
+				if pairGBps[p] == 0 || bw < pairGBps[p] {
+					pairGBps[p] = bw
 				}
-				continue
-			}
-			switchLinks++
-			if switchGBps == 0 || bw < switchGBps {
-				switchGBps = bw
 			}
 		}
 		if switchLinks > 0 {
@@ -214,6 +223,80 @@ func Build(name, nodeName string, gpus []GPUInfo, sys fs.FS) (*topo.Topology, er
 		return nil, fmt.Errorf("detected topology is not valid: %w", err)
 	}
 	return t, nil
+}
+
+// What an NVLink's far end is, besides a GPU index (remoteOwners).
+const (
+	farSwitch  = -1 // an NVSwitch
+	farUnknown = -2 // a GPU this process cannot see, or cannot tell which
+)
+
+// remoteOwners decides what each NVLink far end (a normalised bus id) is:
+// the GPU of that bus id; else an NVSwitch if NVML says so; else it is
+// worked out from who links to it, for virtual machines, where NVML gives
+// a far end's host-side bus id while the GPUs show guest-side ones. A far
+// end x reached from the set S of GPUs belongs to a GPU outside S (no GPU
+// links to itself) that has NVLinks and, when NVML answered the pairwise
+// NVLink peer question, whose peers are exactly S. One such GPU: x is it.
+// None, and NVML did not call x a GPU: x is a switch (every GPU reaches a
+// switch; no GPU is left to own it). Otherwise x is left out as unknown.
+func remoteOwners(gpus []GPUInfo, busOf map[string]int) map[string]int {
+	reach := map[string]map[int]bool{}
+	kind := map[string]string{}
+	for i, g := range gpus {
+		for _, l := range g.NVLinks {
+			x := NormalizeBusID(l.RemoteBusID)
+			if reach[x] == nil {
+				reach[x] = map[int]bool{}
+			}
+			reach[x][i] = true
+			if l.RemoteType != "" {
+				kind[x] = l.RemoteType
+			}
+		}
+	}
+	owner := make(map[string]int, len(reach))
+	for x, from := range reach {
+		if j, ok := busOf[x]; ok {
+			owner[x] = j
+			continue
+		}
+		if kind[x] == RemoteSwitch {
+			owner[x] = farSwitch
+			continue
+		}
+		var cands []int
+		for j, g := range gpus {
+			if from[j] || len(g.NVLinks) == 0 {
+				continue
+			}
+			if g.NVLinkPeers != nil && !sameSet(g.NVLinkPeers, from) {
+				continue
+			}
+			cands = append(cands, j)
+		}
+		switch {
+		case len(cands) == 1:
+			owner[x] = cands[0]
+		case len(cands) == 0 && kind[x] != RemoteGPU:
+			owner[x] = farSwitch
+		default:
+			owner[x] = farUnknown
+		}
+	}
+	return owner
+}
+
+func sameSet(list []int, set map[int]bool) bool {
+	if len(list) != len(set) {
+		return false
+	}
+	for _, v := range list {
+		if !set[v] {
+			return false
+		}
+	}
+	return true
 }
 
 func link(kind topo.LinkKind, a, b string, count int, gbps float64) topo.Link {

@@ -5,6 +5,9 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
+	"strconv"
+	"strings"
 	"testing"
 	"testing/fstest"
 
@@ -27,6 +30,7 @@ type fakeLink struct {
 	up      bool
 	remote  string
 	version uint32
+	kind    nvml.IntNvLinkDeviceType // NVLINK_DEVICE_TYPE_UNKNOWN: call fails
 }
 
 func pciInfo(bus string) nvml.PciInfo {
@@ -66,17 +70,27 @@ func (d *fakeDevice) GetNvLinkRemotePciInfo(l int) (nvml.PciInfo, nvml.Return) {
 func (d *fakeDevice) GetNvLinkVersion(l int) (uint32, nvml.Return) {
 	return d.links[l].version, nvml.SUCCESS
 }
+func (d *fakeDevice) GetNvLinkRemoteDeviceType(l int) (nvml.IntNvLinkDeviceType, nvml.Return) {
+	if k := d.links[l].kind; k != nvml.NVLINK_DEVICE_TYPE_UNKNOWN {
+		return k, nvml.SUCCESS
+	}
+	return 0, nvml.ERROR_NOT_SUPPORTED
+}
 
 type fakeLib struct {
 	initRet  nvml.Return
 	devs     []*fakeDevice
 	shutdown int
+	p2p      map[[2]int]bool
 }
 
 func (f *fakeLib) Init() nvml.Return                  { return f.initRet }
 func (f *fakeLib) Shutdown() nvml.Return              { f.shutdown++; return nvml.SUCCESS }
 func (f *fakeLib) DeviceGetCount() (int, nvml.Return) { return len(f.devs), nvml.SUCCESS }
 func (f *fakeLib) device(i int) (device, nvml.Return) { return f.devs[i], nvml.SUCCESS }
+func (f *fakeLib) nvlinkP2P(i, j int) (bool, nvml.Return) {
+	return f.p2p[[2]int{i, j}] || f.p2p[[2]int{j, i}], nvml.SUCCESS
+}
 
 func TestReadGPUsNoDriver(t *testing.T) {
 	tests := []struct {
@@ -102,10 +116,10 @@ func TestReadGPUsCountsActiveLinks(t *testing.T) {
 	a := &fakeDevice{name: "NVIDIA H200", uuid: "GPU-a", bus: "00000000:18:00.0", gen: 5, width: 16, links: map[int]fakeLink{}}
 	b := &fakeDevice{name: "NVIDIA H200", uuid: "GPU-b", bus: "00000000:2A:00.0", gen: 5, width: 16, links: map[int]fakeLink{}}
 	for l := 0; l < 18; l++ {
-		a.links[l] = fakeLink{up: l != 3, remote: b.bus, version: 6}
-		b.links[l] = fakeLink{up: l != 3, remote: a.bus, version: 6}
+		a.links[l] = fakeLink{up: l != 3, remote: b.bus, version: 6, kind: nvml.NVLINK_DEVICE_TYPE_GPU}
+		b.links[l] = fakeLink{up: l != 3, remote: a.bus, version: 6, kind: nvml.NVLINK_DEVICE_TYPE_UNKNOWN}
 	}
-	lib := &fakeLib{devs: []*fakeDevice{a, b}}
+	lib := &fakeLib{devs: []*fakeDevice{a, b}, p2p: map[[2]int]bool{{0, 1}: true}}
 	gpus, err := readGPUs(lib)
 	require.NoError(t, err)
 	require.Len(t, gpus, 2)
@@ -118,7 +132,11 @@ func TestReadGPUsCountsActiveLinks(t *testing.T) {
 		assert.NotEqual(t, 3, l.Link)
 		assert.Equal(t, b.bus, l.RemoteBusID)
 		assert.Equal(t, uint32(6), l.Version)
+		assert.Equal(t, RemoteGPU, l.RemoteType)
 	}
+	assert.Equal(t, "", gpus[1].NVLinks[0].RemoteType, "type call unsupported")
+	assert.Equal(t, []int{1}, gpus[0].NVLinkPeers)
+	assert.Equal(t, []int{0}, gpus[1].NVLinkPeers)
 
 	// Built into a topology: one NV17 bundle at NVLink 4's 25 GB/s.
 	tp, err := Build("detected", "box", gpus, fstest.MapFS{})
@@ -135,6 +153,7 @@ func TestReadGPUsCountsActiveLinks(t *testing.T) {
 	gpus, err = readGPUs(&fakeLib{devs: []*fakeDevice{c}})
 	require.NoError(t, err)
 	assert.Empty(t, gpus[0].NVLinks)
+	assert.Nil(t, gpus[0].NVLinkPeers, "no NVLink: peers not asked")
 	assert.Equal(t, 0, gpus[0].PCIeGen)
 }
 
@@ -292,6 +311,87 @@ func TestBuildDGXLike(t *testing.T) {
 	assert.Equal(t, 50.0, tp.Rails[0].BetaGBps)
 }
 
+// In a virtual machine NVML gives the far end's host-side bus id, which
+// matches none of the GPUs' guest-side ids (seen on the lent 2xH200 VM:
+// GPUs at 0000:00:06.0 and 0000:00:07.0).
+func TestBuildResolvesFarEndsInVMs(t *testing.T) {
+	links := func(n int, remote, kind string) []NVLinkInfo {
+		var out []NVLinkInfo
+		for l := 0; l < n; l++ {
+			out = append(out, NVLinkInfo{Link: l, RemoteBusID: remote, Version: 6, RemoteType: kind})
+		}
+		return out
+	}
+	pairCount := func(tp *topo.Topology, a, b int) int {
+		ls := tp.Nodes[0].DirectLinks(topo.GPUEndpoint(a), topo.GPUEndpoint(b))
+		if len(ls) == 0 {
+			return 0
+		}
+		return tp.Nodes[0].Links[ls[0]].Count
+	}
+	switchCount := func(tp *topo.Topology, a int) int {
+		ls := tp.Nodes[0].DirectLinks(topo.GPUEndpoint(a), "switch:0")
+		if len(ls) == 0 {
+			return 0
+		}
+		return tp.Nodes[0].Links[ls[0]].Count
+	}
+
+	// 0: two GPUs, far ends typed GPU, no peer answers: the only GPU not
+	// linking to 0000:2a:00.0 owns it.
+	h200 := []GPUInfo{
+		{Name: "NVIDIA H200", PCIBusID: "00000000:00:06.0", NVLinks: links(18, "00000000:2A:00.0", RemoteGPU)},
+		{Name: "NVIDIA H200", PCIBusID: "00000000:00:07.0", NVLinks: links(18, "00000000:18:00.0", RemoteGPU)},
+	}
+	tp, err := Build("d", "vm", h200, fstest.MapFS{})
+	require.NoError(t, err)
+	assert.Equal(t, 18, pairCount(tp, 0, 1), "case 0")
+	assert.Equal(t, 0, switchCount(tp, 0), "case 0")
+
+	// 1: four GPUs in NVLink pairs 0-1, 2-3 with host-side far ends: the
+	// peer answers say which GPU owns which far end.
+	quad := []GPUInfo{
+		{PCIBusID: "0000:00:04.0", NVLinks: links(4, "0000:81:00.0", ""), NVLinkPeers: []int{1}},
+		{PCIBusID: "0000:00:05.0", NVLinks: links(4, "0000:80:00.0", ""), NVLinkPeers: []int{0}},
+		{PCIBusID: "0000:00:06.0", NVLinks: links(4, "0000:c1:00.0", ""), NVLinkPeers: []int{3}},
+		{PCIBusID: "0000:00:07.0", NVLinks: links(4, "0000:c0:00.0", ""), NVLinkPeers: []int{2}},
+	}
+	tp, err = Build("d", "vm", quad, fstest.MapFS{})
+	require.NoError(t, err)
+	assert.Equal(t, 4, pairCount(tp, 0, 1), "case 1")
+	assert.Equal(t, 4, pairCount(tp, 2, 3), "case 1")
+	assert.Equal(t, 0, pairCount(tp, 0, 2), "case 1")
+
+	// 2: the same without peer answers is ambiguous (GPU 0's far end could
+	// be GPU 1, 2 or 3): the links are left out, the node still routes
+	// through the host.
+	for i := range quad {
+		quad[i].NVLinkPeers = nil
+	}
+	tp, err = Build("d", "vm", quad, fstest.MapFS{})
+	require.NoError(t, err)
+	assert.Equal(t, 0, pairCount(tp, 0, 1), "case 2")
+	assert.Equal(t, 0, switchCount(tp, 0), "case 2")
+
+	// 3: far ends of unknown type that every GPU reaches are switches.
+	sw := []GPUInfo{
+		{PCIBusID: "0000:00:04.0", NVLinks: append(links(9, "0000:05:00.0", ""), links(9, "0000:06:00.0", "")...)},
+		{PCIBusID: "0000:00:05.0", NVLinks: append(links(9, "0000:05:00.0", ""), links(9, "0000:06:00.0", "")...)},
+	}
+	tp, err = Build("d", "vm", sw, fstest.MapFS{})
+	require.NoError(t, err)
+	assert.Equal(t, 18, switchCount(tp, 0), "case 3")
+	assert.Equal(t, 18, switchCount(tp, 1), "case 3")
+	assert.Equal(t, 0, pairCount(tp, 0, 1), "case 3")
+
+	// 4: one visible GPU whose NVLink peer is hidden (typed GPU): left out,
+	// not mistaken for a switch.
+	tp, err = Build("d", "vm", []GPUInfo{{PCIBusID: "0000:00:04.0", NVLinks: links(4, "0000:81:00.0", RemoteGPU)}}, fstest.MapFS{})
+	require.NoError(t, err)
+	assert.Equal(t, 0, switchCount(tp, 0), "case 4")
+	assert.Len(t, tp.Nodes[0].Links, 1, "case 4: only the host link")
+}
+
 func mustRoute(t *testing.T, n *topo.Node, a, b string) []topo.Hop {
 	t.Helper()
 	h, err := n.Route(a, b)
@@ -394,9 +494,19 @@ func TestDetectRealGPU(t *testing.T) {
 	if !hasDriver() {
 		t.Skip("no NVIDIA driver on this machine (libnvidia-ml did not initialise)")
 	}
+	gpus, err := readGPUs(realNVML{lib: nvml.New()})
+	require.NoError(t, err)
+	for _, g := range gpus {
+		t.Logf("NVML: %s %s bus %s PCIe gen %d x%d, %d active NVLinks, NVLink peers %v", g.Name, g.UUID, g.PCIBusID, g.PCIeGen, g.PCIeWidth, len(g.NVLinks), g.NVLinkPeers)
+		for _, l := range g.NVLinks {
+			t.Logf("  link %d -> %s (%q) version code %d", l.Link, l.RemoteBusID, l.RemoteType, l.Version)
+		}
+	}
 	tp, err := Detect()
 	require.NoError(t, err)
 	require.NoError(t, tp.Validate())
+	b, _ := topo.Marshal(tp)
+	t.Logf("detected:\n%s", b)
 	n := tp.Nodes[0]
 	require.NotEmpty(t, n.GPUs)
 	for _, g := range n.GPUs {
@@ -405,4 +515,47 @@ func TestDetectRealGPU(t *testing.T) {
 		_, err := os.Stat("/sys/bus/pci/devices/" + g.PCIBusID)
 		assert.NoError(t, err, "GPU %d's normalised bus id names its sysfs device", g.Index)
 	}
+	checkAgainstNvidiaSMI(t, &n)
+}
+
+// checkAgainstNvidiaSMI compares the NVLink bundles with the "NV#" cells of
+// nvidia-smi topo -m, an independent reading of the same hardware: a pair
+// shown NV# has a direct bundle of # links, or both GPUs reach the switch
+// plane with at least # links; any other cell means no direct bundle.
+func checkAgainstNvidiaSMI(t *testing.T, n *topo.Node) {
+	out, err := exec.Command("nvidia-smi", "topo", "-m").Output()
+	if err != nil {
+		t.Logf("nvidia-smi topo -m unavailable (%v): NVLink counts not cross-checked", err)
+		return
+	}
+	count := func(a, b string) int {
+		ls := n.DirectLinks(a, b)
+		if len(ls) == 0 {
+			return 0
+		}
+		return n.Links[ls[0]].Count
+	}
+	rows := 0
+	for _, line := range strings.Split(string(out), "\n") {
+		f := strings.Split(line, "\t")
+		if len(f) < len(n.GPUs)+1 || !strings.HasPrefix(f[0], "GPU") {
+			continue
+		}
+		i, err := strconv.Atoi(strings.TrimSpace(f[0][3:]))
+		if err != nil || i >= len(n.GPUs) {
+			continue
+		}
+		rows++
+		for j := range n.GPUs {
+			cell := strings.TrimSpace(f[1+j])
+			a, b := topo.GPUEndpoint(i), topo.GPUEndpoint(j)
+			if k, err := strconv.Atoi(strings.TrimPrefix(cell, "NV")); strings.HasPrefix(cell, "NV") && err == nil {
+				viaSwitch := count(a, "switch:0") >= k && count(b, "switch:0") >= k
+				assert.True(t, count(a, b) == k || viaSwitch, "GPU %d-%d: nvidia-smi says %s, detected direct %d, switch %d/%d", i, j, cell, count(a, b), count(a, "switch:0"), count(b, "switch:0"))
+			} else if i != j {
+				assert.Equal(t, 0, count(a, b), "GPU %d-%d: nvidia-smi says %s", i, j, cell)
+			}
+		}
+	}
+	assert.Equal(t, len(n.GPUs), rows, "one nvidia-smi row per GPU:\n%s", out)
 }

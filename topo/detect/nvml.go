@@ -18,6 +18,7 @@ type device interface {
 	GetNvLinkState(link int) (nvml.EnableState, nvml.Return)
 	GetNvLinkRemotePciInfo(link int) (nvml.PciInfo, nvml.Return)
 	GetNvLinkVersion(link int) (uint32, nvml.Return)
+	GetNvLinkRemoteDeviceType(link int) (nvml.IntNvLinkDeviceType, nvml.Return)
 }
 
 // library is the part of NVML detect calls.
@@ -26,6 +27,8 @@ type library interface {
 	Shutdown() nvml.Return
 	DeviceGetCount() (int, nvml.Return)
 	device(i int) (device, nvml.Return)
+	// nvlinkP2P says whether GPUs i and j can talk peer to peer over NVLink.
+	nvlinkP2P(i, j int) (bool, nvml.Return)
 }
 
 // realNVML is libnvidia-ml, loaded with dlopen by go-nvml at Init.
@@ -37,6 +40,18 @@ func (r realNVML) DeviceGetCount() (int, nvml.Return) { return r.lib.DeviceGetCo
 func (r realNVML) device(i int) (device, nvml.Return) {
 	d, ret := r.lib.DeviceGetHandleByIndex(i)
 	return d, ret
+}
+func (r realNVML) nvlinkP2P(i, j int) (bool, nvml.Return) {
+	a, ret := r.lib.DeviceGetHandleByIndex(i)
+	if ret != nvml.SUCCESS {
+		return false, ret
+	}
+	b, ret := r.lib.DeviceGetHandleByIndex(j)
+	if ret != nvml.SUCCESS {
+		return false, ret
+	}
+	st, ret := r.lib.DeviceGetP2PStatus(a, b, nvml.P2P_CAPS_INDEX_NVLINK)
+	return st == nvml.P2P_STATUS_OK, ret
 }
 
 // NoDriverError says NVML could not start: no libnvidia-ml, or no driver
@@ -108,9 +123,35 @@ func readGPUs(lib library) (gpus []GPUInfo, err error) {
 			if ret != nvml.SUCCESS {
 				version = 0
 			}
-			g.NVLinks = append(g.NVLinks, NVLinkInfo{Link: l, RemoteBusID: busID(remote), Version: version})
+			info := NVLinkInfo{Link: l, RemoteBusID: busID(remote), Version: version}
+			if t, ret := d.GetNvLinkRemoteDeviceType(l); ret == nvml.SUCCESS {
+				switch t {
+				case nvml.NVLINK_DEVICE_TYPE_GPU:
+					info.RemoteType = RemoteGPU
+				case nvml.NVLINK_DEVICE_TYPE_SWITCH:
+					info.RemoteType = RemoteSwitch
+				}
+			}
+			g.NVLinks = append(g.NVLinks, info)
 		}
 		gpus = append(gpus, g)
+	}
+	// NVLink peers, asked pairwise: the way to pair links with GPUs when
+	// the far ends' bus ids are not the ones the GPUs show (in a virtual
+	// machine NVML reports the far end's host-side address).
+	for i := range gpus {
+		if len(gpus[i].NVLinks) == 0 {
+			continue
+		}
+		gpus[i].NVLinkPeers = []int{}
+		for j := range gpus {
+			if j == i {
+				continue
+			}
+			if ok, ret := lib.nvlinkP2P(i, j); ret == nvml.SUCCESS && ok {
+				gpus[i].NVLinkPeers = append(gpus[i].NVLinkPeers, j)
+			}
+		}
 	}
 	return gpus, nil
 }
