@@ -1,6 +1,9 @@
 package reduce
 
-import "math"
+import (
+	"math"
+	"sync"
+)
 
 // HalfToFloat32 widens an IEEE 754 binary16 value, given as its bits, to
 // float32. Every float16 value is exactly representable as a float32.
@@ -29,8 +32,32 @@ func HalfToFloat32(h uint16) float32 {
 // Float32ToHalf narrows f to IEEE 754 binary16 bits, rounding to nearest,
 // ties to even. Overflow gives ±Inf; NaN stays NaN (quiet, sign and top
 // payload bits kept).
+//
+// The common case, a result in the normal half range, is a few integer
+// operations the compiler inlines; the rest takes the general path.
 func Float32ToHalf(f float32) uint16 {
+	if h, ok := halfFast(f); ok {
+		return h
+	}
+	return float32ToHalfSlow(math.Float32bits(f))
+}
+
+// halfFast narrows f when the result is a normal half (biased exponent
+// 1..30), the common case, in a few integer operations the compiler
+// inlines. It rebiases the exponent (127 -> 15) with the mantissa shifted
+// into place, then rounds on the 13 dropped bits: adding 0xfff plus the
+// kept lsb carries exactly when they are above half, or a tie with an odd
+// lsb. A carry out of the mantissa bumps the exponent, up to Inf.
+func halfFast(f float32) (uint16, bool) {
 	b := math.Float32bits(f)
+	if (b>>23)&0xff-113 >= 30 {
+		return 0, false
+	}
+	v := (b&0x7fffffff)>>13 - (127-15)<<10
+	return uint16(b>>16)&0x8000 | uint16(v+(b&0x1fff+0xfff+v&1)>>13), true
+}
+
+func float32ToHalfSlow(b uint32) uint16 {
 	sign := uint16(b>>16) & 0x8000
 	exp := int32(b>>23) & 0xff
 	mant := b & 0x7fffff
@@ -97,5 +124,23 @@ func Float32ToBFloat16(f float32) uint16 {
 		return uint16(b>>16) | 0x0040
 	}
 	kept := b >> 16
-	return uint16(kept + roundBit(b, 16, kept))
+	return uint16(kept + (b&0xffff+0x7fff+kept&1)>>16)
+}
+
+// halfTable widens every float16 pattern; the float16 kernels look values
+// up instead of decoding them. Built on first use (256 KiB).
+var (
+	halfTable     *[1 << 16]float32
+	halfTableOnce sync.Once
+)
+
+func widenTable() *[1 << 16]float32 {
+	halfTableOnce.Do(func() {
+		t := new([1 << 16]float32)
+		for i := range t {
+			t[i] = HalfToFloat32(uint16(i))
+		}
+		halfTable = t
+	})
+	return halfTable
 }

@@ -73,9 +73,9 @@ func build(d coll.Dtype, o coll.Op) Func {
 	case coll.Float64:
 		return typed[float64](o)
 	case coll.Float16:
-		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o, false) }
+		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o) }
 	case coll.Bfloat16:
-		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o, true) }
+		return func(dst, src []byte) { bf16Reduce(view[uint16](dst), view[uint16](src), o) }
 	}
 	return nil
 }
@@ -228,39 +228,95 @@ func bits[U constraints.Unsigned](o coll.Op, d, s []U) {
 	}
 }
 
-// halfBlock is how many half elements are widened at a time: two float32
-// blocks of this size live on the stack.
-const halfBlock = 256
-
-// halfReduce reduces float16 (bf == false) or bfloat16 (bf == true) data by
-// widening a block of both operands to float32, applying the float32 kernel
-// and rounding the block back.
-func halfReduce(d, s []uint16, o coll.Op, bf bool) {
+// halfReduce reduces float16 data: both operands widened (by table) to
+// float32, the float32 operation, the result rounded back. One loop per op
+// so each body is straight-line code.
+func halfReduce(d, s []uint16, o coll.Op) {
 	s = s[:len(d)]
-	var fd, fs [halfBlock]float32
-	for off := 0; off < len(d); off += halfBlock {
-		n := min(halfBlock, len(d)-off)
-		db, sb := d[off:off+n], s[off:off+n]
-		if bf {
-			for i := range db {
-				fd[i] = BFloat16ToFloat32(db[i])
-				fs[i] = BFloat16ToFloat32(sb[i])
-			}
-		} else {
-			for i := range db {
-				fd[i] = HalfToFloat32(db[i])
-				fs[i] = HalfToFloat32(sb[i])
+	w := widenTable()
+	switch o {
+	case coll.Sum:
+		for i := range d {
+			x := w[d[i]] + w[s[i]]
+			if h, ok := halfFast(x); ok {
+				d[i] = h
+			} else {
+				d[i] = Float32ToHalf(x)
 			}
 		}
-		apply(o, fd[:n], fs[:n])
-		if bf {
-			for i := range db {
-				db[i] = Float32ToBFloat16(fd[i])
+	case coll.Prod:
+		for i := range d {
+			x := w[d[i]] * w[s[i]]
+			if h, ok := halfFast(x); ok {
+				d[i] = h
+			} else {
+				d[i] = Float32ToHalf(x)
 			}
-		} else {
-			for i := range db {
-				db[i] = Float32ToHalf(fd[i])
+		}
+	case coll.Min:
+		for i := range d {
+			x := min(w[d[i]], w[s[i]])
+			if h, ok := halfFast(x); ok {
+				d[i] = h
+			} else {
+				d[i] = Float32ToHalf(x)
 			}
+		}
+	case coll.Max:
+		for i := range d {
+			x := max(w[d[i]], w[s[i]])
+			if h, ok := halfFast(x); ok {
+				d[i] = h
+			} else {
+				d[i] = Float32ToHalf(x)
+			}
+		}
+	case coll.Land:
+		for i := range d {
+			d[i] = halfTruth(w[d[i]] != 0 && w[s[i]] != 0, 0x3c00)
+		}
+	case coll.Lor:
+		for i := range d {
+			d[i] = halfTruth(w[d[i]] != 0 || w[s[i]] != 0, 0x3c00)
 		}
 	}
+}
+
+// bf16Reduce is halfReduce for bfloat16, whose widening is a shift.
+func bf16Reduce(d, s []uint16, o coll.Op) {
+	s = s[:len(d)]
+	switch o {
+	case coll.Sum:
+		for i := range d {
+			d[i] = Float32ToBFloat16(BFloat16ToFloat32(d[i]) + BFloat16ToFloat32(s[i]))
+		}
+	case coll.Prod:
+		for i := range d {
+			d[i] = Float32ToBFloat16(BFloat16ToFloat32(d[i]) * BFloat16ToFloat32(s[i]))
+		}
+	case coll.Min:
+		for i := range d {
+			d[i] = Float32ToBFloat16(min(BFloat16ToFloat32(d[i]), BFloat16ToFloat32(s[i])))
+		}
+	case coll.Max:
+		for i := range d {
+			d[i] = Float32ToBFloat16(max(BFloat16ToFloat32(d[i]), BFloat16ToFloat32(s[i])))
+		}
+	case coll.Land:
+		for i := range d {
+			d[i] = halfTruth(d[i]&0x7fff != 0 && s[i]&0x7fff != 0, 0x3f80)
+		}
+	case coll.Lor:
+		for i := range d {
+			d[i] = halfTruth(d[i]&0x7fff != 0 || s[i]&0x7fff != 0, 0x3f80)
+		}
+	}
+}
+
+// halfTruth is one (bits of 1.0 in the format) or zero.
+func halfTruth(b bool, one uint16) uint16 {
+	if b {
+		return one
+	}
+	return 0
 }

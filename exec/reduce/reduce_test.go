@@ -252,7 +252,7 @@ func TestKernelsMatchReference(t *testing.T) {
 				continue
 			}
 			require.NoError(t, err, name)
-			for _, n := range []int{0, 1, 7, halfBlock - 1, halfBlock + 3, 1000} {
+			for _, n := range []int{0, 1, 7, 255, 259, 1000} {
 				dst := randomData(rng, d, n)
 				src := randomData(rng, d, n)
 				want := append([]byte(nil), dst...)
