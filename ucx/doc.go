@@ -54,8 +54,9 @@
 // delivered). Wait first progresses; if nothing completed it arms the
 // worker (ucp_worker_arm, progressing again on UCS_ERR_BUSY) and polls the
 // event fd until UCX has work, the timeout passes, or another goroutine
-// calls Signal. Close endpoints (Endpoint.Close flushes; CloseNB posts the
-// close and completes through the loop), then the worker, then the context.
+// calls Signal. A loop that multiplexes other fds uses EventFD and Arm
+// itself. Close endpoints (Endpoint.Close flushes; CloseNB posts the close
+// and completes through the loop), then the worker, then the context.
 //
 // # Completions
 //
