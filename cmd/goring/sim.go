@@ -155,6 +155,9 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 	runs := len(algs) * len(sizes)
 	var bar *progressbar.ProgressBar
 	if !f.noProgress && runs > 1 {
+		if f.alg == "auto" {
+			runs = -1 // the cost table decides how many runs it needs
+		}
 		bar = progressbar.NewOptions(runs, progressbar.OptionSetWriter(cmd.ErrOrStderr()),
 			progressbar.OptionSetDescription("simulating"), progressbar.OptionClearOnFinish(),
 			progressbar.OptionShowCount(), progressbar.OptionThrottle(200_000_000))
@@ -233,6 +236,16 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 	}
 	if bar != nil {
 		_ = bar.Finish()
+	}
+	predicted := 0
+	for _, r := range doc.Results {
+		if r.PredictedUS != nil {
+			predicted++
+		}
+	}
+	if predicted == 0 && len(doc.Results) > 0 {
+		// Nothing could run: an error, not a table of dashes.
+		return fmt.Errorf("%s on %s: no algorithm can run: %s", c, t.Name, doc.Results[0].Error)
 	}
 	switch {
 	case f.json:

@@ -111,6 +111,7 @@ func TestSimBadInput(t *testing.T) {
 		/*4*/ {[]string{"sim", "allgather", "--topo", "clusterB", "--bytes", "0"}, "positive"},
 		/*5*/ {[]string{"sim", "allgather", "--topo", "clusterB", "--bytes", "1M", "--gantt"}, "--png"},
 		/*6*/ {[]string{"sim", "allgather", "--topo", "clusterB", "--bytes", "1M:2M", "--alg", "ring", "--gantt", "--png", "x.png"}, "one run"},
+		/*7*/ {[]string{"sim", "allreduce", "--topo", "clusterB", "--bytes", "6", "--json"}, "whole number"},
 	}
 	for i, c := range cases {
 		out, stderr, code := runCLI(t, c.args...)
@@ -119,4 +120,21 @@ func TestSimBadInput(t *testing.T) {
 		assert.Contains(t, stderr, c.want, "case %d", i)
 		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "case %d: one line: %q", i, stderr)
 	}
+}
+
+func TestSimListsUnsupportedWithError(t *testing.T) {
+	doc := simJSON(t, "allgather", "--alg", "all", "--topo", "clusterB", "--nodes", "3", "--bytes", "1MiB", "--json")
+	require.Len(t, doc.Results, len(sched.Algorithms(coll.Allgather)))
+	for i, r := range doc.Results {
+		if r.Algorithm == "recursive_doubling" {
+			assert.Nil(t, r.PredictedUS, "case %d", i)
+			assert.Contains(t, r.Error, "power-of-two", "case %d", i)
+			continue
+		}
+		assert.NotNil(t, r.PredictedUS, "case %d %s: %s", i, r.Algorithm, r.Error)
+	}
+	auto := simJSON(t, "allgather", "--alg", "auto", "--topo", "clusterB", "--nodes", "3", "--bytes", "1MiB", "--json")
+	require.Len(t, auto.Results, 1)
+	assert.NotEqual(t, "recursive_doubling", auto.Results[0].Chosen)
+	assert.NotNil(t, auto.Results[0].PredictedUS)
 }
