@@ -5,6 +5,12 @@ package topo
 // PCIe Gen5 x16 link to the host. One socket is assumed (both GPUs share one
 // root complex, as the host-staged measurement saw no socket crossing); the
 // machine has no inter-node network, so no NICs and no rails.
+//
+// goring topo detect on that machine (a VM) sees each GPU's 18 NVLinks end
+// at NVSwitch ports (NVML remote type "switch"): the two GPUs are two of an
+// HGX board's eight. For two GPUs a direct 18-link bundle and a switch
+// plane cost the same (one peer copy's startup, the narrower side's 18
+// links), so the preset keeps DESIGN.md's "NV18" as one direct link.
 func init() {
 	register("h200x2", func() (Node, []Rail) {
 		n := Node{Sockets: 1}
