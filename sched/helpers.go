@@ -111,6 +111,7 @@ func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
 // Cost: O(log segments + touched segments) per step; deps are deduplicated.
 type Hazards struct {
 	maps [4]*imap[raceVal]
+	pool readerPool
 	seen map[int32]bool
 }
 
@@ -119,7 +120,7 @@ type Hazards struct {
 func NewHazards(z Sizes) *Hazards {
 	h := &Hazards{seen: map[int32]bool{}}
 	for b := BufSrc; b <= BufScratch; b++ {
-		h.maps[b] = newIMap(z.Of(b), raceVal{writer: -1}, raceShift, nil)
+		h.maps[b] = newIMap(z.Of(b), raceVal{writer: -1, readers: -1}, raceShift, nil)
 	}
 	return h
 }
@@ -145,8 +146,8 @@ func (h *Hazards) Deps(s Step, extra ...int) []int {
 		for i := m.find(off); i < len(m.segs) && m.segs[i].lo < off+n; i++ {
 			add(m.segs[i].v.writer)
 			if write {
-				for _, r := range m.segs[i].v.readers {
-					add(r)
+				for x := m.segs[i].v.readers; x >= 0; x = h.pool.next[x] {
+					add(h.pool.step[x])
 				}
 			}
 		}
@@ -173,7 +174,7 @@ func (h *Hazards) Record(id int, s Step) {
 		m := h.maps[b]
 		i, j := m.span(off, off+n)
 		for k := i; k < j; k++ {
-			m.segs[k].v.readers = append(m.segs[k].v.readers, int32(id))
+			m.segs[k].v.readers = h.pool.push(m.segs[k].v.readers, int32(id))
 		}
 	}
 	write := func(b Buf, off, n int64) {
@@ -182,7 +183,7 @@ func (h *Hazards) Record(id int, s Step) {
 		}
 		m := h.maps[b]
 		i, j := m.span(off, off+n)
-		m.segs[i] = seg[raceVal]{m.segs[i].lo, m.segs[j-1].hi, raceVal{writer: int32(id)}}
+		m.segs[i] = seg[raceVal]{m.segs[i].lo, m.segs[j-1].hi, raceVal{writer: int32(id), readers: -1}}
 		m.segs = append(m.segs[:i+1], m.segs[j:]...)
 	}
 	switch s.Op {

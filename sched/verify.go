@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -271,14 +272,19 @@ func checkAccess(p *Plan, r, id int, verb string, b Buf, off, n int64, z Sizes) 
 // verifier holds the flattened plan: global step g = base[r] + id.
 type verifier struct {
 	p       *Plan
-	base    []int   // first global id of each rank
-	rankOf  []int32 // rank of each global step
-	partner []int32 // global id of the matched step, -1 for local ops
-	order   []int32 // completion order of the rendezvous simulation
-	critAll []int32 // longest transfer chain ending at each step
-	critInt []int32 // longest inter-node transfer chain ending at each step
-	level   []int32 // as-soon-as-possible round of each step (Levels)
-	total   int
+	base    []int      // first global id of each rank
+	rankOf  []int32    // rank of each global step
+	partner []int32    // global id of the matched step, -1 for local ops
+	order   []int32    // completion order of the rendezvous simulation
+	critAll []int32    // longest transfer chain ending at each step
+	critInt []int32    // longest inter-node transfer chain ending at each step
+	level   []int32    // as-soon-as-possible round of each step (Levels)
+	singles []*rankSet // {r} for every rank, shared by all contents
+	all     *rankSet   // every rank
+	// rowPrefix[i] are the prefix sums of alltoallv Counts[i] (send
+	// displacements of rank i), built on first use.
+	rowPrefix [][]int64
+	total     int
 }
 
 func newVerifier(p *Plan) *verifier {
@@ -303,57 +309,150 @@ func (v *verifier) step(g int32) (*Step, int, int) {
 }
 
 // match pairs sends and recvs: for each (sender, receiver, tag) the k-th
-// send in step order matches the k-th recv in step order.
+// send in step order matches the k-th recv in step order. Both sides are
+// sorted by (sender, receiver, tag, step) and walked together, which is
+// cheaper than a map for the 10^4..10^6 transfers of big plans.
 func (v *verifier) match() error {
-	type key struct{ from, to, tag int32 }
+	type ent struct {
+		from, to, tag int32
+		g             int32
+	}
 	p := v.p
-	sends := map[key][]int32{}
+	n := len(p.Ranks)
+	// Both lists in (receiver, sender, tag, step) order. Recvs come grouped
+	// by receiver already; sends are bucketed by receiver (a counting sort,
+	// stable), then every bucket is sorted on its own, which is much
+	// cheaper than one global sort.
+	perTo := make([]int, n+1)
+	nsend, nrecv := 0, 0
 	for r := range p.Ranks {
 		for id := range p.Ranks[r].Steps {
-			s := &p.Ranks[r].Steps[id]
-			if s.Op == OpSend {
-				k := key{int32(r), s.Peer, s.Tag}
-				sends[k] = append(sends[k], int32(v.base[r]+id))
+			switch s := &p.Ranks[r].Steps[id]; s.Op {
+			case OpSend:
+				perTo[s.Peer+1]++
+				nsend++
+			case OpRecv:
+				nrecv++
 			}
+		}
+	}
+	for r := 0; r < n; r++ {
+		perTo[r+1] += perTo[r]
+	}
+	sends := make([]ent, nsend)
+	recvs := make([]ent, 0, nrecv)
+	recvAt := make([]int, n+1)
+	fill := append([]int(nil), perTo[:n]...)
+	for r := range p.Ranks {
+		recvAt[r] = len(recvs)
+		for id := range p.Ranks[r].Steps {
+			s := &p.Ranks[r].Steps[id]
+			g := int32(v.base[r] + id)
+			switch s.Op {
+			case OpSend:
+				sends[fill[s.Peer]] = ent{int32(r), s.Peer, s.Tag, g}
+				fill[s.Peer]++
+			case OpRecv:
+				recvs = append(recvs, ent{s.Peer, int32(r), s.Tag, g})
+			}
+		}
+	}
+	recvAt[n] = len(recvs)
+	cmp := func(a, b ent) int {
+		switch {
+		case a.to != b.to:
+			return int(a.to) - int(b.to)
+		case a.from != b.from:
+			return int(a.from) - int(b.from)
+		case a.tag != b.tag:
+			if a.tag < b.tag {
+				return -1
+			}
+			return 1
+		}
+		return int(a.g) - int(b.g)
+	}
+	sorted := func(x []ent) bool {
+		for i := 1; i < len(x); i++ {
+			if cmp(x[i-1], x[i]) > 0 {
+				return false
+			}
+		}
+		return true
+	}
+	for r := 0; r < n; r++ {
+		if b := sends[perTo[r]:perTo[r+1]]; !sorted(b) {
+			slices.SortFunc(b, cmp)
+		}
+		if b := recvs[recvAt[r]:recvAt[r+1]]; !sorted(b) {
+			slices.SortFunc(b, cmp)
 		}
 	}
 	v.partner = make([]int32, v.total)
 	for i := range v.partner {
 		v.partner[i] = -1
 	}
-	used := map[key]int{}
+	i, j := 0, 0
+	bad := false
+	for i < len(sends) || j < len(recvs) {
+		var c int
+		switch {
+		case i == len(sends):
+			c = 1
+		case j == len(recvs):
+			c = -1
+		default:
+			c = cmp(ent{sends[i].from, sends[i].to, sends[i].tag, 0}, ent{recvs[j].from, recvs[j].to, recvs[j].tag, 0})
+		}
+		switch {
+		case c < 0:
+			bad, i = true, i+1 // a send with no recv left for its key
+		case c > 0:
+			bad, j = true, j+1
+		default:
+			ss, sr, sid := v.step(sends[i].g)
+			rs, rr, rid := v.step(recvs[j].g)
+			if ss.Len != rs.Len {
+				return verr("match", "%s sends %d bytes but its matching %s receives %d", describe(p, sr, sid), ss.Len, describe(p, rr, rid), rs.Len)
+			}
+			v.partner[sends[i].g] = recvs[j].g
+			v.partner[recvs[j].g] = sends[i].g
+			i++
+			j++
+		}
+	}
+	if bad {
+		if err := v.unmatched(OpRecv); err != nil {
+			return err
+		}
+		return v.unmatched(OpSend)
+	}
+	return nil
+}
+
+// unmatched reports the first (by rank, step) step of op that has no partner.
+func (v *verifier) unmatched(op StepOp) error {
+	p := v.p
 	for r := range p.Ranks {
 		for id := range p.Ranks[r].Steps {
 			s := &p.Ranks[r].Steps[id]
-			if s.Op != OpRecv {
+			if s.Op != op || v.partner[v.base[r]+id] >= 0 {
 				continue
 			}
-			k := key{s.Peer, int32(r), s.Tag}
-			lst := sends[k]
-			i := used[k]
-			if i >= len(lst) {
-				return verr("match", "%s has no matching send: rank %d sends rank %d with tag %d only %d time(s)",
-					describe(p, r, id), s.Peer, r, s.Tag, len(lst))
+			// Count how many partners of this key exist, for the message.
+			n := 0
+			for id2 := range p.Ranks[s.Peer].Steps {
+				t := &p.Ranks[s.Peer].Steps[id2]
+				if t.Op != op && (t.Op == OpSend || t.Op == OpRecv) && t.Peer == int32(r) && t.Tag == s.Tag {
+					n++
+				}
 			}
-			used[k] = i + 1
-			g := int32(v.base[r] + id)
-			sg := lst[i]
-			ss, sr, sid := v.step(sg)
-			if ss.Len != s.Len {
-				return verr("match", "%s sends %d bytes but its matching %s receives %d", describe(p, sr, sid), ss.Len, describe(p, r, id), s.Len)
-			}
-			v.partner[g] = sg
-			v.partner[sg] = g
-		}
-	}
-	for r := range p.Ranks {
-		for id := range p.Ranks[r].Steps {
-			if p.Ranks[r].Steps[id].Op == OpSend && v.partner[v.base[r]+id] < 0 {
-				s := &p.Ranks[r].Steps[id]
-				k := key{int32(r), s.Peer, s.Tag}
+			if op == OpSend {
 				return verr("match", "%s has no matching recv: rank %d receives from rank %d with tag %d only %d time(s)",
-					describe(p, r, id), s.Peer, r, s.Tag, used[k])
+					describe(p, r, id), s.Peer, r, s.Tag, n)
 			}
+			return verr("match", "%s has no matching send: rank %d sends rank %d with tag %d only %d time(s)",
+				describe(p, r, id), s.Peer, r, s.Tag, n)
 		}
 	}
 	return nil

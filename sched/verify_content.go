@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
@@ -52,10 +53,22 @@ func (v *verifier) contents() error {
 	n := len(p.Ranks)
 	elem := int64(p.DtypeBytes)
 	maps := make([][4]*imap[cval], n)
+	v.singles = make([]*rankSet, n)
+	words := make([]uint64, n*((n+63)/64)) // one backing array for all singletons
+	for r := range v.singles {
+		w := words[r*((n+63)/64) : (r+1)*((n+63)/64)]
+		w[r/64] |= 1 << (r % 64)
+		v.singles[r] = &rankSet{w: w, n: 1}
+	}
+	v.all = fullSet(n)
 	for r := range p.Ranks {
 		z := p.Ranks[r].Sizes
-		maps[r][BufSrc] = newIMap(z.Src, cval{set: singleton(n, r)}, cshift, csame)
+		maps[r][BufSrc] = newIMap(z.Src, cval{set: v.singles[r]}, cshift, csame)
 		maps[r][BufDst] = newIMap(z.Dst, cval{}, cshift, csame)
+		if p.Collective == coll.Allgather || p.Collective == coll.Alltoallv {
+			// dst ends as n blocks from n origins: room for them up front.
+			maps[r][BufDst].segs = slices.Grow(maps[r][BufDst].segs, 2*n+2)
+		}
 		maps[r][BufScratch] = newIMap(z.Scratch, cval{}, cshift, csame)
 	}
 	var bufA, bufB, out []seg[cval]
@@ -143,7 +156,7 @@ func (v *verifier) expected(r int) ([]seg[cval], error) {
 		}
 		if B > 0 {
 			for j := 0; j < n; j++ {
-				want = append(want, seg[cval]{int64(j) * B, int64(j+1) * B, cval{singleton(n, j), 0}})
+				want = append(want, seg[cval]{int64(j) * B, int64(j+1) * B, cval{v.singles[j], 0}})
 			}
 		}
 	case coll.Allreduce:
@@ -151,21 +164,21 @@ func (v *verifier) expected(r int) ([]seg[cval], error) {
 			return nil, err
 		}
 		if B > 0 {
-			want = append(want, seg[cval]{0, B, cval{fullSet(n), 0}})
+			want = append(want, seg[cval]{0, B, cval{v.all, 0}})
 		}
 	case coll.ReduceScatter:
 		if err := firstErr(size("src", z.Src, int64(n)*B), size("dst", z.Dst, B)); err != nil {
 			return nil, err
 		}
 		if B > 0 {
-			want = append(want, seg[cval]{0, B, cval{fullSet(n), int64(r) * B}})
+			want = append(want, seg[cval]{0, B, cval{v.all, int64(r) * B}})
 		}
 	case coll.Bcast:
 		if err := size("dst", z.Dst, B); err != nil {
 			return nil, err
 		}
 		if B > 0 {
-			want = append(want, seg[cval]{0, B, cval{singleton(n, rootOf(p)), 0}})
+			want = append(want, seg[cval]{0, B, cval{v.singles[rootOf(p)], 0}})
 		}
 	case coll.Alltoallv:
 		if len(p.Counts) != n {
@@ -182,15 +195,18 @@ func (v *verifier) expected(r int) ([]seg[cval], error) {
 		if err := firstErr(size("src", z.Src, rowSum), size("dst", z.Dst, colSum)); err != nil {
 			return nil, err
 		}
+		if v.rowPrefix == nil {
+			v.rowPrefix = make([][]int64, n)
+			for i := range v.rowPrefix {
+				v.rowPrefix[i] = PrefixSums(p.Counts[i])
+			}
+		}
 		var rd int64
 		for i := 0; i < n; i++ {
 			c := p.Counts[i][r]
 			if c > 0 {
-				var sd int64
-				for k := 0; k < r; k++ {
-					sd += p.Counts[i][k]
-				}
-				want = append(want, seg[cval]{rd, rd + c, cval{singleton(n, i), sd}})
+				sd := v.rowPrefix[i][r]
+				want = append(want, seg[cval]{rd, rd + c, cval{v.singles[i], sd}})
 			}
 			rd += c
 		}

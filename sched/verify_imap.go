@@ -17,6 +17,8 @@ type imap[V any] struct {
 	shift func(v V, d int64) V
 	// same reports whether b continues a (then adjacent segments merge).
 	same func(a V, alen int64, b V) bool
+	// scratch is reused by write for the replacement segments.
+	scratch []seg[V]
 }
 
 type seg[V any] struct {
@@ -27,7 +29,8 @@ type seg[V any] struct {
 func newIMap[V any](size int64, v V, shift func(V, int64) V, same func(V, int64, V) bool) *imap[V] {
 	m := &imap[V]{shift: shift, same: same}
 	if size > 0 {
-		m.segs = []seg[V]{{0, size, v}}
+		m.segs = make([]seg[V], 1, 8)
+		m.segs[0] = seg[V]{0, size, v}
 	}
 	return m
 }
@@ -76,24 +79,39 @@ func (m *imap[V]) read(a, b int64, out []seg[V]) []seg[V] {
 }
 
 // write replaces [a, a+len) by pieces given relative to a (they must cover
-// [0, len) in order), merging neighbours that continue each other.
+// [0, len) in order), merging neighbours that continue each other. It
+// splices once: the parts of the first and last old segments that stick out
+// of [a, b) are kept around the new pieces.
 func (m *imap[V]) write(a int64, pieces []seg[V]) {
 	if len(pieces) == 0 {
 		return
 	}
 	b := a + pieces[len(pieces)-1].hi
-	i, j := m.span(a, b)
-	repl := make([]seg[V], 0, len(pieces))
+	i := m.find(a)
+	j := i
+	for j < len(m.segs) && m.segs[j].lo < b {
+		j++
+	}
+	repl := m.scratch[:0]
+	if i < len(m.segs) && m.segs[i].lo < a {
+		s := m.segs[i]
+		repl = append(repl, seg[V]{s.lo, a, s.v})
+	}
 	for _, p := range pieces {
 		p.lo += a
 		p.hi += a
-		if n := len(repl); n > 0 && m.same != nil && m.same(repl[n-1].v, repl[n-1].hi-repl[n-1].lo, p.v) {
+		if n := len(repl); n > 0 && m.same != nil && repl[n-1].hi == p.lo && m.same(repl[n-1].v, repl[n-1].hi-repl[n-1].lo, p.v) {
 			repl[n-1].hi = p.hi
 			continue
 		}
 		repl = append(repl, p)
 	}
+	if j > i && m.segs[j-1].hi > b {
+		s := m.segs[j-1]
+		repl = append(repl, seg[V]{b, s.hi, m.shift(s.v, b-s.lo)})
+	}
 	m.segs = slices.Replace(m.segs, i, j, repl...)
+	m.scratch = repl[:0]
 	if m.same == nil {
 		return
 	}
@@ -113,12 +131,6 @@ func (m *imap[V]) write(a int64, pieces []seg[V]) {
 type rankSet struct {
 	w []uint64
 	n int // members
-}
-
-func singleton(nranks, r int) *rankSet {
-	s := &rankSet{w: make([]uint64, (nranks+63)/64), n: 1}
-	s.w[r/64] |= 1 << (r % 64)
-	return s
 }
 
 func fullSet(nranks int) *rankSet {

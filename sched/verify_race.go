@@ -18,13 +18,27 @@ const raceMaxBitsetSteps = 24576
 
 type raceVal struct {
 	writer  int32 // last step that wrote these bytes, -1 for none
-	readers []int32
+	readers int32 // head of the list of readers since that write in a readerPool, -1 for none
 }
 
-func raceShift(v raceVal, _ int64) raceVal {
-	// Split segments must not share a readers array that append could grow.
-	v.readers = v.readers[:len(v.readers):len(v.readers)]
-	return v
+func raceShift(v raceVal, _ int64) raceVal { return v }
+
+// readerPool holds persistent, prepend-only lists of reader steps: a
+// segment split in two shares its list, and adding a reader to one part
+// prepends a node without touching the other, so splits copy nothing.
+type readerPool struct {
+	step []int32
+	next []int32
+}
+
+func (p *readerPool) push(head, step int32) int32 {
+	p.step = append(p.step, step)
+	p.next = append(p.next, head)
+	return int32(len(p.step) - 1)
+}
+
+func (p *readerPool) reset() {
+	p.step, p.next = p.step[:0], p.next[:0]
 }
 
 // happensBefore answers "does step a reach step b through deps" for a < b.
@@ -93,9 +107,10 @@ func checkRaces(p *Plan, r int) error {
 		return nil
 	}
 	hb := newHappensBefore(rp)
+	pool := &readerPool{}
 	var maps [4]*imap[raceVal]
 	for b := BufSrc; b <= BufScratch; b++ {
-		maps[b] = newIMap(rp.Sizes.Of(b), raceVal{writer: -1}, raceShift, nil)
+		maps[b] = newIMap(rp.Sizes.Of(b), raceVal{writer: -1, readers: -1}, raceShift, nil)
 	}
 	conflict := func(id int, other int32, what string) error {
 		return verr("race", "%s and %s may run at the same time (neither depends on the other) and %s",
@@ -112,8 +127,8 @@ func checkRaces(p *Plan, r int) error {
 			if w := s.v.writer; w >= 0 && w != int32(id) && !hb.before(w, int32(id)) {
 				return conflict(id, w, fmt.Sprintf("the second reads %s[%d,%d) that the first writes", b, s.lo, s.hi))
 			}
-			if l := len(s.v.readers); l == 0 || s.v.readers[l-1] != int32(id) {
-				s.v.readers = append(s.v.readers, int32(id))
+			if h := s.v.readers; h < 0 || pool.step[h] != int32(id) {
+				s.v.readers = pool.push(h, int32(id))
 			}
 		}
 		return nil
@@ -129,13 +144,14 @@ func checkRaces(p *Plan, r int) error {
 			if w := s.v.writer; w >= 0 && w != int32(id) && !hb.before(w, int32(id)) {
 				return conflict(id, w, fmt.Sprintf("both write %s[%d,%d)", b, s.lo, s.hi))
 			}
-			for _, rd := range s.v.readers {
+			for x := s.v.readers; x >= 0; x = pool.next[x] {
+				rd := pool.step[x]
 				if rd != int32(id) && !hb.before(rd, int32(id)) {
 					return conflict(id, rd, fmt.Sprintf("the second writes %s[%d,%d) that the first reads", b, s.lo, s.hi))
 				}
 			}
 		}
-		m.segs[i] = seg[raceVal]{m.segs[i].lo, m.segs[j-1].hi, raceVal{writer: int32(id)}}
+		m.segs[i] = seg[raceVal]{m.segs[i].lo, m.segs[j-1].hi, raceVal{writer: int32(id), readers: -1}}
 		m.segs = append(m.segs[:i+1], m.segs[j:]...)
 		return nil
 	}

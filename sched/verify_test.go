@@ -223,3 +223,21 @@ func TestVerifyLongChainIsFast(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, n, rep.CriticalTransfers)
 }
+
+// Verify alone on the 64-rank (16 nodes x 4 GPUs) parallel rings allgather
+// of seed 000's largest run, and on the flat ring of the same size.
+func BenchmarkVerify64(b *testing.B) {
+	for _, alg := range []string{"parallel_rings", "ring"} {
+		b.Run(alg, func(b *testing.B) {
+			plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: alg, Topo: synthTopo(16, 4), Bytes: 64 << 20, DtypeBytes: 4})
+			require.NoError(b, err)
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Verify(plan); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(len(plan.Ranks[0].Steps)*len(plan.Ranks)), "steps/op")
+		})
+	}
+}
