@@ -487,7 +487,11 @@ func (e *engine) activate(fi int32) {
 func (e *engine) finish(fi int32) error {
 	f := &e.flows[fi]
 	f.active = false
+	placed := f.bytes > 0 // an empty flow never joined its links
 	for _, l := range f.links {
+		if !placed {
+			break
+		}
 		list := e.onLink[l]
 		for i, x := range list {
 			if x == fi {
@@ -501,7 +505,7 @@ func (e *engine) finish(fi int32) error {
 		}
 		e.linkBytes[l] += float64(f.real)
 	}
-	if f.bytes > 0 {
+	if placed {
 		e.rebalance(f.links)
 	}
 	if e.opt.Trace && int(fi) < len(e.flowXfer) && e.flowXfer[fi] >= 0 {

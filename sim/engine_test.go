@@ -236,6 +236,22 @@ func TestHandComputable(t *testing.T) {
 			},
 		},
 		{
+			name: "an empty transfer costs its startup and loads no link",
+			topo: func() *topo.Topology {
+				return &topo.Topology{Name: "pair", Nodes: []topo.Node{testNode(2, link(topo.NVLink, "gpu:0", "gpu:1", 2, 1.5, 25))}}
+			},
+			build: func(p *sched.Plan) {
+				a, b := xfer(p, 0, 1, 0, 0, sched.Path{})
+				p.Ranks[0].Send(1, 1, src, mb, sched.Path{}, a)
+				p.Ranks[1].Recv(0, 1, dst, mb, b)
+			},
+			want: 1.5 + 1.5 + 20,
+			check: func(t *testing.T, r *Result) {
+				require.Len(t, r.Links, 1)
+				assert.InDelta(t, 20, r.Links[0].BusyUS, 1e-9)
+			},
+		},
+		{
 			name: "matching pairs the k-th send with the k-th recv of the same tag",
 			topo: func() *topo.Topology {
 				return &topo.Topology{Name: "pair", Nodes: []topo.Node{testNode(2, link(topo.NVLink, "gpu:0", "gpu:1", 2, 0, 25))}}
