@@ -5,8 +5,10 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // Seed 000 section II: the flat ring allgather (Open MPI / UCC tl/ucp
@@ -24,5 +26,21 @@ func TestAllgatherRingVerifies(t *testing.T) {
 			}
 			assert.Equal(t, int64(p-1)*c.bytes*int64(p), rep.BytesMoved)
 		})
+	}
+}
+
+// Seed 000 section II / issue 3 "must hold": the flat ring has P-1
+// inter-node transfers on its critical path on clusterB with 16, 32 and
+// 64 GPUs (lock-stepped rounds wait for the slowest, inter-node, link).
+func TestAllgatherRingCriticalPathOnClusterB(t *testing.T) {
+	for i, nodes := range []int{4, 8, 16} {
+		one, err := topo.Preset("clusterB")
+		require.NoError(t, err)
+		tp, err := one.Repeat(nodes)
+		require.NoError(t, err)
+		_, rep := mustVerify(t, Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 1 << 20, DtypeBytes: 4})
+		p := tp.NumGPUs()
+		assert.Equal(t, p-1, rep.CriticalInterNode, "case %d: %d GPUs", i, p)
+		assert.Equal(t, nodes*(p-1), rep.InterNodeTransfers, "case %d: one ring hop per node boundary per round", i)
 	}
 }

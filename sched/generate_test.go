@@ -104,8 +104,10 @@ func TestGenerateRankMatchesGenerate(t *testing.T) {
 	for _, c := range []struct {
 		coll coll.Collective
 		alg  string
-	}{{coll.Allgather, "ring"}, {coll.Allgather, "auto"}} {
-		spec := Spec{Collective: c.coll, Algorithm: c.alg, Topo: tp, Bytes: 64, DtypeBytes: 4, Chunks: 2}
+	}{{coll.Allgather, "ring"}, {coll.Allgather, "auto"}, {coll.Allgather, "neighbor"}, {coll.Allgather, "bruck"},
+		{coll.ReduceScatter, "ring"}, {coll.Allreduce, "ring"}, {coll.Allreduce, "rabenseifner"},
+		{coll.Alltoallv, "pairwise"}, {coll.Bcast, "knomial"}} {
+		spec := Spec{Collective: c.coll, Algorithm: c.alg, Topo: tp, Bytes: 64, DtypeBytes: 4, Chunks: 2, Root: 1}
 		full, err := Generate(spec)
 		require.NoError(t, err)
 		for r := 0; r < tp.NumGPUs(); r++ {
@@ -154,6 +156,7 @@ func sampleGrid() []gridCase {
 		gridCase{4, 4, 64 << 20, 4, 0},
 		gridCase{1, 8, 64 << 20, 2, 8},
 		gridCase{16, 8, 64 << 20 / 128, 8, 2},
+		gridCase{16, 4, 64 << 20, 4, 0}, // 64 ranks x 64 MiB: symbolic contents keep this cheap
 	)
 	return out
 }
@@ -185,4 +188,40 @@ func verifyGrid(t *testing.T, c coll.Collective, alg string, unsupported func(nr
 			}
 		})
 	}
+}
+
+// "auto" walks AutoOrder past algorithms that cannot serve the spec and
+// says which it chose and why it skipped the others.
+func TestAutoFallsBackPastUnsupported(t *testing.T) {
+	saved := AutoOrder[coll.Allgather]
+	defer func() { AutoOrder[coll.Allgather] = saved }()
+	AutoOrder[coll.Allgather] = []string{"recursive_doubling", "neighbor", "no_such_algorithm", "bruck"}
+	tp := synthTopo(3, 1)
+	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4, DtypeBytes: 4})
+	require.NoError(t, err)
+	assert.Equal(t, "bruck", plan.Algorithm)
+	assert.Equal(t, "auto: chose bruck (skipped recursive_doubling: recursive doubling needs a power-of-two number of ranks, have 3; "+
+		"neighbor: neighbor exchange needs an even number of ranks, have 3)", plan.Note)
+	_, err = Verify(plan)
+	require.NoError(t, err)
+
+	// Explicitly named, the same algorithms fail with the documented reason.
+	_, err = Generate(Spec{Collective: coll.Allgather, Algorithm: "neighbor", Topo: tp, Bytes: 4, DtypeBytes: 4})
+	require.Error(t, err)
+	assert.True(t, IsUnsupported(err))
+	assert.EqualError(t, err, "algorithm neighbor: neighbor exchange needs an even number of ranks, have 3")
+
+	// Nothing left: auto names every reason.
+	AutoOrder[coll.Allgather] = []string{"recursive_doubling"}
+	saveReg := registry[coll.Allgather]
+	defer func() { registry[coll.Allgather] = saveReg }()
+	var only []Algorithm
+	for _, a := range saveReg {
+		if a.Name == "recursive_doubling" || a.Name == "neighbor" {
+			only = append(only, a)
+		}
+	}
+	registry[coll.Allgather] = only
+	_, err = Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4, DtypeBytes: 4})
+	assert.ErrorContains(t, err, "auto: no allgather algorithm serves this spec (recursive_doubling: ")
 }

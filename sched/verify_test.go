@@ -241,3 +241,26 @@ func BenchmarkVerify64(b *testing.B) {
 		})
 	}
 }
+
+func TestLevelsAndPartners(t *testing.T) {
+	p := twoRankAllgather()
+	lv, err := Levels(p)
+	require.NoError(t, err)
+	// copy, send, recv all start at once.
+	assert.Equal(t, [][]int32{{0, 0, 0}, {0, 0, 0}}, lv)
+	pt, err := Partners(p)
+	require.NoError(t, err)
+	assert.Equal(t, [][]int32{{-1, 2, 1}, {-1, 2, 1}}, pt)
+
+	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(1, 4), Bytes: 4, DtypeBytes: 4})
+	require.NoError(t, err)
+	lv, err = Levels(plan)
+	require.NoError(t, err)
+	// Ring rounds are lock-stepped: round s sits at level s.
+	assert.Equal(t, []int32{0, 0, 0, 1, 1, 2, 2}, lv[2])
+
+	broken := twoRankAllgather()
+	broken.Ranks[0].Steps[1].Tag = 5
+	_, err = Levels(broken)
+	assert.ErrorContains(t, err, "has no matching")
+}
