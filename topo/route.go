@@ -3,7 +3,6 @@ package topo
 import (
 	"fmt"
 	"math"
-	"sort"
 )
 
 // Hop is one link crossed by a route: Link indexes Node.Links, and Forward
@@ -32,103 +31,148 @@ type Hop struct {
 // The error names both endpoints when there is no route or one of them is
 // malformed.
 func (n *Node) Route(from, to string) ([]Hop, error) {
-	if _, _, err := ParseEndpoint(from); err != nil {
-		return nil, fmt.Errorf("node %q: route from %s to %s: %w", n.Name, from, to, err)
+	return n.linkGraph().route(n.Name, from, to)
+}
+
+// linkGraph is a node's links as adjacency lists over numbered endpoints.
+type linkGraph struct {
+	links []Link
+	id    map[string]int
+	kind  []string // endpoint kind by id (KindGPU, ...)
+	adj   [][]graphEdge
+}
+
+type graphEdge struct {
+	link, to int
+	forward  bool
+}
+
+func (n *Node) linkGraph() *linkGraph {
+	g := &linkGraph{links: n.Links, id: make(map[string]int, len(n.Links))}
+	node := func(e string) int {
+		if i, ok := g.id[e]; ok {
+			return i
+		}
+		k, _, _ := ParseEndpoint(e)
+		g.id[e] = len(g.kind)
+		g.kind = append(g.kind, k)
+		g.adj = append(g.adj, nil)
+		return len(g.kind) - 1
 	}
-	if _, _, err := ParseEndpoint(to); err != nil {
-		return nil, fmt.Errorf("node %q: route from %s to %s: %w", n.Name, from, to, err)
-	}
-	if from == to {
-		return []Hop{}, nil
-	}
-	adj := make(map[string][]int, 2*len(n.Links))
 	for i, l := range n.Links {
 		if l.A == l.B {
 			continue // a self-loop carries nothing anywhere (Validate rejects it)
 		}
-		adj[l.A] = append(adj[l.A], i)
-		adj[l.B] = append(adj[l.B], i)
+		a, b := node(l.A), node(l.B)
+		g.adj[a] = append(g.adj[a], graphEdge{link: i, to: b, forward: true})
+		g.adj[b] = append(g.adj[b], graphEdge{link: i, to: a, forward: false})
 	}
+	return g
+}
+
+func (g *linkGraph) route(nodeName, from, to string) ([]Hop, error) {
 	for _, e := range [2]string{from, to} {
-		if len(adj[e]) == 0 {
-			return nil, fmt.Errorf("node %q: no route from %s to %s: %s is on no link", n.Name, from, to, e)
+		if _, _, err := ParseEndpoint(e); err != nil {
+			return nil, fmt.Errorf("node %q: route from %s to %s: %w", nodeName, from, to, err)
+		}
+	}
+	if from == to {
+		return []Hop{}, nil
+	}
+	src, ok1 := g.id[from]
+	dst, ok2 := g.id[to]
+	for _, c := range [2]struct {
+		e  string
+		ok bool
+	}{{from, ok1}, {to, ok2}} {
+		if !c.ok {
+			return nil, fmt.Errorf("node %q: no route from %s to %s: %s is on no link", nodeName, from, to, c.e)
 		}
 	}
 
 	// Breadth-first, one layer of hops at a time, so every endpoint is first
 	// reached by a fewest-hop path; within a layer each endpoint keeps the
-	// widest candidate (ties: the smaller hop sequence).
-	best := map[string]*partialRoute{from: {widthGBps: math.Inf(1)}}
-	layer := []string{from}
+	// widest candidate (ties: the smaller hop sequence). That order is
+	// total, so the result does not depend on the order of the search.
+	best := make([]*partialRoute, len(g.kind))
+	best[src] = &partialRoute{widthGBps: math.Inf(1)}
+	layer := []int{src}
+	var next []int
 	for len(layer) > 0 {
-		next := map[string]*partialRoute{}
+		next = next[:0]
 		for _, u := range layer {
 			pu := best[u]
-			for _, li := range adj[u] {
-				l := &n.Links[li]
-				v, fwd := l.B, true
-				if l.A != u {
-					v, fwd = l.A, false
+			for _, e := range g.adj[u] {
+				if b := best[e.to]; b != nil && b.depth <= pu.depth {
+					continue // reached in an earlier layer
 				}
-				if _, seen := best[v]; seen {
-					continue
-				}
-				if u != from && !forwards(u, pu.inKind, l.Kind) {
+				l := &g.links[e.link]
+				if u != src && !forwards(g.kind[u], pu.inKind, l.Kind) {
 					continue
 				}
 				cand := &partialRoute{
-					hops:      append(append(make([]Hop, 0, len(pu.hops)+1), pu.hops...), Hop{Link: li, Forward: fwd}),
+					prev:      pu,
+					hop:       Hop{Link: e.link, Forward: e.forward},
+					depth:     pu.depth + 1,
 					widthGBps: math.Min(pu.widthGBps, l.BandwidthGBps()),
 					inKind:    l.Kind,
 				}
-				if cur := next[v]; cur == nil || cand.better(cur) {
-					next[v] = cand
+				if cur := best[e.to]; cur == nil {
+					best[e.to] = cand
+					next = append(next, e.to)
+				} else if cand.better(cur) {
+					best[e.to] = cand
 				}
 			}
 		}
-		if r, ok := next[to]; ok {
-			return r.hops, nil
+		if r := best[dst]; r != nil {
+			return r.hops(), nil
 		}
-		layer = layer[:0]
-		for v, r := range next {
-			best[v] = r
-			layer = append(layer, v)
-		}
-		sort.Strings(layer)
+		layer, next = next, layer
 	}
-	return nil, fmt.Errorf("node %q: no route from %s to %s", n.Name, from, to)
+	return nil, fmt.Errorf("node %q: no route from %s to %s", nodeName, from, to)
 }
 
-// partialRoute is the best route found so far to one endpoint.
+// partialRoute is the best route found so far to one endpoint, linked
+// back to the route it extends.
 type partialRoute struct {
-	hops      []Hop
+	prev      *partialRoute
+	hop       Hop
+	depth     int
 	widthGBps float64  // narrowest link so far
 	inKind    LinkKind // kind of the last link (how the endpoint was entered)
 }
 
+func (p *partialRoute) hops() []Hop {
+	out := make([]Hop, p.depth)
+	for q := p; q.depth > 0; q = q.prev {
+		out[q.depth-1] = q.hop
+	}
+	return out
+}
+
+// better orders routes of equal length: wider first, then by hop sequence
+// (link index, then backward before forward).
 func (p *partialRoute) better(q *partialRoute) bool {
 	if p.widthGBps != q.widthGBps {
 		return p.widthGBps > q.widthGBps
 	}
-	for i := range p.hops {
-		a, b := p.hops[i], q.hops[i]
-		if a.Link != b.Link {
-			return a.Link < b.Link
+	a, b := p.hops(), q.hops()
+	for i := range a {
+		if a[i].Link != b[i].Link {
+			return a[i].Link < b[i].Link
 		}
-		if a.Forward != b.Forward {
-			return !a.Forward
+		if a[i].Forward != b[i].Forward {
+			return !a[i].Forward
 		}
 	}
 	return false
 }
 
-// forwards says whether bytes that entered endpoint e over a link of kind in
-// may leave it over a link of kind out (see Route).
-func forwards(e string, in, out LinkKind) bool {
-	kind, _, err := ParseEndpoint(e)
-	if err != nil {
-		return false
-	}
+// forwards says whether bytes that entered an endpoint of the given kind
+// (KindHost, ...) over a link of kind in may leave it over a link of kind
+// out (see Route).
+func forwards(kind string, in, out LinkKind) bool {
 	switch kind {
 	case KindHost, KindSwitch:
 		return true

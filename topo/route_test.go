@@ -233,3 +233,66 @@ func TestRailRoute(t *testing.T) {
 	a, b = topo.RailPathCost(0, src, 1, dst, 9)
 	assert.True(t, math.IsNaN(a) && math.IsNaN(b))
 }
+
+func BenchmarkRoute(b *testing.B) {
+	for _, c := range []struct{ preset, from, to string }{
+		{"clusterA", "gpu:0", "gpu:3"},
+		{"dgx-h100", "gpu:0", "rail:7"},
+	} {
+		p, err := Preset(c.preset)
+		require.NoError(b, err)
+		n := &p.Nodes[0]
+		b.Run(c.preset, func(b *testing.B) {
+			for b.Loop() {
+				if _, err := n.Route(c.from, c.to); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestRouterMatchesRoute(t *testing.T) {
+	for i, name := range PresetNames() {
+		p, err := Preset(name)
+		require.NoError(t, err)
+		n := &p.Nodes[0]
+		r := n.Router()
+		ends := []string{"host:0", "rail:0", "switch:0", "nic:1", "gpu:9", "bad"}
+		for _, g := range n.GPUs {
+			ends = append(ends, GPUEndpoint(g.Index))
+		}
+		for _, a := range ends {
+			for _, b := range ends {
+				want, werr := n.Route(a, b)
+				for rep := 0; rep < 2; rep++ { // computed, then cached
+					got, gerr := r.Route(a, b)
+					assert.Equal(t, want, got, "case %d %s %s->%s", i, name, a, b)
+					assert.Equal(t, werr, gerr, "case %d %s %s->%s", i, name, a, b)
+				}
+				if werr == nil {
+					wa, wb := n.PathCost(want)
+					ga, gb := r.PathCost(want)
+					assert.Equal(t, [2]float64{wa, wb}, [2]float64{ga, gb}, "case %d", i)
+				}
+			}
+		}
+		// A snapshot: later edits to the node do not leak in.
+		before, _ := r.Route("gpu:0", "gpu:1")
+		n.Links = nil
+		after, err := r.Route("gpu:0", "gpu:1")
+		require.NoError(t, err)
+		assert.Equal(t, before, after, "case %d", i)
+	}
+}
+
+func BenchmarkRouterCached(b *testing.B) {
+	p, err := Preset("dgx-h100")
+	require.NoError(b, err)
+	r := p.Nodes[0].Router()
+	for b.Loop() {
+		if _, err := r.Route("gpu:0", "rail:7"); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -190,7 +190,8 @@ func (n *Node) validateReach() error {
 					if s.viaNIC {
 						in = NIC
 					}
-					if !forwards(s.at, in, l.Kind) {
+					kind, _, _ := ParseEndpoint(s.at)
+					if !forwards(kind, in, l.Kind) {
 						continue
 					}
 				}
