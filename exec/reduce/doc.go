@@ -22,7 +22,8 @@
 //
 // Half types are reduced by converting both operands to float32, applying the
 // float32 operator and rounding the result back to nearest, ties to even
-// (HalfToFloat32, Float32ToHalf, BFloat16ToFloat32, Float32ToBFloat16). prod,
+// (HalfToFloat32, Float32ToHalf, BFloat16ToFloat32, Float32ToBFloat16; the
+// float16 kernels widen through a 256 KiB table built on first use). prod,
 // min, max, land and lor are therefore exact (correctly rounded); sum is
 // rounded twice (to float32, then to the half type), which can differ from a
 // correctly rounded half sum only when the float32 sum itself was inexact,
