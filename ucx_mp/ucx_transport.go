@@ -29,8 +29,8 @@ type Transport struct {
 	comps []exec.Completion
 	reqs  map[uint64]*ucx.Request
 	// SpinPolls is the number of progress calls before Wait sleeps
-	// (DefaultSpinPolls; 0 sleeps at once, which is what a rank waiting on
-	// a slow peer on an oversubscribed machine wants).
+	// (DefaultSpinPolls; 0 sleeps at once; negative never sleeps: a busy
+	// poll, for comparison only, since it burns a core per waiting rank).
 	SpinPolls int
 	peerErr   error
 }
@@ -146,7 +146,10 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 		if t.peerErr != nil {
 			return dst, t.peerErr
 		}
-		if spins < t.SpinPolls {
+		if t.SpinPolls < 0 || spins < t.SpinPolls {
+			if !time.Now().Before(deadline) {
+				return dst, nil
+			}
 			spins++
 			t.w.Progress()
 			continue

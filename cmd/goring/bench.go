@@ -28,10 +28,26 @@ import (
 
 func init() { subcommands = append(subcommands, newBenchCmd) }
 
-// DefaultUCXTLS is the UCX transport list a rank uses when UCX_TLS is not
-// set: shared memory between local processes, TCP as the fallback, and
-// self for a rank's own messages (see docs/results.md for what was tried).
-const DefaultUCXTLS = "self,sm,tcp"
+// UCX transport lists a rank uses when UCX_TLS is not set (see
+// docs/results.md for what was tried): shared memory (posix/sysv + cma
+// single-copy) and self when every rank is on this host, TCP added when the
+// job spans hosts (mpirun with OMPI_COMM_WORLD_LOCAL_SIZE < SIZE). TCP is
+// left out on one host because UCX would otherwise stripe large messages
+// over a TCP lane too.
+const (
+	DefaultUCXTLS      = "self,sm"
+	DefaultUCXTLSHosts = "self,sm,tcp"
+)
+
+// defaultTLS picks the transport list for this rank's job.
+func defaultTLS() string {
+	ls, err1 := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+	ws, err2 := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_SIZE"))
+	if err1 == nil && err2 == nil && ls < ws {
+		return DefaultUCXTLSHosts
+	}
+	return DefaultUCXTLS
+}
 
 type benchFlags struct {
 	alg      string
@@ -55,6 +71,7 @@ type benchFlags struct {
 	// Measurement aids, hidden from help.
 	straggler string
 	cpuReport bool
+	spinPolls int
 }
 
 func newBenchCmd() *cobra.Command {
@@ -67,7 +84,7 @@ maps them onto the topology (--topo/--nodes; by default one emulated node of np 
 or --nodes emulated nodes of np/nodes GPUs each, clusterB-like), and times every
 algorithm at every size the way the OSU Micro-Benchmarks do.
 
-Environment: UCX_TLS (default ` + DefaultUCXTLS + `); under mpirun GORING_COORD,
+Environment: UCX_TLS (default ` + DefaultUCXTLS + ` on one host, ` + DefaultUCXTLSHosts + ` across hosts); under mpirun GORING_COORD,
 GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, f, args[0]) },
@@ -93,6 +110,8 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: 10s + 1s per 50 MB)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
+	fl.IntVar(&f.spinPolls, "spin-polls", ucxmp.DefaultSpinPolls, "progress calls before a waiting rank sleeps on the UCX event fd (negative: busy-poll, never sleep)")
+	_ = fl.MarkHidden("spin-polls")
 	_ = fl.MarkHidden("straggler")
 	_ = fl.MarkHidden("cpu-report")
 	return cmd
@@ -385,7 +404,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	tls := os.Getenv("UCX_TLS")
 	cfgMap := map[string]string{}
 	if tls == "" {
-		cfgMap["TLS"] = DefaultUCXTLS
+		cfgMap["TLS"] = defaultTLS()
 	}
 	uctx, err := ucx.Init(ucx.Options{Config: cfgMap})
 	if err != nil {
@@ -434,6 +453,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	if err != nil {
 		return err
 	}
+	tr.SpinPolls = f.spinPolls
 	defer tr.Close()
 
 	out := cmd.OutOrStdout()

@@ -16,6 +16,7 @@ SIZES=${SIZES:-1MiB:16MiB}
 ITERS=${ITERS:-0}      # 0: as OMB (100 timed above 8 KiB)
 WARMUP=${WARMUP:--1}  # -1: as OMB (10 above 8 KiB)
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 GORING=${GORING:-}
 MPIRUN=(mpirun -np "$NP" --allow-run-as-root --oversubscribe)
 
