@@ -252,6 +252,37 @@ func TestHandComputable(t *testing.T) {
 			},
 		},
 		{
+			name: "host-staged path crosses both PCIe links, not the NVLink",
+			topo: func() *topo.Topology {
+				return &topo.Topology{Name: "hs", Nodes: []topo.Node{testNode(2,
+					link(topo.NVLink, "gpu:0", "gpu:1", 4, 1, 25),
+					link(topo.PCIe, "gpu:0", "host:0", 1, 1, 25),
+					link(topo.PCIe, "gpu:1", "host:0", 1, 1, 25),
+				)}}
+			},
+			build: func(p *sched.Plan) { xfer(p, 0, 1, 0, mb, sched.Path{Kind: sched.PathHost}) },
+			want:  2 + 40,
+			check: func(t *testing.T, r *Result) {
+				assert.Equal(t, int64(mb), linkBytes(r, "n pcie gpu:0->host:0"))
+				assert.Equal(t, int64(mb), linkBytes(r, "n pcie host:0->gpu:1"))
+				assert.Zero(t, linkBytes(r, "n nvlink gpu:0->gpu:1"))
+			},
+		},
+		{
+			name: "a rail hint picks the rail; the rail's startup is paid once",
+			topo: func() *topo.Topology {
+				return &topo.Topology{Name: "two", Nodes: []topo.Node{testNode(1), testNode(1)},
+					Rails: []topo.Rail{{Index: 0, AlphaUS: 2, BetaGBps: 25}, {Index: 1, AlphaUS: 3, BetaGBps: 50}}}
+			},
+			build: func(p *sched.Plan) { xfer(p, 0, 1, 0, mb, sched.Path{Kind: sched.PathRail, Index: 1}) },
+			want:  3 + 20,
+			check: func(t *testing.T, r *Result) {
+				assert.Equal(t, int64(mb), linkBytes(r, "n rail1 up"))
+				assert.Equal(t, int64(mb), linkBytes(r, "n rail1 down"))
+				assert.Zero(t, linkBytes(r, "n rail0 up"))
+			},
+		},
+		{
 			name: "matching pairs the k-th send with the k-th recv of the same tag",
 			topo: func() *topo.Topology {
 				return &topo.Topology{Name: "pair", Nodes: []topo.Node{testNode(2, link(topo.NVLink, "gpu:0", "gpu:1", 2, 0, 25))}}
