@@ -117,7 +117,8 @@ func (g *gantt) Plot(c draw.Canvas, p *plot.Plot) {
 }
 
 func (g *gantt) DataRange() (xmin, xmax, ymin, ymax float64) {
-	return 0, g.xmax, -0.6, g.rowsMax + 0.6
+	// 15% of room on the right keeps the legend off the bars.
+	return 0, g.xmax * 1.15, -0.6, g.rowsMax + 0.6
 }
 
 type swatch struct{ c color.Color }
