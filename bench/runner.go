@@ -39,6 +39,9 @@ type Config struct {
 	Iters, Warmup int
 	Validate      bool
 	Root          int
+	// Chunks > 1 asks the generators to pipeline long transfers in that
+	// many pieces (sched.Spec.Chunks).
+	Chunks int
 	// Traffic returns the alltoallv byte matrix for a size.
 	Traffic func(bytes int64) ([][]int64, error)
 	// CallTimeout bounds one collective call (0: CallTimeoutFor).
@@ -69,7 +72,7 @@ func CallTimeoutFor(dstBytes int64) time.Duration {
 // counts of alltoallv. An *sched.UnsupportedError means the algorithm does
 // not serve the case; every rank reaches the same verdict.
 func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
-	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: bytes, Root: c.Root, DtypeBytes: 1}
+	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: bytes, Root: c.Root, DtypeBytes: 1, Chunks: c.Chunks}
 	if c.Collective.Reduces() {
 		spec.DtypeBytes = c.Dtype.Size()
 	}

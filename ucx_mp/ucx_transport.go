@@ -3,6 +3,7 @@ package ucxmp
 import (
 	"errors"
 	"fmt"
+	"syscall"
 	"time"
 
 	"github.com/goring-hpc/goring/exec"
@@ -14,6 +15,10 @@ import (
 // arming the worker for completions that are microseconds away; sleeping
 // soon leaves the core to other ranks when there are more ranks than cores.
 const DefaultSpinPolls = 64
+
+// DefaultYield is how long Wait keeps polling, yielding the CPU between
+// polls (sched_yield), before it sleeps on the event fd. See Transport.Yield.
+const DefaultYield = 0
 
 // cancelTimeout bounds how long Cancel progresses the worker until a
 // cancelled operation has released its buffer.
@@ -32,7 +37,13 @@ type Transport struct {
 	// (DefaultSpinPolls; 0 sleeps at once; negative never sleeps: a busy
 	// poll, for comparison only, since it burns a core per waiting rank).
 	SpinPolls int
-	peerErr   error
+	// Yield is how long, after the spin polls, Wait keeps polling with a
+	// sched_yield between polls before it sleeps on the event fd. When
+	// ranks outnumber cores, yielding hands the core to the peer that is
+	// about to answer without the cost of an event-fd wakeup (Open MPI's
+	// yield_when_idle); a long wait still ends up asleep.
+	Yield   time.Duration
+	peerErr error
 }
 
 var _ exec.Transport = (*Transport)(nil)
@@ -142,6 +153,7 @@ func (t *Transport) PostRecv(peer int, tag uint32, buf []byte, token uint64) err
 // the worker's event fd until the deadline.
 func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Completion, error) {
 	spins := 0
+	var yieldUntil time.Time
 	for len(t.comps) == 0 {
 		if t.peerErr != nil {
 			return dst, t.peerErr
@@ -154,7 +166,18 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 			t.w.Progress()
 			continue
 		}
-		left := time.Until(deadline)
+		now := time.Now()
+		if t.Yield > 0 {
+			if yieldUntil.IsZero() {
+				yieldUntil = now.Add(t.Yield)
+			}
+			if now.Before(yieldUntil) && now.Before(deadline) {
+				schedYield()
+				t.w.Progress()
+				continue
+			}
+		}
+		left := deadline.Sub(now)
 		if left <= 0 {
 			return dst, nil
 		}
@@ -169,6 +192,9 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 	t.comps = t.comps[:0]
 	return dst, nil
 }
+
+// schedYield gives the CPU to another runnable thread (sched_yield(2)).
+func schedYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
 // Cancel implements exec.Transport. It progresses the worker until the
 // operation has completed (cancelled or not), so that UCX no longer

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
+	"runtime/pprof"
 	"strconv"
 	"strings"
 	"sync"
@@ -64,6 +66,7 @@ type benchFlags struct {
 	csv      bool
 	png      string
 	root     int
+	chunks   int
 	hot      string
 	counts   string
 	seed     uint64
@@ -72,6 +75,7 @@ type benchFlags struct {
 	straggler string
 	cpuReport bool
 	spinPolls int
+	yield     time.Duration
 }
 
 func newBenchCmd() *cobra.Command {
@@ -104,6 +108,7 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.BoolVar(&f.csv, "csv", false, "print results as CSV")
 	fl.StringVar(&f.png, "png", "", "draw latency against size per algorithm into this PNG file")
 	fl.IntVar(&f.root, "root", 0, "root rank of bcast")
+	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	fl.StringVar(&f.hot, "hot", "", "alltoallv: R:F, rank R receives fraction F of every rank's traffic")
 	fl.StringVar(&f.counts, "counts", "", "alltoallv: JSON byte matrix file")
 	fl.Uint64Var(&f.seed, "seed", 0, "alltoallv: random counts (zeros included) from this seed")
@@ -112,6 +117,8 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
 	fl.IntVar(&f.spinPolls, "spin-polls", ucxmp.DefaultSpinPolls, "progress calls before a waiting rank sleeps on the UCX event fd (negative: busy-poll, never sleep)")
 	_ = fl.MarkHidden("spin-polls")
+	fl.DurationVar(&f.yield, "yield", ucxmp.DefaultYield, "how long a waiting rank polls with sched_yield before it sleeps on the UCX event fd")
+	_ = fl.MarkHidden("yield")
 	_ = fl.MarkHidden("straggler")
 	_ = fl.MarkHidden("cpu-report")
 	return cmd
@@ -186,7 +193,10 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 		straggler, delay = r, d
 	}
 	job := &benchJob{np: np, cfg: bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
-		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Traffic: traffic, CallTimeout: f.timeout}}
+		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout}}
+	if f.chunks < 0 {
+		return nil, fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
+	}
 	if f.iters < 0 {
 		return nil, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
 	}
@@ -454,6 +464,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		return err
 	}
 	tr.SpinPolls = f.spinPolls
+	tr.Yield = f.yield
 	defer tr.Close()
 
 	out := cmd.OutOrStdout()
@@ -475,6 +486,20 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 	job.cfg.Alloc = ucx.Alloc
 	job.cfg.Free = ucx.Free
+	if dir := os.Getenv("GORING_CPUPROFILE_DIR"); dir != "" {
+		// A measurement aid: one CPU profile per rank.
+		pf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.pprof", role.Rank)))
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
+	}
 	rows, err := bench.Run(ctx, job.cfg, tr, sess)
 	if err != nil {
 		return err
