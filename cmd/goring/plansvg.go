@@ -22,7 +22,7 @@ import (
 const (
 	svgMaxRanks  = 64  // rows drawn; more are summarised in a note
 	svgMaxLevels = 400 // columns drawn
-	svgMaxStack  = 4   // boxes stacked per cell before "+n"
+	svgMaxStack  = 6   // boxes stacked per cell before "+n"
 )
 
 var opColour = map[sched.StepOp]string{
@@ -62,10 +62,10 @@ func writePlanSVG(out io.Writer, plan *sched.Plan) error {
 		}
 	}
 	cellW := 1100 / max(shownL, 1)
-	cellW = max(12, min(cellW, 64))
+	cellW = max(12, min(cellW, 90))
 	const subH, labelW, top = 13, 92, 58
 	rowH := stack*subH + 8
-	width := labelW + shownL*cellW + 20
+	width := max(labelW+shownL*cellW+20, 820) // room for the legend
 	height := top + nr*rowH + 46
 
 	w := bufio.NewWriter(out)
