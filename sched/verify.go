@@ -310,7 +310,7 @@ func (v *verifier) step(g int32) (*Step, int, int) {
 
 // match pairs sends and recvs: for each (sender, receiver, tag) the k-th
 // send in step order matches the k-th recv in step order. Both sides are
-// sorted by (sender, receiver, tag, step) and walked together, which is
+// sorted by (receiver, sender, tag, step) and walked together, which is
 // cheaper than a map for the 10^4..10^6 transfers of big plans.
 func (v *verifier) match() error {
 	type ent struct {

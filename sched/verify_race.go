@@ -14,7 +14,7 @@ import "fmt"
 
 // raceMaxBitsetSteps bounds the reachability bitsets (n*n bits): above it
 // the check computes ancestors on demand, once per step that needs them.
-const raceMaxBitsetSteps = 24576
+var raceMaxBitsetSteps = 24576
 
 type raceVal struct {
 	writer  int32 // last step that wrote these bytes, -1 for none

@@ -264,3 +264,38 @@ func TestLevelsAndPartners(t *testing.T) {
 	_, err = Levels(broken)
 	assert.ErrorContains(t, err, "has no matching")
 }
+
+// Above raceMaxBitsetSteps the race check computes ancestors on demand; it
+// must find the same races and accept the same plans.
+func TestRaceCheckOnDemandMode(t *testing.T) {
+	saved := raceMaxBitsetSteps
+	raceMaxBitsetSteps = 1
+	defer func() { raceMaxBitsetSteps = saved }()
+	p := twoRankAllgather()
+	p.Ranks[0].Copy(At(BufSrc, 0), At(BufDst, 8), 8)
+	_, err := Verify(p)
+	assert.ErrorContains(t, err, "both write dst[8,16)")
+	for _, alg := range []string{"rabenseifner", "ring"} {
+		_, err = Verify(mustGenerate(t, Spec{Collective: coll.Allreduce, Algorithm: alg, Topo: synthTopo(3, 2), Bytes: 400, DtypeBytes: 4, Chunks: 3}))
+		assert.NoError(t, err, alg)
+	}
+}
+
+func mustGenerate(t *testing.T, spec Spec) *Plan {
+	t.Helper()
+	p, err := Generate(spec)
+	require.NoError(t, err)
+	return p
+}
+
+// A big flat plan: 512 ranks of ring allgather (261 632 transfers).
+func BenchmarkVerifyRing512(b *testing.B) {
+	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(64, 8), Bytes: 1 << 20, DtypeBytes: 4})
+	require.NoError(b, err)
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Verify(plan); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
