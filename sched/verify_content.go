@@ -54,11 +54,8 @@ func (v *verifier) contents() error {
 	elem := int64(p.DtypeBytes)
 	maps := make([][4]*imap[cval], n)
 	v.singles = make([]*rankSet, n)
-	words := make([]uint64, n*((n+63)/64)) // one backing array for all singletons
 	for r := range v.singles {
-		w := words[r*((n+63)/64) : (r+1)*((n+63)/64)]
-		w[r/64] |= 1 << (r % 64)
-		v.singles[r] = &rankSet{w: w, n: 1}
+		v.singles[r] = single(n, r)
 	}
 	v.all = fullSet(n)
 	for r := range p.Ranks {

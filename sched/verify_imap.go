@@ -128,23 +128,37 @@ func (m *imap[V]) write(a int64, pieces []seg[V]) {
 }
 
 // rankSet is an immutable set of ranks (the contributors of reduced data).
+// A singleton stores its rank only (w == nil), so the src contents of n
+// ranks cost O(n), not O(n^2) bits; unions use a bitset of nw words.
 type rankSet struct {
-	w []uint64
-	n int // members
+	w   []uint64
+	n   int // members
+	one int // the member of a singleton (w == nil)
+	nw  int // words of a bitset over all ranks
 }
 
+func single(nranks, r int) *rankSet { return &rankSet{n: 1, one: r, nw: (nranks + 63) / 64} }
+
 func fullSet(nranks int) *rankSet {
-	s := &rankSet{w: make([]uint64, (nranks+63)/64), n: nranks}
+	s := &rankSet{w: make([]uint64, (nranks+63)/64), n: nranks, nw: (nranks + 63) / 64}
 	for r := 0; r < nranks; r++ {
 		s.w[r/64] |= 1 << (r % 64)
 	}
 	return s
 }
 
-func (s *rankSet) has(r int) bool { return s.w[r/64]&(1<<(r%64)) != 0 }
+func (s *rankSet) has(r int) bool {
+	if s.w == nil {
+		return s.one == r
+	}
+	return s.w[r/64]&(1<<(r%64)) != 0
+}
 
 // first returns the lowest member (the origin rank of a singleton).
 func (s *rankSet) first() int {
+	if s.w == nil {
+		return s.one
+	}
 	for i, w := range s.w {
 		if w != 0 {
 			return i*64 + bits.TrailingZeros64(w)
@@ -160,11 +174,29 @@ func (s *rankSet) equal(t *rankSet) bool {
 	if s == nil || t == nil || s.n != t.n {
 		return false
 	}
+	switch {
+	case s.w == nil:
+		return t.has(s.one)
+	case t.w == nil:
+		return s.has(t.one)
+	}
 	return slices.Equal(s.w, t.w)
 }
 
 // overlap returns a rank in both sets, or -1.
 func (s *rankSet) overlap(t *rankSet) int {
+	switch {
+	case s.w == nil:
+		if t.has(s.one) {
+			return s.one
+		}
+		return -1
+	case t.w == nil:
+		if s.has(t.one) {
+			return t.one
+		}
+		return -1
+	}
 	for i := range s.w {
 		if x := s.w[i] & t.w[i]; x != 0 {
 			return i*64 + bits.TrailingZeros64(x)
@@ -174,14 +206,20 @@ func (s *rankSet) overlap(t *rankSet) int {
 }
 
 func (s *rankSet) union(t *rankSet) *rankSet {
-	u := &rankSet{w: make([]uint64, len(s.w)), n: s.n + t.n}
-	for i := range s.w {
-		u.w[i] = s.w[i] | t.w[i]
+	u := &rankSet{w: make([]uint64, s.nw), n: s.n + t.n, nw: s.nw}
+	for _, x := range []*rankSet{s, t} {
+		if x.w == nil {
+			u.w[x.one/64] |= 1 << (x.one % 64)
+			continue
+		}
+		for i := range x.w {
+			u.w[i] |= x.w[i]
+		}
 	}
 	return u
 }
 
-// missing lists up to max ranks of all that s lacks.
+// missing lists up to limit ranks of all that s lacks.
 func (s *rankSet) missing(nranks, limit int) []int {
 	var out []int
 	for r := 0; r < nranks && len(out) < limit; r++ {
