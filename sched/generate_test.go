@@ -225,3 +225,15 @@ func TestAutoFallsBackPastUnsupported(t *testing.T) {
 	_, err = Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4, DtypeBytes: 4})
 	assert.ErrorContains(t, err, "auto: no allgather algorithm serves this spec (recursive_doubling: ")
 }
+
+// One rank's program of the 4096-rank (1024 nodes x 4) flat ring: what a
+// real rank builds, in O(its own steps).
+func BenchmarkGenerateRankRing4096(b *testing.B) {
+	spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(1024, 4), Bytes: 1 << 20, DtypeBytes: 4}
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := GenerateRank(spec, 1234); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
