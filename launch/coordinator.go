@@ -8,6 +8,7 @@ import (
 	"net"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -30,8 +31,10 @@ type Options struct {
 var DefaultOptions = Options{
 	JoinTimeout:       60 * time.Second,
 	HeartbeatInterval: 500 * time.Millisecond,
-	HeartbeatTimeout:  6 * time.Second, // loaded 2-core machines stall seconds; still < 10 s
-	WriteTimeout:      2 * time.Second,
+	// A shared 2-core machine under load was seen to leave a process
+	// unscheduled for several seconds; 7 s still fails a job within 10 s.
+	HeartbeatTimeout: 7 * time.Second,
+	WriteTimeout:     2 * time.Second,
 }
 
 func (o Options) withDefaults() Options {
@@ -77,6 +80,7 @@ type rankConn struct {
 	conn     net.Conn
 	wmu      sync.Mutex
 	welcomed bool // the welcome went out: later traffic may follow
+	beating  atomic.Bool
 }
 
 // send writes m to the rank. Until the welcome has gone out, only the
@@ -197,7 +201,9 @@ func (c *Coordinator) Serve(ctx context.Context) error {
 				return c.Err()
 			}
 		case <-hb.C:
-			c.broadcast(&message{Type: msgHeartbeat, Rank: -1}, -1)
+			// Asynchronous, so a rank slow to take a frame delays nobody's
+			// heartbeat; a rank that is still sending skips this beat.
+			c.heartbeat()
 		}
 	}
 }
@@ -414,6 +420,28 @@ func (c *Coordinator) broadcast(m *message, skip int) {
 		}()
 	}
 	wg.Wait()
+}
+
+// heartbeat sends a heartbeat to every welcomed rank that is not still
+// busy with an earlier frame.
+func (c *Coordinator) heartbeat() {
+	c.mu.Lock()
+	targets := make([]*rankConn, 0, c.size)
+	for r, rc := range c.conns {
+		if rc != nil && !c.bye[r] {
+			targets = append(targets, rc)
+		}
+	}
+	c.mu.Unlock()
+	m := &message{Type: msgHeartbeat, Rank: -1}
+	for _, rc := range targets {
+		if rc.beating.CompareAndSwap(false, true) {
+			go func() {
+				defer rc.beating.Store(false)
+				_ = rc.send(m, c.opt.WriteTimeout)
+			}()
+		}
+	}
 }
 
 // fail records the first failure and tells every other rank.

@@ -139,7 +139,7 @@ func TestKilledRankFailsEveryone(t *testing.T) {
 		start := time.Now()
 		err := RunLocal(context.Background(), LocalJob{NP: 4, Exe: testExe(t), Args: []string{"-test.run=^$"},
 			Env:    []string{"LAUNCH_TEST_WORKER=1", "LAUNCH_TEST_ROUNDS=1000", "LAUNCH_TEST_SLEEP_MS=20", c.env, "LAUNCH_TEST_DIR=" + dir},
-			Stderr: &errb, Grace: 3 * time.Second})
+			Stderr: &errb, Grace: 3 * time.Second, Options: Options{HeartbeatTimeout: 3 * time.Second}})
 		elapsed := time.Since(start)
 		require.Error(t, err, "case %d", i)
 		assert.Less(t, elapsed, 10*time.Second, "case %d", i)

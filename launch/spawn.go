@@ -25,8 +25,10 @@ type LocalJob struct {
 	// ranks' standard output is discarded. Stderr receives every rank's.
 	Stdout, Stderr io.Writer
 	Options        Options
-	// Grace is how long the ranks may take to exit after a failure before
-	// they are killed (default 5 s).
+	// Grace is how long the other ranks may take to exit after a failure
+	// before they are killed (default 2 s; they normally exit at once on
+	// the coordinator's failure broadcast). The failed rank itself, if
+	// still there (stalled), is killed at once.
 	Grace time.Duration
 	// OnExit, if set, is called (from RunLocal's goroutine) with each
 	// rank's process state once it has exited: its CPU times, for example.
@@ -56,7 +58,7 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 	}
 	grace := job.Grace
 	if grace <= 0 {
-		grace = 5 * time.Second
+		grace = 2 * time.Second
 	}
 	token, err := NewToken()
 	if err != nil {
@@ -143,6 +145,9 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 			coordC = nil
 			if cerr != nil {
 				fail(cerr)
+				if r, ok := FailedRank(cerr); ok && r >= 0 && r < job.NP && procs[r] != nil && exitErr[r] == nil {
+					_ = procs[r].Process.Kill() // stalled: it would never leave
+				}
 			}
 		case <-ctx.Done():
 			fail(ctx.Err())

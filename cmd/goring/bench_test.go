@@ -279,13 +279,22 @@ func childRanks(t *testing.T, pid int) map[int]int {
 	return out
 }
 
-// Killing one rank mid-run: the launcher exits non-zero within 10 s naming
-// it, and every other rank exits non-zero naming it too.
+// Killing (or stopping: a stalled rank) one rank mid-run: the launcher
+// exits non-zero within 10 s naming it, and every other rank exits
+// non-zero naming it too. Nothing is left running.
 func TestBenchKilledRankFailsJob(t *testing.T) {
 	needUCX(t)
 	exe, err := os.Executable()
 	require.NoError(t, err)
-	for i, victim := range []int{2, 0} {
+	cases := []struct {
+		victim int
+		sig    syscall.Signal
+	}{{2, syscall.SIGKILL}, {0, syscall.SIGKILL}, {1, syscall.SIGSTOP}}
+	if testing.Short() {
+		cases = cases[:1]
+	}
+	for i, c := range cases {
+		victim := c.victim
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		cmd := exec.CommandContext(ctx, exe, "bench", "allgather", "--alg", "ring", "--np", "4", "--nodes", "2",
 			"--bytes", "64KiB", "--iters", "1000000", "--warmup", "0")
@@ -296,7 +305,7 @@ func TestBenchKilledRankFailsJob(t *testing.T) {
 		var ranks map[int]int
 		require.Eventually(t, func() bool { ranks = childRanks(t, cmd.Process.Pid); return len(ranks) == 4 }, 20*time.Second, 20*time.Millisecond)
 		time.Sleep(1500 * time.Millisecond) // well into the timed loop
-		require.NoError(t, syscall.Kill(ranks[victim], syscall.SIGKILL))
+		require.NoError(t, syscall.Kill(ranks[victim], c.sig))
 		killed := time.Now()
 		err := cmd.Wait()
 		elapsed := time.Since(killed)
