@@ -76,8 +76,9 @@ func chunkTimesUS(p Path, x0, c float64) (a, b float64) {
 
 // PipelineTangent returns the straight-line model of staged path p around
 // x0 bytes: the chunk size c that minimizes max(A, B) at x0 (k = x0/c real,
-// c within the limits), and the line of the slower stage at that c, which
-// is exact for every x carried in chunks of c bytes.
+// c within the limits), and the tangent of the best-time curve there: the
+// line of the slower stage for chunks of c bytes (eq. 22), or, when the
+// chunk count is pinned at 1 or MaxChunks, the line for that fixed count.
 //
 // With the slower stage known, the best c is sqrt(x0*alpha1*beta2) (case 1,
 // eq. 14 as a chunk size) or sqrt(x0*e*beta1) (case 2, eq. 15); when neither
