@@ -65,10 +65,15 @@ func generate(spec *Spec, only int) (*Plan, error) {
 	for _, a := range autoCandidates(spec.Collective) {
 		plan, err := runAlgorithm(a, spec, only)
 		if err == nil {
-			plan.Note = "auto: chose " + a.Name
+			note := "auto: chose " + a.Name
 			if len(skipped) > 0 {
-				plan.Note += " (skipped " + strings.Join(skipped, "; ") + ")"
+				note += " (skipped " + strings.Join(skipped, "; ") + ")"
 			}
+			// Keep what the algorithm itself noted (e.g. its intra-node choice).
+			if plan.Note != "" {
+				note += "; " + plan.Note
+			}
+			plan.Note = note
 			return plan, nil
 		}
 		if !IsUnsupported(err) {

@@ -237,3 +237,15 @@ func BenchmarkGenerateRankRing4096(b *testing.B) {
 		}
 	}
 }
+
+// An auto choice keeps the note the chosen algorithm wrote about itself.
+func TestAutoKeepsAlgorithmNote(t *testing.T) {
+	tp, err := topo.Preset("clusterA")
+	require.NoError(t, err)
+	tp, err = tp.Repeat(2)
+	require.NoError(t, err)
+	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4096, DtypeBytes: 4})
+	require.NoError(t, err)
+	assert.Contains(t, plan.Note, "auto: chose parallel_rings")
+	assert.Contains(t, plan.Note, "intra: auto chose congestion_aware")
+}
