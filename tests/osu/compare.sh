@@ -4,7 +4,9 @@
 # emulated nodes of 2, sizes 1-16 MiB (override with SIZES=a:b, NP, NODES,
 # ITERS, WARMUP). Prints both tables and, per size, the ratio of goring's
 # best algorithm to Open MPI (bandwidth ratio = Open MPI latency / goring
-# latency; >= 1 means goring is faster).
+# latency; >= 1 means goring is faster). ROUNDS=R repeats both R times,
+# interleaved, and reports the median ratio and its range: on a shared
+# machine one round is at the mercy of whatever else runs.
 #
 #   tests/osu/compare.sh                 # from the repository root
 #   GORING=bin/goring tests/osu/compare.sh
@@ -34,29 +36,42 @@ to_bytes() { # 1MiB -> 1048576 (K/M/G, optional iB)
 lob=$(to_bytes "$lo"); hib=$(to_bytes "$hi")
 mpi_iters=(); [ "$ITERS" != 0 ] && mpi_iters=("$ITERS" "$WARMUP")
 
-for c in allgather allreduce; do
-  echo "== $c: Open MPI ($(mpirun --version 2>/dev/null | head -1))"
-  "${MPIRUN[@]}" "$OUT/osu_coll" "$c" "$lob" "$hib" "${mpi_iters[@]}" | tee "$OUT/ompi_$c.txt"
-  echo "== $c: goring bench --alg all --np $NP --nodes $NODES (UCX_TLS=${UCX_TLS:-default})"
-  gflags=(--alg all --np "$NP" --nodes "$NODES" --bytes "$SIZES" --csv)
-  [ "$ITERS" != 0 ] && gflags+=(--iters "$ITERS")
-  [ "$WARMUP" != -1 ] && gflags+=(--warmup "$WARMUP")
-  "$GORING" bench "$c" "${gflags[@]}" | tee "$OUT/goring_$c.csv"
+ROUNDS=${ROUNDS:-1}
+for round in $(seq 1 "$ROUNDS"); do
+  for c in allgather allreduce; do
+    echo "== round $round, $c: Open MPI ($(mpirun --version 2>/dev/null | head -1))"
+    "${MPIRUN[@]}" "$OUT/osu_coll" "$c" "$lob" "$hib" "${mpi_iters[@]}" | tee "$OUT/ompi_$c.$round.txt"
+    echo "== round $round, $c: goring bench --alg all --np $NP --nodes $NODES (UCX_TLS=${UCX_TLS:-default})"
+    gflags=(--alg all --np "$NP" --nodes "$NODES" --bytes "$SIZES" --csv)
+    [ "$ITERS" != 0 ] && gflags+=(--iters "$ITERS")
+    [ "$WARMUP" != -1 ] && gflags+=(--warmup "$WARMUP")
+    "$GORING" bench "$c" "${gflags[@]}" | tee "$OUT/goring_$c.$round.csv"
+  done
 done
 
 echo
-echo "== goring best / Open MPI (bus bandwidth ratio; goal >= 0.90)"
-printf '%-12s %-10s %16s %16s %-22s %8s\n' collective bytes ompi_avg_us goring_avg_us goring_best ratio
+echo "== goring best / Open MPI: bus bandwidth ratio = Open MPI latency / goring's best latency"
+echo "   (median over $ROUNDS interleaved round(s), with the range; goal >= 0.90)"
+printf '%-11s %-9s %13s %15s %-20s %7s %15s\n' collective bytes ompi_avg_us goring_best_us best_alg ratio ratio_range
 for c in allgather allreduce; do
-  awk -v c="$c" '
-    FNR == 1 { file++ }
-    file == 1 && $1 ~ /^[0-9]+$/ { ompi[$1] = $2; next }
-    file == 2 && FNR > 1 {
-      split($0, f, ","); b = f[3]; us = f[4] + 0
-      if (!(b in best) || us < best[b]) { best[b] = us; alg[b] = f[2] }
-    }
-    END {
-      for (b in ompi) if (b in best) printf "%-12s %-10s %16.2f %16.2f %-22s %8.2f\n", c, b, ompi[b], best[b], alg[b], ompi[b] / best[b]
-    }' "$OUT/ompi_$c.txt" "$OUT/goring_$c.csv" | sort -k2,2n
-done
+  for round in $(seq 1 "$ROUNDS"); do
+    awk -v c="$c" -v round="$round" '
+      FNR == 1 { file++ }
+      file == 1 && $1 ~ /^[0-9]+$/ { ompi[$1] = $2; next }
+      file == 2 && FNR > 1 {
+        split($0, f, ","); b = f[3]; us = f[4] + 0
+        if (!(b in best) || us < best[b]) { best[b] = us; alg[b] = f[2] }
+      }
+      END { for (b in ompi) if (b in best) print c, b, round, ompi[b], best[b], alg[b], ompi[b] / best[b] }' \
+      "$OUT/ompi_$c.$round.txt" "$OUT/goring_$c.$round.csv"
+  done
+done | sort -k1,1 -k2,2n -k7,7g | awk '
+  function flush() {
+    if (n == 0) return
+    m = int((n + 1) / 2)
+    printf "%-11s %-9s %13.2f %15.2f %-20s %7.2f %7.2f..%-6.2f\n", key_c, key_b, o[m], g[m], a[m], r[m], r[1], r[n]
+  }
+  { if ($1 != key_c || $2 != key_b) { flush(); key_c = $1; key_b = $2; n = 0 }
+    n++; o[n] = $4; g[n] = $5; a[n] = $6; r[n] = $7 }
+  END { flush() }'
 echo "(raw outputs in $OUT)"
