@@ -18,7 +18,7 @@ const DefaultSpinPolls = 64
 
 // DefaultYield is how long Wait keeps polling, yielding the CPU between
 // polls (sched_yield), before it sleeps on the event fd. See Transport.Yield.
-const DefaultYield = 0
+const DefaultYield = 2 * time.Millisecond
 
 // cancelTimeout bounds how long Cancel progresses the worker until a
 // cancelled operation has released its buffer.
