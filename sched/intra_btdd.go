@@ -6,9 +6,10 @@ package sched
 // swap the root with GPU 0 and leave the rest in place (Open MPI libnbc's
 // RANK2VRANK); that reproduces the table's pairs: root 2 sends to 1 first,
 // then 2->0 and 1->3, so step 1 has incast at GPU 1 as the text says. For
-// root 1 the table's first step (1->0) matches; its second step as printed
-// (1->3) does not fit any binomial tree with that first step, so we keep the
-// libnbc tree there too (1->2 and 0->3): our reading of a garbled row.
+// root 1 the table's first step (1->0) matches; its step-2 transfers (1->2
+// and 0->3) are the two the table leaves out: the 1->3 rows it prints in step
+// 2 are GPU 1 forwarding root 0's and root 2's blocks. docs/reproductions.md
+// section 1 goes through the table cell by cell.
 type intraBTDD struct{}
 
 func (intraBTDD) early(g *intraGroup) {
