@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -44,8 +45,15 @@ func testWorker() int {
 		fmt.Fprintln(os.Stderr, "worker:", err)
 		return 2
 	}
+	// The watcher and the main goroutine may both see the failure: the
+	// first records it, the other waits (so an exit cannot cut a write).
+	var recordMu sync.Mutex
+	recorded := false
 	record := func(msg string) {
-		if d := os.Getenv("LAUNCH_TEST_DIR"); d != "" {
+		recordMu.Lock()
+		defer recordMu.Unlock()
+		if d := os.Getenv("LAUNCH_TEST_DIR"); d != "" && !recorded {
+			recorded = true
 			_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("rank-%d", role.Rank)), []byte(msg), 0o600)
 		}
 	}
@@ -63,6 +71,7 @@ func testWorker() int {
 		case <-s.Failed():
 			record(s.Err().Error())
 			fmt.Fprintf(os.Stderr, "worker rank %d: %v\n", role.Rank, s.Err())
+			recordMu.Lock() // hold it: no write may start after this
 			os.Exit(7)
 		case <-done:
 		}
