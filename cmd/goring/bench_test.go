@@ -362,3 +362,21 @@ func TestBenchUnderMpirun(t *testing.T) {
 		assert.True(t, r.Validated)
 	}
 }
+
+// alltoallv traffic options over UCX: a hot receiver, and a counts file
+// with zeros and odd sizes.
+func TestBenchAlltoallvTraffic(t *testing.T) {
+	needUCX(t)
+	if len(sched.Algorithms(coll.Alltoallv)) == 0 {
+		t.Skip("no alltoallv algorithm registered")
+	}
+	rows := benchJSON(t, "alltoallv", "--np", "4", "--nodes", "2", "--bytes", "1000:4000", "--hot", "1:0.7", "--iters", "2", "--warmup", "0", "--validate")
+	require.NotEmpty(t, rows)
+	counts := filepath.Join(t.TempDir(), "counts.json")
+	require.NoError(t, os.WriteFile(counts, []byte(`[[0,5,70001,3],[1,0,0,0],[9,9,9,9],[0,0,0,12345]]`), 0o600))
+	rows = benchJSON(t, "alltoallv", "--np", "4", "--bytes", "1", "--counts", counts, "--iters", "2", "--warmup", "0", "--validate")
+	require.NotEmpty(t, rows)
+	for _, r := range rows {
+		assert.True(t, r.Validated)
+	}
+}
