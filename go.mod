@@ -2,11 +2,19 @@ module github.com/goring-hpc/goring
 
 go 1.26
 
-require github.com/stretchr/testify v1.10.0
+require (
+	github.com/NVIDIA/go-nvml v0.12.4-1
+	github.com/schollz/progressbar/v3 v3.17.1
+	github.com/spf13/cobra v1.8.1
+	github.com/spf13/pflag v1.0.5
+	github.com/stretchr/testify v1.10.0
+	golang.org/x/exp v0.0.0-20250106191152-7588d65b2ba8
+	golang.org/x/term v0.26.0
+	gonum.org/v1/plot v0.15.0
+)
 
 require (
 	git.sr.ht/~sbinet/gg v0.6.0 // indirect
-	github.com/NVIDIA/go-nvml v0.12.4-1 // indirect
 	github.com/ajstarks/svgo v0.0.0-20211024235047-1546f124cd8b // indirect
 	github.com/campoy/embedmd v1.0.0 // indirect
 	github.com/davecgh/go-spew v1.1.1 // indirect
@@ -18,14 +26,8 @@ require (
 	github.com/mitchellh/colorstring v0.0.0-20190213212951-d06e56a500db // indirect
 	github.com/pmezard/go-difflib v1.0.0 // indirect
 	github.com/rivo/uniseg v0.4.7 // indirect
-	github.com/schollz/progressbar/v3 v3.17.1 // indirect
-	github.com/spf13/cobra v1.8.1 // indirect
-	github.com/spf13/pflag v1.0.5 // indirect
-	golang.org/x/exp v0.0.0-20250106191152-7588d65b2ba8 // indirect
 	golang.org/x/image v0.21.0 // indirect
 	golang.org/x/sys v0.27.0 // indirect
-	golang.org/x/term v0.26.0 // indirect
 	golang.org/x/text v0.19.0 // indirect
-	gonum.org/v1/plot v0.15.0 // indirect
 	gopkg.in/yaml.v3 v3.0.1 // indirect
 )
