@@ -10,15 +10,29 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"os"
 	"sync"
 	"sync/atomic"
 	"unsafe"
 )
 
-// LibName is the soname that Load opens. The dynamic loader's usual search
-// applies, so LD_LIBRARY_PATH can point at another UCX build (for example
-// a CUDA-enabled one) without rebuilding goring.
+// LibName is the soname that Load opens by default. The dynamic loader's
+// usual search applies, so LD_LIBRARY_PATH can point at another UCX build
+// (for example a CUDA-enabled one) without rebuilding goring.
 const LibName = "libucp.so.0"
+
+// LibEnv names the environment variable that, when set and non-empty,
+// replaces LibName: a soname or a path such as the libucp.so.0 of a
+// CUDA-enabled UCX (the libucx-cu13 wheel's, for example).
+const LibEnv = "GORING_LIBUCP"
+
+// libPath is the library Load opens: $GORING_LIBUCP, else LibName.
+func libPath() string {
+	if p := os.Getenv(LibEnv); p != "" {
+		return p
+	}
+	return LibName
+}
 
 var (
 	loadOnce sync.Once
@@ -26,7 +40,7 @@ var (
 	loaded   atomic.Bool // read by Status.Error from any goroutine
 )
 
-// Load opens libucp once per process and resolves every function the
+// Load opens libucp (libPath: $GORING_LIBUCP or LibName) once per process and resolves every function the
 // package uses. It is safe to call from several goroutines; later calls
 // return the first result. Init calls it, so most callers never need to.
 // The error is one line, for example
@@ -34,7 +48,7 @@ var (
 //	libucp.so.0 not found (install libucx0: apt-get install libucx0): libucp.so.0: cannot open shared object file: No such file or directory
 func Load() error {
 	loadOnce.Do(func() {
-		loadErr = loadLib(LibName)
+		loadErr = loadLib(libPath())
 		loaded.Store(loadErr == nil)
 	})
 	return loadErr

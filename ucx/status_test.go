@@ -93,3 +93,15 @@ func TestLoadMissingLibrary(t *testing.T) {
 	assert.True(t, strings.HasPrefix(msg, "libucp-goring-absent.so.0 not found (install libucx0: apt-get install libucx0): "), msg)
 	assert.NotContains(t, msg, "\n")
 }
+
+func TestLibPathFromEnvironment(t *testing.T) {
+	cases := []struct{ env, want string }{
+		{"", LibName},
+		{"/opt/ucx-cuda/lib/libucp.so.0", "/opt/ucx-cuda/lib/libucp.so.0"},
+		{"libucp.so.1", "libucp.so.1"},
+	}
+	for i, c := range cases {
+		t.Setenv(LibEnv, c.env)
+		assert.Equal(t, c.want, libPath(), "case %d", i)
+	}
+}

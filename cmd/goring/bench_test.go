@@ -380,3 +380,32 @@ func TestBenchAlltoallvTraffic(t *testing.T) {
 		assert.True(t, r.Validated)
 	}
 }
+
+// A missing libucp (GORING_LIBUCP points at a file that does not exist):
+// one line on stderr naming libucp, a non-zero exit, nothing on stdout.
+// It runs in a separate process because ucx.Load caches its first result.
+func TestBenchMissingLibUCP(t *testing.T) {
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	cases := [][]string{
+		{"bench", "allgather", "--np", "2", "--bytes", "1KiB"},
+		{"bench", "allreduce", "--alg", "all", "--np", "4", "--nodes", "2", "--bytes", "1KiB:4KiB", "--json"},
+	}
+	for i, args := range cases {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		cmd := exec.CommandContext(ctx, exe, args...)
+		cmd.Env = append(os.Environ(), envRunCLI+"=1", ucx.LibEnv+"=/nonexistent/libucp.so.0")
+		var stdout, stderr bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		cancel()
+		var exitErr *exec.ExitError
+		require.ErrorAs(t, err, &exitErr, "case %d: %s", i, stderr.String())
+		assert.NotEqual(t, 0, exitErr.ExitCode(), "case %d", i)
+		assert.Empty(t, stdout.String(), "case %d", i)
+		msg := strings.TrimSuffix(stderr.String(), "\n")
+		assert.NotContains(t, msg, "\n", "case %d: one line expected: %q", i, msg)
+		assert.Contains(t, msg, "libucp", "case %d", i)
+		assert.Contains(t, msg, "/nonexistent/libucp.so.0", "case %d", i)
+	}
+}
