@@ -18,28 +18,15 @@ import (
 )
 
 // synthTopology is a cluster of nodes identical nodes with gpus GPUs each,
-// two sockets, an NVLink full mesh and one rail per GPU.
+// two sockets, an NVLink full mesh and one rail per GPU (topo.Synthetic).
 func synthTopology(nodes, gpus int) *topo.Topology {
-	t := &topo.Topology{Schema: topo.Schema, Name: fmt.Sprintf("synth%dx%d", nodes, gpus)}
 	sockets := 1
 	if gpus > 1 {
 		sockets = 2
 	}
-	for r := 0; r < gpus; r++ {
-		t.Rails = append(t.Rails, topo.Rail{Index: r, AlphaUS: 2, BetaGBps: 25})
-	}
-	for i := 0; i < nodes; i++ {
-		n := topo.Node{Name: fmt.Sprintf("node%d", i), Sockets: sockets}
-		for g := 0; g < gpus; g++ {
-			sock := g * sockets / gpus
-			n.GPUs = append(n.GPUs, topo.GPU{Index: g, Socket: sock, NUMA: sock, Rail: g})
-			n.NICs = append(n.NICs, topo.NICPort{Index: g, Socket: sock})
-			n.Links = append(n.Links, topo.Link{Kind: topo.PCIe, A: topo.GPUEndpoint(g), B: topo.HostEndpoint(sock), Count: 1, AlphaUS: 1, BetaGBps: 25, FullDuplex: true})
-			for h := g + 1; h < gpus; h++ {
-				n.Links = append(n.Links, topo.Link{Kind: topo.NVLink, A: topo.GPUEndpoint(g), B: topo.GPUEndpoint(h), Count: 2, AlphaUS: 1, BetaGBps: 25, FullDuplex: true})
-			}
-		}
-		t.Nodes = append(t.Nodes, n)
+	t, err := topo.Synthetic(fmt.Sprintf("synth%dx%d", nodes, gpus), nodes, gpus, sockets)
+	if err != nil {
+		panic(err)
 	}
 	return t
 }
