@@ -69,8 +69,20 @@ func build(d coll.Dtype, o coll.Op) Func {
 	case coll.Uint64:
 		return typed[uint64](o)
 	case coll.Float32:
+		if o == coll.Sum && haveVectorSum {
+			return func(dst, src []byte) {
+				d := view[float32](dst)
+				sumFloat32(d, view[float32](src)[:len(d)])
+			}
+		}
 		return typed[float32](o)
 	case coll.Float64:
+		if o == coll.Sum && haveVectorSum {
+			return func(dst, src []byte) {
+				d := view[float64](dst)
+				sumFloat64(d, view[float64](src)[:len(d)])
+			}
+		}
 		return typed[float64](o)
 	case coll.Float16:
 		return func(dst, src []byte) { halfReduce(view[uint16](dst), view[uint16](src), o) }
