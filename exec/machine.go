@@ -109,6 +109,10 @@ type Machine struct {
 	localOp   LocalOp
 	comps     []Completion // Run's completion buffer
 	started   bool
+	// deferLocal leaves ready local steps queued in Start and Step until
+	// RunLocal runs them, so that a driver can post the sends and receives
+	// that became ready first (Run does). Off: they run at once.
+	deferLocal bool
 }
 
 // New validates prog against bufs and cfg and builds the Machine. Every
@@ -359,8 +363,21 @@ func (m *Machine) Start() error {
 			m.enqueue(int32(id))
 		}
 	}
-	m.drain()
+	if !m.deferLocal {
+		m.drain()
+	}
 	return m.err
+}
+
+// RunLocal runs one ready local step, if any (on a Machine whose local
+// steps are deferred, see Run), and reports whether it ran one. Sends and
+// receives that it makes ready appear in the next Ready.
+func (m *Machine) RunLocal() (bool, error) {
+	if m.err != nil || len(m.work) == 0 {
+		return false, m.err
+	}
+	m.runLocal()
+	return true, m.err
 }
 
 // Ready returns the operations to post since the last call. The caller
@@ -412,7 +429,9 @@ func (m *Machine) Step(c Completion) error {
 	}
 	m.inFlight--
 	m.complete(int32(id))
-	m.drain()
+	if !m.deferLocal {
+		m.drain()
+	}
 	return m.err
 }
 
@@ -463,31 +482,36 @@ func (m *Machine) complete(id int32) {
 // drain runs ready local steps until none is left.
 func (m *Machine) drain() {
 	for len(m.work) > 0 && m.err == nil {
-		id := m.work[len(m.work)-1]
-		m.work = m.work[:len(m.work)-1]
-		s := &m.prog.Steps[id]
-		dst := m.bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len]
-		src := m.bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len]
-		if m.local == nil {
-			if s.Op == sched.OpCopy {
-				copy(dst, src)
-			} else {
-				m.kernel(dst, src)
-			}
-			m.complete(id)
-			continue
-		}
-		m.localOp = LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: s.Op, Dst: dst, Src: src, Dtype: m.cfg.Dtype, Op: m.cfg.Op}
-		done, err := m.local.Local(&m.localOp)
-		if err != nil {
-			m.err = m.failStep(int(id), err)
-			return
-		}
-		if done {
-			m.complete(id)
+		m.runLocal()
+	}
+}
+
+// runLocal runs the last queued local step (m.work is not empty).
+func (m *Machine) runLocal() {
+	id := m.work[len(m.work)-1]
+	m.work = m.work[:len(m.work)-1]
+	s := &m.prog.Steps[id]
+	dst := m.bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len]
+	src := m.bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len]
+	if m.local == nil {
+		if s.Op == sched.OpCopy {
+			copy(dst, src)
 		} else {
-			m.state[id] = stInFlight
-			m.inFlight++
+			m.kernel(dst, src)
 		}
+		m.complete(id)
+		return
+	}
+	m.localOp = LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: s.Op, Dst: dst, Src: src, Dtype: m.cfg.Dtype, Op: m.cfg.Op}
+	done, err := m.local.Local(&m.localOp)
+	if err != nil {
+		m.err = m.failStep(int(id), err)
+		return
+	}
+	if done {
+		m.complete(id)
+	} else {
+		m.state[id] = stInFlight
+		m.inFlight++
 	}
 }

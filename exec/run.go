@@ -36,6 +36,13 @@ func Run(ctx context.Context, m *Machine, t Transport, deadline time.Time) error
 			deadline = start.Add(DefaultTimeout)
 		}
 	}
+	// Post first, compute after: a send that becomes ready is handed to
+	// the transport before this rank spends time on a copy or reduction,
+	// so that the peer can move its bytes meanwhile (a UCX rendezvous
+	// receiver pulls them from the sender as soon as it sees the request).
+	// Local steps therefore run one at a time between posts.
+	m.deferLocal = true
+	defer func() { m.deferLocal = false }()
 	if err := m.Start(); err != nil {
 		return err
 	}
@@ -53,6 +60,13 @@ func Run(ctx context.Context, m *Machine, t Transport, deadline time.Time) error
 			if err := t.PostSend(p.Peer, p.Tag, p.Buf, p.Token); err != nil {
 				return abort(m, t, m.failStep(p.Step, fmt.Errorf("post: %w", err)))
 			}
+		}
+		ran, err := m.RunLocal()
+		if err != nil {
+			return abort(m, t, err)
+		}
+		if ran {
+			continue
 		}
 		if m.Done() {
 			return nil
