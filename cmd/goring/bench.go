@@ -359,6 +359,10 @@ func emulatedTopo(nodes, gpus int) (*topo.Topology, error) {
 	return t.Repeat(nodes)
 }
 
+// failureGrace is how long a rank whose collective failed waits for the
+// coordinator to report a failed peer before it reports its own error.
+const failureGrace = 2 * time.Second
+
 func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	if launch.IsRank() {
 		return benchRank(cmd, f, collName)
@@ -502,6 +506,16 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 	rows, err := bench.Run(ctx, job.cfg, tr, sess)
 	if err != nil {
+		// A transport error (UCX's I/O error on a receive, say) is often
+		// the symptom of a peer that died. The coordinator learns of a
+		// death at once, so wait a moment for its verdict: the watcher
+		// then reports the cause ("rank N failed") and exits; otherwise
+		// the error is this rank's own.
+		select {
+		case <-sess.Failed():
+			time.Sleep(failureGrace) // the watcher prints the job failure and exits meanwhile
+		case <-time.After(failureGrace):
+		}
 		return err
 	}
 	if err := sess.Barrier(ctx); err != nil {
