@@ -21,6 +21,12 @@ import "github.com/goring-hpc/goring/coll"
 //     with what arrives (through scratch). It ends owning block newrank.
 //   - doubling, mask = 1, 2, ..., P'/2: it swaps its reduced range of mask
 //     blocks with newrank^mask, straight into dst.
+//
+// There is no initial src -> dst copy: until a reduction has written dst the
+// rank sends from src, and its first reducing receive lands in dst with the
+// src half reduced into it (ops are commutative). That removed B bytes of
+// memmove per rank and lets the first sends leave at once (19-23% faster at
+// 1-4 MiB on 4 host processes, docs/results.md).
 
 func init() {
 	registerPerRank(Algorithm{
@@ -47,10 +53,11 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 		prog.Sizes.Scratch = B
 	}
 	h := NewHazards(prog.Sizes)
-	h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
 	if n == 1 {
+		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
 		return nil
 	}
+	cur := BufSrc // where this rank's partial vector is: src until a reduction writes dst
 	// transfer moves span sp between this rank and peer in k pieces; recv
 	// pieces go to 'into' (same offsets relative to sp) and, if reduce,
 	// are reduced into dst at sp.
@@ -63,6 +70,10 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 	phase := 0
 	var roundIDs []int // steps of the previous exchange: the next one waits for them (lock-step rounds)
 	xfer := func(peer int, d dir, sendSp, recvSp Span, into Buf, reduce bool) {
+		from := cur
+		if reduce && cur == BufSrc {
+			into = BufDst // first reduction: receive into dst, reduce src into it
+		}
 		kmax := max(ChunkCount(sendSp.Len, spec.Chunks, elem), ChunkCount(recvSp.Len, spec.Chunks, elem), 1)
 		ks, kr := ChunkCount(sendSp.Len, spec.Chunks, elem), ChunkCount(recvSp.Len, spec.Chunks, elem)
 		var prevRound []int
@@ -72,7 +83,7 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 			tag := ChunkTag(phase, c, max(spec.Chunks, 1))
 			if d != recvOnly && c < ks {
 				sp := ChunkSpan(sendSp, ks, c, elem)
-				roundIDs = append(roundIDs, h.Send(prog, peer, tag, At(BufDst, sp.Off), sp.Len, Path{}, prevRound...))
+				roundIDs = append(roundIDs, h.Send(prog, peer, tag, At(from, sp.Off), sp.Len, Path{}, prevRound...))
 			}
 			if d != sendOnly && c < kr {
 				rp := ChunkSpan(recvSp, kr, c, elem)
@@ -81,12 +92,18 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 					at = At(BufScratch, rp.Off-recvSp.Off)
 				}
 				roundIDs = append(roundIDs, h.Recv(prog, peer, tag, at, rp.Len, prevRound...))
-				if reduce {
+				switch {
+				case reduce && from == BufSrc:
+					h.Reduce(prog, At(BufSrc, rp.Off), at, rp.Len)
+				case reduce:
 					h.Reduce(prog, at, At(BufDst, rp.Off), rp.Len)
 				}
 			}
 		}
 		phase++
+		if reduce || d == recvOnly {
+			cur = BufDst
+		}
 	}
 	whole := Span{0, B}
 	newrank := -1

@@ -7,15 +7,19 @@ import "github.com/goring-hpc/goring/coll"
 // The vector splits into P blocks of whole elements (BlockSpan: as even as
 // elements allow, so any size of at least one element works; blocks may be
 // empty when there are fewer elements than ranks, and empty blocks move
-// nothing). src is copied into dst once; then
+// nothing). There is no initial src -> dst copy (it cost B bytes of memmove
+// per rank and held the first send back until it finished):
 //   - reduce-scatter, rounds s = 0..P-2: send block r-s to r+1 (sp in the
-//     paper, starting at r), receive block r-s-1 (rp) from r-1 into a
-//     scratch slot and reduce it into dst; after P-1 rounds dst holds block
-//     r+1 reduced over all ranks;
+//     paper, starting at r; round 0's block is still intact in src), receive
+//     block r-s-1 (rp) from r-1 straight into dst and reduce this rank's src
+//     block into it (every op is commutative, and each block is received
+//     exactly once here, so dst[rp] = recv op src[rp]); after P-1 rounds dst
+//     holds block r+1 reduced over all ranks;
 //   - allgather, rounds s = 0..P-2: send block r+1-s, receive block r-s
 //     straight into dst (the paper's second loop, sp = r+1, rp = r).
-// Rounds are lock-stepped per piece (the paper's MPI_Waitall per round).
-// Two scratch slots of the largest block alternate between rounds.
+// Block r of dst is never received in the first loop; the allgather's first
+// round fills it. Rounds are lock-stepped per piece (the paper's
+// MPI_Waitall per round). No scratch memory.
 
 func init() {
 	registerPerRank(Algorithm{
@@ -34,12 +38,9 @@ func allreduceRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	elem := spec.DtypeBytes
 	maxBlock := MaxBlockLen(B, n, elem)
 	prog.Sizes = Sizes{Src: B, Dst: B}
-	if n > 1 {
-		prog.Sizes.Scratch = 2 * maxBlock
-	}
 	h := NewHazards(prog.Sizes)
-	h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
 	if n == 1 {
+		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
 		return nil
 	}
 	next, prev := (r+1)%n, (r-1+n)%n
@@ -48,7 +49,6 @@ func allreduceRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	ls := newLockstep(kmax)
 	for s := 0; s < n-1; s++ {
 		sb, rb := BlockSpan(B, n, mod(r-s), elem), BlockSpan(B, n, mod(r-s-1), elem)
-		slot := int64(s%2) * maxBlock
 		// The block sent in round 0 is still intact in src; later ones are
 		// partial sums in dst.
 		sendBuf := BufDst
@@ -66,9 +66,8 @@ func allreduceRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 			}
 			if c < kr {
 				rp := ChunkSpan(rb, kr, c, elem)
-				tmp := At(BufScratch, slot+rp.Off-rb.Off)
-				ids = append(ids, h.Recv(prog, prev, tag, tmp, rp.Len, deps...))
-				h.Reduce(prog, tmp, At(BufDst, rp.Off), rp.Len)
+				ids = append(ids, h.Recv(prog, prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
+				h.Reduce(prog, At(BufSrc, rp.Off), At(BufDst, rp.Off), rp.Len)
 			}
 			ls.set(c, ids...)
 		}
