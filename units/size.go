@@ -48,9 +48,24 @@ func ParseBytes(s string) (int64, error) {
 	return n * mult, nil
 }
 
-// ParseRange parses "N" (one size) or "a:b" (a, 2a, 4a, ... up to b, then b
-// itself if the doubling skipped it), as OSU's -m option walks sizes.
+// ParseRange parses a size list as goring's --bytes takes it: "N" (one
+// size), "a:b" (a, 2a, 4a, ... up to b, then b itself if the doubling
+// skipped it, as OSU's -m option walks sizes), or a comma-separated list of
+// either ("1,3,1KiB:4KiB,70001"), kept in the order given; a list lets a
+// test reach odd sizes that doubling never produces.
 func ParseRange(s string) ([]int64, error) {
+	var out []int64
+	for _, part := range strings.Split(s, ",") {
+		sizes, err := parseOneRange(part)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, sizes...)
+	}
+	return out, nil
+}
+
+func parseOneRange(s string) ([]int64, error) {
 	lo, hi, ok := strings.Cut(s, ":")
 	if !ok {
 		n, err := ParseBytes(s)

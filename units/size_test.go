@@ -39,7 +39,10 @@ func TestParseRange(t *testing.T) {
 	got, err = ParseRange("64MiB")
 	require.NoError(t, err)
 	assert.Equal(t, []int64{64 << 20}, got)
-	for _, bad := range []string{"0:8", "8:4", "a:b", "1:"} {
+	got, err = ParseRange("1,3,1K:4K,70001")
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 3, 1024, 2048, 4096, 70001}, got, "a list keeps its order")
+	for _, bad := range []string{"0:8", "8:4", "a:b", "1:", "1,,2", "1,", "1,8:4"} {
 		_, err := ParseRange(bad)
 		assert.Error(t, err, bad)
 	}

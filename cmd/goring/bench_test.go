@@ -123,13 +123,19 @@ func TestBenchJSONContract(t *testing.T) {
 	}
 }
 
-// sampleSizes is a spread from 1 byte up, odd sizes included, in multiples
-// of elem.
+// sampleSizes is a spread from one element (1 byte for the byte
+// collectives) up, odd element counts included (doubling alone would give
+// odd counts only at its ends), in multiples of elem.
 func sampleSizes(elem int64, short bool) string {
+	counts := []int64{1, 2, 3, 7, 64, 255, 1024, 4099, 16384, 70001}
 	if short {
-		return fmt.Sprintf("%d:%d", 3*elem, 5000*elem)
+		counts = []int64{1, 3, 255, 4099}
 	}
-	return fmt.Sprintf("%d:%d", 3*elem, 70001*elem)
+	parts := make([]string, len(counts))
+	for i, n := range counts {
+		parts[i] = strconv.FormatInt(n*elem, 10)
+	}
+	return strings.Join(parts, ",")
 }
 
 // Every algorithm of every collective over real UCX processes, with

@@ -45,7 +45,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.StringVar(&f.alg, "alg", "all", "algorithm name, all, or auto")
 	fl.StringVar(&f.topo, "topo", "", "topology preset or goring.topo/v1 file")
 	fl.IntVar(&f.nodes, "nodes", 0, "repeat the preset's node N times")
-	fl.StringVar(&f.bytes, "bytes", "", "size N or OSU-style range a:b (UCC's meaning per collective)")
+	fl.StringVar(&f.bytes, "bytes", "", "size N, OSU-style range a:b, or a comma list of either (UCC's meaning per collective)")
 	fl.StringVar(&f.intra, "intra", "", "intra-node phase of parallel_rings (linear, btdd, btddh, knomial, iallgather_linear, rd, congestion_aware, auto)")
 	fl.IntVar(&f.chunks, "chunks", 0, "split long transfers into K pipelined pieces")
 	fl.StringVar(&f.dtype, "dtype", "float32", "element type (reductions, and the element size of every plan)")
