@@ -79,6 +79,30 @@
 // baselines of seed 000 section II) and parallel_rings (seed 000
 // Algorithms 1 and 2); reduce_scatter ring and parallel_rings (seed 000
 // section V-A); allreduce ring (seed 001 Algorithm 1), rabenseifner, lane
-// (seed 001 Algorithm 2) and parallel_rings; alltoallv pairwise; bcast
-// knomial. `goring plan` prints any of them, verifies it and draws it.
+// (seed 001 Algorithm 2), recursive_doubling and parallel_rings; alltoallv
+// pairwise; bcast knomial. `goring plan` prints any of them, verifies it and
+// draws it.
+//
+// # Scratch memory
+//
+// Sizes.Scratch is what the runtime allocates per rank, once per plan. Its
+// bound per algorithm (B = Spec.Bytes, P ranks = N nodes x G GPUs, e the
+// element size, blk(k) = the largest of k element-aligned blocks of B,
+// about B/k; scratch_test.go checks every plan against these):
+//
+//	allgather (all), alltoallv pairwise,  0: everything lands in dst
+//	bcast knomial, allreduce ring
+//	allreduce rabenseifner,               B: one half-vector per round
+//	  recursive_doubling
+//	allreduce lane                        (G-1+[N>1]) blk(G) < 2B: G-1 intra
+//	                                      receives, one inter-node ring slot
+//	allreduce parallel_rings              min(2,N) (G-1+2[N>1]) (blk(NG) +
+//	                                      Chunks e) <= 1.5B + slack: two slot
+//	                                      sets alternate between rings
+//	reduce_scatter ring                   2B (P > 2): two alternating slots
+//	reduce_scatter parallel_rings         min(2,N) (G-1+2[N>1]) B
+//
+// Nothing grows with the iteration count, and no scratch exceeds twice the
+// message except reduce_scatter's, whose B is one rank's output block of a
+// P-times larger input.
 package sched
