@@ -140,7 +140,7 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 		return nil, err
 	}
 	if c == coll.Dispatch {
-		return nil, errors.New("bench does not run dispatch yet (plan and sim do)")
+		return nil, errors.New("dispatch (MoE token dispatch) has no algorithm yet: plan, sim and bench do not run it")
 	}
 	if np < 1 {
 		return nil, errors.New("--np is required (number of processes, at least 1)")
