@@ -43,11 +43,8 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 	r := prog.Rank
 	B := spec.Bytes
 	elem := spec.DtypeBytes
-	p2 := 1
-	for p2*2 <= n {
-		p2 *= 2
-	}
-	rem := n - p2
+	fold := newPow2Fold(n)
+	p2 := fold.p2
 	prog.Sizes = Sizes{Src: B, Dst: B}
 	if n > 1 {
 		prog.Sizes.Scratch = B
@@ -106,21 +103,12 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 		}
 	}
 	whole := Span{0, B}
-	newrank := -1
+	newrank := fold.newRank(r)
 	switch {
-	case r < 2*rem && r%2 == 0:
+	case fold.folded(r):
 		xfer(r+1, sendOnly, whole, Span{}, BufDst, false)
-	case r < 2*rem:
+	case fold.standsIn(r):
 		xfer(r-1, recvOnly, Span{}, whole, BufScratch, true)
-		newrank = r / 2
-	default:
-		newrank = r - rem
-	}
-	real := func(nr int) int {
-		if nr < rem {
-			return 2*nr + 1
-		}
-		return nr + rem
 	}
 	if newrank >= 0 {
 		blocks := func(lo, hi int) Span {
@@ -130,7 +118,7 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 		phase = 1
 		lo, hi := 0, p2
 		for mask := p2 / 2; mask >= 1; mask /= 2 {
-			peer := real(newrank ^ mask)
+			peer := fold.realRank(newrank ^ mask)
 			mid := (lo + hi) / 2
 			keep, give := blocks(lo, mid), blocks(mid, hi)
 			if newrank&mask != 0 {
@@ -145,14 +133,14 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 			peer := newrank ^ mask
 			mine := blocks(newrank&^(mask-1), newrank&^(mask-1)+mask)
 			theirs := blocks(peer&^(mask-1), peer&^(mask-1)+mask)
-			xfer(real(peer), both, mine, theirs, BufDst, false)
+			xfer(fold.realRank(peer), both, mine, theirs, BufDst, false)
 		}
 	}
 	phase = 2 * (ceilLog2(n) + 2)
 	switch {
-	case r < 2*rem && r%2 == 0:
+	case fold.folded(r):
 		xfer(r+1, recvOnly, Span{}, whole, BufDst, false)
-	case r < 2*rem:
+	case fold.standsIn(r):
 		xfer(r-1, sendOnly, whole, Span{}, BufDst, false)
 	}
 	return nil

@@ -47,11 +47,7 @@ func allreduceRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	r := prog.Rank
 	B := spec.Bytes
 	elem := spec.DtypeBytes
-	p2 := 1
-	for p2*2 <= n {
-		p2 *= 2
-	}
-	rem := n - p2
+	fold := newPow2Fold(n)
 	prog.Sizes = Sizes{Src: B, Dst: B}
 	if n > 1 && B > 0 {
 		prog.Sizes.Scratch = B
@@ -84,18 +80,17 @@ func allreduceRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 			h.Recv(prog, peer, ChunkTag(round, c, spec.Chunks), At(into, sp.Off), sp.Len)
 		}
 	}
-	rounds := ceilLog2(p2)
+	rounds := ceilLog2(fold.p2)
 	last := rounds + 1 // tag round of the result sent back to a folded rank
 
-	if r < 2*rem && r%2 == 0 { // folded away: hand the input over, get the result back
+	if fold.folded(r) { // hand the input over, get the result back
 		send(r+1, 0, BufSrc)
 		recv(r+1, last, BufDst)
 		return nil
 	}
-	newrank := r - rem
+	newrank := fold.newRank(r)
 	reduces := rounds // reduce steps of this rank, each into a fresh Y_j
-	if r < 2*rem {
-		newrank = r / 2
+	if fold.standsIn(r) {
 		reduces++
 	}
 	// Y_j for j = 1..reduces, the last one dst: alternate backwards.
@@ -105,26 +100,20 @@ func allreduceRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 		}
 		return BufScratch
 	}
-	real := func(nr int) int {
-		if nr < rem {
-			return 2*nr + 1
-		}
-		return nr + rem
-	}
 	cur, j := BufSrc, 0
-	if r < 2*rem {
+	if fold.standsIn(r) {
 		j++
 		recvReduce(r-1, 0, yBuf(j), cur)
 		cur = yBuf(j)
 	}
-	for round, mask := 1, 1; mask < p2; round, mask = round+1, mask*2 {
-		peer := real(newrank ^ mask)
+	for round, mask := 1, 1; mask < fold.p2; round, mask = round+1, mask*2 {
+		peer := fold.realRank(newrank ^ mask)
 		j++
 		send(peer, round, cur)
 		recvReduce(peer, round, yBuf(j), cur)
 		cur = yBuf(j)
 	}
-	if r < 2*rem {
+	if fold.standsIn(r) {
 		send(r-1, last, BufDst)
 	}
 	return nil
