@@ -37,14 +37,12 @@ func parallelRingsAllreduceRank(spec *Spec, plan *Plan, prog *RankProgram) error
 	if err != nil {
 		return err
 	}
-	V := spec.Bytes
-	blk := newHierBlocks(false, V, sh.nranks, spec.DtypeBytes, spec.Chunks)
-	tags := hierTags{groups: sh.nodes, pieces: max(blk.pieces, 1), kinds: hierKinds(sh.gpus)}
-	if !tags.fits(2) {
-		return Unsupported(alg, "%d nodes x %d pieces x %d GPUs overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces, sh.gpus)
+	blk, tags, err := newHierLayout(alg, spec, sh, false, hierKinds(sh.gpus), 2)
+	if err != nil {
+		return err
 	}
 	rs := reduceScatterRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, inPlace: true}
-	prog.Sizes = Sizes{Src: V, Dst: V, Scratch: rs.scratchBytes()}
+	prog.Sizes = Sizes{Src: spec.Bytes, Dst: spec.Bytes, Scratch: rs.scratchBytes()}
 	rs.emit()
 	ag := allgatherRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, phase: 1, intra: intra}
 	ag.emit(rs.final)

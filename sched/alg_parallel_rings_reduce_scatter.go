@@ -53,14 +53,12 @@ func parallelRingsReduceScatterRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	if err != nil {
 		return err
 	}
-	B := spec.Bytes
-	blk := newHierBlocks(true, B, sh.nranks, spec.DtypeBytes, spec.Chunks)
-	tags := hierTags{groups: sh.nodes, pieces: max(blk.pieces, 1), kinds: 2}
-	if !tags.fits(1) {
-		return Unsupported(alg, "%d nodes x %d pieces overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces)
+	blk, tags, err := newHierLayout(alg, spec, sh, true, 2, 1)
+	if err != nil {
+		return err
 	}
 	rs := reduceScatterRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags}
-	prog.Sizes = Sizes{Src: int64(sh.nranks) * B, Dst: B, Scratch: rs.scratchBytes()}
+	prog.Sizes = Sizes{Src: int64(sh.nranks) * spec.Bytes, Dst: spec.Bytes, Scratch: rs.scratchBytes()}
 	rs.emit()
 	return nil
 }

@@ -1,0 +1,164 @@
+package sched
+
+import "github.com/goring-hpc/goring/coll"
+
+// The machinery the hierarchical generators share (parallel_rings
+// allgather, reduce_scatter and allreduce; lane allreduce uses the tags):
+// the node-major shape, the placement of blocks and pieces, the tag layout
+// and the rail hint of a ring send.
+
+// registerHier registers a hierarchical algorithm written one rank at a
+// time. Its whole-plan generator builds each rank into one reused program
+// and copies the result into slices of the exact size, so a large plan
+// holds no spare capacity and no step is allocated on its own.
+func registerHier(a Algorithm) {
+	rank := a.Rank
+	a.Generate = func(spec *Spec, plan *Plan) error {
+		var work RankProgram
+		for r := range plan.Ranks {
+			prog := &plan.Ranks[r]
+			resetProgram(&work, prog)
+			if err := rank(spec, plan, &work); err != nil {
+				return err
+			}
+			prog.Sizes = work.Sizes
+			prog.Steps = append(make([]Step, 0, len(work.Steps)), work.Steps...)
+			prog.deps = append(make([]int32, 0, len(work.deps)), work.deps...)
+		}
+		if a.Name == "parallel_rings" && a.Collective != coll.ReduceScatter && (spec.Intra == "" || spec.Intra == "auto") {
+			plan.Note = "intra: auto chose " + AutoIntra(spec.Topo)
+		}
+		return nil
+	}
+	Register(a)
+}
+
+// resetProgram makes work an empty program of the rank of like, keeping
+// work's storage.
+func resetProgram(work, like *RankProgram) {
+	work.Rank, work.Node, work.Local = like.Rank, like.Node, like.Local
+	work.Sizes = Sizes{}
+	work.Steps = work.Steps[:0]
+	work.deps = work.deps[:0]
+}
+
+// hierShape is the node-major arrangement the hierarchical algorithms need:
+// nodes equal nodes of gpus GPUs each.
+type hierShape struct {
+	nodes, gpus, nranks int
+}
+
+func hierShapeOf(alg string, spec *Spec) (hierShape, error) {
+	t := spec.Topo
+	g := t.GPUsPerNode()
+	if g == 0 {
+		g0 := len(t.Nodes[0].GPUs)
+		for i := range t.Nodes {
+			if len(t.Nodes[i].GPUs) != g0 {
+				return hierShape{}, Unsupported(alg, "ranks do not split into equal nodes: node 0 has %d GPUs but node %d has %d", g0, i, len(t.Nodes[i].GPUs))
+			}
+		}
+	}
+	return hierShape{nodes: len(t.Nodes), gpus: g, nranks: len(t.Nodes) * g}, nil
+}
+
+// railPath is the hint for a ring send of the GPU at (node, local): the rail
+// of its own NIC (seed 000 III-A: each ring is mapped to a distinct HCA).
+func railPath(spec *Spec, node, local int) Path {
+	r := spec.Topo.Nodes[node].GPUs[local].Rail
+	if r < 0 || r > 255 {
+		return Path{}
+	}
+	return Path{Kind: PathRail, Index: uint8(r)}
+}
+
+// hierBlocks places the P blocks of a hierarchical collective in a buffer:
+// uniform blocks of size bytes each (allgather, reduce_scatter), or the
+// uneven whole-element split of a vector of total bytes (allreduce, see
+// BlockSpan). Every block is cut into the same number of pieces at most
+// (Spec.Chunks); a piece index past a block's own piece count is empty.
+type hierBlocks struct {
+	uniform bool
+	size    int64 // uniform: bytes per block; else: bytes of the vector
+	nblocks int
+	elem    int
+	chunks  int // Spec.Chunks
+	pieces  int // largest piece count of any block
+}
+
+func newHierBlocks(uniform bool, size int64, nblocks, elem, chunks int) hierBlocks {
+	b := hierBlocks{uniform: uniform, size: size, nblocks: nblocks, elem: elem, chunks: chunks}
+	b.pieces = ChunkCount(b.maxLen(), chunks, elem)
+	return b
+}
+
+// block is block i's span in the buffer.
+func (b *hierBlocks) block(i int) Span {
+	if b.uniform {
+		return Span{Off: int64(i) * b.size, Len: b.size}
+	}
+	return BlockSpan(b.size, b.nblocks, i, b.elem)
+}
+
+// maxLen is the length of the largest block: one scratch slot.
+func (b *hierBlocks) maxLen() int64 {
+	if b.uniform {
+		return b.size
+	}
+	return MaxBlockLen(b.size, b.nblocks, b.elem)
+}
+
+// piece is piece c of block i (Len 0 when block i has fewer pieces).
+func (b *hierBlocks) piece(i, c int) Span {
+	if b.uniform && b.pieces <= 1 {
+		return Span{Off: int64(i) * b.size, Len: b.size} // the common case, kept cheap
+	}
+	s := b.block(i)
+	k := ChunkCount(s.Len, b.chunks, b.elem)
+	if c >= k {
+		return Span{Off: s.Off}
+	}
+	return ChunkSpan(s, k, c, b.elem)
+}
+
+// hierTags numbers the transfers of a hierarchical plan so that both ends
+// compute the same tag: (phase, group, piece, kind), where group names the
+// data (the node whose blocks move, or a sub-block index) and kind the
+// transfer within the group (the ring hop, or a round of an intra-node
+// algorithm).
+type hierTags struct {
+	groups, pieces, kinds int
+}
+
+// hierKinds is the number of tag kinds per (phase, group, piece): the ring
+// hop, and up to 4G+6 intra-node rounds (linear algorithms use one kind per
+// peer or root, recursive doubling log2 G + 2, congestion-aware G/2+1).
+func hierKinds(gpus int) int { return 4*gpus + 8 }
+
+func (t hierTags) tag(phase, group, piece, kind int) int {
+	return ((phase*t.groups+group)*t.pieces+piece)*t.kinds + kind
+}
+
+// fits reports whether phases phases of tags stay below 2^31.
+func (t hierTags) fits(phases int) bool {
+	return int64(phases)*int64(t.groups)*int64(t.pieces)*int64(t.kinds) < 1<<31
+}
+
+// Tag kinds shared by the hierarchical generators.
+const (
+	kindRing  = 0 // the inter-node ring hop of a group
+	kindIntra = 1 // first kind an intra-node algorithm may use
+)
+
+// newHierLayout is the prelude of the parallel-rings generators: the blocks
+// (uniform: one rank's Bytes each; else the vector split over the ranks)
+// and a tag layout of kinds tag kinds that must number phases phases
+// within 32 bits, else the spec is unsupported.
+func newHierLayout(alg string, spec *Spec, sh hierShape, uniform bool, kinds, phases int) (hierBlocks, hierTags, error) {
+	blk := newHierBlocks(uniform, spec.Bytes, sh.nranks, spec.DtypeBytes, spec.Chunks)
+	tags := hierTags{groups: sh.nodes, pieces: max(blk.pieces, 1), kinds: kinds}
+	if !tags.fits(phases) {
+		return blk, tags, Unsupported(alg, "%d nodes x %d pieces x %d tag kinds overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces, kinds)
+	}
+	return blk, tags, nil
+}
