@@ -68,12 +68,12 @@ func TestPlanSVG(t *testing.T) {
 	svg := string(data)
 	assert.True(t, strings.HasPrefix(svg, "<svg "), svg[:40])
 	assert.True(t, strings.HasSuffix(svg, "</svg>\n"))
-	for _, want := range []string{">rank 0<", ">rank 15<", "allreduce / ring on clusterB: 16 ranks", `fill="#e15759"`, "inter-node transfer", "rank 3 step 1: send src"} {
+	for _, want := range []string{">rank 0<", ">rank 15<", "allreduce / ring on clusterB: 16 ranks", `fill="#e15759"`, "inter-node transfer", "rank 3 step 0: send src"} {
 		assert.Contains(t, svg, want)
 	}
-	// One box per step: 16 ranks x (copy + 15 rounds x (send, recv, reduce)
-	// + 15 rounds x (send, recv)).
-	assert.Equal(t, 16*(1+15*3+15*2), strings.Count(svg, "<title>rank "))
+	// One box per step: 16 ranks x (15 rounds x (send, recv, reduce) + 15
+	// rounds x (send, recv)); ring allreduce starts without a copy.
+	assert.Equal(t, 16*(15*3+15*2), strings.Count(svg, "<title>rank "))
 }
 
 func TestPlanBadInput(t *testing.T) {
