@@ -1,0 +1,193 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime/pprof"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/ucx"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
+)
+
+// The rank side of goring bench: one process of the job joins the
+// coordinator, connects UCX to its peers and runs the timed loop; rank 0
+// prints the results.
+
+// UCX transport lists a rank uses when UCX_TLS is not set (see
+// docs/results.md for what was tried): shared memory (posix/sysv + cma
+// single-copy) and self when every rank is on this host, TCP added when the
+// job spans hosts (mpirun with OMPI_COMM_WORLD_LOCAL_SIZE < SIZE). TCP is
+// left out on one host because UCX would otherwise stripe large messages
+// over a TCP lane too.
+const (
+	DefaultUCXTLS      = "self,sm"
+	DefaultUCXTLSHosts = "self,sm,tcp"
+)
+
+// defaultTLS picks the transport list for this rank's job.
+func defaultTLS() string {
+	ls, err1 := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
+	ws, err2 := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_SIZE"))
+	if err1 == nil && err2 == nil && ls < ws {
+		return DefaultUCXTLSHosts
+	}
+	return DefaultUCXTLS
+}
+
+// benchRank is one rank: join the job, connect UCX, run, and (rank 0)
+// print the results.
+func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
+	role, err := launch.FromEnv()
+	if err != nil {
+		return err
+	}
+	if f.np != 0 && f.np != role.Size {
+		return fmt.Errorf("rank %d: --np %d but the job has %d ranks", role.Rank, f.np, role.Size)
+	}
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("rank %d: %w", role.Rank, err)
+		}
+	}()
+	job, err := prepareBench(f, collName, role.Size)
+	if err != nil {
+		return err
+	}
+	job.cfg.Rank = role.Rank
+	node, local, _ := job.cfg.Topo.Locate(role.Rank)
+	tls := os.Getenv("UCX_TLS")
+	cfgMap := map[string]string{}
+	if tls == "" {
+		cfgMap["TLS"] = defaultTLS()
+	}
+	uctx, err := ucx.Init(ucx.Options{Config: cfgMap})
+	if err != nil {
+		return err
+	}
+	defer uctx.Close()
+	w, err := uctx.NewWorker(ucx.WorkerOptions{})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	addr, err := w.Address()
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	ctx := cmd.Context()
+	if ctx == nil {
+		ctx = context.Background()
+	}
+	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: addr}, launch.Options{})
+	if err != nil {
+		return err
+	}
+	stderr := cmd.ErrOrStderr()
+	// The watcher turns a job failure (another rank died or stalled, or the
+	// coordinator went away) into this rank's exit, whatever it is doing.
+	done := make(chan struct{})
+	var stopOnce sync.Once
+	stopWatch := func() { stopOnce.Do(func() { close(done) }) }
+	defer stopWatch()
+	go func() {
+		select {
+		case <-sess.Failed():
+			fmt.Fprintf(stderr, "goring: rank %d: %v\n", role.Rank, sess.Err())
+			os.Exit(1)
+		case <-done:
+		}
+	}()
+	peers := sess.Peers()
+	addrs := make([][]byte, len(peers))
+	for i, p := range peers {
+		addrs[i] = p.Payload
+	}
+	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{})
+	if err != nil {
+		return err
+	}
+	tr.SpinPolls = f.spinPolls
+	tr.Yield = f.yield
+	defer tr.Close()
+
+	out := cmd.OutOrStdout()
+	var bar *progressbar.ProgressBar
+	var table *bench.TableWriter
+	if role.Rank == 0 && isTerminal(stderr) {
+		bar = progressbar.NewOptions(job.steps, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("bench "+collName),
+			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())
+		job.cfg.OnIteration = func() { _ = bar.Add(1) }
+	}
+	if role.Rank == 0 && !f.json && !f.csv {
+		table = &bench.TableWriter{W: out, Comment: describeJob(job)}
+		job.cfg.OnRow = func(r bench.Row) {
+			if bar != nil {
+				_ = bar.Clear()
+			}
+			_ = table.Row(r)
+		}
+	}
+	job.cfg.Alloc = ucx.Alloc
+	job.cfg.Free = ucx.Free
+	if dir := os.Getenv("GORING_CPUPROFILE_DIR"); dir != "" {
+		// A measurement aid: one CPU profile per rank.
+		pf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.pprof", role.Rank)))
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(pf); err != nil {
+			return err
+		}
+		defer func() {
+			pprof.StopCPUProfile()
+			pf.Close()
+		}()
+	}
+	rows, err := bench.Run(ctx, job.cfg, tr, sess)
+	if err != nil {
+		// A transport error (UCX's I/O error on a receive, say) is often
+		// the symptom of a peer that died. The coordinator learns of a
+		// death at once, so wait a moment for its verdict: the watcher
+		// then reports the cause ("rank N failed") and exits; otherwise
+		// the error is this rank's own.
+		select {
+		case <-sess.Failed():
+			time.Sleep(failureGrace) // the watcher prints the job failure and exits meanwhile
+		case <-time.After(failureGrace):
+		}
+		return err
+	}
+	if err := sess.Barrier(ctx); err != nil {
+		return err
+	}
+	if role.Rank == 0 {
+		if bar != nil {
+			_ = bar.Finish()
+		}
+		if err := writeBenchOutput(out, f, collName, rows); err != nil {
+			return err
+		}
+	}
+	stopWatch()
+	return sess.Close()
+}
+
+// isTerminal reports whether w is a terminal: the progress bar is drawn
+// only there, so logs and captured stderr stay clean.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
