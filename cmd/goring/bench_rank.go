@@ -67,61 +67,19 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 	job.cfg.Rank = role.Rank
 	node, local, _ := job.cfg.Topo.Locate(role.Rank)
-	tls := os.Getenv("UCX_TLS")
-	cfgMap := map[string]string{}
-	if tls == "" {
-		cfgMap["TLS"] = defaultTLS()
-	}
-	uctx, err := ucx.Init(ucx.Options{Config: cfgMap})
-	if err != nil {
-		return err
-	}
-	defer uctx.Close()
-	w, err := uctx.NewWorker(ucx.WorkerOptions{})
-	if err != nil {
-		return err
-	}
-	defer w.Close()
-	addr, err := w.Address()
-	if err != nil {
-		return err
-	}
-	host, _ := os.Hostname()
 	ctx := cmd.Context()
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: addr}, launch.Options{})
-	if err != nil {
-		return err
-	}
 	stderr := cmd.ErrOrStderr()
-	// The watcher turns a job failure (another rank died or stalled, or the
-	// coordinator went away) into this rank's exit, whatever it is doing.
-	done := make(chan struct{})
-	var stopOnce sync.Once
-	stopWatch := func() { stopOnce.Do(func() { close(done) }) }
-	defer stopWatch()
-	go func() {
-		select {
-		case <-sess.Failed():
-			fmt.Fprintf(stderr, "goring: rank %d: %v\n", role.Rank, sess.Err())
-			os.Exit(1)
-		case <-done:
-		}
-	}()
-	peers := sess.Peers()
-	addrs := make([][]byte, len(peers))
-	for i, p := range peers {
-		addrs[i] = p.Payload
-	}
-	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{})
+	rj, err := joinRankJob(ctx, role, node, local, stderr)
 	if err != nil {
 		return err
 	}
+	defer rj.close()
+	sess, tr := rj.sess, rj.tr
 	tr.SpinPolls = f.spinPolls
 	tr.Yield = f.yield
-	defer tr.Close()
 
 	out := cmd.OutOrStdout()
 	var bar *progressbar.ProgressBar
@@ -158,16 +116,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 	rows, err := bench.Run(ctx, job.cfg, tr, sess)
 	if err != nil {
-		// A transport error (UCX's I/O error on a receive, say) is often
-		// the symptom of a peer that died. The coordinator learns of a
-		// death at once, so wait a moment for its verdict: the watcher
-		// then reports the cause ("rank N failed") and exits; otherwise
-		// the error is this rank's own.
-		select {
-		case <-sess.Failed():
-			time.Sleep(failureGrace) // the watcher prints the job failure and exits meanwhile
-		case <-time.After(failureGrace):
-		}
+		rj.waitVerdict()
 		return err
 	}
 	if err := sess.Barrier(ctx); err != nil {
@@ -181,8 +130,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 			return err
 		}
 	}
-	stopWatch()
-	return sess.Close()
+	return rj.finish()
 }
 
 // isTerminal reports whether w is a terminal: the progress bar is drawn
@@ -190,4 +138,108 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// rankJob is one rank's connection to its job: the coordinator session
+// (control plane, failure notices) and a UCX transport to every peer (data
+// plane). Every subcommand that runs as a rank (bench, calibrate) joins
+// through it.
+type rankJob struct {
+	sess      *launch.Session
+	tr        *ucxmp.Transport
+	stopWatch func()
+	closers   []func()
+}
+
+// joinRankJob creates a UCX context and worker (UCX_TLS, or defaultTLS),
+// joins the coordinator with the worker address and the rank's emulated
+// (node, local) place, and connects to every peer. A watcher turns a job
+// failure (another rank died or stalled, or the coordinator went away) into
+// this rank's exit, whatever it is doing.
+func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr io.Writer) (rj *rankJob, err error) {
+	rj = &rankJob{}
+	defer func() {
+		if err != nil {
+			rj.close()
+		}
+	}()
+	cfgMap := map[string]string{}
+	if os.Getenv("UCX_TLS") == "" {
+		cfgMap["TLS"] = defaultTLS()
+	}
+	uctx, err := ucx.Init(ucx.Options{Config: cfgMap})
+	if err != nil {
+		return nil, err
+	}
+	rj.closers = append(rj.closers, func() { uctx.Close() })
+	w, err := uctx.NewWorker(ucx.WorkerOptions{})
+	if err != nil {
+		return nil, err
+	}
+	rj.closers = append(rj.closers, func() { w.Close() })
+	addr, err := w.Address()
+	if err != nil {
+		return nil, err
+	}
+	host, _ := os.Hostname()
+	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: addr}, launch.Options{})
+	if err != nil {
+		return nil, err
+	}
+	rj.sess = sess
+	done := make(chan struct{})
+	var stopOnce sync.Once
+	rj.stopWatch = func() { stopOnce.Do(func() { close(done) }) }
+	go func() {
+		select {
+		case <-sess.Failed():
+			fmt.Fprintf(stderr, "goring: rank %d: %v\n", role.Rank, sess.Err())
+			os.Exit(1)
+		case <-done:
+		}
+	}()
+	peers := sess.Peers()
+	addrs := make([][]byte, len(peers))
+	for i, p := range peers {
+		addrs[i] = p.Payload
+	}
+	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{})
+	if err != nil {
+		return nil, err
+	}
+	rj.tr = tr
+	rj.closers = append(rj.closers, func() { tr.Close() })
+	return rj, nil
+}
+
+// waitVerdict is called when this rank's own work failed. A transport
+// error (UCX's I/O error on a receive, say) is often the symptom of a peer
+// that died; the coordinator learns of a death at once, so wait a moment
+// for its verdict: the watcher then reports the cause ("rank N failed") and
+// exits; otherwise the error is this rank's own.
+func (rj *rankJob) waitVerdict() {
+	select {
+	case <-rj.sess.Failed():
+		time.Sleep(failureGrace) // the watcher prints the job failure and exits meanwhile
+	case <-time.After(failureGrace):
+	}
+}
+
+// finish stops the watcher and leaves the job cleanly (after the last
+// barrier: a rank that leaves now is not a failure).
+func (rj *rankJob) finish() error {
+	rj.stopWatch()
+	return rj.sess.Close()
+}
+
+// close releases the transport, worker and context, newest first, and stops
+// the watcher; safe after finish and on a partly built rankJob.
+func (rj *rankJob) close() {
+	if rj.stopWatch != nil {
+		rj.stopWatch()
+	}
+	for i := len(rj.closers) - 1; i >= 0; i-- {
+		rj.closers[i]()
+	}
+	rj.closers = nil
 }

@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// calibrate over two real processes: one JSON document, a sample per size,
+// a fit with positive alpha and beta, the same document in --out, and the
+// GPU paths reported as skipped rather than invented.
+func TestCalibrateHostPath(t *testing.T) {
+	needUCX(t)
+	file := filepath.Join(t.TempDir(), "cal.json")
+	stdout, stderr, code := runCLI(t, "calibrate", "--bytes", "1KiB,64KiB,256KiB,1MiB", "--iters", "20", "--warmup", "2", "--json", "--out", file)
+	require.Zero(t, code, stderr)
+	var cal Calibration
+	require.NoError(t, json.Unmarshal([]byte(stdout), &cal), stdout)
+	assert.Equal(t, CalibrationSchema, cal.Schema)
+	require.Len(t, cal.Paths, 1)
+	p := cal.Paths[0]
+	assert.Equal(t, "host", p.Path)
+	require.Len(t, p.Samples, 4)
+	for i, s := range p.Samples {
+		assert.Positive(t, s.US, "case %d", i)
+	}
+	assert.Equal(t, int64(1<<20), p.Samples[3].Bytes)
+	assert.Positive(t, p.BetaGBps)
+	assert.GreaterOrEqual(t, p.AlphaUS, 0.0)
+	require.NotEmpty(t, cal.Skipped)
+	assert.Contains(t, cal.Skipped[0], "GPU paths")
+	written, err := os.ReadFile(file)
+	require.NoError(t, err)
+	assert.JSONEq(t, stdout, string(written))
+}
+
+func TestCalibrateBadInput(t *testing.T) {
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"calibrate", "--bytes", "4KiB"}, "at least two distinct sizes"},
+		{[]string{"calibrate", "--bytes", "4KiB,4KiB"}, "at least two distinct sizes"},
+		{[]string{"calibrate", "--bytes", "0,8"}, "sizes must be positive"},
+		{[]string{"calibrate", "--bytes", "1Q:2"}, "--bytes"},
+		{[]string{"calibrate", "extra"}, "unknown command"},
+	}
+	for i, c := range cases {
+		_, stderr, code := runCLI(t, c.args...)
+		assert.NotZero(t, code, "case %d", i)
+		assert.Contains(t, stderr, c.want, "case %d", i)
+	}
+}
