@@ -28,70 +28,138 @@ const pollSlice = 50 * time.Millisecond
 // In steady state (the Machine and the transport warmed up by an earlier
 // call) Run allocates nothing.
 func Run(ctx context.Context, m *Machine, t Transport, deadline time.Time) error {
-	start := time.Now()
 	if deadline.IsZero() {
 		if d, ok := ctx.Deadline(); ok {
 			deadline = d
 		} else {
-			deadline = start.Add(DefaultTimeout)
+			deadline = time.Now().Add(DefaultTimeout)
 		}
 	}
-	// Post first, compute after: a send that becomes ready is handed to
-	// the transport before this rank spends time on a copy or reduction,
-	// so that the peer can move its bytes meanwhile (a UCX rendezvous
-	// receiver pulls them from the sender as soon as it sees the request).
-	// Local steps therefore run one at a time between posts.
-	m.deferLocal = true
-	defer func() { m.deferLocal = false }()
-	if err := m.Start(); err != nil {
+	var c Call
+	if err := c.Begin(m, t, deadline); err != nil {
 		return err
 	}
 	cancellable := ctx.Done() != nil
+	for {
+		wait := deadline
+		if now := time.Now(); cancellable && wait.Sub(now) > pollSlice {
+			wait = now.Add(pollSlice)
+		}
+		done, err := c.Progress(wait)
+		if err != nil || done {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return c.Abort(err)
+		}
+	}
+}
+
+// Call is one call of a Machine over a Transport driven from outside, for
+// callers that must not block: a UCC team layer's progress function, say,
+// calls Progress with a zero wait each time it is polled. Run is a loop
+// over the same two methods. A Call is a value; reusing one for the next
+// call allocates nothing.
+type Call struct {
+	m        *Machine
+	t        Transport
+	start    time.Time
+	deadline time.Time
+	done     bool
+	err      error
+}
+
+// Begin starts the call (Machine.Start) with a deadline; nothing is posted
+// until the first Progress.
+//
+// Post first, compute after: a send that becomes ready is handed to the
+// transport before this rank spends time on a copy or reduction, so that
+// the peer can move its bytes meanwhile (a UCX rendezvous receiver pulls
+// them from the sender as soon as it sees the request). Local steps
+// therefore run one at a time between posts.
+func (c *Call) Begin(m *Machine, t Transport, deadline time.Time) error {
+	*c = Call{m: m, t: t, start: time.Now(), deadline: deadline}
+	m.deferLocal = true
+	if err := m.Start(); err != nil {
+		m.deferLocal = false
+		c.err = err
+		return err
+	}
+	return nil
+}
+
+// Progress posts what is ready, runs local steps, and feeds completions
+// back until the call is done or no completion arrives by wait (a zero or
+// past wait polls the transport once). It returns done once every step has
+// completed, and an error (after cancelling what is in flight) when the
+// deadline passes or anything fails; later calls return the same result.
+func (c *Call) Progress(wait time.Time) (done bool, err error) {
+	if c.done || c.err != nil {
+		return c.done, c.err
+	}
+	m, t := c.m, c.t
 	for {
 		r := m.Ready()
 		for i := range r.Recvs {
 			p := &r.Recvs[i]
 			if err := t.PostRecv(p.Peer, p.Tag, p.Buf, p.Token); err != nil {
-				return abort(m, t, m.failStep(p.Step, fmt.Errorf("post: %w", err)))
+				return false, c.fail(m.failStep(p.Step, fmt.Errorf("post: %w", err)))
 			}
 		}
 		for i := range r.Sends {
 			p := &r.Sends[i]
 			if err := t.PostSend(p.Peer, p.Tag, p.Buf, p.Token); err != nil {
-				return abort(m, t, m.failStep(p.Step, fmt.Errorf("post: %w", err)))
+				return false, c.fail(m.failStep(p.Step, fmt.Errorf("post: %w", err)))
 			}
 		}
 		ran, err := m.RunLocal()
 		if err != nil {
-			return abort(m, t, err)
+			return false, c.fail(err)
 		}
 		if ran {
 			continue
 		}
 		if m.Done() {
-			return nil
+			c.done = true
+			m.deferLocal = false
+			return true, nil
 		}
 		now := time.Now()
-		if err := ctx.Err(); err != nil {
-			return abort(m, t, m.stall(err, now.Sub(start)))
+		if !now.Before(c.deadline) {
+			return false, c.fail(m.stall(ErrDeadline, now.Sub(c.start)))
 		}
-		if !now.Before(deadline) {
-			return abort(m, t, m.stall(ErrDeadline, now.Sub(start)))
-		}
-		wait := deadline
-		if cancellable && wait.Sub(now) > pollSlice {
-			wait = now.Add(pollSlice)
+		if wait.After(c.deadline) {
+			wait = c.deadline
 		}
 		comps, err := t.Wait(wait, m.comps[:0])
 		if err != nil {
-			return abort(m, t, m.stall(fmt.Errorf("transport: %w", err), time.Since(start)))
+			return false, c.fail(m.stall(fmt.Errorf("transport: %w", err), time.Since(c.start)))
 		}
-		for _, c := range comps {
-			if err := m.Step(c); err != nil {
-				return abort(m, t, err)
+		if len(comps) == 0 {
+			return false, nil
+		}
+		for _, comp := range comps {
+			if err := m.Step(comp); err != nil {
+				return false, c.fail(err)
 			}
 		}
 	}
+}
+
+// Abort ends an unfinished call because of cause (a cancelled context, a
+// caller giving up): it cancels what is in flight and returns the error
+// naming the steps still waiting.
+func (c *Call) Abort(cause error) error {
+	if c.done || c.err != nil {
+		return c.err
+	}
+	return c.fail(c.m.stall(cause, time.Since(c.start)))
+}
+
+func (c *Call) fail(err error) error {
+	c.err = abort(c.m, c.t, err)
+	c.m.deferLocal = false
+	return c.err
 }
 
 // abort cancels what is in flight and returns err (with any cancel

@@ -159,11 +159,15 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 			return dst, t.peerErr
 		}
 		if t.SpinPolls < 0 || spins < t.SpinPolls {
-			if !time.Now().Before(deadline) {
-				return dst, nil
-			}
+			// Progress before looking at the clock, so that a past or
+			// zero deadline still polls the worker once: a caller that
+			// must not block (exec.Call.Progress from a UCC progress
+			// function) passes one.
 			spins++
 			t.w.Progress()
+			if len(t.comps) == 0 && !time.Now().Before(deadline) {
+				return dst, nil
+			}
 			continue
 		}
 		now := time.Now()

@@ -164,3 +164,41 @@ type nopCtrl struct{}
 func (nopCtrl) Allgather(context.Context, []byte) ([][]byte, error) {
 	return [][]byte{make([]byte, 8)}, nil
 }
+
+// A caller that must not block (a UCC progress function) drives
+// exec.Call.Progress with a zero wait: Wait then polls the worker once
+// and returns. Four ranks of a ring allgather, all driven round-robin from
+// this goroutine, complete with the right contents.
+func TestZeroWaitPollsOverUCX(t *testing.T) {
+	const n, block = 4, 100000
+	ts := mesh(t, n)
+	tp, err := topo.Synthetic("poll", 1, n, 1)
+	require.NoError(t, err)
+	plan, err := sched.Generate(sched.Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: block, DtypeBytes: 1})
+	require.NoError(t, err)
+	calls := make([]exec.Call, n)
+	outs := make([][]byte, n)
+	want := []byte{}
+	for r := 0; r < n; r++ {
+		in := bytes.Repeat([]byte{byte(r + 1)}, block)
+		want = append(want, in...)
+		outs[r] = make([]byte, n*block)
+		m, err := exec.New(&plan.Ranks[r], exec.Buffers{Src: in, Dst: outs[r]}, exec.ConfigFor(plan, 0, 0))
+		require.NoError(t, err)
+		ts[r].NextCall()
+		require.NoError(t, calls[r].Begin(m, ts[r], time.Now().Add(10*time.Second)))
+	}
+	for left := n; left > 0; {
+		left = 0
+		for r := range calls {
+			done, err := calls[r].Progress(time.Time{})
+			require.NoError(t, err, "rank %d", r)
+			if !done {
+				left++
+			}
+		}
+	}
+	for r := range outs {
+		assert.True(t, bytes.Equal(want, outs[r]), "rank %d", r)
+	}
+}
