@@ -1,0 +1,269 @@
+//go:build ucc
+
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../cshim
+#include <stdlib.h>
+#include <string.h>
+#define GORING_TYPES_ONLY
+#include "goring.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// The exported functions of cshim/goring.h. Each converts its arguments,
+// calls the Go side and turns the outcome into a goring_status_t; guard
+// recovers any panic so that none crosses into C.
+
+func guard(status *C.goring_status_t) {
+	if r := recover(); r != nil {
+		setLastError(fmt.Errorf("internal error (panic): %v\n%s", r, debug.Stack()))
+		*status = C.GORING_ERR_INTERNAL
+	}
+}
+
+func fail(err error) C.goring_status_t {
+	setLastError(err)
+	return C.goring_status_t(statusOf(err))
+}
+
+//export goring_api_version
+func goring_api_version() C.int { return C.GORING_API_VERSION }
+
+//export goring_context_create
+func goring_context_create(opts *C.char, out *C.goring_context_h) (status C.goring_status_t) {
+	defer guard(&status)
+	if out == nil {
+		return fail(invalid("goring_context_create: NULL output"))
+	}
+	s := ""
+	if opts != nil {
+		s = C.GoString(opts)
+	}
+	ctx, err := newContext(s)
+	if err != nil {
+		return fail(err)
+	}
+	*out = C.goring_context_h(newHandle(ctx))
+	return C.GORING_OK
+}
+
+//export goring_context_destroy
+func goring_context_destroy(h C.goring_context_h) (status C.goring_status_t) {
+	defer guard(&status)
+	ctx, ok := lookup[*tlContext](uint64(h))
+	if !ok {
+		return fail(invalid("goring_context_destroy: unknown context %d", h))
+	}
+	dropHandle(uint64(h))
+	if err := ctx.close(); err != nil {
+		return fail(resourceErr{err})
+	}
+	return C.GORING_OK
+}
+
+//export goring_team_create
+func goring_team_create(h C.goring_context_h, rank, size C.uint32_t, out *C.goring_team_h) (status C.goring_status_t) {
+	defer guard(&status)
+	ctx, ok := lookup[*tlContext](uint64(h))
+	if !ok || out == nil {
+		return fail(invalid("goring_team_create: unknown context %d or NULL output", h))
+	}
+	t, err := newTeam(ctx, int(rank), int(size))
+	if err != nil {
+		return fail(err)
+	}
+	*out = C.goring_team_h(newHandle(t))
+	return C.GORING_OK
+}
+
+//export goring_team_card
+func goring_team_card(h C.goring_team_h, buf unsafe.Pointer, length *C.size_t) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*tlTeam](uint64(h))
+	if !ok || length == nil {
+		return fail(invalid("goring_team_card: unknown team %d or NULL length", h))
+	}
+	capacity := int(*length)
+	*length = C.size_t(len(t.card))
+	if buf == nil {
+		return C.GORING_OK
+	}
+	if capacity < len(t.card) {
+		return fail(invalid("goring_team_card: buffer of %d bytes, the card needs %d", capacity, len(t.card)))
+	}
+	copy(unsafe.Slice((*byte)(buf), capacity), t.card)
+	return C.GORING_OK
+}
+
+//export goring_team_connect
+func goring_team_connect(h C.goring_team_h, cards unsafe.Pointer, slot C.size_t) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*tlTeam](uint64(h))
+	if !ok || cards == nil {
+		return fail(invalid("goring_team_connect: unknown team %d or NULL cards", h))
+	}
+	n := int(slot) * t.size
+	if err := t.connect(unsafe.Slice((*byte)(cards), n), int(slot)); err != nil {
+		return fail(err)
+	}
+	return C.GORING_OK
+}
+
+//export goring_team_destroy
+func goring_team_destroy(h C.goring_team_h) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*tlTeam](uint64(h))
+	if !ok {
+		return fail(invalid("goring_team_destroy: unknown team %d", h))
+	}
+	dropHandle(uint64(h))
+	if err := t.destroy(); err != nil {
+		return fail(resourceErr{err})
+	}
+	return C.GORING_OK
+}
+
+// collTypes, dtypes and ops map goring.h's enums onto package coll.
+var (
+	collTypes = map[C.goring_coll_type_t]coll.Collective{
+		C.GORING_COLL_ALLGATHER: coll.Allgather, C.GORING_COLL_ALLREDUCE: coll.Allreduce,
+		C.GORING_COLL_REDUCE_SCATTER: coll.ReduceScatter, C.GORING_COLL_BCAST: coll.Bcast,
+	}
+	dtypes = map[C.goring_dtype_t]coll.Dtype{
+		C.GORING_DT_INT8: coll.Int8, C.GORING_DT_INT16: coll.Int16, C.GORING_DT_INT32: coll.Int32, C.GORING_DT_INT64: coll.Int64,
+		C.GORING_DT_UINT8: coll.Uint8, C.GORING_DT_UINT16: coll.Uint16, C.GORING_DT_UINT32: coll.Uint32, C.GORING_DT_UINT64: coll.Uint64,
+		C.GORING_DT_FLOAT16: coll.Float16, C.GORING_DT_BFLOAT16: coll.Bfloat16, C.GORING_DT_FLOAT32: coll.Float32, C.GORING_DT_FLOAT64: coll.Float64,
+	}
+	ops = map[C.goring_op_t]coll.Op{
+		C.GORING_OP_SUM: coll.Sum, C.GORING_OP_PROD: coll.Prod, C.GORING_OP_MIN: coll.Min, C.GORING_OP_MAX: coll.Max,
+		C.GORING_OP_LAND: coll.Land, C.GORING_OP_LOR: coll.Lor, C.GORING_OP_BAND: coll.Band, C.GORING_OP_BOR: coll.Bor, C.GORING_OP_BXOR: coll.Bxor,
+	}
+)
+
+//export goring_coll_init
+func goring_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.goring_coll_h) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*tlTeam](uint64(h))
+	if !ok || args == nil || out == nil {
+		return fail(invalid("goring_coll_init: unknown team %d or NULL argument", h))
+	}
+	c, ok := collTypes[args.coll]
+	if !ok {
+		return fail(notSupported("collective type %d", args.coll))
+	}
+	d, ok := dtypes[args.dtype]
+	if !ok {
+		return fail(notSupported("datatype %d", args.dtype))
+	}
+	a := collArgs{coll: c, src: args.src, dst: args.dst, count: uint64(args.count), dtype: d, root: int(args.root),
+		inPlace: args.in_place != 0, hostMem: args.mem == C.GORING_MEM_HOST}
+	if c.Reduces() {
+		if a.op, ok = ops[args.op]; !ok {
+			return fail(notSupported("reduction op %d", args.op))
+		}
+	}
+	if args.alg != nil {
+		a.alg = C.GoString(args.alg)
+	}
+	cl, err := newColl(t, a)
+	if err != nil {
+		return fail(err)
+	}
+	*out = C.goring_coll_h(newHandle(cl))
+	return C.GORING_OK
+}
+
+//export goring_coll_post
+func goring_coll_post(h C.goring_coll_h) (status C.goring_status_t) {
+	defer guard(&status)
+	c, ok := lookup[*tlColl](uint64(h))
+	if !ok {
+		return fail(invalid("goring_coll_post: unknown collective %d", h))
+	}
+	if err := c.post(); err != nil {
+		return fail(err)
+	}
+	return C.GORING_OK
+}
+
+//export goring_coll_test
+func goring_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
+	defer guard(&status)
+	c, ok := lookup[*tlColl](uint64(h))
+	if !ok {
+		return fail(invalid("goring_coll_test: unknown collective %d", h))
+	}
+	done, err := c.test()
+	switch {
+	case err != nil:
+		return fail(err)
+	case done:
+		return C.GORING_OK
+	}
+	return C.GORING_INPROGRESS
+}
+
+//export goring_coll_finalize
+func goring_coll_finalize(h C.goring_coll_h) (status C.goring_status_t) {
+	defer guard(&status)
+	c, ok := lookup[*tlColl](uint64(h))
+	if !ok {
+		return fail(invalid("goring_coll_finalize: unknown collective %d", h))
+	}
+	dropHandle(uint64(h))
+	c.finalize()
+	return C.GORING_OK
+}
+
+// algNames holds one C copy of each algorithm name ever returned, so the
+// strings goring_coll_algorithm hands out stay valid and are made once.
+var algNames struct {
+	sync.Mutex
+	m map[string]*C.char
+}
+
+//export goring_coll_algorithm
+func goring_coll_algorithm(h C.goring_coll_h) (name *C.char) {
+	defer func() {
+		if recover() != nil {
+			name = nil
+		}
+	}()
+	alg := ""
+	if c, ok := lookup[*tlColl](uint64(h)); ok {
+		alg = c.alg
+	}
+	algNames.Lock()
+	defer algNames.Unlock()
+	if algNames.m == nil {
+		algNames.m = map[string]*C.char{}
+	}
+	if s, ok := algNames.m[alg]; ok {
+		return s
+	}
+	s := C.CString(alg)
+	algNames.m[alg] = s
+	return s
+}
+
+//export goring_last_error
+func goring_last_error(buf *C.char, length C.size_t) C.size_t {
+	text := getLastError()
+	if buf != nil && length > 0 {
+		n := min(len(text), int(length)-1)
+		dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(length))
+		copy(dst, text[:n])
+		dst[n] = 0
+	}
+	return C.size_t(len(text))
+}

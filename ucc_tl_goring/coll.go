@@ -1,0 +1,269 @@
+//go:build ucc
+
+package main
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/ucx"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
+)
+
+// collArgs are goring_coll_args_t in Go terms. src and dst are the
+// caller's memory (C memory: Go keeps no pointer to Go memory in C).
+type collArgs struct {
+	coll    coll.Collective
+	src     unsafe.Pointer
+	dst     unsafe.Pointer
+	count   uint64
+	dtype   coll.Dtype
+	op      coll.Op
+	root    int
+	inPlace bool
+	hostMem bool
+	alg     string
+}
+
+type collState int
+
+const (
+	collInit collState = iota
+	collQueued
+	collRunning
+	collDone
+	collFailed
+)
+
+// tlColl is one collective call of a team.
+type tlColl struct {
+	team    *tlTeam
+	alg     string
+	bytes   int64 // bytes moved through this rank's dst, for the deadline
+	m       *exec.Machine
+	call    exec.Call
+	owned   [][]byte // ucx.Alloc'd scratch and private copies, freed at finalize
+	state   collState
+	err     error
+	trivial bool // zero elements: done at post
+}
+
+// newColl plans the call and builds its executor over the caller's
+// buffers. Whatever goring does not run is a notSupportedErr, so that UCC
+// can hand the call to another team layer.
+func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tr == nil {
+		return nil, invalid("team not connected")
+	}
+	if !a.hostMem {
+		return nil, notSupported("device memory: goring's team layer moves host memory only so far")
+	}
+	alg := a.alg
+	if alg == "" {
+		alg = t.ctx.opts.algs[a.coll]
+	}
+	if alg == "" {
+		return nil, notSupported("collective %s", a.coll)
+	}
+	if a.dtype.Size() == 0 {
+		return nil, invalid("datatype %d", a.dtype)
+	}
+	if a.coll.Reduces() && !coll.Supports(a.op, a.dtype) {
+		return nil, notSupported("%s is not defined on %s", a.op, a.dtype)
+	}
+	if a.coll == coll.ReduceScatter && a.inPlace {
+		return nil, notSupported("in-place reduce_scatter")
+	}
+	if a.coll == coll.Bcast && (a.root < 0 || a.root >= t.size) {
+		return nil, invalid("bcast root %d of a team of %d", a.root, t.size)
+	}
+	esize := int64(a.dtype.Size())
+	if a.count > uint64(1<<62)/uint64(esize)/uint64(t.size) {
+		return nil, invalid("count %d of %d-byte elements overflows", a.count, esize)
+	}
+	B := int64(a.count) * esize
+	c := &tlColl{team: t, alg: alg}
+	if B == 0 {
+		c.trivial = true
+		return c, nil
+	}
+	plan, err := t.plans.get(sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank)
+	if err != nil {
+		if sched.IsUnsupported(err) {
+			return nil, notSupportedErr{err}
+		}
+		return nil, invalidErr{err}
+	}
+	c.alg = plan.Algorithm
+	prog := &plan.Ranks[t.rank]
+	defer func() {
+		if err != nil {
+			c.free()
+		}
+	}()
+	bufs, err := c.buffers(a, prog.Sizes, B)
+	if err != nil {
+		return nil, err
+	}
+	c.bytes = prog.Sizes.Src + prog.Sizes.Dst
+	cfg := exec.ConfigFor(plan, a.dtype, a.op)
+	if !a.coll.Reduces() {
+		cfg.Dtype, cfg.Op = coll.DtypeInvalid, coll.OpInvalid
+	}
+	if c.m, err = exec.New(prog, bufs, cfg); err != nil {
+		return nil, invalidErr{err}
+	}
+	return c, nil
+}
+
+// buffers maps UCC's buffers onto the program's src/dst/scratch. In place:
+// an allgather's src is the rank's own block of dst; an allreduce gets a
+// private copy of dst as src (the plans receive into dst while they still
+// read src); a bcast has one buffer, src and dst alike.
+func (c *tlColl) buffers(a collArgs, z sched.Sizes, B int64) (exec.Buffers, error) {
+	view := func(p unsafe.Pointer, n int64) []byte {
+		if n == 0 {
+			return nil
+		}
+		return unsafe.Slice((*byte)(p), n)
+	}
+	if a.dst == nil || (!a.inPlace && a.coll != coll.Bcast && a.src == nil) || (a.coll == coll.Bcast && a.src == nil && a.dst == nil) {
+		return exec.Buffers{}, invalid("%s: missing buffer", a.coll)
+	}
+	var b exec.Buffers
+	switch {
+	case a.coll == coll.Bcast:
+		buf := a.dst
+		if buf == nil {
+			buf = a.src
+		}
+		b.Src, b.Dst = view(buf, z.Src), view(buf, z.Dst)
+	case a.inPlace && a.coll == coll.Allgather:
+		b.Dst = view(a.dst, z.Dst)
+		b.Src = b.Dst[int64(c.team.rank)*B : int64(c.team.rank+1)*B]
+	case a.inPlace && a.coll == coll.Allreduce:
+		b.Dst = view(a.dst, z.Dst)
+		b.Src = c.alloc(z.Src)
+		copy(b.Src, b.Dst)
+	default:
+		b.Src, b.Dst = view(a.src, z.Src), view(a.dst, z.Dst)
+	}
+	if z.Scratch > 0 {
+		b.Scratch = c.alloc(z.Scratch)
+	}
+	return b, nil
+}
+
+func (c *tlColl) alloc(n int64) []byte {
+	b := ucx.Alloc(int(n))
+	c.owned = append(c.owned, b)
+	return b
+}
+
+func (c *tlColl) free() {
+	for _, b := range c.owned {
+		_ = ucx.Free(b)
+	}
+	c.owned = nil
+}
+
+// post queues the call on its team and progresses the team.
+func (c *tlColl) post() error {
+	t := c.team
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch c.state {
+	case collInit, collDone, collFailed:
+	default:
+		return invalid("collective posted again while in flight")
+	}
+	c.err = nil
+	if c.trivial {
+		c.state = collDone
+		return nil
+	}
+	c.state = collQueued
+	t.queue = append(t.queue, c)
+	t.progress()
+	return nil
+}
+
+// test progresses the team and reports this call's state.
+func (c *tlColl) test() (done bool, err error) {
+	t := c.team
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.progress()
+	switch c.state {
+	case collDone:
+		return true, nil
+	case collFailed:
+		return false, c.err
+	case collInit:
+		return false, invalid("collective tested before it was posted")
+	}
+	return false, nil
+}
+
+// start begins the call on the wire (the team's progress calls it in post
+// order, which MPI's collective ordering makes the same on every rank, so
+// the call sequence numbers in the tags agree).
+func (c *tlColl) start(tr *ucxmp.Transport) {
+	tr.NextCall()
+	c.state = collRunning
+	if err := c.call.Begin(c.m, tr, time.Now().Add(c.team.timeout(c.bytes))); err != nil {
+		c.state, c.err = collFailed, err
+	}
+}
+
+// poll progresses the running call once; it reports whether the call
+// has finished (done or failed).
+func (c *tlColl) poll() bool {
+	if c.state != collRunning {
+		return true
+	}
+	done, err := c.call.Progress(time.Time{})
+	switch {
+	case err != nil:
+		c.state, c.err = collFailed, err
+	case done:
+		c.state = collDone
+	default:
+		return false
+	}
+	return true
+}
+
+func (c *tlColl) abort(cause error) {
+	if c.state == collRunning {
+		c.err = c.call.Abort(cause)
+	} else {
+		c.err = cause
+	}
+	c.state = collFailed
+}
+
+// finalize releases the call; one still queued or running is withdrawn.
+func (c *tlColl) finalize() {
+	t := c.team
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch c.state {
+	case collRunning:
+		c.abort(errFinalized)
+		t.cur = nil
+	case collQueued:
+		for i, q := range t.queue {
+			if q == c {
+				t.queue = append(t.queue[:i], t.queue[i+1:]...)
+				break
+			}
+		}
+	}
+	c.free()
+}

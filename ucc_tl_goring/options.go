@@ -1,0 +1,79 @@
+//go:build ucc
+
+package main
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
+)
+
+// options are a context's settings, parsed from the options string of
+// goring_context_create (the shim builds it from UCC_TL_GORING_*).
+type options struct {
+	tls     string
+	algs    map[coll.Collective]string
+	timeout time.Duration // 0: bench.CallTimeoutFor the call's size
+}
+
+// defaultAlgs are the algorithms a team uses when neither the options nor
+// the call name one: the fastest on host memory in docs/results.md
+// (rabenseifner and ring allreduce, ring/neighbor allgather), each valid
+// for any rank count.
+var defaultAlgs = map[coll.Collective]string{
+	coll.Allgather:     "ring",
+	coll.Allreduce:     "rabenseifner",
+	coll.ReduceScatter: "ring",
+	coll.Bcast:         "knomial",
+}
+
+// parseOptions reads "key=value;key=value" (semicolons: UCX transport
+// lists contain commas). Unknown keys and bad values
+// are errors: a typo in UCC_TL_GORING_* must not pass silently.
+func parseOptions(s string) (options, error) {
+	o := options{algs: map[coll.Collective]string{}}
+	for k, v := range defaultAlgs {
+		o.algs[k] = v
+	}
+	for _, kv := range strings.Split(s, ";") {
+		kv = strings.TrimSpace(kv)
+		if kv == "" {
+			continue
+		}
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return o, fmt.Errorf("option %q: want key=value", kv)
+		}
+		switch {
+		case k == "tls":
+			o.tls = v
+		case k == "timeout_ms":
+			ms, err := strconv.Atoi(v)
+			if err != nil || ms <= 0 {
+				return o, fmt.Errorf("option timeout_ms=%q: want a positive whole number of milliseconds", v)
+			}
+			o.timeout = time.Duration(ms) * time.Millisecond
+		case strings.HasPrefix(k, "alg_"):
+			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
+			if err != nil {
+				return o, fmt.Errorf("option %s: %w", k, err)
+			}
+			if _, ok := defaultAlgs[c]; !ok {
+				return o, fmt.Errorf("option %s: goring's team layer does not run %s", k, c)
+			}
+			if v != "auto" {
+				if _, err := sched.Lookup(c, v); err != nil {
+					return o, fmt.Errorf("option %s: %w", k, err)
+				}
+			}
+			o.algs[c] = v
+		default:
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, alg_<collective>)", k)
+		}
+	}
+	return o, nil
+}

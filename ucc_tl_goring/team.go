@@ -1,0 +1,166 @@
+//go:build ucc
+
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/topo"
+	"github.com/goring-hpc/goring/ucx"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
+)
+
+// tlTeam is one rank's share of a team: its own UCX worker (teams never
+// share a tag space), the transport to every peer once connected, the
+// topology its plans are made for, and the queue of collectives.
+type tlTeam struct {
+	mu         sync.Mutex
+	ctx        *tlContext
+	rank, size int
+	w          *ucx.Worker
+	card       []byte
+	tr         *ucxmp.Transport // nil until connect
+	topo       *topo.Topology
+	queue      []*tlColl // posted, waiting for cur to finish
+	cur        *tlColl   // the collective on the wire
+	plans      planCache
+}
+
+func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
+	if size < 1 || rank < 0 || rank >= size {
+		return nil, invalid("rank %d of a team of %d", rank, size)
+	}
+	if size-1 > ucx.MaxTagSender {
+		return nil, notSupported("a team of %d ranks exceeds the %d senders goring's tags can name", size, ucx.MaxTagSender+1)
+	}
+	w, err := ctx.uctx.NewWorker(ucx.WorkerOptions{})
+	if err != nil {
+		return nil, resourceErr{err}
+	}
+	addr, err := w.Address()
+	if err != nil {
+		_ = w.Close()
+		return nil, resourceErr{err}
+	}
+	host, _ := os.Hostname()
+	return &tlTeam{ctx: ctx, rank: rank, size: size, w: w, card: encodeCard(host, addr)}, nil
+}
+
+// connect decodes the gathered cards (size slots of slot bytes), connects
+// to every peer and places the ranks on nodes.
+func (t *tlTeam) connect(cards []byte, slot int) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tr != nil {
+		return invalid("team already connected")
+	}
+	if slot <= 0 || len(cards) != t.size*slot {
+		return invalid("%d bytes of cards for %d ranks of %d-byte slots", len(cards), t.size, slot)
+	}
+	addrs := make([][]byte, t.size)
+	hosts := make([]string, t.size)
+	for r := range addrs {
+		c, err := decodeCard(cards[r*slot : (r+1)*slot])
+		if err != nil {
+			return invalid("card of rank %d: %v", r, err)
+		}
+		addrs[r], hosts[r] = c.addr, c.host
+	}
+	tp, err := teamTopology(hosts)
+	if err != nil {
+		return err
+	}
+	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{})
+	if err != nil {
+		return resourceErr{err}
+	}
+	t.tr, t.topo = tr, tp
+	return nil
+}
+
+// teamTopology places ranks on nodes by host: when every host holds the
+// same number of ranks and each host's ranks are contiguous (the usual
+// --map-by core placement), node n holds ranks n*G..n*G+G-1 as the
+// hierarchical algorithms expect; otherwise the team is one flat node and
+// only the flat algorithms see structure. Link figures are the synthetic
+// preset's (topo.Synthetic): plans depend only on the shape.
+func teamTopology(hosts []string) (*topo.Topology, error) {
+	var order []string
+	count := map[string]int{}
+	contiguous := true
+	for r, h := range hosts {
+		if count[h] == 0 {
+			order = append(order, h)
+		} else if hosts[r-1] != h {
+			contiguous = false
+		}
+		count[h]++
+	}
+	nodes, per := len(order), count[order[0]]
+	for _, h := range order {
+		if count[h] != per {
+			contiguous = false
+		}
+	}
+	if !contiguous {
+		nodes, per = 1, len(hosts)
+	}
+	tp, err := topo.Synthetic(fmt.Sprintf("ucc-%dx%d", nodes, per), nodes, per, 1)
+	if err != nil {
+		return nil, fmt.Errorf("team topology: %w", err)
+	}
+	return tp, nil
+}
+
+// progress drives the team's collectives without blocking: it starts the
+// next queued one when none is on the wire and polls the current one,
+// moving on as long as collectives complete. Caller holds t.mu.
+func (t *tlTeam) progress() {
+	for {
+		if t.cur == nil {
+			if len(t.queue) == 0 {
+				return
+			}
+			t.cur, t.queue = t.queue[0], t.queue[1:]
+			t.cur.start(t.tr)
+		}
+		if !t.cur.poll() {
+			return
+		}
+		t.cur = nil
+	}
+}
+
+// destroy cancels what is in flight and releases the transport and worker.
+func (t *tlTeam) destroy() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	var errs []error
+	if t.cur != nil {
+		t.cur.abort(errors.New("team destroyed"))
+		t.cur = nil
+	}
+	for _, c := range t.queue {
+		c.abort(errors.New("team destroyed before the collective started"))
+	}
+	t.queue = nil
+	if t.tr != nil {
+		errs = append(errs, t.tr.Close())
+	}
+	errs = append(errs, t.w.Close())
+	return errors.Join(errs...)
+}
+
+// timeout bounds a collective moving bytes through this rank: the
+// option, else goring bench's default.
+func (t *tlTeam) timeout(bytes int64) time.Duration {
+	if t.ctx.opts.timeout > 0 {
+		return t.ctx.opts.timeout
+	}
+	return bench.CallTimeoutFor(bytes)
+}

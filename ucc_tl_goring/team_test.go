@@ -1,0 +1,330 @@
+//go:build ucc
+
+package main
+
+import (
+	"encoding/binary"
+	"math"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/ucx"
+)
+
+// newTestTeams builds n connected teams in this process, each with its own
+// worker, exchanging cards as the shim would (padded to a common slot).
+func newTestTeams(t *testing.T, n int, opts string) []*tlTeam {
+	t.Helper()
+	if err := ucx.Load(); err != nil {
+		t.Skipf("UCX not loadable: %v", err)
+	}
+	ctx, err := newContext(opts)
+	require.NoError(t, err)
+	teams := make([]*tlTeam, n)
+	slot := 0
+	for r := range teams {
+		teams[r], err = newTeam(ctx, r, n)
+		require.NoError(t, err)
+		slot = max(slot, len(teams[r].card)+3) // +3: padding must be ignored
+	}
+	cards := make([]byte, n*slot)
+	for r, tm := range teams {
+		copy(cards[r*slot:], tm.card)
+	}
+	for r, tm := range teams {
+		require.NoError(t, tm.connect(cards, slot), "rank %d", r)
+	}
+	t.Cleanup(func() {
+		for _, tm := range teams {
+			assert.NoError(t, tm.destroy())
+		}
+		assert.NoError(t, ctx.close())
+	})
+	return teams
+}
+
+// cbuf is C memory for a test buffer (UCX keeps pointers to it while an
+// operation is in flight, which Go memory must not be used for).
+func cbuf(t *testing.T, n int) []byte {
+	b := ucx.Alloc(max(n, 1))[:n]
+	t.Cleanup(func() { _ = ucx.Free(b[:cap(b)]) })
+	return b
+}
+
+func ptr(b []byte) unsafe.Pointer {
+	if len(b) == 0 {
+		return nil
+	}
+	return unsafe.Pointer(&b[0])
+}
+
+// runAll posts one collective per rank and polls them round-robin from
+// this goroutine, as UCC's progress engine does, until all complete.
+func runAll(t *testing.T, teams []*tlTeam, args []collArgs) []string {
+	t.Helper()
+	colls := make([]*tlColl, len(teams))
+	algs := make([]string, len(teams))
+	for r, tm := range teams {
+		c, err := newColl(tm, args[r])
+		require.NoError(t, err, "rank %d", r)
+		colls[r], algs[r] = c, c.alg
+		require.NoError(t, c.post())
+	}
+	for polls, left := 0, len(colls); left > 0; polls++ {
+		require.Less(t, polls, 5_000_000, "no progress")
+		left = 0
+		for r, c := range colls {
+			done, err := c.test()
+			require.NoError(t, err, "rank %d", r)
+			if !done {
+				left++
+			}
+		}
+	}
+	for _, c := range colls {
+		c.finalize()
+	}
+	return algs
+}
+
+func f32s(b []byte) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4) }
+
+// Every collective the team layer runs, with and without in place, over
+// real UCX workers, contents checked.
+func TestTeamCollectives(t *testing.T) {
+	const n = 4
+	teams := newTestTeams(t, n, "")
+	for i, count := range []int{1, 3, 1000, 65537} {
+		B := 4 * count
+		// allgather, then in place
+		for _, inPlace := range []bool{false, true} {
+			args := make([]collArgs, n)
+			dsts := make([][]byte, n)
+			for r := range args {
+				src := cbuf(t, B)
+				dsts[r] = cbuf(t, n*B)
+				for k := range src {
+					src[k] = byte(r*31 + k)
+				}
+				a := collArgs{coll: coll.Allgather, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Float32, hostMem: true}
+				if inPlace {
+					copy(dsts[r][r*B:], src)
+					a.src, a.inPlace = nil, true
+				}
+				args[r] = a
+			}
+			runAll(t, teams, args)
+			for r := range dsts {
+				for q := 0; q < n; q++ {
+					for k := 0; k < B; k++ {
+						require.Equal(t, byte(q*31+k), dsts[r][q*B+k], "case %d in_place=%v rank %d block %d byte %d", i, inPlace, r, q, k)
+					}
+				}
+			}
+		}
+		// allreduce float32 sum, then in place
+		for _, inPlace := range []bool{false, true} {
+			args := make([]collArgs, n)
+			dsts := make([][]byte, n)
+			for r := range args {
+				src := cbuf(t, B)
+				dsts[r] = cbuf(t, B)
+				for k, v := range f32s(src) {
+					_ = v
+					f32s(src)[k] = float32(r + k%7)
+				}
+				a := collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Float32, op: coll.Sum, hostMem: true}
+				if inPlace {
+					copy(dsts[r], src)
+					a.src, a.inPlace = nil, true
+				}
+				args[r] = a
+			}
+			runAll(t, teams, args)
+			for r := range dsts {
+				for k, v := range f32s(dsts[r]) {
+					require.Equal(t, float32(n*(n-1)/2+n*(k%7)), v, "case %d in_place=%v rank %d elem %d", i, inPlace, r, k)
+				}
+			}
+		}
+		// reduce_scatter int64 max: count is each rank's output block
+		{
+			args := make([]collArgs, n)
+			dsts := make([][]byte, n)
+			for r := range args {
+				src := cbuf(t, n*8*count)
+				dsts[r] = cbuf(t, 8*count)
+				for k := 0; k < n*count; k++ {
+					binary.LittleEndian.PutUint64(src[8*k:], uint64(int64(r*1000-k)))
+				}
+				args[r] = collArgs{coll: coll.ReduceScatter, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Int64, op: coll.Max, hostMem: true}
+			}
+			runAll(t, teams, args)
+			for r := range dsts {
+				for k := 0; k < count; k++ {
+					want := int64((n-1)*1000 - (r*count + k))
+					require.Equal(t, want, int64(binary.LittleEndian.Uint64(dsts[r][8*k:])), "case %d rank %d elem %d", i, r, k)
+				}
+			}
+		}
+		// bcast from the last rank: one buffer
+		{
+			args := make([]collArgs, n)
+			bufs := make([][]byte, n)
+			for r := range args {
+				bufs[r] = cbuf(t, B)
+				if r == n-1 {
+					for k := range bufs[r] {
+						bufs[r][k] = byte(k * 3)
+					}
+				}
+				args[r] = collArgs{coll: coll.Bcast, src: ptr(bufs[r]), dst: ptr(bufs[r]), count: uint64(B), dtype: coll.Uint8, root: n - 1, hostMem: true}
+			}
+			runAll(t, teams, args)
+			for r := range bufs {
+				for k := range bufs[r] {
+					require.Equal(t, byte(k*3), bufs[r][k], "case %d rank %d byte %d", i, r, k)
+				}
+			}
+		}
+	}
+}
+
+// Collectives posted back to back run one at a time in post order, each
+// completing with its own contents.
+func TestTeamQueuesCollectives(t *testing.T) {
+	const n, calls, count = 3, 5, 4099
+	teams := newTestTeams(t, n, "alg_allreduce=ring")
+	colls := make([][]*tlColl, n)
+	dsts := make([][][]byte, n)
+	for r, tm := range teams {
+		for k := 0; k < calls; k++ {
+			src, dst := cbuf(t, 4*count), cbuf(t, 4*count)
+			for e := range f32s(src) {
+				f32s(src)[e] = float32(k*10 + r)
+			}
+			c, err := newColl(tm, collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dst), count: count, dtype: coll.Float32, op: coll.Sum, hostMem: true})
+			require.NoError(t, err)
+			assert.Equal(t, "ring", c.alg)
+			require.NoError(t, c.post())
+			colls[r] = append(colls[r], c)
+			dsts[r] = append(dsts[r], dst)
+		}
+	}
+	for polls, left := 0, 1; left > 0; polls++ {
+		require.Less(t, polls, 5_000_000)
+		left = 0
+		for r := range colls {
+			for _, c := range colls[r] {
+				done, err := c.test()
+				require.NoError(t, err)
+				if !done {
+					left++
+				}
+			}
+		}
+	}
+	for r := range dsts {
+		for k, dst := range dsts[r] {
+			for e, v := range f32s(dst) {
+				require.Equal(t, float32(n*k*10+n*(n-1)/2), v, "rank %d call %d elem %d", r, k, e)
+			}
+			colls[r][k].finalize()
+		}
+	}
+}
+
+func TestCollNotSupportedAndInvalid(t *testing.T) {
+	teams := newTestTeams(t, 2, "")
+	buf := cbuf(t, 64)
+	cases := []struct {
+		a    collArgs
+		want int
+	}{
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8}, statusNotSupported}, // device memory
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, hostMem: true}, statusNotSupported},
+		{collArgs{coll: coll.Allreduce, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Float32, op: coll.Band, hostMem: true}, statusNotSupported},
+		{collArgs{coll: coll.ReduceScatter, dst: ptr(buf), count: 4, dtype: coll.Int32, op: coll.Sum, inPlace: true, hostMem: true}, statusNotSupported},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, alg: "tree", hostMem: true}, statusInvalid},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), count: 4, dtype: coll.Uint8, hostMem: true}, statusInvalid},
+		{collArgs{coll: coll.Bcast, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, root: 2, hostMem: true}, statusInvalid},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: math.MaxUint64 / 2, dtype: coll.Uint8, hostMem: true}, statusInvalid},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, hostMem: true}, statusInvalid},
+	}
+	for i, c := range cases {
+		_, err := newColl(teams[0], c.a)
+		require.Error(t, err, "case %d", i)
+		assert.Equal(t, c.want, statusOf(err), "case %d: %v", i, err)
+	}
+	// Zero elements: done at post, nothing on the wire.
+	c, err := newColl(teams[0], collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 0, dtype: coll.Uint8, hostMem: true})
+	require.NoError(t, err)
+	require.NoError(t, c.post())
+	done, err := c.test()
+	assert.True(t, done)
+	assert.NoError(t, err)
+	c.finalize()
+}
+
+func TestOptions(t *testing.T) {
+	o, err := parseOptions("tls=self,sm; alg_allreduce=ring;timeout_ms=2500;alg_allgather=auto;")
+	require.NoError(t, err)
+	assert.Equal(t, "self,sm", o.tls)
+	assert.Equal(t, "ring", o.algs[coll.Allreduce])
+	assert.Equal(t, "auto", o.algs[coll.Allgather])
+	assert.Equal(t, defaultAlgs[coll.Bcast], o.algs[coll.Bcast])
+	assert.EqualValues(t, 2500e6, o.timeout)
+	for i, bad := range []string{"nope=1", "alg_allreduce=tree", "alg_alltoallv=pairwise", "alg_gather=ring", "timeout_ms=0", "timeout_ms=x", "justakey"} {
+		_, err := parseOptions(bad)
+		assert.Error(t, err, "case %d: %s", i, bad)
+	}
+}
+
+func TestCards(t *testing.T) {
+	c := encodeCard("host-a", []byte{1, 2, 3})
+	got, err := decodeCard(append(c, 0, 0, 0))
+	require.NoError(t, err)
+	assert.Equal(t, "host-a", got.host)
+	assert.Equal(t, []byte{1, 2, 3}, got.addr)
+	for i := 0; i < len(c); i++ {
+		_, err := decodeCard(c[:i])
+		assert.Error(t, err, "truncated to %d bytes", i)
+	}
+	bad := append([]byte{}, c...)
+	binary.LittleEndian.PutUint16(bad[4:], 60000)
+	_, err = decodeCard(bad)
+	assert.Error(t, err)
+}
+
+func FuzzDecodeCard(f *testing.F) {
+	f.Add(encodeCard("h", []byte{9}))
+	f.Add([]byte("GRC1"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		c, err := decodeCard(b)
+		if err == nil {
+			assert.LessOrEqual(t, len(c.host)+len(c.addr)+10, len(b))
+		}
+	})
+}
+
+func TestTeamTopology(t *testing.T) {
+	cases := []struct {
+		hosts         []string
+		nodes, perGPU int
+	}{
+		{[]string{"a", "a", "b", "b"}, 2, 2},
+		{[]string{"a", "a", "a"}, 1, 3},
+		{[]string{"a", "b", "a", "b"}, 1, 4}, // not contiguous: flat
+		{[]string{"a", "a", "a", "b"}, 1, 4}, // unequal: flat
+	}
+	for i, c := range cases {
+		tp, err := teamTopology(c.hosts)
+		require.NoError(t, err, "case %d", i)
+		assert.Equal(t, c.nodes, tp.NumNodes(), "case %d", i)
+		assert.Equal(t, c.nodes*c.perGPU, tp.NumGPUs(), "case %d", i)
+	}
+}
