@@ -6,7 +6,7 @@ DEB_PACKAGES := libucx-dev ucx-utils openmpi-bin libopenmpi-dev pkg-config
 # Tests that start real processes can take a while on 2 cores.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps build test test-short demo lint fmt bench clean
+.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl
 
 all: build
 
@@ -28,9 +28,21 @@ build: deps
 lint:
 	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt would change:"; echo "$$out"; exit 1; fi
 	$(GO) vet ./...
+	$(GO) vet -tags ucc ./ucc_tl_goring
 
 test: build lint
 	$(GO) test -timeout $(TEST_TIMEOUT) ./...
+	$(MAKE) capi-test
+
+# The Go side of the UCC team layer as a shared library (cshim/goring.h's C
+# API) and the C program that tests that API under mpirun; no UCC needed.
+capi: deps
+	$(GO) build -tags ucc -buildmode=c-shared -o build/libgoring.so ./ucc_tl_goring
+	mpicc -O2 -Wall -Icshim tests/capi/capi_test.c -Lbuild -lgoring -Wl,-rpath,'$$ORIGIN' -o build/capi_test
+
+capi-test: capi
+	$(GO) test -tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring
+	mpirun -np 4 --allow-run-as-root --oversubscribe build/capi_test 2000
 
 # Quick loop for development: no real-process tests.
 test-short: deps
@@ -43,4 +55,4 @@ demo: build
 	@bash scripts/demo.sh $(BIN)
 
 clean:
-	rm -rf bin out
+	rm -rf bin out build

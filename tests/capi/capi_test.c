@@ -1,0 +1,201 @@
+/*
+ * capi_test: goring's C API (cshim/goring.h) under mpirun, without UCC.
+ *
+ * MPI stands in for UCC's out-of-band allgather: it gathers the team cards.
+ * Each rank then runs every collective the team layer supports, polling
+ * goring_coll_test as UCC's progress engine would, and checks the results
+ * element by element; then it runs many small calls back to back, and
+ * checks that a device-memory call and an unknown algorithm are refused
+ * with the right status. Exit 0 only if every rank passed.
+ *
+ *   mpirun -np 4 build/capi_test [calls]
+ */
+#include <mpi.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "goring.h"
+
+static int rank, size, failures;
+
+#define CHECK(cond, ...)                                                       \
+    do {                                                                       \
+        if (!(cond)) {                                                         \
+            fprintf(stderr, "capi_test: rank %d: ", rank);                     \
+            fprintf(stderr, __VA_ARGS__);                                      \
+            fprintf(stderr, "\n");                                             \
+            failures++;                                                        \
+        }                                                                      \
+    } while (0)
+
+static void die_status(const char *what, goring_status_t st)
+{
+    char msg[512];
+    goring_last_error(msg, sizeof(msg));
+    fprintf(stderr, "capi_test: rank %d: %s: status %d: %s\n", rank, what, st, msg);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* run initialises, posts and polls one collective to completion. */
+static void run(goring_team_h team, goring_coll_args_t *args, const char *what)
+{
+    goring_coll_h coll;
+    goring_status_t st = goring_coll_init(team, args, &coll);
+    if (st != GORING_OK) die_status(what, st);
+    if ((st = goring_coll_post(coll)) != GORING_OK) die_status(what, st);
+    while ((st = goring_coll_test(coll)) == GORING_INPROGRESS) {
+        sched_yield(); /* as Open MPI's progress loop does when oversubscribed */
+    }
+    if (st != GORING_OK) die_status(what, st);
+    goring_coll_finalize(coll);
+}
+
+/* connect gathers the team cards over MPI: lengths first (cards may
+ * differ), then the cards padded to the longest. */
+static goring_team_h connect(goring_context_h ctx)
+{
+    goring_team_h team;
+    goring_status_t st = goring_team_create(ctx, rank, size, &team);
+    if (st != GORING_OK) die_status("team_create", st);
+    size_t len = 0;
+    if ((st = goring_team_card(team, NULL, &len)) != GORING_OK) die_status("team_card", st);
+    uint64_t mine = len, longest = 0;
+    MPI_Allreduce(&mine, &longest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
+    char *card = calloc(1, longest), *cards = calloc(size, longest);
+    len = longest;
+    if ((st = goring_team_card(team, card, &len)) != GORING_OK) die_status("team_card", st);
+    MPI_Allgather(card, (int)longest, MPI_BYTE, cards, (int)longest, MPI_BYTE, MPI_COMM_WORLD);
+    if ((st = goring_team_connect(team, cards, longest)) != GORING_OK) die_status("team_connect", st);
+    free(card);
+    free(cards);
+    return team;
+}
+
+static void test_allgather(goring_team_h team, size_t count, int in_place)
+{
+    uint8_t *src = malloc(count), *dst = malloc(count * size);
+    for (size_t k = 0; k < count; k++) src[k] = (uint8_t)(rank * 29 + k);
+    if (in_place) memcpy(dst + rank * count, src, count);
+    goring_coll_args_t a = {.coll = GORING_COLL_ALLGATHER, .src = in_place ? NULL : src, .dst = dst,
+                            .count = count, .dtype = GORING_DT_UINT8, .in_place = in_place, .mem = GORING_MEM_HOST};
+    run(team, &a, "allgather");
+    for (int q = 0; q < size; q++)
+        for (size_t k = 0; k < count; k++)
+            if (dst[q * count + k] != (uint8_t)(q * 29 + k)) {
+                CHECK(0, "allgather count %zu in_place %d: block %d byte %zu wrong", count, in_place, q, k);
+                q = size;
+                break;
+            }
+    free(src);
+    free(dst);
+}
+
+static void test_allreduce(goring_team_h team, size_t count, const char *alg)
+{
+    double *src = malloc(count * 8), *dst = malloc(count * 8);
+    for (size_t k = 0; k < count; k++) src[k] = rank + (double)(k % 11);
+    goring_coll_args_t a = {.coll = GORING_COLL_ALLREDUCE, .src = src, .dst = dst, .count = count,
+                            .dtype = GORING_DT_FLOAT64, .op = GORING_OP_SUM, .mem = GORING_MEM_HOST, .alg = alg};
+    run(team, &a, "allreduce");
+    for (size_t k = 0; k < count; k++) {
+        double want = size * (size - 1) / 2.0 + size * (double)(k % 11);
+        if (dst[k] != want) {
+            CHECK(0, "allreduce %s count %zu: element %zu = %g, want %g", alg ? alg : "default", count, k, dst[k], want);
+            break;
+        }
+    }
+    free(src);
+    free(dst);
+}
+
+static void test_reduce_scatter(goring_team_h team, size_t count)
+{
+    int32_t *src = malloc(count * size * 4), *dst = malloc(count * 4);
+    for (size_t k = 0; k < count * size; k++) src[k] = (int32_t)(rank * 100000 - (int32_t)k);
+    goring_coll_args_t a = {.coll = GORING_COLL_REDUCE_SCATTER, .src = src, .dst = dst, .count = count,
+                            .dtype = GORING_DT_INT32, .op = GORING_OP_MIN, .mem = GORING_MEM_HOST};
+    run(team, &a, "reduce_scatter");
+    for (size_t k = 0; k < count; k++) {
+        int32_t want = -(int32_t)(rank * count + k);
+        if (dst[k] != want) {
+            CHECK(0, "reduce_scatter count %zu: element %zu = %d, want %d", count, k, dst[k], want);
+            break;
+        }
+    }
+    free(src);
+    free(dst);
+}
+
+static void test_bcast(goring_team_h team, size_t count, int root)
+{
+    uint8_t *buf = malloc(count);
+    for (size_t k = 0; k < count; k++) buf[k] = rank == root ? (uint8_t)(k * 7 + 1) : 0;
+    goring_coll_args_t a = {.coll = GORING_COLL_BCAST, .src = buf, .dst = buf, .count = count,
+                            .dtype = GORING_DT_UINT8, .root = (uint32_t)root, .mem = GORING_MEM_HOST};
+    run(team, &a, "bcast");
+    for (size_t k = 0; k < count; k++)
+        if (buf[k] != (uint8_t)(k * 7 + 1)) {
+            CHECK(0, "bcast count %zu root %d: byte %zu wrong", count, root, k);
+            break;
+        }
+    free(buf);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    long calls = argc > 1 ? atol(argv[1]) : 1000;
+
+    CHECK(goring_api_version() == GORING_API_VERSION, "API version %d, header %d", goring_api_version(), GORING_API_VERSION);
+    goring_context_h ctx;
+    goring_status_t st = goring_context_create("tls=self,sm", &ctx);
+    if (st != GORING_OK) die_status("context_create", st);
+    goring_team_h team = connect(ctx);
+
+    size_t counts[] = {1, 3, 1000, 65537, 1 << 20};
+    for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
+        size_t c = counts[i];
+        test_allgather(team, c, 0);
+        test_allgather(team, c, 1);
+        test_allreduce(team, c, NULL);
+        test_allreduce(team, c, "ring");
+        test_reduce_scatter(team, c);
+        test_bcast(team, c, size - 1);
+    }
+
+    /* Many small calls back to back: the cgo boundary and the plan cache
+     * under a steady load. */
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < calls; i++) test_allreduce(team, 16, NULL);
+    double per_us = (MPI_Wtime() - t0) / (calls > 0 ? calls : 1) * 1e6;
+
+    /* Refusals: device memory and an unknown algorithm. */
+    uint8_t one = 0;
+    goring_coll_args_t dev = {.coll = GORING_COLL_ALLGATHER, .src = &one, .dst = &one, .count = 1,
+                              .dtype = GORING_DT_UINT8, .mem = GORING_MEM_CUDA};
+    goring_coll_h h;
+    CHECK(goring_coll_init(team, &dev, &h) == GORING_ERR_NOT_SUPPORTED, "device memory not refused");
+    goring_coll_args_t bad = {.coll = GORING_COLL_ALLGATHER, .src = &one, .dst = &one, .count = 1,
+                              .dtype = GORING_DT_UINT8, .mem = GORING_MEM_HOST, .alg = "no_such_alg"};
+    CHECK(goring_coll_init(team, &bad, &h) == GORING_ERR_INVALID, "unknown algorithm not refused");
+    char msg[256];
+    goring_last_error(msg, sizeof(msg));
+    CHECK(strstr(msg, "no_such_alg") != NULL, "last error does not name the algorithm: %s", msg);
+    CHECK(goring_coll_test(12345678) == GORING_ERR_INVALID, "stale handle not refused");
+
+    if ((st = goring_team_destroy(team)) != GORING_OK) die_status("team_destroy", st);
+    if ((st = goring_context_destroy(ctx)) != GORING_OK) die_status("context_destroy", st);
+
+    int all = 0;
+    MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("capi_test: %d ranks, %s; %ld small allreduces at %.1f us each\n", size,
+               all ? "FAILED" : "all collectives correct", calls, per_us);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
