@@ -91,7 +91,8 @@
 // about B/k; scratch_test.go checks every plan against these):
 //
 //	allgather (all), alltoallv pairwise,  0: everything lands in dst
-//	bcast knomial, allreduce ring
+//	bcast knomial, allreduce ring,        (multiwrite relays forward from
+//	bcast multiwrite                      their own dst, seed 004 6.4)
 //	allreduce rabenseifner,               B: one half-vector per round
 //	  recursive_doubling
 //	allreduce lane                        (G-1+[N>1]) blk(G) < 2B: G-1 intra

@@ -55,6 +55,12 @@ var goldenCases = []struct {
 	{"bcast_knomial_1x6_root2", func() Spec {
 		return Spec{Collective: coll.Bcast, Algorithm: "knomial", Topo: synthTopo(1, 6), Bytes: 8, DtypeBytes: 4, Root: 2}
 	}},
+	{"allgather_multiwrite_2x2", func() Spec {
+		return Spec{Collective: coll.Allgather, Algorithm: "multiwrite", Topo: synthTopo(2, 2), Bytes: 8, DtypeBytes: 4}
+	}},
+	{"bcast_multiwrite_2x3_root4_chunks2", func() Spec {
+		return Spec{Collective: coll.Bcast, Algorithm: "multiwrite", Topo: synthTopo(2, 3), Bytes: 8, DtypeBytes: 4, Root: 4, Chunks: 2}
+	}},
 }
 
 func TestGoldenTranscripts(t *testing.T) {

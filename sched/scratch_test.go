@@ -28,6 +28,8 @@ var scratchBounds = map[string]scratchBound{
 	"allgather/parallel_rings":     nil,
 	"alltoallv/pairwise":           nil,
 	"bcast/knomial":                nil,
+	"allgather/multiwrite":         nil,
+	"bcast/multiwrite":             nil,
 	"allreduce/ring":               nil,
 	"allreduce/rabenseifner":       func(s *Spec, N, G int) int64 { return s.Bytes },
 	"allreduce/recursive_doubling": func(s *Spec, N, G int) int64 { return s.Bytes },

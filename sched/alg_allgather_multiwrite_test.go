@@ -1,0 +1,39 @@
+package sched
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// Seed 004 sections 3.2 and 5.2: the multiwrite allgather is correct over
+// the grid, and its inter-node transfers are exactly one per (block,
+// remote node): every node's rails carry each block once.
+func TestAllgatherMultiwriteGrid(t *testing.T) {
+	verifyGrid(t, coll.Allgather, "multiwrite", nil, func(t *testing.T, g gridCase, plan *Plan, rep *Report) {
+		P, N := g.nodes*g.gpus, g.nodes
+		var inter, intra int64
+		for r := range plan.Ranks {
+			for _, s := range plan.Ranks[r].Steps {
+				if s.Op != OpSend {
+					continue
+				}
+				if plan.Ranks[s.Peer].Node != plan.Ranks[r].Node {
+					assert.Equal(t, PathRail, s.Path.Kind, "rank %d: inter-node send without a rail hint", r)
+					assert.Equal(t, plan.Ranks[r].Local, plan.Ranks[s.Peer].Local, "rank %d: relay is not the same-index GPU", r)
+					inter += s.Len
+				} else {
+					intra += s.Len
+				}
+			}
+		}
+		B := g.bytes
+		assert.Equal(t, int64(P*(N-1))*B, inter, "each block crosses into each remote node once")
+		assert.Equal(t, int64(P*N*(g.gpus-1))*B, intra, "each block reaches every other GPU of every node once inside the node")
+		for _, r := range plan.Ranks {
+			assert.Zero(t, r.Sizes.Scratch)
+		}
+	})
+}

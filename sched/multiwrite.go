@@ -1,0 +1,482 @@
+package sched
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/goring-hpc/goring/topo"
+)
+
+// MultiWrite relay multicast (seed 004) as a pure schedule.
+//
+// Seed 004 removes redundant copies of one message from bottleneck links:
+// the source injects ONE copy per next hop, and GPUs on the way (relays)
+// replicate it to the destinations their part of the message's destination
+// set names. This file is the planner (which GPU relays which part to whom)
+// and the lowering of its relay trees into rank programs; the registered
+// algorithms (alg_allgather_multiwrite.go, alg_bcast_multiwrite.go) and
+// the grouped allgather of the TP-domain case (multiwrite_grouped.go) are
+// thin users of it.
+//
+// # Destination bitmap, not a multicast group (section 4.1)
+//
+// A message carries its destination set as a Bitmap over ranks. A holder
+// (the source or a relay) splits the bitmap by next hop and sends each next
+// hop one copy carrying only its part of the bitmap (RelayHop.Serves), so no
+// destination is served twice and no group has to exist beforehand.
+//
+// # Recursive execution (section 4.3.3)
+//
+// fanout applies the same rule at every holder: destinations on the
+// holder's own node get a direct write each (one destination left: a plain
+// write, rule 2); destinations on another node share one next hop, that
+// node's relay, which gets one copy and the sub-bitmap of its node, and
+// runs the same rule on it (rule 3). The tree is the call tree of fanout.
+//
+// # How relays are picked, and why each bottleneck link carries one copy
+//
+//   - Across nodes: the same-index relay of section 3.2. The source on
+//     local index l sends one copy to local index l of every remote node
+//     that holds destinations, over its own rail (rail:<GPU.Rail>), and that
+//     GPU replicates to the node's destinations over intra-node links. The
+//     inter-node path into a node (its rail port, the oversubscribed
+//     fabric of section 3.2) therefore carries each message once, however
+//     many of its GPUs want it; unicast would carry it once per GPU. The
+//     source still sends one copy per remote NODE: switches do not
+//     replicate (section 1: no switch changes), so that is the least a
+//     source NIC can send without a relay on another node.
+//   - Inside a full-mesh node: direct writes. Every destination has its own
+//     link from the holder, so each link carries the message once already.
+//     When the destinations are a domain that leaves other links of the mesh
+//     idle, paired relaying (section 3.1) adds the idle links: with
+//     RelayOptions.Partner, the source on rank s splits the message into a
+//     direct part and a relay part; the relay part crosses the link s ->
+//     Partner[s] ONCE and the partner replicates it to the destinations
+//     (section 5.2: "one cross-TP MultiWrite"). The split balances the two
+//     paths (share = relay bandwidth / (direct + relay bandwidth), section
+//     5.2's "split ratio from the measured bandwidth of both link types"):
+//     1/2 on equal links, the 50% of section 3.1.
+//   - RelayOptions.Unicast builds the paper's unicast multipath baseline
+//     instead (sections 3.1 and 6.1): the relay part crosses s -> Partner[s]
+//     once per destination, so its balanced share is 1/(|D|+1) and the
+//     latency 3/4 of the baseline for TP=4, which multicast cuts by a third.
+//
+// # Lowering (section 6.4: relays reuse the receive buffers)
+//
+// LowerMulticast turns trees into steps with Hazards: a relay that is also a
+// destination receives into its dst at the message's place and forwards from
+// there, so allgather and bcast need no scratch; a relay that is not a
+// destination (a partner of paired relaying, the same-index GPU of a MoE
+// dispatch whose token it does not want) receives into a scratch slot of
+// its own. Spec.Chunks pieces pipeline through relays: a relay forwards
+// piece c as soon as piece c arrived.
+
+// Bitmap is a destination set over ranks (seed 004 section 4.1): bit r set
+// means rank r is a destination.
+type Bitmap []uint64
+
+// NewBitmap is an empty set over n ranks.
+func NewBitmap(n int) Bitmap { return make(Bitmap, (n+63)/64) }
+
+// Set adds rank r.
+func (b Bitmap) Set(r int) { b[r/64] |= 1 << (r % 64) }
+
+// Clear removes rank r.
+func (b Bitmap) Clear(r int) { b[r/64] &^= 1 << (r % 64) }
+
+// Has reports whether rank r is in the set.
+func (b Bitmap) Has(r int) bool { return r >= 0 && r/64 < len(b) && b[r/64]&(1<<(r%64)) != 0 }
+
+// Count is the number of ranks in the set.
+func (b Bitmap) Count() int {
+	n := 0
+	for _, w := range b {
+		n += bits.OnesCount64(w)
+	}
+	return n
+}
+
+// Ranks lists the set in ascending order.
+func (b Bitmap) Ranks() []int {
+	var out []int
+	for i, w := range b {
+		for w != 0 {
+			out = append(out, i*64+bits.TrailingZeros64(w))
+			w &= w - 1
+		}
+	}
+	return out
+}
+
+// BitmapOf is the set of the given ranks over n ranks.
+func BitmapOf(n int, ranks ...int) Bitmap {
+	b := NewBitmap(n)
+	for _, r := range ranks {
+		b.Set(r)
+	}
+	return b
+}
+
+// Multicast is one message for the planner: Bytes at rank Src go to every
+// rank of Dests (seed 004 section 4.3.1, MultiWrite(s, D, buf)). A Src bit
+// in Dests means the source keeps a copy too (a local copy in the lowering).
+type Multicast struct {
+	Src   int
+	Dests Bitmap
+	Bytes int64
+}
+
+// RelayOptions tune the planner. The zero value is the paper's relay
+// multicast without paired relaying.
+type RelayOptions struct {
+	// Partner[r] is the rank that relays part of r's messages (paired
+	// relaying, seed 004 section 3.1); -1, or a nil slice, for none. A
+	// partner is used only for a message whose destinations all lie on the
+	// source's node and do not include the partner.
+	Partner []int
+	// RelayShare is the fraction of a paired message sent through the
+	// partner; 0 balances the two paths from link bandwidths.
+	RelayShare float64
+	// Unicast makes the relay part cross the source -> partner link once
+	// per destination (the unicast multipath baseline of seed 004 sections
+	// 3.1 and 6.1), not once.
+	Unicast bool
+}
+
+// RelayHop is one transfer of a relay tree: From sends its copy to To, and
+// To delivers it to every rank of Serves (itself included when it is a
+// destination), directly or through further hops.
+type RelayHop struct {
+	From, To int
+	Serves   Bitmap
+	Path     Path
+	// Parent is the hop that brought the data to From (-1: From is the
+	// source). Parents come before their children in RelayPart.Hops.
+	Parent int
+}
+
+// RelayPart is a byte range of a message and the tree that carries it.
+type RelayPart struct {
+	Span Span // within the message
+	Hops []RelayHop
+}
+
+// RelayTree is the plan of one message: one part, or two (direct and
+// relayed) under paired relaying.
+type RelayTree struct {
+	Parts []RelayPart
+}
+
+// PlanMulticast builds the relay tree of every message over topology t (see
+// the file comment for the rules). elem is the element size: parts never
+// split an element. It fails on a rank out of range, a partner that cannot
+// serve, or nodes that must talk without rails.
+func PlanMulticast(t *topo.Topology, msgs []Multicast, elem int, opt RelayOptions) ([]RelayTree, error) {
+	b, err := newTreeBuilder(t, opt)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]RelayTree, len(msgs))
+	for i, m := range msgs {
+		if m.Src < 0 || m.Src >= b.n {
+			return nil, fmt.Errorf("multiwrite: message %d: source rank %d out of range 0..%d", i, m.Src, b.n-1)
+		}
+		if m.Bytes < 0 || m.Bytes%int64(elem) != 0 {
+			return nil, fmt.Errorf("multiwrite: message %d: %d bytes is not a whole number of %d-byte elements", i, m.Bytes, elem)
+		}
+		dests := m.Dests.Ranks()
+		if len(dests) > 0 && dests[len(dests)-1] >= b.n {
+			return nil, fmt.Errorf("multiwrite: message %d: destination rank %d out of range 0..%d", i, dests[len(dests)-1], b.n-1)
+		}
+		d := b.without(dests, m.Src)
+		tr, err := b.tree(m, d, elem)
+		if err != nil {
+			return nil, fmt.Errorf("multiwrite: message %d: %w", i, err)
+		}
+		out[i] = tr
+	}
+	return out, nil
+}
+
+// treeBuilder holds what the rules need: where ranks are, and link
+// bandwidths between GPUs of a node (for the paired split).
+type treeBuilder struct {
+	t         *topo.Topology
+	opt       RelayOptions
+	n         int
+	node, loc []int
+	first     []int // first rank of each node
+	bwCache   map[[3]int]float64
+	hops      []RelayHop
+	railOK    bool
+}
+
+func newTreeBuilder(t *topo.Topology, opt RelayOptions) (*treeBuilder, error) {
+	b := &treeBuilder{t: t, opt: opt, n: t.NumGPUs(), bwCache: map[[3]int]float64{}, railOK: len(t.Rails) > 0}
+	for ni := range t.Nodes {
+		b.first = append(b.first, len(b.node))
+		for li := range t.Nodes[ni].GPUs {
+			b.node = append(b.node, ni)
+			b.loc = append(b.loc, li)
+		}
+	}
+	if opt.Partner != nil && len(opt.Partner) != b.n {
+		return nil, fmt.Errorf("multiwrite: %d partners for %d ranks", len(opt.Partner), b.n)
+	}
+	for r, p := range opt.Partner {
+		if p >= b.n || p == r || (p >= 0 && b.node[p] != b.node[r]) {
+			return nil, fmt.Errorf("multiwrite: partner %d of rank %d: want another rank of the same node, or -1", p, r)
+		}
+	}
+	if opt.RelayShare < 0 || opt.RelayShare >= 1 {
+		return nil, fmt.Errorf("multiwrite: relay share %g: want 0 (balanced) or a fraction below 1", opt.RelayShare)
+	}
+	return b, nil
+}
+
+func (b *treeBuilder) rank(node, local int) int { return b.first[node] + local }
+
+func (b *treeBuilder) without(rs []int, x int) []int {
+	out := rs[:0:0]
+	for _, r := range rs {
+		if r != x {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func (b *treeBuilder) tree(m Multicast, d []int, elem int) (RelayTree, error) {
+	whole := Span{0, m.Bytes}
+	p := -1
+	if b.opt.Partner != nil {
+		p = b.opt.Partner[m.Src]
+	}
+	if p < 0 || len(d) == 0 || !b.allOnNode(d, b.node[m.Src]) || contains(d, p) {
+		hops, err := b.fanout(m.Src, d)
+		return RelayTree{Parts: []RelayPart{{Span: whole, Hops: hops}}}, err
+	}
+	// Paired relaying (section 3.1): a direct part and a relay part.
+	share := b.opt.RelayShare
+	if share == 0 {
+		share = b.balancedShare(m.Src, p, d)
+	}
+	elems := m.Bytes / int64(elem)
+	relayElems := int64(math.Round(share * float64(elems)))
+	direct := Span{0, (elems - relayElems) * int64(elem)}
+	relayed := Span{direct.Len, m.Bytes - direct.Len}
+	var tr RelayTree
+	if direct.Len > 0 {
+		hops, err := b.fanout(m.Src, d)
+		if err != nil {
+			return tr, err
+		}
+		tr.Parts = append(tr.Parts, RelayPart{Span: direct, Hops: hops})
+	}
+	if relayed.Len > 0 {
+		tr.Parts = append(tr.Parts, RelayPart{Span: relayed, Hops: b.paired(m.Src, p, d)})
+	}
+	return tr, nil
+}
+
+func contains(rs []int, x int) bool {
+	for _, r := range rs {
+		if r == x {
+			return true
+		}
+	}
+	return false
+}
+
+func (b *treeBuilder) allOnNode(rs []int, node int) bool {
+	for _, r := range rs {
+		if b.node[r] != node {
+			return false
+		}
+	}
+	return true
+}
+
+// paired is the relay part's tree: one copy (Unicast: one per destination)
+// from s to its partner p, which writes every destination directly.
+func (b *treeBuilder) paired(s, p int, d []int) []RelayHop {
+	var hops []RelayHop
+	if b.opt.Unicast {
+		for _, x := range d {
+			hops = append(hops, RelayHop{From: s, To: p, Serves: BitmapOf(b.n, x), Parent: -1})
+			hops = append(hops, RelayHop{From: p, To: x, Serves: BitmapOf(b.n, x), Parent: len(hops) - 1})
+		}
+		return hops
+	}
+	hops = append(hops, RelayHop{From: s, To: p, Serves: BitmapOf(b.n, d...), Parent: -1})
+	for _, x := range d {
+		hops = append(hops, RelayHop{From: p, To: x, Serves: BitmapOf(b.n, x), Parent: 0})
+	}
+	return hops
+}
+
+// balancedShare is the relay fraction that makes both paths of a paired
+// message finish together: the direct path moves (1-f) at the narrowest
+// direct link, the relay path f at the narrowest of s->p and p->d, which
+// carries the relay part |D| times under Unicast.
+func (b *treeBuilder) balancedShare(s, p int, d []int) float64 {
+	direct, relay := math.Inf(1), b.bw(s, p)
+	for _, x := range d {
+		direct = math.Min(direct, b.bw(s, x))
+		relay = math.Min(relay, b.bw(p, x))
+	}
+	if b.opt.Unicast {
+		relay = math.Min(relay, b.bw(s, p)/float64(len(d)))
+	}
+	if math.IsInf(direct, 1) || direct+relay <= 0 {
+		return 0.5
+	}
+	return relay / (direct + relay)
+}
+
+// bw is the bottleneck bandwidth of the intra-node route between ranks a
+// and b (same node), in GB/s.
+func (b *treeBuilder) bw(x, y int) float64 {
+	key := [3]int{b.node[x], b.loc[x], b.loc[y]}
+	if v, ok := b.bwCache[key]; ok {
+		return v
+	}
+	nd := &b.t.Nodes[b.node[x]]
+	v := 0.0
+	if hops, err := nd.Route(topo.GPUEndpoint(b.loc[x]), topo.GPUEndpoint(b.loc[y])); err == nil {
+		_, v = nd.PathCost(hops)
+	}
+	b.bwCache[key] = v
+	return v
+}
+
+// fanout is the recursive rule of section 4.3.3 at holder h for the
+// destinations d (h excluded): one copy per remote node to its same-index
+// relay, then a direct write per destination of h's own node. Remote nodes
+// are visited starting after h's node, so different sources start on
+// different nodes.
+func (b *treeBuilder) fanout(h int, d []int) ([]RelayHop, error) {
+	b.hops = b.hops[:0]
+	if err := b.fanoutFrom(h, d, -1); err != nil {
+		return nil, err
+	}
+	return append([]RelayHop(nil), b.hops...), nil
+}
+
+func (b *treeBuilder) fanoutFrom(h int, d []int, parent int) error {
+	N := len(b.t.Nodes)
+	hn := b.node[h]
+	byNode := make(map[int][]int)
+	for _, x := range d {
+		byNode[b.node[x]] = append(byNode[b.node[x]], x)
+	}
+	for k := 1; k < N; k++ {
+		m := (hn + k) % N
+		dm := byNode[m]
+		if len(dm) == 0 {
+			continue
+		}
+		path, err := b.railPath(h)
+		if err != nil {
+			return err
+		}
+		g := len(b.t.Nodes[m].GPUs)
+		relay := b.rank(m, b.loc[h]%g)
+		b.hops = append(b.hops, RelayHop{From: h, To: relay, Serves: BitmapOf(b.n, dm...), Path: path, Parent: parent})
+		if err := b.fanoutFrom(relay, b.without(dm, relay), len(b.hops)-1); err != nil {
+			return err
+		}
+	}
+	for _, x := range byNode[hn] {
+		b.hops = append(b.hops, RelayHop{From: h, To: x, Serves: BitmapOf(b.n, x), Parent: parent})
+	}
+	return nil
+}
+
+func (b *treeBuilder) railPath(h int) (Path, error) {
+	if !b.railOK {
+		return Path{}, fmt.Errorf("topology %q has %d nodes but no rails", b.t.Name, len(b.t.Nodes))
+	}
+	r := b.t.Nodes[b.node[h]].GPUs[b.loc[h]].Rail
+	if r < 0 || r > 255 {
+		return Path{}, fmt.Errorf("rank %d (node %d GPU %d) has no NIC rail for the same-index relay", h, b.node[h], b.loc[h])
+	}
+	return Path{Kind: PathRail, Index: uint8(r)}, nil
+}
+
+// Placement says where a message lies on its source (From, in any buffer)
+// and where it lands in every destination's dst buffer (DstOff).
+type Placement struct {
+	From   Ref
+	DstOff int64
+}
+
+// LowerMulticast appends the steps of trees (planned for msgs) to plan:
+// each destination receives message i at place[i].DstOff of its dst, a
+// source listed in its own Dests copies it there locally, relays that are
+// not destinations hold it in scratch slots after the scratch the plan's
+// sizes already have. Every rank's Sizes.Src and Sizes.Dst must be set and
+// its program empty (deps come from Hazards over what LowerMulticast itself
+// emits). chunks > 1 pipelines
+// every hop in that many pieces. Tags are ChunkTag(2*i+part, piece, chunks).
+func LowerMulticast(plan *Plan, msgs []Multicast, trees []RelayTree, place []Placement, elem, chunks int) error {
+	if len(trees) != len(msgs) || len(place) != len(msgs) {
+		return fmt.Errorf("multiwrite: %d messages, %d trees, %d placements", len(msgs), len(trees), len(place))
+	}
+	n := plan.NRanks
+	for r := range plan.Ranks {
+		if len(plan.Ranks[r].Steps) > 0 {
+			return fmt.Errorf("multiwrite: rank %d already has %d steps; lower into empty programs", r, len(plan.Ranks[r].Steps))
+		}
+	}
+	// Scratch slots: one per hop into a relay that is not a destination.
+	slot := make([][][]int64, len(msgs)) // [msg][part][hop] -> scratch offset, -1 for dst
+	for i := range msgs {
+		slot[i] = make([][]int64, len(trees[i].Parts))
+		for pi, part := range trees[i].Parts {
+			slot[i][pi] = make([]int64, len(part.Hops))
+			for hi, hp := range part.Hops {
+				slot[i][pi][hi] = -1
+				if !msgs[i].Dests.Has(hp.To) {
+					z := &plan.Ranks[hp.To].Sizes
+					slot[i][pi][hi] = z.Scratch
+					z.Scratch += part.Span.Len
+				}
+			}
+		}
+	}
+	hz := make([]*Hazards, n)
+	for r := range hz {
+		hz[r] = NewHazards(plan.Ranks[r].Sizes)
+	}
+	for i, m := range msgs {
+		pl := place[i]
+		if m.Dests.Has(m.Src) && m.Bytes > 0 {
+			hz[m.Src].Copy(&plan.Ranks[m.Src], pl.From, At(BufDst, pl.DstOff), m.Bytes)
+		}
+		for pi, part := range trees[i].Parts {
+			k := ChunkCount(part.Span.Len, chunks, elem)
+			// where holds the copy of this part on the receiving end of hop hi.
+			where := func(hi int) Ref {
+				if hi < 0 {
+					return Ref{pl.From.Buf, pl.From.Off + part.Span.Off}
+				}
+				if s := slot[i][pi][hi]; s >= 0 {
+					return At(BufScratch, s)
+				}
+				return At(BufDst, pl.DstOff+part.Span.Off)
+			}
+			for hi, hp := range part.Hops {
+				from, to := where(hp.Parent), where(hi)
+				for c := 0; c < k; c++ {
+					pc := ChunkSpan(Span{0, part.Span.Len}, k, c, elem)
+					tag := ChunkTag(2*i+pi, c, chunks)
+					hz[hp.From].Send(&plan.Ranks[hp.From], hp.To, tag, Ref{from.Buf, from.Off + pc.Off}, pc.Len, hp.Path)
+					hz[hp.To].Recv(&plan.Ranks[hp.To], hp.From, tag, Ref{to.Buf, to.Off + pc.Off}, pc.Len)
+				}
+			}
+		}
+	}
+	return nil
+}

@@ -1,0 +1,116 @@
+package sched
+
+import (
+	"sort"
+)
+
+// VerifyMulticast checks a plan of multicasts (LowerMulticast's output) as
+// Verify checks a collective: structure, send/recv matching, completion
+// under rendezvous (no deadlock), no race within a rank, and final
+// contents. Verify's content rule is one per collective over the whole
+// communicator; a set of multicasts (the grouped allgather of seed 004
+// section 3.1, a dispatch) says itself what each rank must end with: every
+// destination r of message i holds, at place[i].DstOff of its dst, the
+// bytes of the source's src buffer at place[i].From.Off. Bytes of dst that
+// no message names are not checked.
+func VerifyMulticast(p *Plan, msgs []Multicast, place []Placement) (*Report, error) {
+	if p == nil {
+		return nil, verr("structure", "nil plan")
+	}
+	if len(place) != len(msgs) {
+		return nil, verr("structure", "%d messages but %d placements", len(msgs), len(place))
+	}
+	if err := checkStructure(p); err != nil {
+		return nil, err
+	}
+	v := newVerifier(p)
+	if err := v.match(); err != nil {
+		return nil, err
+	}
+	if err := v.run(); err != nil {
+		return nil, err
+	}
+	for r := range p.Ranks {
+		if err := checkRaces(p, r); err != nil {
+			return nil, err
+		}
+	}
+	dst, err := v.replayMoves()
+	if err != nil {
+		return nil, err
+	}
+	n := len(p.Ranks)
+	want := make([][]seg[cval], n)
+	for i, m := range msgs {
+		if m.Bytes == 0 {
+			continue
+		}
+		if place[i].From.Buf != BufSrc {
+			return nil, verr("content", "message %d starts in %s: only src contents have a known origin", i, place[i].From.Buf)
+		}
+		for _, r := range m.Dests.Ranks() {
+			if r >= n {
+				return nil, verr("content", "message %d: destination rank %d out of range", i, r)
+			}
+			lo := place[i].DstOff
+			want[r] = append(want[r], seg[cval]{lo, lo + m.Bytes, cval{set: v.singles[m.Src], off: place[i].From.Off}})
+		}
+	}
+	for r := range p.Ranks {
+		w := want[r]
+		sort.Slice(w, func(a, b int) bool { return w[a].lo < w[b].lo })
+		for k := 1; k < len(w); k++ {
+			if w[k].lo < w[k-1].hi {
+				return nil, verr("content", "rank %d: two messages land on dst[%d,%d)", r, w[k].lo, w[k-1].hi)
+			}
+		}
+		if len(w) > 0 && w[len(w)-1].hi > p.Ranks[r].Sizes.Dst {
+			return nil, verr("content", "rank %d: a message lands past the end of dst (%d bytes)", r, p.Ranks[r].Sizes.Dst)
+		}
+		got := dst[r].read(0, p.Ranks[r].Sizes.Dst, nil)
+		if err := v.compare(r, got, w); err != nil {
+			return nil, err
+		}
+	}
+	return v.report(), nil
+}
+
+// replayMoves replays the completion order of a plan without reductions
+// over symbolic buffers and returns every rank's dst.
+func (v *verifier) replayMoves() ([]*imap[cval], error) {
+	p := v.p
+	n := len(p.Ranks)
+	v.singles = make([]*rankSet, n)
+	for r := range v.singles {
+		v.singles[r] = single(n, r)
+	}
+	v.all = fullSet(n)
+	maps := make([][4]*imap[cval], n)
+	for r := range p.Ranks {
+		z := p.Ranks[r].Sizes
+		maps[r][BufSrc] = newIMap(z.Src, cval{set: v.singles[r]}, cshift, csame)
+		maps[r][BufDst] = newIMap(z.Dst, cval{}, cshift, csame)
+		maps[r][BufScratch] = newIMap(z.Scratch, cval{}, cshift, csame)
+	}
+	var buf []seg[cval]
+	for _, g := range v.order {
+		s, r, id := v.step(g)
+		switch s.Op {
+		case OpRecv:
+			ss, sr, _ := v.step(v.partner[g])
+			buf = maps[sr][ss.SrcBuf].read(ss.SrcOff, ss.SrcOff+ss.Len, buf[:0])
+		case OpCopy:
+			buf = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, buf[:0])
+		case OpReduce:
+			return nil, verr("content", "%s: a multicast plan does not reduce", describe(p, r, id))
+		default:
+			continue
+		}
+		maps[r][s.DstBuf].write(s.DstOff, buf)
+	}
+	out := make([]*imap[cval], n)
+	for r := range out {
+		out[r] = maps[r][BufDst]
+	}
+	return out, nil
+}
