@@ -469,10 +469,19 @@ func LowerMulticast(plan *Plan, msgs []Multicast, trees []RelayTree, place []Pla
 			}
 			for hi, hp := range part.Hops {
 				from, to := where(hp.Parent), where(hi)
+				prev := -1
 				for c := 0; c < k; c++ {
 					pc := ChunkSpan(Span{0, part.Span.Len}, k, c, elem)
 					tag := ChunkTag(2*i+pi, c, chunks)
-					hz[hp.From].Send(&plan.Ranks[hp.From], hp.To, tag, Ref{from.Buf, from.Off + pc.Off}, pc.Len, hp.Path)
+					// Pieces of one hop go one after another (piece c+1's
+					// send waits for piece c's), so the relay forwards piece
+					// c while piece c+1 is on the wire; sent all at once they
+					// would share the link and arrive together.
+					var after []int
+					if prev >= 0 {
+						after = []int{prev}
+					}
+					prev = hz[hp.From].Send(&plan.Ranks[hp.From], hp.To, tag, Ref{from.Buf, from.Off + pc.Off}, pc.Len, hp.Path, after...)
 					hz[hp.To].Recv(&plan.Ranks[hp.To], hp.From, tag, Ref{to.Buf, to.Off + pc.Off}, pc.Len)
 				}
 			}
