@@ -102,6 +102,9 @@
 //	                                      sets alternate between rings
 //	reduce_scatter ring                   2B (P > 2): two alternating slots
 //	reduce_scatter parallel_rings         min(2,N) (G-1+2[N>1]) B
+//	alltoallv nimble                      2 pools x 4 slots x 4 MiB = 32 MiB
+//	                                      at most, whatever it relays; 0
+//	                                      when nothing is split
 //
 // Nothing grows with the iteration count, and no scratch exceeds twice the
 // message except reduce_scatter's, whose B is one rank's output block of a

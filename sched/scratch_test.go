@@ -27,6 +27,7 @@ var scratchBounds = map[string]scratchBound{
 	"allgather/bruck":              nil,
 	"allgather/parallel_rings":     nil,
 	"alltoallv/pairwise":           nil,
+	"alltoallv/nimble":             func(s *Spec, N, G int) int64 { return NimbleScratchBoundBytes },
 	"bcast/knomial":                nil,
 	"allgather/multiwrite":         nil,
 	"bcast/multiwrite":             nil,
