@@ -134,7 +134,8 @@ func (p MWUPath) Hops() int { return len(p.Ranks) - 1 }
 type MWUDemand struct {
 	Src, Dst int
 	Bytes    int64
-	// Paths are the candidates; Paths[0] is the default (direct) path.
+	// Paths are the candidates; Paths[0] is the default (direct) path. A
+	// demand under the split threshold lists only its default path.
 	Paths []MWUPath
 	// SplitBytes[i] is what Paths[i] carries: whole elements, summing to
 	// Bytes. Unsplit demands have everything on Paths[0].
@@ -233,7 +234,7 @@ func PlanMWU(t *topo.Topology, demandBytes [][]int64, o MWUOptions) (*MWUPlan, e
 			if s == d || b == 0 {
 				continue
 			}
-			paths, err := net.candidates(s, d)
+			paths, err := net.candidates(s, d, b >= o.SplitThresholdBytes)
 			if err != nil {
 				return nil, err
 			}
@@ -729,8 +730,9 @@ func (nw *mwuNet) owner(ni, r int) int {
 	return -1
 }
 
-// candidates lists the paths of demand s -> d, the default path first.
-func (nw *mwuNet) candidates(s, d int) ([]MWUPath, error) {
+// candidates lists the paths of demand s -> d, the default path first;
+// only the default path unless all.
+func (nw *mwuNet) candidates(s, d int, all bool) ([]MWUPath, error) {
 	ns, ls := nw.locate(s)
 	nd, ld := nw.locate(d)
 	if ns == nd {
@@ -739,6 +741,9 @@ func (nw *mwuNet) candidates(s, d int) ([]MWUPath, error) {
 			return nil, err
 		}
 		out := []MWUPath{{Kind: MWUDirect, Ranks: []int{s, d}, Rail: topo.NoRail, Links: direct}}
+		if !all {
+			return out, nil
+		}
 		for m := range nw.t.Nodes[ns].GPUs {
 			if m == ls || m == ld {
 				continue
@@ -764,6 +769,9 @@ func (nw *mwuNet) candidates(s, d int) ([]MWUPath, error) {
 		return nil, err
 	}
 	out := []MWUPath{{Kind: MWUDirect, Ranks: []int{s, d}, Rail: rs, Links: direct}}
+	if !all {
+		return out, nil
+	}
 	for _, rail := range nw.t.Rails {
 		r := rail.Index
 		oa, ob := nw.owner(ns, r), nw.owner(nd, r)
