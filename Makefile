@@ -6,7 +6,7 @@ DEB_PACKAGES := libucx-dev ucx-utils openmpi-bin libopenmpi-dev pkg-config
 # Tests that start real processes can take a while on 2 cores.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl
+.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install
 
 all: build
 
@@ -39,6 +39,23 @@ test: build lint
 capi: deps
 	$(GO) build -tags ucc -buildmode=c-shared -o build/libgoring.so ./ucc_tl_goring
 	mpicc -O2 -Wall -Icshim tests/capi/capi_test.c -Lbuild -lgoring -Wl,-rpath,'$$ORIGIN' -o build/capi_test
+
+# The UCC team layer itself: cshim/ compiled against a configured and built
+# UCC source tree (UCC_SRC, for its internal component headers), that
+# UCC's installation (UCC_PREFIX) and the UCX it was built with
+# (UCX_PREFIX); never needed by anything else. `make tl-install` puts it
+# (and libgoring.so, which it loads from its own folder) into UCC's
+# component folder, where UCC looks for libucc_tl_*.so.
+TL_CFLAGS = -shared -fPIC -O2 -Wall -Wno-unused-parameter -I$(UCC_SRC) -I$(UCC_SRC)/src \
+	-I$(UCC_PREFIX)/include -I$(UCX_PREFIX)/include -Icshim
+tl: capi
+	@if [ -z "$(UCC_SRC)" ] || [ -z "$(UCC_PREFIX)" ] || [ -z "$(UCX_PREFIX)" ]; then \
+	  echo "make tl needs UCC_SRC=<configured ucc source> UCC_PREFIX=<ucc install> UCX_PREFIX=<ucx install>"; exit 2; fi
+	$(CC) $(TL_CFLAGS) cshim/tl_goring*.c -Lbuild -lgoring -L$(UCC_PREFIX)/lib -lucc \
+	  -Wl,-rpath,'$$ORIGIN' -o build/libucc_tl_goring.so
+
+tl-install: tl
+	cp build/libucc_tl_goring.so build/libgoring.so $(UCC_PREFIX)/lib/ucc/
 
 capi-test: capi
 	$(GO) test -tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring

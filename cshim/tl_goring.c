@@ -1,0 +1,124 @@
+/*
+ * tl_goring.c: the interface UCC finds (ucc_tl_goring), the config tables
+ * and the lib object.
+ */
+#include "tl_goring.h"
+
+#include <string.h>
+
+static ucc_config_field_t ucc_tl_goring_lib_config_table[] = {
+    {"", "", NULL, ucc_offsetof(ucc_tl_goring_lib_config_t, super),
+     UCC_CONFIG_TYPE_TABLE(ucc_tl_lib_config_table)},
+    {NULL}};
+
+static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
+    {"", "", NULL, ucc_offsetof(ucc_tl_goring_context_config_t, super),
+     UCC_CONFIG_TYPE_TABLE(ucc_tl_context_config_table)},
+    {"UCX_TLS", "",
+     "UCX transports of goring's own UCX workers (empty: UCX's default)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, ucx_tls), UCC_CONFIG_TYPE_STRING},
+    {"ALG_ALLGATHER", "",
+     "allgather algorithm (see goring plan --help; auto; empty: goring's default)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, alg_allgather), UCC_CONFIG_TYPE_STRING},
+    {"ALG_ALLREDUCE", "", "allreduce algorithm (as ALG_ALLGATHER)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, alg_allreduce), UCC_CONFIG_TYPE_STRING},
+    {"ALG_REDUCE_SCATTER", "", "reduce_scatter algorithm (as ALG_ALLGATHER)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, alg_reduce_scatter), UCC_CONFIG_TYPE_STRING},
+    {"ALG_BCAST", "", "bcast algorithm (as ALG_ALLGATHER)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, alg_bcast), UCC_CONFIG_TYPE_STRING},
+    {"TIMEOUT_MS", "0",
+     "deadline of one collective in milliseconds (0: 10 s + 1 s per 50 MB)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, timeout_ms), UCC_CONFIG_TYPE_UINT},
+    {NULL}};
+
+UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,
+                    const ucc_base_config_t *config)
+{
+    const ucc_tl_goring_lib_config_t *cfg =
+        ucc_derived_of(config, ucc_tl_goring_lib_config_t);
+
+    (void)params;
+    UCC_CLASS_CALL_SUPER_INIT(ucc_tl_lib_t, &ucc_tl_goring.super, &cfg->super);
+    if (goring_api_version() != GORING_API_VERSION) {
+        tl_error(&self->super, "libgoring implements API %d, this shim wants %d",
+                 goring_api_version(), GORING_API_VERSION);
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    return UCC_OK;
+}
+
+UCC_CLASS_CLEANUP_FUNC(ucc_tl_goring_lib_t) {}
+
+UCC_CLASS_DEFINE(ucc_tl_goring_lib_t, ucc_tl_lib_t);
+
+UCC_CLASS_DEFINE_NEW_FUNC(ucc_tl_goring_lib_t, ucc_base_lib_t,
+                          const ucc_base_lib_params_t *, const ucc_base_config_t *);
+UCC_CLASS_DEFINE_DELETE_FUNC(ucc_tl_goring_lib_t, ucc_base_lib_t);
+
+static ucc_status_t ucc_tl_goring_get_lib_attr(const ucc_base_lib_t *lib,
+                                               ucc_base_lib_attr_t *base_attr)
+{
+    ucc_tl_lib_attr_t *attr = ucc_derived_of(base_attr, ucc_tl_lib_attr_t);
+
+    (void)lib;
+    attr->super.flags            = 0;
+    attr->super.attr.thread_mode = UCC_THREAD_MULTIPLE; /* the Go side locks */
+    attr->super.attr.coll_types  = UCC_TL_GORING_SUPPORTED_COLLS;
+    if (base_attr->mask & UCC_BASE_LIB_ATTR_FIELD_MIN_TEAM_SIZE) {
+        attr->super.min_team_size = 2;
+    }
+    if (base_attr->mask & UCC_BASE_LIB_ATTR_FIELD_MAX_TEAM_SIZE) {
+        attr->super.max_team_size = UCC_RANK_MAX;
+    }
+    return UCC_OK;
+}
+
+static ucc_status_t ucc_tl_goring_get_lib_properties(ucc_base_lib_properties_t *prop)
+{
+    prop->default_team_size = 2;
+    prop->min_team_size     = 2;
+    prop->max_team_size     = UCC_RANK_MAX;
+    return UCC_OK;
+}
+
+ucc_status_t ucc_tl_goring_status(goring_status_t st)
+{
+    switch (st) {
+    case GORING_OK:                return UCC_OK;
+    case GORING_INPROGRESS:        return UCC_INPROGRESS;
+    case GORING_ERR_NOT_SUPPORTED: return UCC_ERR_NOT_SUPPORTED;
+    case GORING_ERR_INVALID:       return UCC_ERR_INVALID_PARAM;
+    case GORING_ERR_NO_MEMORY:     return UCC_ERR_NO_MEMORY;
+    case GORING_ERR_NO_RESOURCE:   return UCC_ERR_NO_RESOURCE;
+    case GORING_ERR_TIMEOUT:       return UCC_ERR_TIMED_OUT;
+    default:                       return UCC_ERR_NO_MESSAGE;
+    }
+}
+
+void ucc_tl_goring_log_error(ucc_base_lib_t *lib, const char *what, goring_status_t st)
+{
+    char msg[1024];
+
+    goring_last_error(msg, sizeof(msg));
+    tl_error(lib, "%s failed (status %d): %s", what, (int)st, msg);
+}
+
+/* Defined in tl_goring_context.c and tl_goring_team.c. */
+UCC_CLASS_DEFINE_NEW_FUNC(ucc_tl_goring_context_t, ucc_base_context_t,
+                          const ucc_base_context_params_t *, const ucc_base_config_t *);
+UCC_CLASS_DEFINE_DELETE_FUNC(ucc_tl_goring_context_t, ucc_base_context_t);
+UCC_CLASS_DEFINE_NEW_FUNC(ucc_tl_goring_team_t, ucc_base_team_t, ucc_base_context_t *,
+                          const ucc_base_team_params_t *);
+ucc_status_t ucc_tl_goring_get_context_attr(const ucc_base_context_t *context,
+                                            ucc_base_ctx_attr_t *attr);
+ucc_status_t ucc_tl_goring_mem_map(const ucc_base_context_t *context, ucc_mem_map_mode_t mode,
+                                   ucc_mem_map_memh_t *memh, ucc_mem_map_tl_t *tl_h);
+ucc_status_t ucc_tl_goring_mem_unmap(const ucc_base_context_t *context, ucc_mem_map_mode_t mode,
+                                     ucc_mem_map_tl_t *tl_h);
+ucc_status_t ucc_tl_goring_memh_pack(const ucc_base_context_t *context, ucc_mem_map_mode_t mode,
+                                     ucc_mem_map_tl_t *tl_h, void **pack_buffer);
+ucc_status_t ucc_tl_goring_team_create_test(ucc_base_team_t *tl_team);
+ucc_status_t ucc_tl_goring_team_destroy(ucc_base_team_t *tl_team);
+ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_score_t **score);
+
+UCC_TL_IFACE_DECLARE(goring, GORING);

@@ -1,0 +1,101 @@
+/*
+ * tl_goring.h: goring's UCC team layer ("tl/goring"), the C side.
+ *
+ * UCC loads libucc_tl_goring.so from its component directory and finds the
+ * interface ucc_tl_goring. Every UCC entry point here is a thin forward to
+ * one call of goring's C API (goring.h), implemented in Go by
+ * libgoring.so: this file set knows UCC, the Go side knows schedules.
+ * Built out of UCC's tree against its sources (UCC_SRC: the internal
+ * headers of components/tl) and its installation (UCC_PREFIX).
+ */
+#ifndef UCC_TL_GORING_H_
+#define UCC_TL_GORING_H_
+
+#include "components/tl/ucc_tl.h"
+#include "components/tl/ucc_tl_log.h"
+
+#include "goring.h"
+
+/* Below tl/ucp (10) so that installing goring changes nothing until a user
+ * asks for it (UCC_TL_GORING_TUNE); UCC wants every TL's default score
+ * distinct. */
+#define UCC_TL_GORING_DEFAULT_SCORE 5
+
+#define UCC_TL_GORING_SUPPORTED_COLLS                                          \
+    (UCC_COLL_TYPE_ALLGATHER | UCC_COLL_TYPE_ALLREDUCE |                       \
+     UCC_COLL_TYPE_REDUCE_SCATTER | UCC_COLL_TYPE_BCAST)
+
+typedef struct ucc_tl_goring_iface {
+    ucc_tl_iface_t super;
+} ucc_tl_goring_iface_t;
+extern ucc_tl_goring_iface_t ucc_tl_goring;
+
+typedef struct ucc_tl_goring_lib_config {
+    ucc_tl_lib_config_t super;
+} ucc_tl_goring_lib_config_t;
+
+/* UCC_TL_GORING_* settings, handed to goring_context_create as options. */
+typedef struct ucc_tl_goring_context_config {
+    ucc_tl_context_config_t super;
+    char                   *ucx_tls;
+    char                   *alg_allgather;
+    char                   *alg_allreduce;
+    char                   *alg_reduce_scatter;
+    char                   *alg_bcast;
+    unsigned                timeout_ms;
+} ucc_tl_goring_context_config_t;
+
+typedef struct ucc_tl_goring_lib {
+    ucc_tl_lib_t super;
+} ucc_tl_goring_lib_t;
+UCC_CLASS_DECLARE(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *,
+                  const ucc_base_config_t *);
+
+typedef struct ucc_tl_goring_context {
+    ucc_tl_context_t super;
+    goring_context_h handle;
+} ucc_tl_goring_context_t;
+UCC_CLASS_DECLARE(ucc_tl_goring_context_t, const ucc_base_context_params_t *,
+                  const ucc_base_config_t *);
+
+/* Team creation gathers the team cards over UCC's out-of-band allgather in
+ * two rounds: every card's length, then the cards padded to the longest. */
+typedef enum {
+    UCC_TL_GORING_TEAM_LENGTHS,
+    UCC_TL_GORING_TEAM_CARDS,
+    UCC_TL_GORING_TEAM_READY
+} ucc_tl_goring_team_phase_t;
+
+typedef struct ucc_tl_goring_team {
+    ucc_tl_team_t              super;
+    goring_team_h              handle;
+    ucc_team_oob_coll_t        oob;
+    void                      *oob_req;
+    ucc_tl_goring_team_phase_t phase;
+    uint64_t                   my_len;
+    uint64_t                  *lens;
+    uint64_t                   slot;
+    char                      *card;
+    char                      *cards;
+} ucc_tl_goring_team_t;
+UCC_CLASS_DECLARE(ucc_tl_goring_team_t, ucc_base_context_t *,
+                  const ucc_base_team_params_t *);
+
+typedef struct ucc_tl_goring_task {
+    ucc_coll_task_t super;
+    goring_coll_h   handle;
+} ucc_tl_goring_task_t;
+
+#define UCC_TL_GORING_TEAM_CTX(_team)                                          \
+    (ucc_derived_of((_team)->super.super.context, ucc_tl_goring_context_t))
+
+/* Converts a goring status to UCC's. */
+ucc_status_t ucc_tl_goring_status(goring_status_t st);
+
+/* Logs goring's last error at error level, with what failed. */
+void ucc_tl_goring_log_error(ucc_base_lib_t *lib, const char *what, goring_status_t st);
+
+ucc_status_t ucc_tl_goring_coll_init(ucc_base_coll_args_t *coll_args,
+                                     ucc_base_team_t *team, ucc_coll_task_t **task);
+
+#endif

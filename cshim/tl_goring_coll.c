@@ -1,0 +1,182 @@
+/*
+ * tl_goring_coll.c: a UCC collective task of tl/goring wraps one goring
+ * collective. init maps UCC's arguments onto goring_coll_args_t (anything
+ * goring does not run is UCC_ERR_NOT_SUPPORTED, so UCC picks another
+ * layer); post starts it and queues the task on UCC's progress queue;
+ * progress polls goring_coll_test, which never blocks.
+ */
+#include "tl_goring.h"
+
+#include "utils/ucc_coll_utils.h"
+#include "utils/ucc_malloc.h"
+
+static int dtype_of(ucc_datatype_t dt, goring_dtype_t *out)
+{
+    switch (dt) {
+    case UCC_DT_INT8:     *out = GORING_DT_INT8;     return 1;
+    case UCC_DT_INT16:    *out = GORING_DT_INT16;    return 1;
+    case UCC_DT_INT32:    *out = GORING_DT_INT32;    return 1;
+    case UCC_DT_INT64:    *out = GORING_DT_INT64;    return 1;
+    case UCC_DT_UINT8:    *out = GORING_DT_UINT8;    return 1;
+    case UCC_DT_UINT16:   *out = GORING_DT_UINT16;   return 1;
+    case UCC_DT_UINT32:   *out = GORING_DT_UINT32;   return 1;
+    case UCC_DT_UINT64:   *out = GORING_DT_UINT64;   return 1;
+    case UCC_DT_FLOAT16:  *out = GORING_DT_FLOAT16;  return 1;
+    case UCC_DT_BFLOAT16: *out = GORING_DT_BFLOAT16; return 1;
+    case UCC_DT_FLOAT32:  *out = GORING_DT_FLOAT32;  return 1;
+    case UCC_DT_FLOAT64:  *out = GORING_DT_FLOAT64;  return 1;
+    default:              return 0;
+    }
+}
+
+static int op_of(ucc_reduction_op_t op, goring_op_t *out)
+{
+    switch (op) {
+    case UCC_OP_SUM:  *out = GORING_OP_SUM;  return 1;
+    case UCC_OP_PROD: *out = GORING_OP_PROD; return 1;
+    case UCC_OP_MIN:  *out = GORING_OP_MIN;  return 1;
+    case UCC_OP_MAX:  *out = GORING_OP_MAX;  return 1;
+    case UCC_OP_LAND: *out = GORING_OP_LAND; return 1;
+    case UCC_OP_LOR:  *out = GORING_OP_LOR;  return 1;
+    case UCC_OP_BAND: *out = GORING_OP_BAND; return 1;
+    case UCC_OP_BOR:  *out = GORING_OP_BOR;  return 1;
+    case UCC_OP_BXOR: *out = GORING_OP_BXOR; return 1;
+    default:          return 0;
+    }
+}
+
+/* args_of fills goring's arguments from UCC's, following UCC's counts:
+ * allgather's src count is one rank's (in place, dst counts the whole
+ * vector), reduce_scatter's dst count is one rank's output, allreduce
+ * counts the vector, bcast has src only. */
+static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, goring_coll_args_t *g)
+{
+    const ucc_coll_buffer_info_t *src = &a->src.info, *dst = &a->dst.info;
+    int                           in_place = UCC_IS_INPLACE(*a);
+    ucc_memory_type_t             mem;
+
+    memset(g, 0, sizeof(*g));
+    if (a->mask & UCC_COLL_ARGS_FIELD_ACTIVE_SET) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    g->in_place = in_place;
+    switch (a->coll_type) {
+    case UCC_COLL_TYPE_ALLGATHER:
+        g->coll  = GORING_COLL_ALLGATHER;
+        g->count = in_place ? dst->count / size : src->count;
+        break;
+    case UCC_COLL_TYPE_ALLREDUCE:
+        g->coll  = GORING_COLL_ALLREDUCE;
+        g->count = dst->count;
+        break;
+    case UCC_COLL_TYPE_REDUCE_SCATTER:
+        g->coll  = GORING_COLL_REDUCE_SCATTER;
+        g->count = dst->count;
+        break;
+    case UCC_COLL_TYPE_BCAST:
+        g->coll  = GORING_COLL_BCAST;
+        g->count = src->count;
+        g->root  = a->root;
+        g->src   = src->buffer;
+        g->dst   = src->buffer;
+        g->mem   = src->mem_type == UCC_MEMORY_TYPE_HOST ? GORING_MEM_HOST : GORING_MEM_CUDA;
+        return dtype_of(src->datatype, &g->dtype) ? UCC_OK : UCC_ERR_NOT_SUPPORTED;
+    default:
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    g->dst = dst->buffer;
+    g->src = in_place ? NULL : src->buffer;
+    mem    = dst->mem_type;
+    if (!in_place && src->mem_type != mem) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    g->mem = mem == UCC_MEMORY_TYPE_HOST ? GORING_MEM_HOST : GORING_MEM_CUDA;
+    if (!dtype_of(dst->datatype, &g->dtype) || (!in_place && src->datatype != dst->datatype)) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    if ((g->coll == GORING_COLL_ALLREDUCE || g->coll == GORING_COLL_REDUCE_SCATTER) &&
+        !op_of(a->op, &g->op)) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    return UCC_OK;
+}
+
+static ucc_status_t ucc_tl_goring_coll_finalize(ucc_coll_task_t *coll_task)
+{
+    ucc_tl_goring_task_t *task = ucc_derived_of(coll_task, ucc_tl_goring_task_t);
+
+    goring_coll_finalize(task->handle);
+    ucc_coll_task_destruct(&task->super);
+    ucc_free(task);
+    return UCC_OK;
+}
+
+static void ucc_tl_goring_coll_progress(ucc_coll_task_t *coll_task)
+{
+    ucc_tl_goring_task_t *task = ucc_derived_of(coll_task, ucc_tl_goring_task_t);
+    goring_status_t       st   = goring_coll_test(task->handle);
+
+    if (st < 0) {
+        ucc_tl_goring_log_error(UCC_TASK_LIB(task), "goring collective", st);
+    }
+    coll_task->status = ucc_tl_goring_status(st);
+}
+
+static ucc_status_t ucc_tl_goring_coll_post(ucc_coll_task_t *coll_task)
+{
+    ucc_tl_goring_task_t *task = ucc_derived_of(coll_task, ucc_tl_goring_task_t);
+    goring_status_t       st   = goring_coll_post(task->handle);
+
+    if (st != GORING_OK) {
+        ucc_tl_goring_log_error(UCC_TASK_LIB(task), "goring_coll_post", st);
+        coll_task->status = ucc_tl_goring_status(st);
+        return coll_task->status;
+    }
+    coll_task->status = UCC_INPROGRESS;
+    ucc_tl_goring_coll_progress(coll_task);
+    if (coll_task->status == UCC_INPROGRESS) {
+        return ucc_progress_queue_enqueue(UCC_TASK_CORE_CTX(coll_task)->pq, coll_task);
+    }
+    return ucc_task_complete(coll_task);
+}
+
+ucc_status_t ucc_tl_goring_coll_init(ucc_base_coll_args_t *coll_args, ucc_base_team_t *team,
+                                     ucc_coll_task_t **task_h)
+{
+    ucc_tl_goring_team_t *tl_team = ucc_derived_of(team, ucc_tl_goring_team_t);
+    ucc_tl_goring_task_t *task;
+    goring_coll_args_t    g;
+    goring_status_t       st;
+    ucc_status_t          status;
+
+    status = args_of(&coll_args->args, UCC_TL_TEAM_SIZE(tl_team), &g);
+    if (status != UCC_OK) {
+        return status;
+    }
+    task = ucc_calloc(1, sizeof(*task), "goring task");
+    if (task == NULL) {
+        return UCC_ERR_NO_MEMORY;
+    }
+    ucc_coll_task_construct(&task->super); /* what UCC's task pools do per object */
+    st = goring_coll_init(tl_team->handle, &g, &task->handle);
+    if (st != GORING_OK) {
+        if (st != GORING_ERR_NOT_SUPPORTED) {
+            ucc_tl_goring_log_error(team->context->lib, "goring_coll_init", st);
+        }
+        ucc_free(task);
+        return ucc_tl_goring_status(st);
+    }
+    status = ucc_coll_task_init(&task->super, coll_args, team);
+    if (status != UCC_OK) {
+        goring_coll_finalize(task->handle);
+        ucc_coll_task_destruct(&task->super);
+        ucc_free(task);
+        return status;
+    }
+    task->super.post     = ucc_tl_goring_coll_post;
+    task->super.progress = ucc_tl_goring_coll_progress;
+    task->super.finalize = ucc_tl_goring_coll_finalize;
+    tl_trace(team->context->lib, "goring task %p: %s", task, goring_coll_algorithm(task->handle));
+    *task_h = &task->super;
+    return UCC_OK;
+}

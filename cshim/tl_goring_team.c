@@ -1,0 +1,194 @@
+/*
+ * tl_goring_team.c: a tl/goring team is one goring team. Its creation is
+ * UCC's non-blocking create_post/create_test pair: post makes the team's
+ * UCX worker and starts an out-of-band allgather of the card lengths;
+ * test walks lengths -> cards -> connect, never blocking.
+ */
+#include "tl_goring.h"
+
+#include "coll_score/ucc_coll_score.h"
+#include "utils/ucc_malloc.h"
+
+#include <string.h>
+
+UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
+                    const ucc_base_team_params_t *params)
+{
+    ucc_tl_goring_context_t *ctx = ucc_derived_of(tl_context, ucc_tl_goring_context_t);
+    goring_status_t          st;
+    ucc_status_t             status;
+    size_t                   len = 0;
+
+    UCC_CLASS_CALL_SUPER_INIT(ucc_tl_team_t, &ctx->super, params);
+    self->handle  = 0;
+    self->oob_req = NULL;
+    self->lens    = NULL;
+    self->card    = NULL;
+    self->cards   = NULL;
+    if (!(params->params.mask & UCC_TEAM_PARAM_FIELD_OOB)) {
+        tl_debug(tl_context->lib, "team without an out-of-band allgather: not for goring");
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    self->oob = params->params.oob;
+    /* Cards land at each process's oob_ep; goring's ranks must be those. */
+    if (self->oob.n_oob_eps != params->size || self->oob.oob_ep != params->rank) {
+        tl_debug(tl_context->lib, "oob endpoints (%u of %u) differ from team ranks (%u of %u)",
+                 self->oob.oob_ep, self->oob.n_oob_eps, params->rank, params->size);
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    st = goring_team_create(ctx->handle, params->rank, params->size, &self->handle);
+    if (st == GORING_OK) {
+        st = goring_team_card(self->handle, NULL, &len);
+    }
+    if (st != GORING_OK) {
+        ucc_tl_goring_log_error(tl_context->lib, "goring_team_create", st);
+        return ucc_tl_goring_status(st);
+    }
+    self->my_len = len;
+    self->lens   = ucc_malloc(sizeof(uint64_t) * params->size, "goring card lengths");
+    if (self->lens == NULL) {
+        status = UCC_ERR_NO_MEMORY;
+        goto err;
+    }
+    self->phase = UCC_TL_GORING_TEAM_LENGTHS;
+    status = self->oob.allgather(&self->my_len, self->lens, sizeof(uint64_t),
+                                 self->oob.coll_info, &self->oob_req);
+    if (status != UCC_OK) {
+        tl_error(tl_context->lib, "out-of-band allgather of card lengths failed to start");
+        goto err;
+    }
+    return UCC_OK;
+err:
+    /* A failed init gets no cleanup call: undo here. */
+    goring_team_destroy(self->handle);
+    ucc_free(self->lens);
+    return status;
+}
+
+UCC_CLASS_CLEANUP_FUNC(ucc_tl_goring_team_t)
+{
+    goring_status_t st;
+
+    if (self->oob_req != NULL) {
+        self->oob.req_free(self->oob_req);
+    }
+    if (self->handle != 0 && (st = goring_team_destroy(self->handle)) != GORING_OK) {
+        ucc_tl_goring_log_error(self->super.super.context->lib, "goring_team_destroy", st);
+    }
+    ucc_free(self->lens);
+    ucc_free(self->card);
+    ucc_free(self->cards);
+}
+
+UCC_CLASS_DEFINE_DELETE_FUNC(ucc_tl_goring_team_t, ucc_base_team_t);
+UCC_CLASS_DEFINE(ucc_tl_goring_team_t, ucc_tl_team_t);
+
+ucc_status_t ucc_tl_goring_team_destroy(ucc_base_team_t *tl_team)
+{
+    UCC_CLASS_DELETE_FUNC_NAME(ucc_tl_goring_team_t)(tl_team);
+    return UCC_OK;
+}
+
+/* oob_done tests the allgather in flight: UCC_OK when it completed (and
+ * is freed), UCC_INPROGRESS, or an error. */
+static ucc_status_t oob_done(ucc_tl_goring_team_t *team)
+{
+    ucc_status_t status = team->oob.req_test(team->oob_req);
+
+    if (status == UCC_INPROGRESS) {
+        return status;
+    }
+    team->oob.req_free(team->oob_req);
+    team->oob_req = NULL;
+    return status;
+}
+
+ucc_status_t ucc_tl_goring_team_create_test(ucc_base_team_t *tl_team)
+{
+    ucc_tl_goring_team_t *team = ucc_derived_of(tl_team, ucc_tl_goring_team_t);
+    ucc_base_lib_t       *lib  = tl_team->context->lib;
+    ucc_rank_t            size = UCC_TL_TEAM_SIZE(team);
+    goring_status_t       st;
+    ucc_status_t          status;
+    size_t                len;
+
+    switch (team->phase) {
+    case UCC_TL_GORING_TEAM_LENGTHS:
+        if ((status = oob_done(team)) != UCC_OK) {
+            return status;
+        }
+        team->slot = 0;
+        for (ucc_rank_t r = 0; r < size; r++) {
+            team->slot = team->lens[r] > team->slot ? team->lens[r] : team->slot;
+        }
+        team->card  = ucc_calloc(1, team->slot, "goring card");
+        team->cards = ucc_calloc(size, team->slot, "goring cards");
+        if (team->card == NULL || team->cards == NULL) {
+            return UCC_ERR_NO_MEMORY;
+        }
+        len = team->slot;
+        if ((st = goring_team_card(team->handle, team->card, &len)) != GORING_OK) {
+            ucc_tl_goring_log_error(lib, "goring_team_card", st);
+            return ucc_tl_goring_status(st);
+        }
+        status = team->oob.allgather(team->card, team->cards, team->slot,
+                                     team->oob.coll_info, &team->oob_req);
+        if (status != UCC_OK) {
+            tl_error(lib, "out-of-band allgather of cards failed to start");
+            return status;
+        }
+        team->phase = UCC_TL_GORING_TEAM_CARDS;
+        return UCC_INPROGRESS;
+    case UCC_TL_GORING_TEAM_CARDS:
+        if ((status = oob_done(team)) != UCC_OK) {
+            return status;
+        }
+        if ((st = goring_team_connect(team->handle, team->cards, team->slot)) != GORING_OK) {
+            ucc_tl_goring_log_error(lib, "goring_team_connect", st);
+            return ucc_tl_goring_status(st);
+        }
+        ucc_free(team->card);
+        ucc_free(team->cards);
+        team->card = team->cards = NULL;
+        team->phase = UCC_TL_GORING_TEAM_READY;
+        tl_debug(lib, "goring team of %u ranks connected", size);
+        return UCC_OK;
+    case UCC_TL_GORING_TEAM_READY:
+        return UCC_OK;
+    }
+    return UCC_ERR_INVALID_PARAM;
+}
+
+ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_score_t **score_p)
+{
+    ucc_tl_goring_team_t      *team = ucc_derived_of(tl_team, ucc_tl_goring_team_t);
+    ucc_base_context_t        *ctx  = UCC_TL_TEAM_CTX(team);
+    ucc_memory_type_t          host = UCC_MEMORY_TYPE_HOST;
+    ucc_coll_score_team_info_t info;
+    ucc_coll_score_t          *score;
+    ucc_status_t               status;
+
+    status = ucc_coll_score_build_default(tl_team, UCC_TL_GORING_DEFAULT_SCORE,
+                                          ucc_tl_goring_coll_init,
+                                          UCC_TL_GORING_SUPPORTED_COLLS, &host, 1, &score);
+    if (status != UCC_OK) {
+        return status;
+    }
+    if (ctx->score_str != NULL && strlen(ctx->score_str) > 0) {
+        info.default_score       = UCC_TL_GORING_DEFAULT_SCORE;
+        info.size                = UCC_TL_TEAM_SIZE(team);
+        info.supported_colls     = UCC_TL_GORING_SUPPORTED_COLLS;
+        info.supported_mem_types = &host;
+        info.num_mem_types       = 1;
+        info.init                = ucc_tl_goring_coll_init;
+        info.alg_fn              = NULL;
+        status = ucc_coll_score_update_from_str(ctx->score_str, &info, tl_team, score);
+        /* A TUNE string for other layers is not an error here. */
+        if (status < 0 && status != UCC_ERR_INVALID_PARAM && status != UCC_ERR_NOT_SUPPORTED) {
+            ucc_coll_score_free(score);
+            return status;
+        }
+    }
+    *score_p = score;
+    return UCC_OK;
+}
