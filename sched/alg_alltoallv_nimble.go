@@ -162,6 +162,7 @@ func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.M
 
 	// Pass 2: emit every hop of every chunk in the global order.
 	tags := make([]int32, n*n)
+	chain := nimbleChain{}
 	used := make([][nimblePools]int64, n) // chunks through each pool so far
 	refs := make([]Ref, 0, 4)
 	nimbleChunks(spec, mp, func(c nimbleChunk) {
@@ -184,10 +185,25 @@ func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.M
 			tag := int(tags[from*n+to])
 			tags[from*n+to]++
 			if mine(from) {
-				hz[from].Send(&plan.Ranks[from], to, tag, refs[h], c.len, nimbleHint(plan, c.path, h))
+				var after []int
+				if h > 0 {
+					after = chain.prev(from, nimblePool(c.path, h), to, 0)
+				}
+				id := hz[from].Send(&plan.Ranks[from], to, tag, refs[h], c.len, nimbleHint(plan, c.path, h), after...)
+				if h > 0 {
+					chain.set(from, nimblePool(c.path, h), to, 0, id)
+				}
 			}
 			if mine(to) {
-				hz[to].Recv(&plan.Ranks[to], from, tag, refs[h+1], c.len)
+				relay := h+1 < len(ranks)-1
+				var after []int
+				if relay {
+					after = chain.prev(to, nimblePool(c.path, h+1), from, 1)
+				}
+				id := hz[to].Recv(&plan.Ranks[to], from, tag, refs[h+1], c.len, after...)
+				if relay {
+					chain.set(to, nimblePool(c.path, h+1), from, 1, id)
+				}
 			}
 		}
 	})
@@ -208,12 +224,23 @@ func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.M
 }
 
 // nimbleChunks calls fn for every chunk of the plan in the global order:
-// demands row-major, then paths, then chunks. A direct piece splits into
+// chunk index major (chunk 0 of every piece, then chunk 1, ...), then
+// demands row-major, then paths. A direct piece splits into
 // ChunkCount(Spec.Chunks) chunks; a relayed one also into chunks of at most
-// nimbleSlotBytes.
+// nimbleSlotBytes. Chunk-major order interleaves the pieces that share a
+// relay, so the relay's slots serve them all at once rather than one piece
+// after the other.
 func nimbleChunks(spec *Spec, mp *model.MWUPlan, fn func(nimbleChunk)) {
 	elem := spec.DtypeBytes
 	slotElems := int64(nimbleSlotBytes / elem)
+	type piece struct {
+		d    *model.MWUDemand
+		path *model.MWUPath
+		span Span
+		k    int
+	}
+	var pieces []piece
+	maxK := 0
 	for i := range mp.Demands {
 		d := &mp.Demands[i]
 		off := int64(0)
@@ -226,14 +253,36 @@ func nimbleChunks(spec *Spec, mp *model.MWUPlan, fn func(nimbleChunk)) {
 			if d.Paths[pi].Hops() > 1 {
 				k = max(k, int((b/int64(elem)+slotElems-1)/slotElems))
 			}
-			for c := range k {
-				sp := ChunkSpan(Span{off, b}, k, c, elem)
-				fn(nimbleChunk{src: d.Src, dst: d.Dst, off: sp.Off, len: sp.Len, path: &d.Paths[pi]})
-			}
+			pieces = append(pieces, piece{d, &d.Paths[pi], Span{off, b}, k})
+			maxK = max(maxK, k)
 			off += b
 		}
 	}
+	for c := range maxK {
+		for _, p := range pieces {
+			if c < p.k {
+				sp := ChunkSpan(p.span, p.k, c, elem)
+				fn(nimbleChunk{src: p.d.Src, dst: p.d.Dst, off: sp.Off, len: sp.Len, path: p.path})
+			}
+		}
+	}
 }
+
+// nimbleChain remembers a relay's last recv from each sender and last send
+// to each receiver per pool, so that the chunks of one lane go in order:
+// with every chunk of a lane in flight at once, a relay's slots would fill
+// together, drain together and leave each link idle half the time; in
+// order, chunk c+1 arrives while chunk c leaves.
+type nimbleChain map[[4]int]int
+
+func (ch nimbleChain) prev(rank, pool, peer, dir int) []int {
+	if id, ok := ch[[4]int{rank, pool, peer, dir}]; ok {
+		return []int{id}
+	}
+	return nil
+}
+
+func (ch nimbleChain) set(rank, pool, peer, dir, id int) { ch[[4]int{rank, pool, peer, dir}] = id }
 
 // nimblePool is the pool of the relay at position i (0 < i < hops) of p.
 func nimblePool(p *model.MWUPath, i int) int {
