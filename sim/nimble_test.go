@@ -150,6 +150,10 @@ func TestReproNimbleHotspotAlltoallv(t *testing.T) {
 		fmt.Fprintf(&b, "%-11s %5s %6s | %11.0f %11.0f %11.0f | %7.2f %7.2f | %11.0f %11.0f | %11.0f %11.0f | %d/%d\n",
 			fmt.Sprintf("%s x%d", c.preset, c.nodes), hot, units(c.bytes), r.pairwiseUS, r.directUS, r.nimbleUS,
 			r.pairwiseUS/r.nimbleUS, r.directUS/r.nimbleUS, r.mwu.MaxBeforeUS, r.mwu.MaxAfterUS, r.pairwiseLinkUS, r.nimbleLinkUS, split, len(r.mwu.Demands))
+		// The planner's link model is the simulator's: its max link busy
+		// time before and after is what the simulator's link loads give.
+		assert.InEpsilon(t, r.mwu.MaxBeforeUS, r.pairwiseLinkUS, 1e-3, "case %d: planner vs simulator, default routes", i)
+		assert.InEpsilon(t, r.mwu.MaxAfterUS, r.nimbleLinkUS, 1e-3, "case %d: planner vs simulator, split", i)
 		uniformOrSmall := c.frac < 0 || c.bytes*int64(n) < model.DefaultSplitThresholdBytes
 		if uniformOrSmall {
 			assert.Zero(t, split, "case %d: nothing splits", i)
