@@ -656,6 +656,17 @@ func (nw *mwuNet) route(ni int, from, to int) ([]int, error) {
 	return r, nil
 }
 
+// hop appends to p the links of the route from GPU from to GPU to of node
+// ni.
+func (nw *mwuNet) hop(p *MWUPath, ni, from, to int) error {
+	links, err := nw.route(ni, from, to)
+	if err != nil {
+		return err
+	}
+	p.Links = append(p.Links, links...)
+	return nil
+}
+
 // hasPort reports whether node ni has a link at "rail:R" (cached).
 func (nw *mwuNet) hasPort(ni, r int) bool {
 	k := [2]int{ni, r}
@@ -748,15 +759,14 @@ func (nw *mwuNet) candidates(s, d int, all bool) ([]MWUPath, error) {
 			if m == ls || m == ld {
 				continue
 			}
-			a, err := nw.route(ns, ls, m)
-			if err != nil {
+			p := MWUPath{Kind: MWUTwoHop, Ranks: []int{s, nw.first[ns] + m, d}, Rail: topo.NoRail}
+			if err := nw.hop(&p, ns, ls, m); err != nil {
 				return nil, err
 			}
-			b, err := nw.route(ns, m, ld)
-			if err != nil {
+			if err := nw.hop(&p, ns, m, ld); err != nil {
 				return nil, err
 			}
-			out = append(out, MWUPath{Kind: MWUTwoHop, Ranks: []int{s, nw.first[ns] + m, d}, Rail: topo.NoRail, Links: append(slices.Clone(a), b...)})
+			out = append(out, p)
 		}
 		return out, nil
 	}
@@ -780,11 +790,9 @@ func (nw *mwuNet) candidates(s, d int, all bool) ([]MWUPath, error) {
 		}
 		p := MWUPath{Kind: MWURail, Ranks: []int{s}, Rail: r}
 		if oa != ls {
-			hop, err := nw.route(ns, ls, oa)
-			if err != nil {
+			if err := nw.hop(&p, ns, ls, oa); err != nil {
 				return nil, err
 			}
-			p.Links = append(p.Links, hop...)
 			p.Ranks = append(p.Ranks, nw.first[ns]+oa)
 		}
 		net, err := nw.network(ns, oa, nd, ob, r)
@@ -793,11 +801,9 @@ func (nw *mwuNet) candidates(s, d int, all bool) ([]MWUPath, error) {
 		}
 		p.Links = append(p.Links, net...)
 		if ob != ld {
-			hop, err := nw.route(nd, ob, ld)
-			if err != nil {
+			if err := nw.hop(&p, nd, ob, ld); err != nil {
 				return nil, err
 			}
-			p.Links = append(p.Links, hop...)
 			p.Ranks = append(p.Ranks, nw.first[nd]+ob)
 		}
 		p.Ranks = append(p.Ranks, d)
