@@ -14,26 +14,12 @@ import (
 // bytes of the source's src buffer at place[i].From.Off. Bytes of dst that
 // no message names are not checked.
 func VerifyMulticast(p *Plan, msgs []Multicast, place []Placement) (*Report, error) {
-	if p == nil {
-		return nil, verr("structure", "nil plan")
-	}
 	if len(place) != len(msgs) {
 		return nil, verr("structure", "%d messages but %d placements", len(msgs), len(place))
 	}
-	if err := checkStructure(p); err != nil {
+	v, err := verifyExecution(p)
+	if err != nil {
 		return nil, err
-	}
-	v := newVerifier(p)
-	if err := v.match(); err != nil {
-		return nil, err
-	}
-	if err := v.run(); err != nil {
-		return nil, err
-	}
-	for r := range p.Ranks {
-		if err := checkRaces(p, r); err != nil {
-			return nil, err
-		}
 	}
 	dst, err := v.replayMoves()
 	if err != nil {

@@ -109,6 +109,20 @@ func describe(p *Plan, r, id int) string {
 // origin offset), never per byte, so 64 ranks of 64 MiB verify in
 // milliseconds. On success the Report summarises the plan.
 func Verify(p *Plan) (*Report, error) {
+	v, err := verifyExecution(p)
+	if err != nil {
+		return nil, err
+	}
+	if err := v.contents(); err != nil {
+		return nil, err
+	}
+	return v.report(), nil
+}
+
+// verifyExecution runs Verify's checks 1-4 (structure, matching, completion,
+// races) and returns the verifier, whose completion order a content check
+// replays (Verify's per collective, VerifyMulticast's per message).
+func verifyExecution(p *Plan) (*verifier, error) {
 	if p == nil {
 		return nil, verr("structure", "nil plan")
 	}
@@ -127,10 +141,7 @@ func Verify(p *Plan) (*Report, error) {
 			return nil, err
 		}
 	}
-	if err := v.contents(); err != nil {
-		return nil, err
-	}
-	return v.report(), nil
+	return v, nil
 }
 
 // Levels returns the as-soon-as-possible round of every step (index

@@ -79,15 +79,6 @@ func best(t *testing.T, tp *topo.Topology, chunks []int, gen func(chunks int) (*
 	return out, nil
 }
 
-func mwPreset(t *testing.T, name string, nodes int) *topo.Topology {
-	t.Helper()
-	tp, err := topo.Preset(name)
-	require.NoError(t, err)
-	tp, err = tp.Repeat(nodes)
-	require.NoError(t, err)
-	return tp
-}
-
 // TestMultiwriteTP4PairedRelaying: seed 004 sections 3.1, 6.2 and 6.3. Two
 // TP=4 allgathers on one ascend-8p (NPUs 0-3 and 4-7, pairs [i, i+4]):
 // direct writes only (the baseline), unicast multipath and MultiWrite paired
@@ -96,7 +87,7 @@ func mwPreset(t *testing.T, name string, nodes int) *topo.Topology {
 // busiest link carries S, 3S/4 and S/2. At small sizes the relay hop's
 // startup makes MultiWrite slower: the crossover of section 6.3.
 func TestMultiwriteTP4PairedRelaying(t *testing.T) {
-	tp := mwPreset(t, "ascend-8p", 1)
+	tp := presetNodes(t, "ascend-8p", 1)
 	groups := [][]int{{0, 1, 2, 3}, {4, 5, 6, 7}}
 	modes := []sched.GroupedMode{sched.GroupedDirect, sched.GroupedUnicastMultipath, sched.GroupedMultiWrite}
 	crossover := int64(-1)
@@ -141,7 +132,7 @@ func TestMultiwriteTP4PairedRelaying(t *testing.T) {
 // time is at least as good as every other algorithm's at 256 MiB.
 func TestMultiwriteAllgatherTwoNodes(t *testing.T) {
 	for i, preset := range []string{"ascend-8p", "clusterB", "dgx-h100"} {
-		tp := mwPreset(t, preset, 2)
+		tp := presetNodes(t, preset, 2)
 		algs := sched.Algorithms(coll.Allgather)
 		var names []string
 		for _, a := range algs {
@@ -189,7 +180,7 @@ func TestMultiwriteAllgatherTwoNodes(t *testing.T) {
 // rail port carrying one copy per remote node.
 func TestMultiwriteBcastTwoNodes(t *testing.T) {
 	for i, preset := range []string{"ascend-8p", "clusterB", "dgx-h100"} {
-		tp := mwPreset(t, preset, 2)
+		tp := presetNodes(t, preset, 2)
 		t.Logf("%s x2: bcast time in us (best of chunks %v)", preset, mwAllChunks)
 		for _, B := range mwSizes {
 			row := fmt.Sprintf("%-10d", B)
