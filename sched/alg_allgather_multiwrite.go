@@ -36,34 +36,24 @@ func init() {
 		Name:       "multiwrite",
 		Desc:       "relay multicast: one copy per remote node over the same-index rail, replicated inside the node; direct writes in the node",
 		Paper:      "seed 004 sections 3.2, 4.3.3, 5.2 (MultiWrite same-index relay)",
-		Generate:   allgatherMultiwrite,
+		Generate:   func(spec *Spec, plan *Plan) error { return allgatherMultiwrite(spec, plan, -1) },
+		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
+			return allgatherMultiwrite(spec, plan, prog.Rank)
+		},
 	})
 }
 
-func allgatherMultiwrite(spec *Spec, plan *Plan) error {
+// allgatherMultiwrite builds every rank's program (only < 0) or rank
+// only's: every rank's block is one message to all ranks.
+func allgatherMultiwrite(spec *Spec, plan *Plan, only int) error {
 	n := plan.NRanks
 	B := spec.Bytes
 	all := NewBitmap(n)
 	for r := 0; r < n; r++ {
 		all.Set(r)
 	}
-	msgs := make([]Multicast, n)
-	place := make([]Placement, n)
-	for r := 0; r < n; r++ {
-		msgs[r] = Multicast{Src: r, Dests: all, Bytes: B}
-		place[r] = Placement{From: At(BufSrc, 0), DstOff: int64(r) * B}
+	msg := func(r int) (Multicast, Placement) {
+		return Multicast{Src: r, Dests: all, Bytes: B}, Placement{From: At(BufSrc, 0), DstOff: int64(r) * B}
 	}
-	return lowerMultiwrite("multiwrite", spec, plan, msgs, place, Sizes{Src: B, Dst: int64(n) * B}, RelayOptions{})
-}
-
-// lowerMultiwrite plans msgs with opt, sets every rank's sizes to z and
-// lowers the trees into plan; a topology the planner cannot serve (nodes
-// without rails, a GPU without a NIC) is Unsupported.
-func lowerMultiwrite(alg string, spec *Spec, plan *Plan, msgs []Multicast, place []Placement, z Sizes, opt RelayOptions) error {
-	trees, err := PlanMulticast(spec.Topo, msgs, spec.DtypeBytes, opt)
-	if err != nil {
-		return Unsupported(alg, "%v", err)
-	}
-	plan.SetSizes(z)
-	return LowerMulticast(plan, msgs, trees, place, spec.DtypeBytes, spec.Chunks)
+	return lowerMulticastAlg("multiwrite", spec, plan, only, n, msg, Sizes{Src: B, Dst: int64(n) * B}, RelayOptions{})
 }

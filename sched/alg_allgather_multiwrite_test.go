@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
 )
@@ -36,4 +37,28 @@ func TestAllgatherMultiwriteGrid(t *testing.T) {
 			assert.Zero(t, r.Sizes.Scratch)
 		}
 	})
+}
+
+// GenerateRank builds one rank's multiwrite program without the others',
+// and it is exactly the program Generate gives that rank.
+func TestMultiwriteGenerateRankMatchesGenerate(t *testing.T) {
+	for i, c := range []struct {
+		coll        coll.Collective
+		nodes, gpus int
+		chunks      int
+	}{{coll.Allgather, 3, 2, 2}, {coll.Allgather, 2, 4, 0}, {coll.Bcast, 3, 2, 3}, {coll.Bcast, 1, 5, 0}} {
+		tp := synthTopo(c.nodes, c.gpus)
+		spec := Spec{Collective: c.coll, Algorithm: "multiwrite", Topo: tp, Bytes: 64, DtypeBytes: 4, Chunks: c.chunks, Root: 1}
+		full, err := Generate(spec)
+		require.NoError(t, err)
+		for r := 0; r < tp.NumGPUs(); r++ {
+			one, err := GenerateRank(spec, r)
+			require.NoError(t, err)
+			assert.Equal(t, full.Ranks[r].Steps, one.Ranks[r].Steps, "case %d rank %d", i, r)
+			assert.Equal(t, full.Ranks[r].Sizes, one.Ranks[r].Sizes, "case %d rank %d", i, r)
+			for id := range full.Ranks[r].Steps {
+				assert.Equal(t, full.Ranks[r].Deps(id), one.Ranks[r].Deps(id), "case %d rank %d step %d", i, r, id)
+			}
+		}
+	}
 }

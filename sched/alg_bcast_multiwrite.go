@@ -22,17 +22,21 @@ func init() {
 		Name:       "multiwrite",
 		Desc:       "relay multicast from the root: one copy per remote node over the same-index rail, direct writes inside each node",
 		Paper:      "seed 004 sections 3.2, 4.3 (MultiWrite same-index relay)",
-		Generate:   bcastMultiwrite,
+		Generate:   func(spec *Spec, plan *Plan) error { return bcastMultiwrite(spec, plan, -1) },
+		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
+			return bcastMultiwrite(spec, plan, prog.Rank)
+		},
 	})
 }
 
-func bcastMultiwrite(spec *Spec, plan *Plan) error {
+func bcastMultiwrite(spec *Spec, plan *Plan, only int) error {
 	n := plan.NRanks
 	all := NewBitmap(n)
 	for r := 0; r < n; r++ {
 		all.Set(r)
 	}
-	msgs := []Multicast{{Src: spec.Root, Dests: all, Bytes: spec.Bytes}}
-	place := []Placement{{From: At(BufSrc, 0), DstOff: 0}}
-	return lowerMultiwrite("multiwrite", spec, plan, msgs, place, Sizes{Src: spec.Bytes, Dst: spec.Bytes}, RelayOptions{})
+	msg := func(int) (Multicast, Placement) {
+		return Multicast{Src: spec.Root, Dests: all, Bytes: spec.Bytes}, Placement{From: At(BufSrc, 0)}
+	}
+	return lowerMulticastAlg("multiwrite", spec, plan, only, 1, msg, Sizes{Src: spec.Bytes, Dst: spec.Bytes}, RelayOptions{})
 }

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"slices"
+	"sort"
 
 	"github.com/goring-hpc/goring/topo"
 )
@@ -98,8 +100,10 @@ func (b Bitmap) Count() int {
 }
 
 // Ranks lists the set in ascending order.
-func (b Bitmap) Ranks() []int {
-	var out []int
+func (b Bitmap) Ranks() []int { return b.AppendRanks(nil) }
+
+// AppendRanks appends the set in ascending order to out.
+func (b Bitmap) AppendRanks(out []int) []int {
 	for i, w := range b {
 		for w != 0 {
 			out = append(out, i*64+bits.TrailingZeros64(w))
@@ -145,15 +149,23 @@ type RelayOptions struct {
 }
 
 // RelayHop is one transfer of a relay tree: From sends its copy to To, and
-// To delivers it to every rank of Serves (itself included when it is a
-// destination), directly or through further hops.
+// To delivers it to every rank of Serves (ascending; To itself included
+// when it is a destination), directly or through further hops. Serves is
+// the sub-bitmap the copy carries (section 4.1), kept as a rank list.
 type RelayHop struct {
 	From, To int
-	Serves   Bitmap
+	Serves   []int
 	Path     Path
 	// Parent is the hop that brought the data to From (-1: From is the
 	// source). Parents come before their children in RelayPart.Hops.
 	Parent int
+	// After is an earlier hop from the same holder that shares this hop's
+	// first link (the holder's NIC port, or its NVSwitch port), which must
+	// have sent before this one starts (-1: none). Copies through one port
+	// go one after another, so the first relay gets a whole copy early and
+	// forwards it while the next copy is on the wire, instead of every
+	// copy arriving at the end of a fair share.
+	After int
 }
 
 // RelayPart is a byte range of a message and the tree that carries it.
@@ -179,37 +191,45 @@ func PlanMulticast(t *topo.Topology, msgs []Multicast, elem int, opt RelayOption
 	}
 	out := make([]RelayTree, len(msgs))
 	for i, m := range msgs {
-		if m.Src < 0 || m.Src >= b.n {
-			return nil, fmt.Errorf("multiwrite: message %d: source rank %d out of range 0..%d", i, m.Src, b.n-1)
-		}
-		if m.Bytes < 0 || m.Bytes%int64(elem) != 0 {
-			return nil, fmt.Errorf("multiwrite: message %d: %d bytes is not a whole number of %d-byte elements", i, m.Bytes, elem)
-		}
-		dests := m.Dests.Ranks()
-		if len(dests) > 0 && dests[len(dests)-1] >= b.n {
-			return nil, fmt.Errorf("multiwrite: message %d: destination rank %d out of range 0..%d", i, dests[len(dests)-1], b.n-1)
-		}
-		d := b.without(dests, m.Src)
-		tr, err := b.tree(m, d, elem)
+		tr, err := b.tree(i, m, elem)
 		if err != nil {
-			return nil, fmt.Errorf("multiwrite: message %d: %w", i, err)
+			return nil, err
 		}
-		out[i] = tr
+		out[i] = tr.clone()
 	}
 	return out, nil
 }
 
-// treeBuilder holds what the rules need: where ranks are, and link
-// bandwidths between GPUs of a node (for the paired split).
+// clone copies a tree out of the builder's reused buffers.
+func (tr RelayTree) clone() RelayTree {
+	out := RelayTree{Parts: make([]RelayPart, len(tr.Parts))}
+	for i, p := range tr.Parts {
+		hops := make([]RelayHop, len(p.Hops))
+		for j, h := range p.Hops {
+			h.Serves = append([]int(nil), h.Serves...)
+			hops[j] = h
+		}
+		out.Parts[i] = RelayPart{Span: p.Span, Hops: hops}
+	}
+	return out
+}
+
+// treeBuilder holds what the rules need (where ranks are, link bandwidths
+// between GPUs of a node for the paired split) and buffers reused from one
+// message to the next, so planning P messages of P destinations costs
+// O(P^2) time but O(P) memory.
 type treeBuilder struct {
-	t         *topo.Topology
-	opt       RelayOptions
-	n         int
-	node, loc []int
-	first     []int // first rank of each node
-	bwCache   map[[3]int]float64
-	hops      []RelayHop
-	railOK    bool
+	t       *topo.Topology
+	opt     RelayOptions
+	n       int
+	node    []int
+	loc     []int
+	first   []int // first rank of each node
+	bwCache map[[3]int]float64
+	railOK  bool
+	dests   []int // the current message's destinations, source excluded
+	hops    [2][]RelayHop
+	parts   []RelayPart
 }
 
 func newTreeBuilder(t *topo.Topology, opt RelayOptions) (*treeBuilder, error) {
@@ -237,27 +257,43 @@ func newTreeBuilder(t *topo.Topology, opt RelayOptions) (*treeBuilder, error) {
 
 func (b *treeBuilder) rank(node, local int) int { return b.first[node] + local }
 
-func (b *treeBuilder) without(rs []int, x int) []int {
-	out := rs[:0:0]
-	for _, r := range rs {
-		if r != x {
-			out = append(out, r)
+// tree plans message i. The result lives in the builder's buffers until
+// the next call.
+func (b *treeBuilder) tree(i int, m Multicast, elem int) (RelayTree, error) {
+	if m.Src < 0 || m.Src >= b.n {
+		return RelayTree{}, fmt.Errorf("multiwrite: message %d: source rank %d out of range 0..%d", i, m.Src, b.n-1)
+	}
+	if m.Bytes < 0 || m.Bytes%int64(elem) != 0 {
+		return RelayTree{}, fmt.Errorf("multiwrite: message %d: %d bytes is not a whole number of %d-byte elements", i, m.Bytes, elem)
+	}
+	b.dests = m.Dests.AppendRanks(b.dests[:0])
+	if k := len(b.dests); k > 0 && b.dests[k-1] >= b.n {
+		return RelayTree{}, fmt.Errorf("multiwrite: message %d: destination rank %d out of range 0..%d", i, b.dests[k-1], b.n-1)
+	}
+	for k, r := range b.dests {
+		if r == m.Src {
+			b.dests = append(b.dests[:k], b.dests[k+1:]...)
+			break
 		}
 	}
-	return out
-}
-
-func (b *treeBuilder) tree(m Multicast, d []int, elem int) (RelayTree, error) {
+	d := b.dests
+	b.parts = b.parts[:0]
 	whole := Span{0, m.Bytes}
 	p := -1
 	if b.opt.Partner != nil {
 		p = b.opt.Partner[m.Src]
 	}
-	if p < 0 || len(d) == 0 || !b.allOnNode(d, b.node[m.Src]) || contains(d, p) {
-		hops, err := b.fanout(m.Src, d)
-		return RelayTree{Parts: []RelayPart{{Span: whole, Hops: hops}}}, err
+	if p < 0 || len(d) == 0 || b.node[d[0]] != b.node[m.Src] || b.node[d[len(d)-1]] != b.node[m.Src] || slices.Contains(d, p) {
+		hops, err := b.fanout(0, m.Src, d)
+		if err != nil {
+			return RelayTree{}, fmt.Errorf("multiwrite: message %d: %w", i, err)
+		}
+		b.parts = append(b.parts, RelayPart{Span: whole, Hops: hops})
+		return RelayTree{Parts: b.parts}, nil
 	}
-	// Paired relaying (section 3.1): a direct part and a relay part.
+	// Paired relaying (section 3.1): a direct part and a relay part. All
+	// destinations are on the source's node (ranks are node-major, so the
+	// first and last decide).
 	share := b.opt.RelayShare
 	if share == 0 {
 		share = b.balancedShare(m.Src, p, d)
@@ -266,53 +302,36 @@ func (b *treeBuilder) tree(m Multicast, d []int, elem int) (RelayTree, error) {
 	relayElems := int64(math.Round(share * float64(elems)))
 	direct := Span{0, (elems - relayElems) * int64(elem)}
 	relayed := Span{direct.Len, m.Bytes - direct.Len}
-	var tr RelayTree
 	if direct.Len > 0 {
-		hops, err := b.fanout(m.Src, d)
+		hops, err := b.fanout(0, m.Src, d)
 		if err != nil {
-			return tr, err
+			return RelayTree{}, fmt.Errorf("multiwrite: message %d: %w", i, err)
 		}
-		tr.Parts = append(tr.Parts, RelayPart{Span: direct, Hops: hops})
+		b.parts = append(b.parts, RelayPart{Span: direct, Hops: hops})
 	}
 	if relayed.Len > 0 {
-		tr.Parts = append(tr.Parts, RelayPart{Span: relayed, Hops: b.paired(m.Src, p, d)})
+		b.parts = append(b.parts, RelayPart{Span: relayed, Hops: b.paired(1, m.Src, p, d)})
 	}
-	return tr, nil
+	return RelayTree{Parts: b.parts}, nil
 }
 
-func contains(rs []int, x int) bool {
-	for _, r := range rs {
-		if r == x {
-			return true
-		}
-	}
-	return false
-}
-
-func (b *treeBuilder) allOnNode(rs []int, node int) bool {
-	for _, r := range rs {
-		if b.node[r] != node {
-			return false
-		}
-	}
-	return true
-}
-
-// paired is the relay part's tree: one copy (Unicast: one per destination)
-// from s to its partner p, which writes every destination directly.
-func (b *treeBuilder) paired(s, p int, d []int) []RelayHop {
-	var hops []RelayHop
+// paired is the relay part's tree (in hop buffer buf): one copy (Unicast:
+// one per destination) from s to its partner p, which writes every
+// destination directly.
+func (b *treeBuilder) paired(buf, s, p int, d []int) []RelayHop {
+	hops := b.hops[buf][:0]
 	if b.opt.Unicast {
-		for _, x := range d {
-			hops = append(hops, RelayHop{From: s, To: p, Serves: BitmapOf(b.n, x), Parent: -1})
-			hops = append(hops, RelayHop{From: p, To: x, Serves: BitmapOf(b.n, x), Parent: len(hops) - 1})
+		for j := range d {
+			hops = append(hops, RelayHop{From: s, To: p, Serves: d[j : j+1], Parent: -1, After: len(hops) - 2})
+			hops = append(hops, RelayHop{From: p, To: d[j], Serves: d[j : j+1], Parent: len(hops) - 1, After: -1})
 		}
-		return hops
+	} else {
+		hops = append(hops, RelayHop{From: s, To: p, Serves: d, Parent: -1, After: -1})
+		for j := range d {
+			hops = append(hops, RelayHop{From: p, To: d[j], Serves: d[j : j+1], Parent: 0, After: -1})
+		}
 	}
-	hops = append(hops, RelayHop{From: s, To: p, Serves: BitmapOf(b.n, d...), Parent: -1})
-	for _, x := range d {
-		hops = append(hops, RelayHop{From: p, To: x, Serves: BitmapOf(b.n, x), Parent: 0})
-	}
+	b.hops[buf] = hops
 	return hops
 }
 
@@ -335,8 +354,8 @@ func (b *treeBuilder) balancedShare(s, p int, d []int) float64 {
 	return relay / (direct + relay)
 }
 
-// bw is the bottleneck bandwidth of the intra-node route between ranks a
-// and b (same node), in GB/s.
+// bw is the bottleneck bandwidth of the intra-node route between ranks x
+// and y (same node), in GB/s.
 func (b *treeBuilder) bw(x, y int) float64 {
 	key := [3]int{b.node[x], b.loc[x], b.loc[y]}
 	if v, ok := b.bwCache[key]; ok {
@@ -351,47 +370,90 @@ func (b *treeBuilder) bw(x, y int) float64 {
 	return v
 }
 
-// fanout is the recursive rule of section 4.3.3 at holder h for the
-// destinations d (h excluded): one copy per remote node to its same-index
-// relay, then a direct write per destination of h's own node. Remote nodes
-// are visited starting after h's node, so different sources start on
-// different nodes.
-func (b *treeBuilder) fanout(h int, d []int) ([]RelayHop, error) {
-	b.hops = b.hops[:0]
-	if err := b.fanoutFrom(h, d, -1); err != nil {
+// fanout is the recursive rule of section 4.3.3 at source h for the
+// destinations d (ascending, h excluded), into hop buffer buf.
+func (b *treeBuilder) fanout(buf, h int, d []int) ([]RelayHop, error) {
+	b.hops[buf] = b.hops[buf][:0]
+	if err := b.fanoutFrom(buf, h, d, -1); err != nil {
 		return nil, err
 	}
-	return append([]RelayHop(nil), b.hops...), nil
+	return b.hops[buf], nil
 }
 
-func (b *treeBuilder) fanoutFrom(h int, d []int, parent int) error {
-	N := len(b.t.Nodes)
+// fanoutFrom applies the rule at holder h: one copy per remote node to its
+// same-index relay, carrying that node's destinations (which the relay
+// then serves by the same rule), then a direct write per destination of
+// h's own node. Ranks are node-major, so d splits into one run per node.
+// Remote nodes are visited starting after h's node, so different sources
+// start on different nodes. h itself, if in d, is skipped.
+func (b *treeBuilder) fanoutFrom(buf, h int, d []int, parent int) error {
 	hn := b.node[h]
-	byNode := make(map[int][]int)
-	for _, x := range d {
-		byNode[b.node[x]] = append(byNode[b.node[x]], x)
+	var runs [][3]int // (node, lo, hi): d's run on each node
+	for lo := 0; lo < len(d); {
+		hi := lo + 1
+		for hi < len(d) && b.node[d[hi]] == b.node[d[lo]] {
+			hi++
+		}
+		runs = append(runs, [3]int{b.node[d[lo]], lo, hi})
+		lo = hi
 	}
-	for k := 1; k < N; k++ {
-		m := (hn + k) % N
-		dm := byNode[m]
-		if len(dm) == 0 {
+	start := sort.Search(len(runs), func(k int) bool { return runs[k][0] > hn })
+	lastRail := -1
+	for k := 0; k < len(runs); k++ {
+		run := runs[(start+k)%len(runs)]
+		m, dm := run[0], d[run[1]:run[2]]
+		if m == hn {
 			continue
 		}
 		path, err := b.railPath(h)
 		if err != nil {
 			return err
 		}
-		g := len(b.t.Nodes[m].GPUs)
-		relay := b.rank(m, b.loc[h]%g)
-		b.hops = append(b.hops, RelayHop{From: h, To: relay, Serves: BitmapOf(b.n, dm...), Path: path, Parent: parent})
-		if err := b.fanoutFrom(relay, b.without(dm, relay), len(b.hops)-1); err != nil {
+		relay := b.rank(m, b.loc[h]%len(b.t.Nodes[m].GPUs))
+		b.hops[buf] = append(b.hops[buf], RelayHop{From: h, To: relay, Serves: dm, Path: path, Parent: parent, After: lastRail})
+		lastRail = len(b.hops[buf]) - 1
+		if err := b.fanoutFrom(buf, relay, dm, len(b.hops[buf])-1); err != nil {
 			return err
 		}
 	}
-	for _, x := range byNode[hn] {
-		b.hops = append(b.hops, RelayHop{From: h, To: x, Serves: BitmapOf(b.n, x), Parent: parent})
+	for _, run := range runs {
+		if run[0] != hn {
+			continue
+		}
+		lastShared := -1
+		for j := run[1]; j < run[2]; j++ {
+			if d[j] == h {
+				continue
+			}
+			after := -1
+			if !b.directLink(h, d[j]) {
+				after = lastShared
+			}
+			b.hops[buf] = append(b.hops[buf], RelayHop{From: h, To: d[j], Serves: d[j : j+1], Parent: parent, After: after})
+			if after >= 0 || !b.directLink(h, d[j]) {
+				lastShared = len(b.hops[buf]) - 1
+			}
+		}
 	}
 	return nil
+}
+
+// directLink reports whether GPUs x and y (same node) have a link of their
+// own (a full mesh): then copies from x to different GPUs share nothing
+// and go at once; through a switch they share x's port and go in turn.
+func (b *treeBuilder) directLink(x, y int) bool {
+	key := [3]int{-1 - b.node[x], b.loc[x], b.loc[y]}
+	if v, ok := b.bwCache[key]; ok {
+		return v > 0
+	}
+	nd := &b.t.Nodes[b.node[x]]
+	hops, err := nd.Route(topo.GPUEndpoint(b.loc[x]), topo.GPUEndpoint(b.loc[y]))
+	v := 0.0
+	if err == nil && len(hops) == 1 {
+		v = 1
+	}
+	b.bwCache[key] = v
+	return v > 0
 }
 
 func (b *treeBuilder) railPath(h int) (Path, error) {
@@ -415,64 +477,103 @@ type Placement struct {
 // LowerMulticast appends the steps of trees (planned for msgs) to plan:
 // each destination receives message i at place[i].DstOff of its dst, a
 // source listed in its own Dests copies it there locally, relays that are
-// not destinations hold it in scratch slots after the scratch the plan's
-// sizes already have. Every rank's Sizes.Src and Sizes.Dst must be set and
-// its program empty (deps come from Hazards over what LowerMulticast itself
-// emits). chunks > 1 pipelines
-// every hop in that many pieces. Tags are ChunkTag(2*i+part, piece, chunks).
+// not destinations hold it in scratch slots (one per hop into them, after
+// any scratch the plan's sizes already have). Every rank's Sizes.Src and
+// Sizes.Dst must be set and its program empty (deps come from Hazards over
+// what LowerMulticast itself emits). chunks > 1 pipelines every hop in that
+// many pieces. Tags are ChunkTag(2*i+part, piece, chunks).
 func LowerMulticast(plan *Plan, msgs []Multicast, trees []RelayTree, place []Placement, elem, chunks int) error {
 	if len(trees) != len(msgs) || len(place) != len(msgs) {
 		return fmt.Errorf("multiwrite: %d messages, %d trees, %d placements", len(msgs), len(trees), len(place))
 	}
-	n := plan.NRanks
-	for r := range plan.Ranks {
-		if len(plan.Ranks[r].Steps) > 0 {
-			return fmt.Errorf("multiwrite: rank %d already has %d steps; lower into empty programs", r, len(plan.Ranks[r].Steps))
-		}
+	l, err := newMulticastLowerer(plan, -1, elem, chunks)
+	if err != nil {
+		return err
 	}
-	// Scratch slots: one per hop into a relay that is not a destination.
-	slot := make([][][]int64, len(msgs)) // [msg][part][hop] -> scratch offset, -1 for dst
 	for i := range msgs {
-		slot[i] = make([][]int64, len(trees[i].Parts))
-		for pi, part := range trees[i].Parts {
-			slot[i][pi] = make([]int64, len(part.Hops))
-			for hi, hp := range part.Hops {
-				slot[i][pi][hi] = -1
-				if !msgs[i].Dests.Has(hp.To) {
-					z := &plan.Ranks[hp.To].Sizes
-					slot[i][pi][hi] = z.Scratch
-					z.Scratch += part.Span.Len
-				}
-			}
-		}
+		l.message(i, msgs[i], trees[i], place[i])
 	}
-	hz := make([]*Hazards, n)
-	for r := range hz {
-		hz[r] = NewHazards(plan.Ranks[r].Sizes)
-	}
-	for i, m := range msgs {
-		pl := place[i]
-		if m.Dests.Has(m.Src) && m.Bytes > 0 {
-			hz[m.Src].Copy(&plan.Ranks[m.Src], pl.From, At(BufDst, pl.DstOff), m.Bytes)
+	l.finish()
+	return nil
+}
+
+// multicastLowerer emits the steps of relay trees one message at a time,
+// for every rank (only < 0) or for rank only alone (GenerateRank): a rank's
+// steps, tags and scratch slots depend only on the trees, so both ways give
+// it the same program.
+type multicastLowerer struct {
+	plan         *Plan
+	only         int
+	elem, chunks int
+	hz           []*Hazards
+	scratch      []int64 // next free scratch byte per rank
+	slot         []int64 // per hop of the current part: scratch offset, -1 for dst
+	last         []int   // per hop of the current part: its last send step, -1 if none here
+}
+
+// hazardScratch is the scratch size Hazards track while slots are handed
+// out: an interval map of one segment, so its size costs nothing, and the
+// real size is set when lowering ends.
+const hazardScratch = int64(1) << 60
+
+func newMulticastLowerer(plan *Plan, only, elem, chunks int) (*multicastLowerer, error) {
+	l := &multicastLowerer{plan: plan, only: only, elem: elem, chunks: chunks,
+		hz: make([]*Hazards, plan.NRanks), scratch: make([]int64, plan.NRanks)}
+	for r := range plan.Ranks {
+		if only >= 0 && r != only {
+			continue
 		}
-		for pi, part := range trees[i].Parts {
-			k := ChunkCount(part.Span.Len, chunks, elem)
-			// where holds the copy of this part on the receiving end of hop hi.
-			where := func(hi int) Ref {
-				if hi < 0 {
-					return Ref{pl.From.Buf, pl.From.Off + part.Span.Off}
-				}
-				if s := slot[i][pi][hi]; s >= 0 {
-					return At(BufScratch, s)
-				}
-				return At(BufDst, pl.DstOff+part.Span.Off)
+		if n := len(plan.Ranks[r].Steps); n > 0 {
+			return nil, fmt.Errorf("multiwrite: rank %d already has %d steps; lower into empty programs", r, n)
+		}
+		z := plan.Ranks[r].Sizes
+		l.scratch[r] = z.Scratch
+		z.Scratch = hazardScratch
+		l.hz[r] = NewHazards(z)
+	}
+	return l, nil
+}
+
+func (l *multicastLowerer) mine(r int) bool { return l.only < 0 || r == l.only }
+
+// message emits message i: the source's own copy, then every hop of every
+// part, piece by piece.
+func (l *multicastLowerer) message(i int, m Multicast, tr RelayTree, pl Placement) {
+	if m.Dests.Has(m.Src) && m.Bytes > 0 && l.mine(m.Src) {
+		l.hz[m.Src].Copy(&l.plan.Ranks[m.Src], pl.From, At(BufDst, pl.DstOff), m.Bytes)
+	}
+	for pi, part := range tr.Parts {
+		l.slot = l.slot[:0]
+		for _, hp := range part.Hops {
+			s := int64(-1)
+			if !m.Dests.Has(hp.To) {
+				s = l.scratch[hp.To]
+				l.scratch[hp.To] += part.Span.Len
 			}
-			for hi, hp := range part.Hops {
-				from, to := where(hp.Parent), where(hi)
-				prev := -1
-				for c := 0; c < k; c++ {
-					pc := ChunkSpan(Span{0, part.Span.Len}, k, c, elem)
-					tag := ChunkTag(2*i+pi, c, chunks)
+			l.slot = append(l.slot, s)
+		}
+		// where holds the copy of this part on the receiving end of hop hi.
+		where := func(hi int) Ref {
+			if hi < 0 {
+				return Ref{pl.From.Buf, pl.From.Off + part.Span.Off}
+			}
+			if s := l.slot[hi]; s >= 0 {
+				return At(BufScratch, s)
+			}
+			return At(BufDst, pl.DstOff+part.Span.Off)
+		}
+		k := ChunkCount(part.Span.Len, l.chunks, l.elem)
+		l.last = l.last[:0]
+		for hi, hp := range part.Hops {
+			from, to := where(hp.Parent), where(hi)
+			prev := -1
+			if hp.After >= 0 {
+				prev = l.last[hp.After]
+			}
+			for c := 0; c < k; c++ {
+				pc := ChunkSpan(Span{0, part.Span.Len}, k, c, l.elem)
+				tag := ChunkTag(2*i+pi, c, l.chunks)
+				if l.mine(hp.From) {
 					// Pieces of one hop go one after another (piece c+1's
 					// send waits for piece c's), so the relay forwards piece
 					// c while piece c+1 is on the wire; sent all at once they
@@ -481,11 +582,53 @@ func LowerMulticast(plan *Plan, msgs []Multicast, trees []RelayTree, place []Pla
 					if prev >= 0 {
 						after = []int{prev}
 					}
-					prev = hz[hp.From].Send(&plan.Ranks[hp.From], hp.To, tag, Ref{from.Buf, from.Off + pc.Off}, pc.Len, hp.Path, after...)
-					hz[hp.To].Recv(&plan.Ranks[hp.To], hp.From, tag, Ref{to.Buf, to.Off + pc.Off}, pc.Len)
+					prev = l.hz[hp.From].Send(&l.plan.Ranks[hp.From], hp.To, tag, Ref{from.Buf, from.Off + pc.Off}, pc.Len, hp.Path, after...)
+				}
+				if l.mine(hp.To) {
+					l.hz[hp.To].Recv(&l.plan.Ranks[hp.To], hp.From, tag, Ref{to.Buf, to.Off + pc.Off}, pc.Len)
 				}
 			}
+			l.last = append(l.last, prev) // the hop's last send (on From), for hops After it
 		}
 	}
+}
+
+// finish sets every lowered rank's scratch size to the slots handed out.
+func (l *multicastLowerer) finish() {
+	for r := range l.plan.Ranks {
+		if l.mine(r) {
+			l.plan.Ranks[r].Sizes.Scratch = l.scratch[r]
+		}
+	}
+}
+
+// lowerMulticastAlg is the body of a registered MultiWrite algorithm: it
+// plans count messages (msg(i) gives message i and its placement) one at a
+// time and lowers them into every rank's program (only < 0, sizes z for
+// all) or rank only's. A topology the planner cannot serve (nodes without
+// rails, a GPU without a NIC) is Unsupported, on every rank alike.
+func lowerMulticastAlg(alg string, spec *Spec, plan *Plan, only, count int, msg func(i int) (Multicast, Placement), z Sizes, opt RelayOptions) error {
+	b, err := newTreeBuilder(spec.Topo, opt)
+	if err != nil {
+		return Unsupported(alg, "%v", err)
+	}
+	if only < 0 {
+		plan.SetSizes(z)
+	} else {
+		plan.Ranks[only].Sizes = z
+	}
+	l, err := newMulticastLowerer(plan, only, spec.DtypeBytes, spec.Chunks)
+	if err != nil {
+		return err
+	}
+	for i := 0; i < count; i++ {
+		m, pl := msg(i)
+		tr, err := b.tree(i, m, spec.DtypeBytes)
+		if err != nil {
+			return Unsupported(alg, "%v", err)
+		}
+		l.message(i, m, tr, pl)
+	}
+	l.finish()
 	return nil
 }

@@ -23,7 +23,7 @@ func presetTopo(t *testing.T, name string, nodes int) *topo.Topology {
 func hopList(p RelayPart) []string {
 	var out []string
 	for _, h := range p.Hops {
-		out = append(out, fmt.Sprintf("%d>%d%v%s", h.From, h.To, h.Serves.Ranks(), h.Path))
+		out = append(out, fmt.Sprintf("%d>%d%v%s", h.From, h.To, h.Serves, h.Path))
 	}
 	return out
 }
