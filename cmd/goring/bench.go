@@ -40,9 +40,7 @@ type benchFlags struct {
 	png      string
 	root     int
 	chunks   int
-	hot      string
-	counts   string
-	seed     uint64
+	traffic  trafficFlags
 	timeout  time.Duration
 	// Measurement aids, hidden from help.
 	straggler string
@@ -64,7 +62,10 @@ algorithm at every size the way the OSU Micro-Benchmarks do.
 Environment: UCX_TLS (default ` + DefaultUCXTLS + ` on one host, ` + DefaultUCXTLSHosts + ` across hosts); under mpirun GORING_COORD,
 GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runBench(cmd, f, args[0]) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.traffic.observe(cmd)
+			return runBench(cmd, f, args[0])
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.alg, "alg", "all", "algorithm name, or all")
@@ -82,9 +83,7 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.StringVar(&f.png, "png", "", "draw latency against size per algorithm into this PNG file")
 	fl.IntVar(&f.root, "root", 0, "root rank of bcast")
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
-	fl.StringVar(&f.hot, "hot", "", "alltoallv: R:F, rank R receives fraction F of every rank's traffic")
-	fl.StringVar(&f.counts, "counts", "", "alltoallv: JSON byte matrix file")
-	fl.Uint64Var(&f.seed, "seed", 0, "alltoallv: random counts (zeros included) from this seed")
+	f.traffic.register(fl)
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: 10s + 1s per 50 MB)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
@@ -151,7 +150,7 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if c == coll.Bcast && (f.root < 0 || f.root >= np) {
 		return nil, fmt.Errorf("--root %d: out of range [0,%d)", f.root, np)
 	}
-	traffic, err := benchTraffic(f, c, np)
+	traffic, err := f.traffic.matrix(c, np, 1)
 	if err != nil {
 		return nil, err
 	}
@@ -218,52 +217,6 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	}
 	job.cfg.Algorithms = job.algs
 	return job, nil
-}
-
-func benchTraffic(f *benchFlags, c coll.Collective, np int) (func(int64) ([][]int64, error), error) {
-	set := 0
-	for _, v := range []bool{f.hot != "", f.counts != "", f.seed != 0} {
-		if v {
-			set++
-		}
-	}
-	if c != coll.Alltoallv {
-		if set > 0 {
-			return nil, errors.New("--hot, --counts and --seed apply to alltoallv only")
-		}
-		return nil, nil
-	}
-	if set > 1 {
-		return nil, errors.New("--hot, --counts and --seed exclude each other")
-	}
-	switch {
-	case f.hot != "":
-		rs, fs, ok := strings.Cut(f.hot, ":")
-		r, err1 := strconv.Atoi(rs)
-		fr, err2 := strconv.ParseFloat(fs, 64)
-		if !ok || err1 != nil || err2 != nil {
-			return nil, fmt.Errorf("--hot %q: want RANK:FRACTION, e.g. 0:0.5", f.hot)
-		}
-		if _, err := bench.HotCounts(np, 1, r, fr); err != nil {
-			return nil, err
-		}
-		return func(b int64) ([][]int64, error) { return bench.HotCounts(np, b, r, fr) }, nil
-	case f.counts != "":
-		data, err := os.ReadFile(f.counts)
-		if err != nil {
-			return nil, fmt.Errorf("--counts: %w", err)
-		}
-		m, err := bench.ParseCounts(data, np)
-		if err != nil {
-			return nil, fmt.Errorf("--counts %s: %w", f.counts, err)
-		}
-		// The file fixes the matrix; --bytes then only labels the row.
-		return func(int64) ([][]int64, error) { return m, nil }, nil
-	case f.seed != 0:
-		seed := f.seed
-		return func(b int64) ([][]int64, error) { return bench.RandomCounts(np, b, seed), nil }, nil
-	}
-	return func(b int64) ([][]int64, error) { return bench.UniformCounts(np, b), nil }, nil
 }
 
 // benchTopo resolves --topo/--nodes for np ranks. Without --topo the

@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
@@ -21,19 +19,17 @@ import (
 func init() { subcommands = append(subcommands, newPlanCmd) }
 
 type planFlags struct {
-	alg    string
-	topo   string
-	nodes  int
-	bytes  string
-	dtype  string
-	chunks int
-	intra  string
-	root   int
-	hot    string
-	counts string
-	seed   uint64
-	json   bool
-	svg    string
+	alg     string
+	topo    string
+	nodes   int
+	bytes   string
+	dtype   string
+	chunks  int
+	intra   string
+	root    int
+	traffic trafficFlags
+	json    bool
+	svg     string
 }
 
 func newPlanCmd() *cobra.Command {
@@ -51,7 +47,10 @@ alltoallv traffic: --bytes N alone sends N bytes to every peer; --hot R:F makes
 rank R receive fraction F of every rank's N*P bytes; --counts FILE reads a JSON
 byte matrix; --seed S draws random counts (zeros included).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runPlan(cmd, args[0], &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.traffic.observe(cmd)
+			return runPlan(cmd, args[0], &f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.alg, "alg", "auto", "algorithm name, or auto")
@@ -62,9 +61,7 @@ byte matrix; --seed S draws random counts (zeros included).`,
 	fl.IntVar(&f.chunks, "chunks", 0, "split long transfers into K pipelined pieces")
 	fl.StringVar(&f.intra, "intra", "", "intra-node phase of parallel_rings (linear, btdd, btddh, knomial, iallgather_linear, rd, congestion_aware, auto)")
 	fl.IntVar(&f.root, "root", 0, "bcast root rank")
-	fl.StringVar(&f.hot, "hot", "", "alltoallv: R:F, rank R receives fraction F of every rank's traffic")
-	fl.StringVar(&f.counts, "counts", "", "alltoallv: JSON byte matrix file")
-	fl.Uint64Var(&f.seed, "seed", 0, "alltoallv: random counts (zeros included) from this seed")
+	f.traffic.register(fl)
 	fl.BoolVar(&f.json, "json", false, "print the goring.program/v1 document only")
 	fl.StringVar(&f.svg, "svg", "", "draw the plan's timeline into FILE (SVG)")
 	return cmd
@@ -100,7 +97,7 @@ func planSpec(cmd *cobra.Command, collName string, f *planFlags) (sched.Spec, er
 		if size, err = units.ParseBytes(f.bytes); err != nil {
 			return spec, fmt.Errorf("--bytes: %w", err)
 		}
-	} else if c != coll.Alltoallv || f.counts == "" {
+	} else if c != coll.Alltoallv || f.traffic.counts == "" {
 		return spec, errors.New("--bytes is required")
 	}
 	spec = sched.Spec{Collective: c, Algorithm: f.alg, Intra: f.intra, Topo: t, Bytes: size,
@@ -111,47 +108,13 @@ func planSpec(cmd *cobra.Command, collName string, f *planFlags) (sched.Spec, er
 		}
 		spec.Root = f.root
 	}
-	traffic := 0
-	for _, set := range []bool{f.hot != "", f.counts != "", cmd.Flags().Changed("seed")} {
-		if set {
-			traffic++
-		}
+	counts, err := f.traffic.matrix(c, n, int64(spec.DtypeBytes))
+	if err != nil {
+		return spec, err
 	}
-	if traffic > 0 && c != coll.Alltoallv {
-		return spec, errors.New("--hot, --counts and --seed apply to alltoallv only")
-	}
-	if traffic > 1 {
-		return spec, errors.New("--hot, --counts and --seed exclude each other")
-	}
-	switch {
-	case f.hot != "":
-		rs, fs, ok := strings.Cut(f.hot, ":")
-		hot, err1 := strconv.Atoi(rs)
-		frac, err2 := strconv.ParseFloat(fs, 64)
-		if !ok || err1 != nil || err2 != nil {
-			return spec, fmt.Errorf("--hot %q: want RANK:FRACTION, e.g. 0:0.5", f.hot)
-		}
-		if spec.Counts, err = bench.HotCounts(n, size, hot, frac); err != nil {
+	if counts != nil && (f.traffic.hot != "" || f.traffic.counts != "" || f.traffic.seedSet) {
+		if spec.Counts, err = counts(size); err != nil {
 			return spec, err
-		}
-	case f.counts != "":
-		data, err := os.ReadFile(f.counts)
-		if err != nil {
-			return spec, fmt.Errorf("--counts: %w", err)
-		}
-		if spec.Counts, err = bench.ParseCounts(data, n); err != nil {
-			return spec, fmt.Errorf("--counts %s: %w", f.counts, err)
-		}
-	case cmd.Flags().Changed("seed"):
-		spec.Counts = bench.RandomCounts(n, size, f.seed)
-	}
-	if spec.Counts != nil {
-		// Whole elements per block: round each entry down to the element size.
-		e := int64(spec.DtypeBytes)
-		for i := range spec.Counts {
-			for j := range spec.Counts[i] {
-				spec.Counts[i][j] -= spec.Counts[i][j] % e
-			}
 		}
 	}
 	return spec, nil

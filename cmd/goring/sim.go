@@ -18,6 +18,7 @@ import (
 func init() { subcommands = append(subcommands, newSimCmd) }
 
 type simFlags struct {
+	traffic                             trafficFlags
 	alg, topo, bytes, intra, png, dtype string
 	nodes, chunks                       int
 	json, gantt, serialCE, noProgress   bool
@@ -39,7 +40,10 @@ algbw*2(P-1)/P with algbw = bytes/time; bcast: algbw).
 fastest by the simulator's cost table (model.CostTable). --png draws latency
 versus size, or with --gantt the timeline of one run (one algorithm, one size).`,
 		Args: cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error { return runSim(cmd, args[0], &f) },
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.traffic.observe(cmd)
+			return runSim(cmd, args[0], &f)
+		},
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.alg, "alg", "all", "algorithm name, all, or auto")
@@ -54,6 +58,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.BoolVar(&f.gantt, "gantt", false, "with --png: draw the timeline of one run")
 	fl.BoolVar(&f.serialCE, "serial-ce", false, "each GPU's copy engine sends one intra-node transfer at a time")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar on stderr")
+	f.traffic.register(fl)
 	return cmd
 }
 
@@ -130,15 +135,35 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 		}
 		algs = []string{f.alg}
 	}
+	counts, err := f.traffic.matrix(c, t.NumGPUs(), int64(dt.Size()))
+	if err != nil {
+		return err
+	}
 	base := sched.Spec{Collective: c, Topo: t, Intra: f.intra, DtypeBytes: dt.Size(), Chunks: f.chunks}
+	// withSize is the spec of one (algorithm, size): alltoallv's matrix
+	// follows the size.
+	withSize := func(alg string, bytes int64) (sched.Spec, error) {
+		spec := base
+		spec.Algorithm, spec.Bytes = alg, bytes
+		if counts != nil {
+			m, err := counts(bytes)
+			if err != nil {
+				return spec, err
+			}
+			spec.Counts = m
+		}
+		return spec, nil
+	}
 	opt := sim.Options{CopyEngineSerial: f.serialCE}
 
 	if f.gantt {
 		if len(algs) != 1 || len(sizes) != 1 {
 			return fmt.Errorf("--gantt draws one run: give one --alg and one --bytes")
 		}
-		spec := base
-		spec.Algorithm, spec.Bytes = algs[0], sizes[0]
+		spec, err := withSize(algs[0], sizes[0])
+		if err != nil {
+			return err
+		}
 		opt.Timeline = true
 		res, plan, err := sim.Run(spec, opt)
 		if err != nil {
@@ -175,15 +200,17 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 		if m, ok := memos[k]; ok {
 			return m
 		}
-		spec := base
-		spec.Algorithm, spec.Bytes = alg, bytes
-		res, _, err := sim.Run(spec, opt)
+		m := memo{}
+		spec, err := withSize(alg, bytes)
+		if err == nil {
+			var res *sim.Result
+			if res, _, err = sim.Run(spec, opt); err == nil {
+				m.us, m.bottleneck = res.TotalUS, res.Bottleneck
+			}
+		}
+		m.err = err
 		if bar != nil {
 			_ = bar.Add(1)
-		}
-		m := memo{err: err}
-		if err == nil {
-			m.us, m.bottleneck = res.TotalUS, res.Bottleneck
 		}
 		memos[k] = m
 		return m

@@ -138,3 +138,32 @@ func TestSimListsUnsupportedWithError(t *testing.T) {
 	assert.NotEqual(t, "recursive_doubling", auto.Results[0].Chosen)
 	assert.NotNil(t, auto.Results[0].PredictedUS)
 }
+
+// alltoallv traffic flags reach the simulator as they reach plan and
+// bench: a hot destination makes the pairwise exchange slower than uniform
+// traffic of the same --bytes, and the flags are refused elsewhere.
+func TestSimAlltoallvTraffic(t *testing.T) {
+	simUS := func(args ...string) float64 {
+		t.Helper()
+		out, errOut, code := runCLI(t, append([]string{"sim", "alltoallv", "--alg", "pairwise", "--topo", "clusterB", "--nodes", "2", "--bytes", "16MiB", "--json", "--no-progress"}, args...)...)
+		require.Equal(t, 0, code, errOut)
+		var doc simDoc
+		require.NoError(t, json.Unmarshal([]byte(out), &doc))
+		require.Len(t, doc.Results, 1)
+		require.NotNil(t, doc.Results[0].PredictedUS, doc.Results[0].Error)
+		return *doc.Results[0].PredictedUS
+	}
+	uniform, hot := simUS(), simUS("--hot", "0:0.9")
+	assert.Greater(t, hot, 1.5*uniform, "90%% of all traffic into rank 0 must take longer than uniform traffic")
+	seeded := simUS("--seed", "0")
+	assert.Positive(t, seeded)
+	for i, args := range [][]string{
+		{"sim", "allgather", "--topo", "clusterB", "--bytes", "1MiB", "--hot", "0:0.5"},
+		{"sim", "alltoallv", "--topo", "clusterB", "--bytes", "1MiB", "--hot", "0:0.5", "--seed", "3"},
+		{"sim", "alltoallv", "--topo", "clusterB", "--bytes", "1MiB", "--hot", "9:0.5"},
+	} {
+		_, errOut, code := runCLI(t, args...)
+		assert.NotZero(t, code, "case %d", i)
+		assert.NotEmpty(t, errOut, "case %d", i)
+	}
+}
