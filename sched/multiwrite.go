@@ -146,6 +146,12 @@ type RelayOptions struct {
 	// per destination (the unicast multipath baseline of seed 004 sections
 	// 3.1 and 6.1), not once.
 	Unicast bool
+	// NodeTree makes the copies across nodes a binomial tree over nodes
+	// (the recursion of section 4.3.3 applied between relays: a relay's
+	// part of the bitmap may name other nodes, which it serves through
+	// their same-index relays), so a source's NIC port sends ceil(log2 N)
+	// copies instead of N-1. Every node's port still receives one copy.
+	NodeTree bool
 }
 
 // RelayHop is one transfer of a relay tree: From sends its copy to To, and
@@ -159,12 +165,13 @@ type RelayHop struct {
 	// Parent is the hop that brought the data to From (-1: From is the
 	// source). Parents come before their children in RelayPart.Hops.
 	Parent int
-	// After is an earlier hop from the same holder that shares this hop's
-	// first link (the holder's NIC port, or its NVSwitch port), which must
-	// have sent before this one starts (-1: none). Copies through one port
-	// go one after another, so the first relay gets a whole copy early and
-	// forwards it while the next copy is on the wire, instead of every
-	// copy arriving at the end of a fair share.
+	// After is an earlier hop from the same holder through the same NIC
+	// port, which must have sent before this one starts (-1: none). Copies
+	// to relays through one port go one after another, so the first relay
+	// gets a whole copy early and forwards it while the next copy is on the
+	// wire, instead of every copy arriving at the end of a fair share.
+	// Direct writes to final destinations go at once (they forward
+	// nothing, and each would pay its startup in turn).
 	After int
 }
 
@@ -321,8 +328,11 @@ func (b *treeBuilder) tree(i int, m Multicast, elem int) (RelayTree, error) {
 func (b *treeBuilder) paired(buf, s, p int, d []int) []RelayHop {
 	hops := b.hops[buf][:0]
 	if b.opt.Unicast {
+		// The copies share s -> p at once, as the concurrent unicast flows
+		// of section 6.2 do (in turn, each would pay its startup in turn:
+		// slower at every size in the simulator).
 		for j := range d {
-			hops = append(hops, RelayHop{From: s, To: p, Serves: d[j : j+1], Parent: -1, After: len(hops) - 2})
+			hops = append(hops, RelayHop{From: s, To: p, Serves: d[j : j+1], Parent: -1, After: -1})
 			hops = append(hops, RelayHop{From: p, To: d[j], Serves: d[j : j+1], Parent: len(hops) - 1, After: -1})
 		}
 	} else {
@@ -398,21 +408,42 @@ func (b *treeBuilder) fanoutFrom(buf, h int, d []int, parent int) error {
 		lo = hi
 	}
 	start := sort.Search(len(runs), func(k int) bool { return runs[k][0] > hn })
-	lastRail := -1
-	for k := 0; k < len(runs); k++ {
-		run := runs[(start+k)%len(runs)]
-		m, dm := run[0], d[run[1]:run[2]]
-		if m == hn {
-			continue
+	var remote [][3]int // the other nodes' runs, in order of distance after hn
+	for k := range runs {
+		if run := runs[(start+k)%len(runs)]; run[0] != hn {
+			remote = append(remote, run)
 		}
+	}
+	lastRail := -1
+	// relayHop sends one copy to node m's same-index relay carrying serves,
+	// after the previous copy through h's NIC port, and recurses there.
+	relayHop := func(m int, serves []int) error {
 		path, err := b.railPath(h)
 		if err != nil {
 			return err
 		}
 		relay := b.rank(m, b.loc[h]%len(b.t.Nodes[m].GPUs))
-		b.hops[buf] = append(b.hops[buf], RelayHop{From: h, To: relay, Serves: dm, Path: path, Parent: parent, After: lastRail})
+		b.hops[buf] = append(b.hops[buf], RelayHop{From: h, To: relay, Serves: serves, Path: path, Parent: parent, After: lastRail})
 		lastRail = len(b.hops[buf]) - 1
-		if err := b.fanoutFrom(buf, relay, dm, len(b.hops[buf])-1); err != nil {
+		return b.fanoutFrom(buf, relay, serves, lastRail)
+	}
+	for len(remote) > 0 && b.opt.NodeTree {
+		// Binomial over the nodes h serves (its own included): the far half
+		// goes, as one copy, to the relay of its first node, which serves
+		// the rest of that half the same way; h goes on with the near half.
+		far := len(remote) - (len(remote)+1)/2
+		var serves []int
+		for _, run := range remote[far:] {
+			serves = append(serves, d[run[1]:run[2]]...)
+		}
+		slices.Sort(serves)
+		if err := relayHop(remote[far][0], serves); err != nil {
+			return err
+		}
+		remote = remote[:far]
+	}
+	for _, run := range remote {
+		if err := relayHop(run[0], d[run[1]:run[2]]); err != nil {
 			return err
 		}
 	}
@@ -420,40 +451,13 @@ func (b *treeBuilder) fanoutFrom(buf, h int, d []int, parent int) error {
 		if run[0] != hn {
 			continue
 		}
-		lastShared := -1
 		for j := run[1]; j < run[2]; j++ {
-			if d[j] == h {
-				continue
-			}
-			after := -1
-			if !b.directLink(h, d[j]) {
-				after = lastShared
-			}
-			b.hops[buf] = append(b.hops[buf], RelayHop{From: h, To: d[j], Serves: d[j : j+1], Parent: parent, After: after})
-			if after >= 0 || !b.directLink(h, d[j]) {
-				lastShared = len(b.hops[buf]) - 1
+			if d[j] != h {
+				b.hops[buf] = append(b.hops[buf], RelayHop{From: h, To: d[j], Serves: d[j : j+1], Parent: parent, After: -1})
 			}
 		}
 	}
 	return nil
-}
-
-// directLink reports whether GPUs x and y (same node) have a link of their
-// own (a full mesh): then copies from x to different GPUs share nothing
-// and go at once; through a switch they share x's port and go in turn.
-func (b *treeBuilder) directLink(x, y int) bool {
-	key := [3]int{-1 - b.node[x], b.loc[x], b.loc[y]}
-	if v, ok := b.bwCache[key]; ok {
-		return v > 0
-	}
-	nd := &b.t.Nodes[b.node[x]]
-	hops, err := nd.Route(topo.GPUEndpoint(b.loc[x]), topo.GPUEndpoint(b.loc[y]))
-	v := 0.0
-	if err == nil && len(hops) == 1 {
-		v = 1
-	}
-	b.bwCache[key] = v
-	return v > 0
 }
 
 func (b *treeBuilder) railPath(h int) (Path, error) {

@@ -34,7 +34,9 @@ func hopList(p RelayPart) []string {
 func TestPlanMulticastTrees(t *testing.T) {
 	mesh := presetTopo(t, "ascend-8p", 1)
 	two := presetTopo(t, "clusterB", 2)
+	four := presetTopo(t, "clusterB", 4)
 	pairs := []int{4, 5, 6, 7, 0, 1, 2, 3}
+	all16 := BitmapOf(16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
 	cases := []struct {
 		name  string
 		tp    *topo.Topology
@@ -59,6 +61,12 @@ func TestPlanMulticastTrees(t *testing.T) {
 			[]Span{{0, 8}}, [][]string{{"0>4[5 6]rail:0", "4>5[5]", "4>6[6]"}}},
 		{"8 one remote target of the same index: one hop", two, Multicast{Src: 2, Dests: BitmapOf(8, 6), Bytes: 8}, RelayOptions{},
 			[]Span{{0, 8}}, [][]string{{"2>6[6]rail:2"}}},
+		{"9 four servers, flat: one copy per server from the source", four, Multicast{Src: 1, Dests: all16, Bytes: 8}, RelayOptions{},
+			[]Span{{0, 8}}, [][]string{{"1>5[4 5 6 7]rail:1", "5>4[4]", "5>6[6]", "5>7[7]", "1>9[8 9 10 11]rail:1", "9>8[8]", "9>10[10]", "9>11[11]",
+				"1>13[12 13 14 15]rail:1", "13>12[12]", "13>14[14]", "13>15[15]", "1>0[0]", "1>2[2]", "1>3[3]"}}},
+		{"10 four servers, node tree: relay 9 serves servers 2 and 3 through relay 13", four, Multicast{Src: 1, Dests: all16, Bytes: 8}, RelayOptions{NodeTree: true},
+			[]Span{{0, 8}}, [][]string{{"1>9[8 9 10 11 12 13 14 15]rail:1", "9>13[12 13 14 15]rail:1", "13>12[12]", "13>14[14]", "13>15[15]", "9>8[8]", "9>10[10]", "9>11[11]",
+				"1>5[4 5 6 7]rail:1", "5>4[4]", "5>6[6]", "5>7[7]", "1>0[0]", "1>2[2]", "1>3[3]"}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

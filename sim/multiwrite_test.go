@@ -30,7 +30,8 @@ var mwSizes = []int64{64 << 10, 256 << 10, 512 << 10, 1 << 20, 2 << 20, 4 << 20,
 var mwChunks = []int{1, 4, 16, 64}
 
 // linkLoad is the busiest directed link of each class in a run, in bytes:
-// intra-node GPU links (nvlink, nvswitch) and NIC rail ports.
+// intra-node GPU links (nvlink, nvswitch) and NIC rail ports (a node's
+// "nic" link onto its rail, and the rail's up and down ports).
 type linkLoad struct {
 	intra, rail int64
 }
@@ -41,7 +42,7 @@ func loadsOf(res *Result) linkLoad {
 		switch {
 		case strings.Contains(s.Name, " nvlink ") || strings.Contains(s.Name, " nvswitch "):
 			l.intra = max(l.intra, s.Bytes)
-		case strings.Contains(s.Name, " rail"):
+		case strings.Contains(s.Name, " rail") || strings.Contains(s.Name, " nic "):
 			l.rail = max(l.rail, s.Bytes)
 		}
 	}
@@ -163,14 +164,20 @@ func TestMultiwriteAllgatherTwoNodes(t *testing.T) {
 				continue
 			}
 			assert.Equal(t, B, mw.load.rail, "case %d %s: one copy of each block per remote node per rail port", i, preset)
-			for name, r := range runs {
+			for _, name := range names {
+				r, ok := runs[name]
+				if !ok {
+					continue
+				}
 				t.Logf("  256 MiB %-20s %10.1f us  busiest rail port %6.1f MiB  busiest intra link %6.1f MiB", name, r.us, float64(r.load.rail)/(1<<20), float64(r.load.intra)/(1<<20))
 				assert.GreaterOrEqual(t, r.load.rail, mw.load.rail, "case %d %s: %s", i, preset, name)
 				assert.GreaterOrEqual(t, r.us, 0.99*mw.us, "case %d %s: %s beats multiwrite", i, preset, name)
 			}
 		}
-		for name, why := range skipped {
-			t.Logf("  not run: %s: %s", name, why)
+		for _, name := range names {
+			if why, ok := skipped[name]; ok {
+				t.Logf("  not run: %s: %s", name, why)
+			}
 		}
 	}
 }
@@ -199,6 +206,44 @@ func TestMultiwriteBcastTwoNodes(t *testing.T) {
 				}
 			}
 			t.Logf("%s", row)
+		}
+	}
+}
+
+// TestMultiwriteSixteenNodes: the same schedules on 16 dgx-h100 nodes (128
+// GPUs), one piece. Bcast's binomial tree over nodes (section 4.3.3's
+// recursion between relays) keeps the root's port at ceil(log2 16) = 4
+// copies and beats knomial once bandwidth matters; the allgather's flat
+// fan-out moves the same rail bytes as parallel_rings in two hops.
+func TestMultiwriteSixteenNodes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("simulates 128 GPUs")
+	}
+	tp := presetNodes(t, "dgx-h100", 16)
+	for i, c := range []struct {
+		coll coll.Collective
+		algs []string
+	}{{coll.Bcast, []string{"knomial", "multiwrite"}}, {coll.Allgather, []string{"parallel_rings", "multiwrite"}}} {
+		for _, B := range []int64{64 << 10, 2 << 20, 64 << 20} {
+			us := map[string]float64{}
+			var mwLoad linkLoad
+			for _, a := range c.algs {
+				res, _, err := Run(sched.Spec{Collective: c.coll, Algorithm: a, Topo: tp, Bytes: B, DtypeBytes: 4, Root: 5}, Options{})
+				require.NoError(t, err, "case %d %s %s", i, c.coll, a)
+				us[a] = res.TotalUS
+				if a == "multiwrite" {
+					mwLoad = loadsOf(res)
+				}
+			}
+			t.Logf("%s %10d bytes: %s %.1f us, multiwrite %.1f us (%.2fx), busiest rail port %.2f MiB", c.coll, B, c.algs[0], us[c.algs[0]], us["multiwrite"], us[c.algs[0]]/us["multiwrite"], float64(mwLoad.rail)/(1<<20))
+			if c.coll == coll.Bcast {
+				assert.Equal(t, 4*B, mwLoad.rail, "case %d: the root's port sends ceil(log2 16) copies", i)
+				if B >= 2<<20 {
+					assert.Less(t, us["multiwrite"], us["knomial"], "case %d at %d bytes", i, B)
+				}
+			} else {
+				assert.Equal(t, 15*B, mwLoad.rail, "case %d: (N-1)B per rail port", i)
+			}
 		}
 	}
 }
