@@ -47,7 +47,14 @@ import (
 //     many of its GPUs want it; unicast would carry it once per GPU. The
 //     source still sends one copy per remote NODE: switches do not
 //     replicate (section 1: no switch changes), so that is the least a
-//     source NIC can send without a relay on another node.
+//     source NIC can send without a relay on another node. With
+//     RelayOptions.NodeTree a relay's part of the bitmap may name further
+//     nodes (the recursion between relays of section 4.3.3): the far half
+//     of the remaining nodes goes as one copy to the relay of its first
+//     node, so the source's port sends ceil(log2 N) copies; every node's
+//     port still receives one. Copies through one NIC port go one after
+//     another (RelayHop.After), so the first relay forwards while the next
+//     copy is on the wire.
 //   - Inside a full-mesh node: direct writes. Every destination has its own
 //     link from the holder, so each link carries the message once already.
 //     When the destinations are a domain that leaves other links of the mesh
@@ -71,8 +78,10 @@ import (
 // there, so allgather and bcast need no scratch; a relay that is not a
 // destination (a partner of paired relaying, the same-index GPU of a MoE
 // dispatch whose token it does not want) receives into a scratch slot of
-// its own. Spec.Chunks pieces pipeline through relays: a relay forwards
-// piece c as soon as piece c arrived.
+// its own. Spec.Chunks pieces pipeline through relays: the pieces of a hop
+// go in sequence and a relay forwards piece c as soon as piece c arrived.
+// Trees are planned and lowered one message at a time (O(P) memory for P
+// messages of P destinations), for every rank or for one (GenerateRank).
 
 // Bitmap is a destination set over ranks (seed 004 section 4.1): bit r set
 // means rank r is a destination.
