@@ -48,10 +48,7 @@ func init() {
 func allgatherMultiwrite(spec *Spec, plan *Plan, only int) error {
 	n := plan.NRanks
 	B := spec.Bytes
-	all := NewBitmap(n)
-	for r := 0; r < n; r++ {
-		all.Set(r)
-	}
+	all := FullBitmap(n)
 	msg := func(r int) (Multicast, Placement) {
 		return Multicast{Src: r, Dests: all, Bytes: B}, Placement{From: At(BufSrc, 0), DstOff: int64(r) * B}
 	}

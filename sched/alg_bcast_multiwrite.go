@@ -33,11 +33,7 @@ func init() {
 }
 
 func bcastMultiwrite(spec *Spec, plan *Plan, only int) error {
-	n := plan.NRanks
-	all := NewBitmap(n)
-	for r := 0; r < n; r++ {
-		all.Set(r)
-	}
+	all := FullBitmap(plan.NRanks)
 	msg := func(int) (Multicast, Placement) {
 		return Multicast{Src: spec.Root, Dests: all, Bytes: spec.Bytes}, Placement{From: At(BufSrc, 0)}
 	}

@@ -122,6 +122,15 @@ func (b Bitmap) AppendRanks(out []int) []int {
 	return out
 }
 
+// FullBitmap is the set of all n ranks.
+func FullBitmap(n int) Bitmap {
+	b := NewBitmap(n)
+	for r := 0; r < n; r++ {
+		b.Set(r)
+	}
+	return b
+}
+
 // BitmapOf is the set of the given ranks over n ranks.
 func BitmapOf(n int, ranks ...int) Bitmap {
 	b := NewBitmap(n)

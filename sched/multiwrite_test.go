@@ -36,7 +36,7 @@ func TestPlanMulticastTrees(t *testing.T) {
 	two := presetTopo(t, "clusterB", 2)
 	four := presetTopo(t, "clusterB", 4)
 	pairs := []int{4, 5, 6, 7, 0, 1, 2, 3}
-	all16 := BitmapOf(16, 0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15)
+	all16 := FullBitmap(16)
 	cases := []struct {
 		name  string
 		tp    *topo.Topology
@@ -245,6 +245,7 @@ func TestBitmap(t *testing.T) {
 	assert.Equal(t, []int{0, 63, 64, 129}, b.Ranks())
 	b.Clear(63)
 	assert.False(t, b.Has(63))
+	assert.Equal(t, 130, FullBitmap(130).Count())
 	assert.False(t, b.Has(500))
 	assert.True(t, b.Has(129))
 }
