@@ -80,8 +80,10 @@
 // Algorithms 1 and 2); reduce_scatter ring and parallel_rings (seed 000
 // section V-A); allreduce ring (seed 001 Algorithm 1), rabenseifner, lane
 // (seed 001 Algorithm 2), recursive_doubling and parallel_rings; alltoallv
-// pairwise; bcast knomial. `goring plan` prints any of them, verifies it and
-// draws it.
+// pairwise; bcast knomial; allgather and bcast multiwrite (seed 004's relay
+// multicast, planned by multiwrite.go, which also builds the grouped TP=4
+// allgather that VerifyMulticast checks). `goring plan` prints any of them,
+// verifies it and draws it.
 //
 // # Scratch memory
 //
