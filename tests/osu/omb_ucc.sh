@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# OSU Micro-Benchmarks through Open MPI's coll/ucc: Open MPI's own
+# collectives, UCC with its tl/ucp, and UCC with goring's tl/goring, in one
+# run, interleaved. Needs what this repository never builds or commits:
+#   OMB_DIR      an OMB 7.x installation (libexec/osu-micro-benchmarks/...)
+#   OMPI_PREFIX  an Open MPI built --with-ucc (ompi_info lists "coll: ucc")
+#   UCC_PREFIX, UCX_PREFIX, UCC_SRC  the UCC (and its UCX) that Open MPI uses
+# Without them it says why and exits 0.
+#
+#   OMB_DIR=... OMPI_PREFIX=... UCC_PREFIX=... UCX_PREFIX=... UCC_SRC=... \
+#     ROUNDS=3 NP=2 tests/osu/omb_ucc.sh
+#
+# goring's run also passes OMB's -c (validation): a wrong result fails it.
+# Ratio = the other's average latency / goring's (>= 1: goring faster).
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+for v in OMB_DIR OMPI_PREFIX UCC_PREFIX UCX_PREFIX UCC_SRC; do
+  if [ -z "${!v:-}" ]; then
+    echo "tests/osu/omb_ucc.sh: skipped: $v is not set (see docs/ucc.md)"
+    exit 0
+  fi
+done
+NP=${NP:-2}
+ROUNDS=${ROUNDS:-3}
+SIZES=${SIZES:-1024:16777216}
+ITERS=${ITERS:-100}
+OUT=${OUT:-$(mktemp -d)}
+make tl-install UCC_SRC="$UCC_SRC" UCC_PREFIX="$UCC_PREFIX" UCX_PREFIX="$UCX_PREFIX" >/dev/null
+export LD_LIBRARY_PATH="$OMPI_PREFIX/lib:$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+BIN="$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective"
+MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH)
+TUNE=UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast:inf
+declare -A CFG=(
+  [ompi]="--mca coll_ucc_enable 0"
+  [ucc_ucp]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
+  [ucc_goring]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x $TUNE"
+)
+for round in $(seq 1 "$ROUNDS"); do
+  for c in allgather allreduce; do
+    for cfg in ompi ucc_ucp ucc_goring; do
+      extra=(); [ "$cfg" = ucc_goring ] && extra=(-c)
+      echo "== round $round $c $cfg"
+      # shellcheck disable=SC2086
+      "${MPIRUN[@]}" ${CFG[$cfg]} "$BIN/osu_$c" -T mpi_float -m "$SIZES" -i "$ITERS" -x 10 "${extra[@]}" \
+        | tee "$OUT/$c.$cfg.$round.txt"
+      if [ "$cfg" = ucc_goring ] && grep -q "Fail" "$OUT/$c.$cfg.$round.txt"; then
+        echo "tests/osu/omb_ucc.sh: OMB validation failed through tl/goring ($c, round $round)"; exit 1
+      fi
+    done
+  done
+done
+python3 - "$OUT" "$ROUNDS" <<'PY'
+import sys, glob, statistics, collections
+out, rounds = sys.argv[1], int(sys.argv[2])
+lat = collections.defaultdict(list)
+for f in glob.glob(out + "/*.txt"):
+    c, cfg, _ = f.split("/")[-1].rsplit(".", 3)[:3]
+    for line in open(f):
+        p = line.split()
+        if len(p) >= 2 and p[0].isdigit():
+            lat[(c, cfg, int(p[0]))].append(float(p[1]))
+print("\n# median over %d rounds, us; ratio = other / goring (>= 1: goring faster)" % rounds)
+print("%-10s %10s %12s %12s %12s %10s %10s" % ("coll", "bytes", "ompi", "ucc_ucp", "ucc_goring", "ompi/gor", "ucp/gor"))
+for c in ("allgather", "allreduce"):
+    for size in sorted({k[2] for k in lat if k[0] == c}):
+        m = {cfg: statistics.median(lat[(c, cfg, size)]) for cfg in ("ompi", "ucc_ucp", "ucc_goring") if lat[(c, cfg, size)]}
+        if len(m) < 3:
+            continue
+        g = m["ucc_goring"]
+        print("%-10s %10d %12.2f %12.2f %12.2f %10.2f %10.2f" % (c, size, m["ompi"], m["ucc_ucp"], g, m["ompi"] / g, m["ucc_ucp"] / g))
+print("(raw outputs in %s)" % out)
+PY
