@@ -25,6 +25,7 @@ ROUNDS=${ROUNDS:-3}
 SIZES=${SIZES:-1024:16777216}
 ITERS=${ITERS:-100}
 OUT=${OUT:-$(mktemp -d)}
+mkdir -p "$OUT"
 make tl-install UCC_SRC="$UCC_SRC" UCC_PREFIX="$UCC_PREFIX" UCX_PREFIX="$UCX_PREFIX" >/dev/null
 export LD_LIBRARY_PATH="$OMPI_PREFIX/lib:$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 BIN="$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective"
