@@ -44,8 +44,10 @@ type tlColl struct {
 	alg     string
 	bytes   int64 // bytes moved through this rank's dst, for the deadline
 	m       *exec.Machine
+	pm      *pooledMachine // m and its scratch, back to entry when done
+	entry   *planEntry
 	call    exec.Call
-	owned   [][]byte // ucx.Alloc'd scratch and private copies, freed at finalize
+	owned   [][]byte // ucx.Alloc'd private copies, freed at finalize
 	state   collState
 	err     error
 	trivial bool // zero elements: done at post
@@ -92,14 +94,15 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		c.trivial = true
 		return c, nil
 	}
-	plan, err := t.plans.get(sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank)
+	entry, err := t.plans.get(sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank, a.dtype, a.op)
 	if err != nil {
 		if sched.IsUnsupported(err) {
 			return nil, notSupportedErr{err}
 		}
 		return nil, invalidErr{err}
 	}
-	c.alg = plan.Algorithm
+	plan := entry.plan
+	c.alg, c.entry = plan.Algorithm, entry
 	prog := &plan.Ranks[t.rank]
 	defer func() {
 		if err != nil {
@@ -111,17 +114,33 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		return nil, err
 	}
 	c.bytes = prog.Sizes.Src + prog.Sizes.Dst
+	if c.pm = entry.take(); c.pm != nil {
+		// A finished call's executor: only the buffers change (its
+		// scratch stays).
+		if err := c.pm.m.SetBuffers(bufs); err != nil {
+			return nil, invalidErr{err}
+		}
+		c.m = c.pm.m
+		return c, nil
+	}
+	c.pm = &pooledMachine{}
+	if z := prog.Sizes.Scratch; z > 0 {
+		c.pm.scratch = ucx.Alloc(int(z))
+		bufs.Scratch = c.pm.scratch
+	}
 	cfg := exec.ConfigFor(plan, a.dtype, a.op)
 	if !a.coll.Reduces() {
 		cfg.Dtype, cfg.Op = coll.DtypeInvalid, coll.OpInvalid
 	}
-	if c.m, err = exec.New(prog, bufs, cfg); err != nil {
+	if c.pm.m, err = exec.New(prog, bufs, cfg); err != nil {
 		return nil, invalidErr{err}
 	}
+	c.m = c.pm.m
 	return c, nil
 }
 
-// buffers maps UCC's buffers onto the program's src/dst/scratch. In place:
+// buffers maps UCC's buffers onto the program's src and dst (scratch is
+// the executor's). In place:
 // an allgather's src is the rank's own block of dst; an allreduce gets a
 // private copy of dst as src (the plans receive into dst while they still
 // read src); a bcast has one buffer, src and dst alike.
@@ -153,9 +172,6 @@ func (c *tlColl) buffers(a collArgs, z sched.Sizes, B int64) (exec.Buffers, erro
 	default:
 		b.Src, b.Dst = view(a.src, z.Src), view(a.dst, z.Dst)
 	}
-	if z.Scratch > 0 {
-		b.Scratch = c.alloc(z.Scratch)
-	}
 	return b, nil
 }
 
@@ -165,11 +181,23 @@ func (c *tlColl) alloc(n int64) []byte {
 	return b
 }
 
+// free releases the call's own copies, and its executor: back to the
+// plan's pool when the call completed or never started (it can serve the next call of the
+// same shape), else with its scratch freed.
 func (c *tlColl) free() {
 	for _, b := range c.owned {
 		_ = ucx.Free(b)
 	}
 	c.owned = nil
+	if c.pm == nil {
+		return
+	}
+	if (c.state == collDone || c.state == collInit) && c.m != nil {
+		c.entry.put(c.pm)
+	} else {
+		c.pm.free()
+	}
+	c.pm, c.m = nil, nil
 }
 
 // post queues the call on its team and progresses the team.

@@ -2,46 +2,107 @@
 
 package main
 
-import "github.com/goring-hpc/goring/sched"
+import (
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/ucx"
+)
 
-// planCache keeps the plans of a team's recent collectives: an
-// application repeats the same few calls (OSU loops, training steps), and
-// generating a plan costs far more than running a small one. Bounded: at
-// most planCacheSize plans, dropped all at once when full (simple, and a
-// workload that cycles through more shapes than that pays generation
-// anyway).
+// planCache keeps the plans of a team's recent collectives, each with the
+// executors (and their scratch memory) of finished calls ready for the
+// next call of the same shape: an application repeats the same few calls
+// (OSU loops, training steps), and generating a plan and building an
+// executor cost far more than running a small collective. Bounded: at most
+// planCacheSize plans, all dropped at once when full (simple, and a
+// workload cycling through more shapes than that pays generation anyway).
 type planCache struct {
-	plans map[planKey]*sched.Plan
+	plans map[planKey]*planEntry
 }
 
 const planCacheSize = 64
 
-// planKey is everything of a Spec that changes a plan within one team
-// (the topology is the team's).
+// planKey is everything that changes a plan or its executor within one
+// team (the topology is the team's).
 type planKey struct {
-	coll     string
-	alg      string
-	bytes    int64
-	elem     int
-	root     int
-	rank     int
-	topoName string
+	coll  string
+	alg   string
+	bytes int64
+	elem  int
+	root  int
+	rank  int
+	dtype coll.Dtype
+	op    coll.Op
 }
 
-// get returns rank's plan for spec, generating it (sched.GenerateRank) on
-// a miss.
-func (pc *planCache) get(spec sched.Spec, rank int) (*sched.Plan, error) {
-	k := planKey{string(spec.Collective), spec.Algorithm, spec.Bytes, spec.DtypeBytes, spec.Root, rank, spec.Topo.Name}
-	if p, ok := pc.plans[k]; ok {
-		return p, nil
+// planEntry is one cached plan and its idle executors.
+type planEntry struct {
+	plan    *sched.Plan
+	idle    []*pooledMachine
+	evicted bool // dropped from the cache: executors coming back are freed
+}
+
+// pooledMachine is an executor with the scratch memory it owns.
+type pooledMachine struct {
+	m       *exec.Machine
+	scratch []byte // ucx.Alloc'd
+}
+
+func (pm *pooledMachine) free() {
+	if pm.scratch != nil {
+		_ = ucx.Free(pm.scratch)
+		pm.scratch = nil
+	}
+}
+
+// get returns the entry of rank's plan for spec, generating the plan
+// (sched.GenerateRank) on a miss.
+func (pc *planCache) get(spec sched.Spec, rank int, dtype coll.Dtype, op coll.Op) (*planEntry, error) {
+	k := planKey{string(spec.Collective), spec.Algorithm, spec.Bytes, spec.DtypeBytes, spec.Root, rank, dtype, op}
+	if e, ok := pc.plans[k]; ok {
+		return e, nil
 	}
 	p, err := sched.GenerateRank(spec, rank)
 	if err != nil {
 		return nil, err
 	}
 	if pc.plans == nil || len(pc.plans) >= planCacheSize {
-		pc.plans = map[planKey]*sched.Plan{}
+		pc.clear()
+		pc.plans = map[planKey]*planEntry{}
 	}
-	pc.plans[k] = p
-	return p, nil
+	e := &planEntry{plan: p}
+	pc.plans[k] = e
+	return e, nil
+}
+
+// clear drops every entry, freeing idle executors' scratch.
+func (pc *planCache) clear() {
+	for _, e := range pc.plans {
+		e.evicted = true
+		for _, pm := range e.idle {
+			pm.free()
+		}
+		e.idle = nil
+	}
+	pc.plans = nil
+}
+
+// take returns an idle executor, or nil.
+func (e *planEntry) take() *pooledMachine {
+	n := len(e.idle)
+	if n == 0 {
+		return nil
+	}
+	pm := e.idle[n-1]
+	e.idle = e.idle[:n-1]
+	return pm
+}
+
+// put returns an executor whose call completed.
+func (e *planEntry) put(pm *pooledMachine) {
+	if e.evicted {
+		pm.free()
+		return
+	}
+	e.idle = append(e.idle, pm)
 }

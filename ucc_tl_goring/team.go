@@ -149,6 +149,7 @@ func (t *tlTeam) destroy() error {
 		c.abort(errors.New("team destroyed before the collective started"))
 	}
 	t.queue = nil
+	t.plans.clear()
 	if t.tr != nil {
 		errs = append(errs, t.tr.Close())
 	}

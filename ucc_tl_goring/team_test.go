@@ -328,3 +328,34 @@ func TestTeamTopology(t *testing.T) {
 		assert.Equal(t, c.nodes*c.perGPU, tp.NumGPUs(), "case %d", i)
 	}
 }
+
+// A finished call's executor serves the next call of the same shape on new
+// buffers (the pool in planCache), and the results follow the new buffers.
+func TestTeamReusesExecutors(t *testing.T) {
+	const n, count = 3, 5000
+	teams := newTestTeams(t, n, "")
+	for round := 0; round < 3; round++ {
+		args := make([]collArgs, n)
+		dsts := make([][]byte, n)
+		for r := range args {
+			src := cbuf(t, 4*count)
+			dsts[r] = cbuf(t, 4*count)
+			for k := range f32s(src) {
+				f32s(src)[k] = float32(round*100 + r)
+			}
+			args[r] = collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: count, dtype: coll.Float32, op: coll.Sum, hostMem: true}
+		}
+		runAll(t, teams, args)
+		for r := range dsts {
+			for k, v := range f32s(dsts[r]) {
+				require.Equal(t, float32(n*round*100+n*(n-1)/2), v, "round %d rank %d elem %d", round, r, k)
+			}
+		}
+		for r, tm := range teams {
+			require.Len(t, tm.plans.plans, 1, "rank %d: one shape, one plan", r)
+			for _, e := range tm.plans.plans {
+				assert.Len(t, e.idle, 1, "round %d rank %d: the executor is back in the pool, and only one was ever built", round, r)
+			}
+		}
+	}
+}
