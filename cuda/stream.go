@@ -1,0 +1,248 @@
+package cuda
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync"
+	"time"
+)
+
+const (
+	streamNonBlocking  = 0x1 // CU_STREAM_NON_BLOCKING
+	eventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
+)
+
+// Stream is a CUDA stream of one device: work queued on it runs in order,
+// and work on different streams may overlap (copy engines in both
+// directions, kernels). Streams are created non-blocking, so they do not
+// wait for the legacy default stream that the synchronous copies use.
+type Stream struct {
+	dev *Device
+	s   C.gc_stream
+
+	mu        sync.Mutex
+	destroyed bool
+}
+
+// NewStream creates a stream on d (cuStreamCreate, CU_STREAM_NON_BLOCKING).
+func (d *Device) NewStream() (*Stream, error) {
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	s := &Stream{dev: d}
+	if err := check("cuStreamCreate", C.gc_stream_create(ctx, &s.s, streamNonBlocking)); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// Device is the stream's device.
+func (s *Stream) Device() *Device { return s.dev }
+
+// on returns the stream handle for work of device d, or an error if the
+// stream belongs to another device or was destroyed.
+func (s *Stream) on(d *Device) (C.gc_stream, error) {
+	if s == nil {
+		return nil, fmt.Errorf("cuda: nil stream")
+	}
+	if s.dev.dev != d.dev {
+		return nil, fmt.Errorf("%w: stream of device %d used for device %d", ErrDeviceMismatch, s.dev.ordinal, d.ordinal)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.destroyed {
+		return nil, fmt.Errorf("%w: stream destroyed", ErrFreed)
+	}
+	return s.s, nil
+}
+
+// live returns the context and stream handle.
+func (s *Stream) live() (C.gc_ctx, C.gc_stream, error) {
+	cs, err := s.on(s.dev)
+	if err != nil {
+		return nil, nil, err
+	}
+	ctx, err := s.dev.context()
+	return ctx, cs, err
+}
+
+// Synchronize waits until all work queued on s has finished.
+func (s *Stream) Synchronize() error {
+	ctx, cs, err := s.live()
+	if err != nil {
+		return err
+	}
+	return check("cuStreamSynchronize", C.gc_stream_synchronize(ctx, cs))
+}
+
+// Done reports whether all work queued on s has finished (cuStreamQuery),
+// without waiting.
+func (s *Stream) Done() (bool, error) {
+	ctx, cs, err := s.live()
+	if err != nil {
+		return false, err
+	}
+	r := C.gc_stream_query(ctx, cs)
+	if Result(r) == ErrNotReady {
+		return false, nil
+	}
+	return r == 0, check("cuStreamQuery", r)
+}
+
+// WaitEvent makes work queued on s after this call wait until e has
+// completed; e may belong to another device (cross-GPU pipelines).
+func (s *Stream) WaitEvent(e *Event) error {
+	ctx, cs, err := s.live()
+	if err != nil {
+		return err
+	}
+	ce, err := e.handle()
+	if err != nil {
+		return err
+	}
+	return check("cuStreamWaitEvent", C.gc_stream_wait_event(ctx, cs, ce))
+}
+
+// Destroy releases the stream; work already queued still completes.
+func (s *Stream) Destroy() error {
+	ctx, cs, err := s.live()
+	if err != nil {
+		return err
+	}
+	s.mu.Lock()
+	s.destroyed = true
+	s.mu.Unlock()
+	return check("cuStreamDestroy", C.gc_stream_destroy(ctx, cs))
+}
+
+// Event marks a point in a stream: it completes when the work queued
+// before it has. Timing events also give the GPU time between two points.
+type Event struct {
+	dev    *Device
+	e      C.gc_event
+	timing bool
+
+	mu        sync.Mutex
+	destroyed bool
+}
+
+// NewEvent creates an event on d; timing=false gives a lighter event that
+// can only order work (CU_EVENT_DISABLE_TIMING).
+func (d *Device) NewEvent(timing bool) (*Event, error) {
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	var flags C.uint
+	if !timing {
+		flags = eventDisableTiming
+	}
+	e := &Event{dev: d, timing: timing}
+	if err := check("cuEventCreate", C.gc_event_create(ctx, &e.e, flags)); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+func (e *Event) handle() (C.gc_event, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.destroyed {
+		return nil, fmt.Errorf("%w: event destroyed", ErrFreed)
+	}
+	return e.e, nil
+}
+
+// Record places the event at the current end of s (a stream of the
+// event's device).
+func (e *Event) Record(s *Stream) error {
+	ce, err := e.handle()
+	if err != nil {
+		return err
+	}
+	cs, err := s.on(e.dev)
+	if err != nil {
+		return err
+	}
+	ctx, err := e.dev.context()
+	if err != nil {
+		return err
+	}
+	return check("cuEventRecord", C.gc_event_record(ctx, ce, cs))
+}
+
+// Done reports whether the work before the event has finished (cuEventQuery).
+func (e *Event) Done() (bool, error) {
+	ce, err := e.handle()
+	if err != nil {
+		return false, err
+	}
+	ctx, err := e.dev.context()
+	if err != nil {
+		return false, err
+	}
+	r := C.gc_event_query(ctx, ce)
+	if Result(r) == ErrNotReady {
+		return false, nil
+	}
+	return r == 0, check("cuEventQuery", r)
+}
+
+// Synchronize waits until the event has completed.
+func (e *Event) Synchronize() error {
+	ce, err := e.handle()
+	if err != nil {
+		return err
+	}
+	ctx, err := e.dev.context()
+	if err != nil {
+		return err
+	}
+	return check("cuEventSynchronize", C.gc_event_synchronize(ctx, ce))
+}
+
+// Elapsed is the GPU time from start to end, two completed timing events
+// (cuEventElapsedTime; resolution about half a microsecond).
+func Elapsed(start, end *Event) (time.Duration, error) {
+	cs, err := start.handle()
+	if err != nil {
+		return 0, err
+	}
+	ce, err := end.handle()
+	if err != nil {
+		return 0, err
+	}
+	if !start.timing || !end.timing {
+		return 0, fmt.Errorf("cuda: elapsed time needs timing events: %w", ErrInvalidHandle)
+	}
+	ctx, err := start.dev.context()
+	if err != nil {
+		return 0, err
+	}
+	var ms C.float
+	if err := check("cuEventElapsedTime", C.gc_event_elapsed_ms(ctx, &ms, cs, ce)); err != nil {
+		return 0, err
+	}
+	return time.Duration(float64(ms) * float64(time.Millisecond)), nil
+}
+
+// Destroy releases the event.
+func (e *Event) Destroy() error {
+	ce, err := e.handle()
+	if err != nil {
+		return err
+	}
+	ctx, err := e.dev.context()
+	if err != nil {
+		return err
+	}
+	e.mu.Lock()
+	e.destroyed = true
+	e.mu.Unlock()
+	return check("cuEventDestroy", C.gc_event_destroy(ctx, ce))
+}
