@@ -14,7 +14,7 @@
 // starts on a machine without a GPU. Load (called by every constructor)
 // then calls cuInit(0). Without a driver it returns a *NoDriverError:
 //
-//	no CUDA driver: libcuda.so.1: libcuda.so.1: cannot open shared object file: No such file or directory (GPU paths need the NVIDIA driver; set GORING_LIBCUDA to its libcuda.so.1)
+//	no CUDA driver: libcuda.so.1: cannot open shared object file: No such file or directory (GPU paths need the NVIDIA driver; set GORING_LIBCUDA to its libcuda.so.1)
 //
 // Callers and tests skip GPU work on IsNoDriver(err); any other error from
 // Load is a driver that is present and broken, and must fail loudly.

@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -42,8 +43,12 @@ type NoDriverError struct {
 }
 
 func (e *NoDriverError) Error() string {
-	return fmt.Sprintf("no CUDA driver: %s: %s (GPU paths need the NVIDIA driver; set %s to its libcuda.so.1)",
-		e.Lib, e.Reason, LibEnv)
+	reason := e.Reason
+	if !strings.HasPrefix(reason, e.Lib) { // dlerror() already names the library
+		reason = e.Lib + ": " + reason
+	}
+	return fmt.Sprintf("no CUDA driver: %s (GPU paths need the NVIDIA driver; set %s to its libcuda.so.1)",
+		reason, LibEnv)
 }
 
 // IsNoDriver reports whether err is (or wraps) a *NoDriverError.
