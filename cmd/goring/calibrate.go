@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -14,8 +13,6 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/launch"
-	"github.com/goring-hpc/goring/model"
-	"github.com/goring-hpc/goring/topo/detect"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
 )
@@ -24,12 +21,13 @@ import (
 // beta: bandwidth) of the paths this machine has, so that the model and
 // the simulator can use measured numbers instead of data-sheet ones.
 //
-// Today it measures one path: host memory between two processes on this
-// machine over UCX (shared memory and CMA single copy: what goring bench
-// moves bytes with), by an osu_latency-style ping-pong over a range of
-// sizes, fitted with model.FitHockney. GPU paths (direct NVLink, GPU-staged,
-// host-staged: seed 003) need the CUDA data path, which goring does not
-// have yet; they are reported as skipped, with the reason, never invented.
+// It measures host memory between two processes on this machine over UCX
+// (shared memory and CMA single copy: what goring bench moves bytes with),
+// by an osu_latency-style ping-pong, and, where there are GPUs, the
+// direct and host-staged paths from GPU 0 to every other GPU through
+// package cuda (calibrate_gpu.go); each path is fitted with
+// model.FitHockney. What cannot be measured is listed as skipped, with the
+// reason, never invented.
 
 func init() { subcommands = append(subcommands, newCalibrateCmd) }
 
@@ -70,6 +68,9 @@ type calibrateFlags struct {
 	iters, warmup int
 	out           string
 	json          bool
+	gpuBytes      string
+	chunk         string
+	gpuIters      int
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -82,9 +83,11 @@ the paths of this machine with an osu_latency-style ping-pong between two local
 processes, and fits the Hockney model t = alpha + bytes/beta to the one-way
 times (model.FitHockney: least squares with outliers left out).
 
-Measured today: host memory between two processes over UCX (UCX_TLS, default
-self,sm). GPU paths need goring's CUDA data path, which does not exist yet:
-they are listed under "skipped" with the reason.
+Paths: "host" between two processes over UCX (UCX_TLS, default self,sm), and
+with GPUs, from GPU 0 to each other GPU, "direct" (one peer copy) and "host"
+(staged through pinned memory in --chunk pieces, the two copies overlapped),
+over --gpu-bytes. Without GPUs those are listed under "skipped" with the
+reason.
 
 --out FILE writes the JSON document (schema goring.calibration/v1) to FILE;
 --json prints it on stdout instead of the table.`,
@@ -97,31 +100,43 @@ they are listed under "skipped" with the reason.
 	fl.IntVar(&f.warmup, "warmup", -1, "untimed round trips per size (-1: as OMB)")
 	fl.StringVar(&f.out, "out", "", "write the calibration JSON to this file")
 	fl.BoolVar(&f.json, "json", false, "print the calibration JSON instead of the table")
+	fl.StringVar(&f.gpuBytes, "gpu-bytes", "1MiB:256MiB", "GPU path sizes (at least two)")
+	fl.StringVar(&f.chunk, "chunk", "8MiB", "chunk of the host-staged GPU path")
+	fl.IntVar(&f.gpuIters, "gpu-iters", 10, "timed copies per GPU path and size")
 	return cmd
 }
 
-func calibrateSizes(f *calibrateFlags) ([]int64, error) {
-	sizes, err := units.ParseRange(f.bytes)
+func calibrateSizes(flag, value string) ([]int64, error) {
+	sizes, err := units.ParseRange(value)
 	if err != nil {
-		return nil, fmt.Errorf("--bytes: %w", err)
+		return nil, fmt.Errorf("--%s: %w", flag, err)
 	}
 	distinct := map[int64]bool{}
 	for _, s := range sizes {
 		if s <= 0 {
-			return nil, fmt.Errorf("--bytes: sizes must be positive, got %d", s)
+			return nil, fmt.Errorf("--%s: sizes must be positive, got %d", flag, s)
 		}
 		distinct[s] = true
 	}
 	if len(distinct) < 2 {
-		return nil, errors.New("--bytes: a fit needs at least two distinct sizes")
+		return nil, fmt.Errorf("--%s: a fit needs at least two distinct sizes", flag)
 	}
 	return sizes, nil
 }
 
 func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
-	sizes, err := calibrateSizes(f)
+	sizes, err := calibrateSizes("bytes", f.bytes)
 	if err != nil {
 		return err
+	}
+	if _, err := calibrateSizes("gpu-bytes", f.gpuBytes); err != nil {
+		return err
+	}
+	if chunk, err := units.ParseBytes(f.chunk); err != nil || chunk <= 0 {
+		return fmt.Errorf("--chunk %q: want a positive size", f.chunk)
+	}
+	if f.gpuIters < 1 {
+		return fmt.Errorf("--gpu-iters %d: want at least 1", f.gpuIters)
 	}
 	if launch.IsRank() {
 		return calibrateRank(cmd, f, sizes)
@@ -166,19 +181,28 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	if err := rj.sess.Barrier(ctx); err != nil {
 		return err
 	}
-	if role.Rank == 0 {
-		cal, err := buildCalibration(sizes, lat)
-		if err != nil {
-			return err
-		}
-		if err := writeCalibration(cmd.OutOrStdout(), f, cal); err != nil {
-			return err
-		}
+	if err := rj.finish(); err != nil {
+		return err
 	}
-	return rj.finish()
+	if role.Rank != 0 {
+		return nil
+	}
+	cal, err := buildCalibration(sizes, lat)
+	if err != nil {
+		return err
+	}
+	// The GPU paths need no peer process: rank 0 measures them alone.
+	gsizes, _ := calibrateSizes("gpu-bytes", f.gpuBytes)
+	chunk, _ := units.ParseBytes(f.chunk)
+	gpu, skipped := gpuCalibration(gsizes, chunk, f.gpuIters)
+	cal.Paths = append(cal.Paths, gpu...)
+	if skipped != "" {
+		cal.Skipped = append(cal.Skipped, skipped)
+	}
+	return writeCalibration(cmd.OutOrStdout(), f, cal)
 }
 
-// buildCalibration fits the samples and notes what was not measured.
+// buildCalibration fits the host path's samples.
 func buildCalibration(sizes []int64, latUS []float64) (*Calibration, error) {
 	host, _ := os.Hostname()
 	tls := os.Getenv("UCX_TLS")
@@ -186,37 +210,14 @@ func buildCalibration(sizes []int64, latUS []float64) (*Calibration, error) {
 		tls = defaultTLS()
 	}
 	p := CalibratedPath{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)", Outliers: []int64{}}
-	samples := make([]model.Sample, len(sizes))
 	for i, n := range sizes {
-		samples[i] = model.Sample{Bytes: float64(n), TimeUS: latUS[i]}
 		p.Samples = append(p.Samples, CalibratedSample{Bytes: n, US: latUS[i]})
 	}
-	fit, err := model.FitHockney(samples)
-	if err != nil {
-		return nil, fmt.Errorf("fitting the host path: %w", err)
+	if err := fitPath(&p); err != nil {
+		return nil, err
 	}
-	p.AlphaUS, p.BetaGBps, p.RelRMS = fit.AlphaUS, fit.BetaGBps, fit.RelRMS
-	for _, i := range fit.Outliers {
-		p.Outliers = append(p.Outliers, sizes[i])
-	}
-	cal := &Calibration{Schema: CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls, Paths: []CalibratedPath{p}}
-	cal.Skipped = append(cal.Skipped, gpuPathsSkipped())
-	return cal, nil
-}
-
-// gpuPathsSkipped says why no GPU path was measured.
-func gpuPathsSkipped() string {
-	t, err := detect.Detect()
-	var nd *detect.NoDriverError
-	switch {
-	case errors.As(err, &nd):
-		return "GPU paths (direct, gpu-staged, host-staged): no NVIDIA driver on this machine"
-	case err != nil:
-		return "GPU paths (direct, gpu-staged, host-staged): GPU discovery failed: " + err.Error()
-	case t.NumGPUs() == 0:
-		return "GPU paths (direct, gpu-staged, host-staged): no GPU found"
-	}
-	return fmt.Sprintf("GPU paths (direct, gpu-staged, host-staged) between the %d GPUs found: not measured, goring has no CUDA data path yet", t.NumGPUs())
+	return &Calibration{Schema: CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls,
+		Paths: []CalibratedPath{p}, Skipped: []string{}}, nil
 }
 
 func writeCalibration(out io.Writer, f *calibrateFlags, cal *Calibration) error {
@@ -234,17 +235,22 @@ func writeCalibration(out io.Writer, f *calibrateFlags, cal *Calibration) error 
 		_, err := out.Write(doc)
 		return err
 	}
-	p := cal.Paths[0]
-	fmt.Fprintf(out, "# goring calibrate: %s, %s -> %s over UCX (UCX_TLS=%s), one-way time of a ping-pong\n", cal.Host, p.From, p.To, cal.UCXTLS)
-	fmt.Fprintf(out, "%-12s%18s%18s\n", "# Size", "Latency (us)", "Bandwidth (GB/s)")
-	for _, s := range p.Samples {
-		fmt.Fprintf(out, "%-12d%18.2f%18.3f\n", s.Bytes, s.US, float64(s.Bytes)/s.US/1e3)
+	for i, p := range cal.Paths {
+		if i == 0 {
+			fmt.Fprintf(out, "# goring calibrate: %s, %s -> %s over UCX (UCX_TLS=%s), one-way time of a ping-pong\n", cal.Host, p.From, p.To, cal.UCXTLS)
+		} else {
+			fmt.Fprintf(out, "\n# path %s: %s -> %s, time of one transfer\n", p.Path, p.From, p.To)
+		}
+		fmt.Fprintf(out, "%-12s%18s%18s\n", "# Size", "Latency (us)", "Bandwidth (GB/s)")
+		for _, s := range p.Samples {
+			fmt.Fprintf(out, "%-12d%18.2f%18.3f\n", s.Bytes, s.US, float64(s.Bytes)/s.US/1e3)
+		}
+		fmt.Fprintf(out, "# fit (Hockney, t = alpha + bytes/beta): path %s %s -> %s alpha %.3f us, beta %.3f GB/s, relative RMS residual %.1f%%", p.Path, p.From, p.To, p.AlphaUS, p.BetaGBps, 100*p.RelRMS)
+		if len(p.Outliers) > 0 {
+			fmt.Fprintf(out, ", sizes left out as outliers: %v", p.Outliers)
+		}
+		fmt.Fprintln(out)
 	}
-	fmt.Fprintf(out, "# fit (Hockney, t = alpha + bytes/beta): path %s alpha %.3f us, beta %.3f GB/s, relative RMS residual %.1f%%", p.Path, p.AlphaUS, p.BetaGBps, 100*p.RelRMS)
-	if len(p.Outliers) > 0 {
-		fmt.Fprintf(out, ", sizes left out as outliers: %v", p.Outliers)
-	}
-	fmt.Fprintln(out)
 	for _, s := range cal.Skipped {
 		fmt.Fprintf(out, "# skipped: %s\n", s)
 	}

@@ -48,6 +48,9 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--bytes", "0,8"}, "sizes must be positive"},
 		{[]string{"calibrate", "--bytes", "1Q:2"}, "--bytes"},
 		{[]string{"calibrate", "extra"}, "unknown command"},
+		{[]string{"calibrate", "--gpu-bytes", "1MiB"}, "--gpu-bytes: a fit needs at least two distinct sizes"},
+		{[]string{"calibrate", "--chunk", "0"}, "--chunk"},
+		{[]string{"calibrate", "--gpu-iters", "0"}, "--gpu-iters 0"},
 	}
 	for i, c := range cases {
 		_, stderr, code := runCLI(t, c.args...)
