@@ -119,47 +119,54 @@ func CopyAsync(s *Stream, dst *Buffer, dstOff int, src *Buffer, srcOff, n int) e
 // CopyHtoDAsync queues a copy of n bytes from pinned host memory to device
 // memory on s (a stream of dst's device): cuMemcpyHtoDAsync.
 func CopyHtoDAsync(s *Stream, dst *Buffer, dstOff int, src *HostBuffer, srcOff, n int) error {
-	if err := checkRange("copy destination", dstOff, n, dst.bytes); err != nil {
-		return err
-	}
-	if err := checkRange("copy source", srcOff, n, src.bytes); err != nil {
-		return err
-	}
-	ctx, dp, err := dst.live()
-	if err != nil {
-		return err
-	}
-	h, err := src.addr()
-	if err != nil {
-		return err
-	}
-	cs, err := s.on(dst.dev)
+	hc, err := hostCopyOf(s, dst, dstOff, "copy destination", src, srcOff, "copy source", n)
 	if err != nil || n == 0 {
 		return err
 	}
-	return check("cuMemcpyHtoDAsync", C.gc_memcpy_htod_async(ctx, dp+C.gc_dptr(dstOff), C.uintptr_t(h+uintptr(srcOff)), C.size_t(n), cs))
+	return check("cuMemcpyHtoDAsync", C.gc_memcpy_htod_async(hc.ctx, hc.dptr, hc.host, C.size_t(n), hc.stream))
 }
 
 // CopyDtoHAsync queues a copy of n bytes from device memory to pinned host
 // memory on s (a stream of src's device): cuMemcpyDtoHAsync.
 func CopyDtoHAsync(s *Stream, dst *HostBuffer, dstOff int, src *Buffer, srcOff, n int) error {
-	if err := checkRange("copy destination", dstOff, n, dst.bytes); err != nil {
-		return err
-	}
-	if err := checkRange("copy source", srcOff, n, src.bytes); err != nil {
-		return err
-	}
-	ctx, sp, err := src.live()
-	if err != nil {
-		return err
-	}
-	h, err := dst.addr()
-	if err != nil {
-		return err
-	}
-	cs, err := s.on(src.dev)
+	hc, err := hostCopyOf(s, src, srcOff, "copy source", dst, dstOff, "copy destination", n)
 	if err != nil || n == 0 {
 		return err
 	}
-	return check("cuMemcpyDtoHAsync", C.gc_memcpy_dtoh_async(ctx, C.uintptr_t(h+uintptr(dstOff)), sp+C.gc_dptr(srcOff), C.size_t(n), cs))
+	return check("cuMemcpyDtoHAsync", C.gc_memcpy_dtoh_async(hc.ctx, hc.host, hc.dptr, C.size_t(n), hc.stream))
+}
+
+// hostCopy is what a copy between device and pinned host memory hands the
+// driver: the device buffer's context and address, the host address and
+// the stream, all offsets applied.
+type hostCopy struct {
+	ctx    C.gc_ctx
+	dptr   C.gc_dptr
+	host   C.uintptr_t
+	stream C.gc_stream
+}
+
+// hostCopyOf checks both ranges, that both buffers are live and that s
+// belongs to the device buffer's device (dWhat and hWhat name the two
+// sides in errors).
+func hostCopyOf(s *Stream, d *Buffer, dOff int, dWhat string, h *HostBuffer, hOff int, hWhat string, n int) (hostCopy, error) {
+	if err := checkRange(dWhat, dOff, n, d.bytes); err != nil {
+		return hostCopy{}, err
+	}
+	if err := checkRange(hWhat, hOff, n, h.bytes); err != nil {
+		return hostCopy{}, err
+	}
+	ctx, dp, err := d.live()
+	if err != nil {
+		return hostCopy{}, err
+	}
+	addr, err := h.addr()
+	if err != nil {
+		return hostCopy{}, err
+	}
+	cs, err := s.on(d.dev)
+	if err != nil {
+		return hostCopy{}, err
+	}
+	return hostCopy{ctx: ctx, dptr: dp + C.gc_dptr(dOff), host: C.uintptr_t(addr + uintptr(hOff)), stream: cs}, nil
 }
