@@ -43,22 +43,10 @@ func (b *Buffer) CopyToHost(dst []byte, off int) error {
 // them: cuMemcpyDtoD on one device, cuMemcpyPeer between two (direct over
 // NVLink when peer access is enabled, staged by the driver otherwise).
 func Copy(dst *Buffer, dstOff int, src *Buffer, srcOff, n int) error {
-	if err := checkRange("copy destination", dstOff, n, dst.bytes); err != nil {
-		return err
-	}
-	if err := checkRange("copy source", srcOff, n, src.bytes); err != nil {
-		return err
-	}
-	dctx, dp, err := dst.live()
-	if err != nil {
-		return err
-	}
-	sctx, sp, err := src.live()
+	dctx, dp, sctx, sp, err := deviceCopyOf(dst, dstOff, src, srcOff, n)
 	if err != nil || n == 0 {
 		return err
 	}
-	dp += C.gc_dptr(dstOff)
-	sp += C.gc_dptr(srcOff)
 	if dst.dev.dev == src.dev.dev {
 		if err := check("cuMemcpyDtoD", C.gc_memcpy_dtod(dctx, dp, sp, C.size_t(n))); err != nil {
 			return err
@@ -81,17 +69,7 @@ func Copy(dst *Buffer, dstOff int, src *Buffer, srcOff, n int) error {
 // the copy on a stream of the device that drives it and enable peer
 // access first.
 func CopyAsync(s *Stream, dst *Buffer, dstOff int, src *Buffer, srcOff, n int) error {
-	if err := checkRange("copy destination", dstOff, n, dst.bytes); err != nil {
-		return err
-	}
-	if err := checkRange("copy source", srcOff, n, src.bytes); err != nil {
-		return err
-	}
-	dctx, dp, err := dst.live()
-	if err != nil {
-		return err
-	}
-	sctx, sp, err := src.live()
+	dctx, dp, sctx, sp, err := deviceCopyOf(dst, dstOff, src, srcOff, n)
 	if err != nil {
 		return err
 	}
@@ -108,12 +86,28 @@ func CopyAsync(s *Stream, dst *Buffer, dstOff int, src *Buffer, srcOff, n int) e
 		return err
 	}
 	sctxStream := s.dev.ctx
-	dp += C.gc_dptr(dstOff)
-	sp += C.gc_dptr(srcOff)
 	if dst.dev.dev == src.dev.dev {
 		return check("cuMemcpyDtoDAsync", C.gc_memcpy_dtod_async(dctx, dp, sp, C.size_t(n), cs))
 	}
 	return check("cuMemcpyPeerAsync", C.gc_memcpy_peer_async(sctxStream, dp, dctx, sp, sctx, C.size_t(n), cs))
+}
+
+// deviceCopyOf checks a device-to-device copy (both ranges, both buffers
+// live) and returns both sides' contexts and addresses, offsets applied.
+func deviceCopyOf(dst *Buffer, dstOff int, src *Buffer, srcOff, n int) (dctx C.gc_ctx, dp C.gc_dptr, sctx C.gc_ctx, sp C.gc_dptr, err error) {
+	if err = checkRange("copy destination", dstOff, n, dst.bytes); err != nil {
+		return
+	}
+	if err = checkRange("copy source", srcOff, n, src.bytes); err != nil {
+		return
+	}
+	if dctx, dp, err = dst.live(); err != nil {
+		return
+	}
+	if sctx, sp, err = src.live(); err != nil {
+		return
+	}
+	return dctx, dp + C.gc_dptr(dstOff), sctx, sp + C.gc_dptr(srcOff), nil
 }
 
 // CopyHtoDAsync queues a copy of n bytes from pinned host memory to device
