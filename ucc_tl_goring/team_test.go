@@ -133,9 +133,9 @@ func TestTeamCollectives(t *testing.T) {
 			for r := range args {
 				src := cbuf(t, B)
 				dsts[r] = cbuf(t, B)
-				for k, v := range f32s(src) {
-					_ = v
-					f32s(src)[k] = float32(r + k%7)
+				vals := f32s(src)
+				for k := range vals {
+					vals[k] = float32(r + k%7)
 				}
 				a := collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Float32, op: coll.Sum, hostMem: true}
 				if inPlace {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
 )
@@ -256,6 +257,23 @@ func writeCalibration(out io.Writer, f *calibrateFlags, cal *Calibration) error 
 	}
 	if f.out != "" {
 		fmt.Fprintf(out, "# written to %s\n", f.out)
+	}
+	return nil
+}
+
+// fitPath fits the Hockney model to a path's samples.
+func fitPath(p *CalibratedPath) error {
+	samples := make([]model.Sample, len(p.Samples))
+	for i, s := range p.Samples {
+		samples[i] = model.Sample{Bytes: float64(s.Bytes), TimeUS: s.US}
+	}
+	fit, err := model.FitHockney(samples)
+	if err != nil {
+		return fmt.Errorf("fitting path %s %s -> %s: %w", p.Path, p.From, p.To, err)
+	}
+	p.AlphaUS, p.BetaGBps, p.RelRMS = fit.AlphaUS, fit.BetaGBps, fit.RelRMS
+	for _, i := range fit.Outliers {
+		p.Outliers = append(p.Outliers, p.Samples[i].Bytes)
 	}
 	return nil
 }

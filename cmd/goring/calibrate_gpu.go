@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/cuda"
-	"github.com/goring-hpc/goring/model"
 )
 
 // GPU paths of goring calibrate (seed 003's paths between two GPUs):
@@ -216,21 +215,4 @@ func (p *gpuPair) timeHostStaged(n, chunk, iters int) (float64, error) {
 		}
 	}
 	return float64(time.Since(start).Nanoseconds()) / 1e3 / float64(iters), nil
-}
-
-// fitPath fits the Hockney model to a path's samples.
-func fitPath(p *CalibratedPath) error {
-	samples := make([]model.Sample, len(p.Samples))
-	for i, s := range p.Samples {
-		samples[i] = model.Sample{Bytes: float64(s.Bytes), TimeUS: s.US}
-	}
-	fit, err := model.FitHockney(samples)
-	if err != nil {
-		return fmt.Errorf("fitting path %s %s -> %s: %w", p.Path, p.From, p.To, err)
-	}
-	p.AlphaUS, p.BetaGBps, p.RelRMS = fit.AlphaUS, fit.BetaGBps, fit.RelRMS
-	for _, i := range fit.Outliers {
-		p.Outliers = append(p.Outliers, p.Samples[i].Bytes)
-	}
-	return nil
 }
