@@ -69,7 +69,7 @@ func pingPongSize(ctx context.Context, t Transport, rank int, n int64, iters, wa
 		return 0, err
 	}
 	timed, skip := Iterations(n, iters, warmup)
-	timeout := CallTimeoutFor(2 * n)
+	timeout := exec.TimeoutFor(2 * n)
 	var total time.Duration
 	for it := 0; it < timed+skip; it++ {
 		t.NextCall()

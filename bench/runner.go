@@ -44,7 +44,7 @@ type Config struct {
 	Chunks int
 	// Traffic returns the alltoallv byte matrix for a size.
 	Traffic func(bytes int64) ([][]int64, error)
-	// CallTimeout bounds one collective call (0: CallTimeoutFor).
+	// CallTimeout bounds one collective call (0: exec.TimeoutFor its size).
 	CallTimeout time.Duration
 	// Alloc and Free provide buffer memory (ucx.Alloc for real runs);
 	// nil uses the Go heap.
@@ -59,13 +59,6 @@ type Config struct {
 	// rank 0 after every iteration (progress).
 	OnRow       func(Row)
 	OnIteration func()
-}
-
-// CallTimeoutFor is the default deadline of one call moving dstBytes per
-// rank: 10 s plus 1 s per 50 MB, generous for slow machines yet short
-// enough that a stuck peer fails the job.
-func CallTimeoutFor(dstBytes int64) time.Duration {
-	return 10*time.Second + time.Duration(dstBytes/50_000_000)*time.Second
 }
 
 // Plan generates this rank's program for one (algorithm, size), with the
@@ -150,7 +143,7 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	timed, skip := Iterations(plan.Bytes, cfg.Iters, cfg.Warmup)
 	timeout := cfg.CallTimeout
 	if timeout <= 0 {
-		timeout = CallTimeoutFor(z.Dst + z.Src)
+		timeout = exec.TimeoutFor(z.Dst + z.Src)
 	}
 	fillSrc := func(it int) {
 		if pat.Coll == coll.Bcast && rank != cfg.Root {

@@ -26,9 +26,10 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      ucc_offsetof(ucc_tl_goring_context_config_t, alg_reduce_scatter), UCC_CONFIG_TYPE_STRING},
     {"ALG_BCAST", "", "bcast algorithm (as ALG_ALLGATHER)",
      ucc_offsetof(ucc_tl_goring_context_config_t, alg_bcast), UCC_CONFIG_TYPE_STRING},
-    {"TIMEOUT_MS", "0",
-     "deadline of one collective in milliseconds (0: 10 s + 1 s per 50 MB)",
-     ucc_offsetof(ucc_tl_goring_context_config_t, timeout_ms), UCC_CONFIG_TYPE_UINT},
+    {"TIMEOUT_MS", "inf",
+     "deadline of one collective in milliseconds, an opt-in failure detector (inf: none; a late "
+     "rank is waited for and a dead one on this host is detected by its process)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, timeout_ms), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

@@ -42,7 +42,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *alg_allreduce;
     char                   *alg_reduce_scatter;
     char                   *alg_bcast;
-    unsigned                timeout_ms;
+    char                   *timeout_ms; /* checked by goring: inf or N > 0 */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

@@ -18,7 +18,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"alg_allgather", cfg->alg_allgather},
               {"alg_allreduce", cfg->alg_allreduce},
               {"alg_reduce_scatter", cfg->alg_reduce_scatter},
-              {"alg_bcast", cfg->alg_bcast}};
+              {"alg_bcast", cfg->alg_bcast},
+              {"timeout_ms", cfg->timeout_ms}};
     size_t off = 0;
     int    n;
 
@@ -35,12 +36,6 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
             return UCC_ERR_INVALID_PARAM;
         }
         off += (size_t)n;
-    }
-    if (cfg->timeout_ms > 0) {
-        n = snprintf(buf + off, len - off, "timeout_ms=%u;", cfg->timeout_ms);
-        if (n < 0 || (size_t)n >= len - off) {
-            return UCC_ERR_INVALID_PARAM;
-        }
     }
     return UCC_OK;
 }

@@ -100,3 +100,64 @@ func TestCallDeadlineAndAbort(t *testing.T) {
 	aerr := c2.Abort(cause)
 	assert.ErrorIs(t, aerr, cause)
 }
+
+// fakeWatch reports a dead peer from its n-th check on.
+type fakeWatch struct {
+	checks, dieAt int
+}
+
+func (w *fakeWatch) Every() time.Duration { return time.Millisecond }
+func (w *fakeWatch) Check() error {
+	w.checks++
+	if w.dieAt > 0 && w.checks >= w.dieAt {
+		return errors.New("rank 1 has exited")
+	}
+	return nil
+}
+
+// Without a deadline a call waits for a late peer as long as it takes
+// (here 60 ms of polls past any short deadline) and completes when the
+// peer comes; a Watch that finds a dead peer fails the call with it as the
+// cause, naming the step it waited on.
+func TestCallWithoutDeadlineWaitsAndWatchFails(t *testing.T) {
+	plan := ringAllgather(2, 8)
+	net := memtransport.New(2, memtransport.Options{})
+	var calls [2]exec.Call
+	var ms [2]*exec.Machine
+	for r := range ms {
+		m, err := exec.New(&plan.Ranks[r], exec.Buffers{Src: make([]byte, 8), Dst: make([]byte, 16)}, exec.ConfigFor(plan, 0, 0))
+		require.NoError(t, err)
+		ms[r] = m
+	}
+	w := &fakeWatch{}
+	calls[0].SetWatch(w)
+	require.NoError(t, calls[0].Begin(ms[0], net.Endpoint(0), time.Time{}))
+	for end := time.Now().Add(60 * time.Millisecond); time.Now().Before(end); {
+		done, err := calls[0].Progress(time.Now().Add(time.Millisecond))
+		require.NoError(t, err)
+		require.False(t, done)
+	}
+	assert.Greater(t, w.checks, 5, "the watch runs while the call waits")
+	require.NoError(t, calls[1].Begin(ms[1], net.Endpoint(1), time.Time{}))
+	for left := 2; left > 0; {
+		left = 0
+		for r := range calls {
+			done, err := calls[r].Progress(time.Time{})
+			require.NoError(t, err)
+			if !done {
+				left++
+			}
+		}
+	}
+
+	// Again, with the peer dead this time.
+	w.dieAt = w.checks + 3
+	require.NoError(t, calls[0].Begin(ms[0], net.Endpoint(0), time.Time{}))
+	var err error
+	for err == nil {
+		_, err = calls[0].Progress(time.Now().Add(time.Millisecond))
+	}
+	assert.ErrorContains(t, err, "rank 1 has exited")
+	var se *exec.StepError
+	require.ErrorAs(t, err, &se)
+}

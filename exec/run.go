@@ -64,13 +64,16 @@ type Call struct {
 	m        *Machine
 	t        Transport
 	start    time.Time
-	deadline time.Time
+	deadline time.Time // zero: none
+	watch    Watch
+	checked  time.Time // when watch last ran
 	done     bool
 	err      error
 }
 
-// Begin starts the call (Machine.Start) with a deadline; nothing is posted
-// until the first Progress.
+// Begin starts the call (Machine.Start) with a deadline (zero: none, the
+// call waits for its peers as long as they live; see Watch); nothing is
+// posted until the first Progress.
 //
 // Post first, compute after: a send that becomes ready is handed to the
 // transport before this rank spends time on a copy or reduction, so that
@@ -78,7 +81,8 @@ type Call struct {
 // them from the sender as soon as it sees the request). Local steps
 // therefore run one at a time between posts.
 func (c *Call) Begin(m *Machine, t Transport, deadline time.Time) error {
-	*c = Call{m: m, t: t, start: time.Now(), deadline: deadline}
+	*c = Call{m: m, t: t, start: time.Now(), deadline: deadline, watch: c.watch}
+	c.checked = c.start
 	m.deferLocal = true
 	if err := m.Start(); err != nil {
 		m.deferLocal = false
@@ -125,11 +129,26 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 			return true, nil
 		}
 		now := time.Now()
-		if !now.Before(c.deadline) {
-			return false, c.fail(m.stall(ErrDeadline, now.Sub(c.start)))
+		if !c.deadline.IsZero() {
+			if !now.Before(c.deadline) {
+				return false, c.fail(m.stall(ErrDeadline, now.Sub(c.start)))
+			}
+			if wait.After(c.deadline) {
+				wait = c.deadline
+			}
 		}
-		if wait.After(c.deadline) {
-			wait = c.deadline
+		if c.watch != nil {
+			next := c.checked.Add(c.watch.Every())
+			if !now.Before(next) {
+				c.checked = now
+				if err := c.watch.Check(); err != nil {
+					return false, c.fail(m.stall(err, now.Sub(c.start)))
+				}
+				next = now.Add(c.watch.Every())
+			}
+			if wait.After(next) {
+				wait = next
+			}
 		}
 		comps, err := t.Wait(wait, m.comps[:0])
 		if err != nil {
@@ -145,6 +164,10 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 		}
 	}
 }
+
+// SetWatch makes every later call of c check its peers with w while it
+// waits (nil: no checks). It survives Begin, so a pooled Call keeps it.
+func (c *Call) SetWatch(w Watch) { c.watch = w }
 
 // Abort ends an unfinished call because of cause (a cancelled context, a
 // caller giving up): it cancels what is in flight and returns the error

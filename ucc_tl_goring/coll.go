@@ -42,7 +42,6 @@ const (
 type tlColl struct {
 	team    *tlTeam
 	alg     string
-	bytes   int64 // bytes moved through this rank's dst, for the deadline
 	m       *exec.Machine
 	pm      *pooledMachine // m and its scratch, back to entry when done
 	entry   *planEntry
@@ -113,7 +112,6 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	if err != nil {
 		return nil, err
 	}
-	c.bytes = prog.Sizes.Src + prog.Sizes.Dst
 	if c.pm = entry.take(); c.pm != nil {
 		// A finished call's executor: only the buffers change (its
 		// scratch stays).
@@ -244,7 +242,8 @@ func (c *tlColl) test() (done bool, err error) {
 func (c *tlColl) start(tr *ucxmp.Transport) {
 	tr.NextCall()
 	c.state = collRunning
-	if err := c.call.Begin(c.m, tr, time.Now().Add(c.team.timeout(c.bytes))); err != nil {
+	c.call.SetWatch(c.team.watch)
+	if err := c.call.Begin(c.m, tr, c.team.deadline()); err != nil {
 		c.state, c.err = collFailed, err
 	}
 }

@@ -38,45 +38,53 @@ func newContext(optStr string) (*tlContext, error) {
 
 func (c *tlContext) close() error { return c.uctx.Close() }
 
-// A card is what a rank publishes to its team: "GRC1", the host name
-// (uint16 length + bytes) and the UCX worker address (uint32 length +
-// bytes), little-endian.
-const cardMagic = "GRC1"
+// A card is what a rank publishes to its team: "GRC2", the host name
+// (uint16 length + bytes), the process id (uint32) and its start time
+// (uint64, launch.ProcStart: with the pid it names the process for good),
+// and the UCX worker address (uint32 length + bytes), little-endian.
+const cardMagic = "GRC2"
 
 type card struct {
-	host string
-	addr []byte
+	host  string
+	pid   int
+	start uint64
+	addr  []byte
 }
 
-func encodeCard(host string, addr []byte) []byte {
-	b := make([]byte, 0, 4+2+len(host)+4+len(addr))
+func encodeCard(c card) []byte {
+	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr))
 	b = append(b, cardMagic...)
-	b = binary.LittleEndian.AppendUint16(b, uint16(len(host)))
-	b = append(b, host...)
-	b = binary.LittleEndian.AppendUint32(b, uint32(len(addr)))
-	return append(b, addr...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.host)))
+	b = append(b, c.host...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(c.pid))
+	b = binary.LittleEndian.AppendUint64(b, c.start)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.addr)))
+	return append(b, c.addr...)
 }
 
 // decodeCard reads the card at the start of slot (padding after it is
 // ignored), trusting no length beyond the slot.
 func decodeCard(slot []byte) (card, error) {
 	if len(slot) < 6 || string(slot[:4]) != cardMagic {
-		return card{}, errors.New("not a goring card (wrong magic or too short)")
+		return card{}, errors.New("not a goring card of this version (wrong magic or too short)")
 	}
 	hl := int(binary.LittleEndian.Uint16(slot[4:]))
 	rest := slot[6:]
 	if hl > len(rest) {
 		return card{}, fmt.Errorf("host name of %d bytes overruns the %d-byte slot", hl, len(slot))
 	}
-	host := string(rest[:hl])
+	c := card{host: string(rest[:hl])}
 	rest = rest[hl:]
-	if len(rest) < 4 {
-		return card{}, errors.New("card ends before the address length")
+	if len(rest) < 16 {
+		return card{}, errors.New("card ends before the process id and address length")
 	}
-	al := int64(binary.LittleEndian.Uint32(rest))
-	rest = rest[4:]
+	c.pid = int(binary.LittleEndian.Uint32(rest))
+	c.start = binary.LittleEndian.Uint64(rest[4:])
+	al := int64(binary.LittleEndian.Uint32(rest[12:]))
+	rest = rest[16:]
 	if al == 0 || al > int64(len(rest)) {
 		return card{}, fmt.Errorf("address of %d bytes does not fit the %d bytes left in the slot", al, len(rest))
 	}
-	return card{host: host, addr: append([]byte(nil), rest[:al]...)}, nil
+	c.addr = append([]byte(nil), rest[:al]...)
+	return c, nil
 }

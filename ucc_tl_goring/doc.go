@@ -9,9 +9,10 @@
 //
 // The objects follow UCC's:
 //
-//   - a context (goring_context_create) owns a UCX context and worker and
-//     publishes a card: the worker address and the host name, which the
-//     shim gathers over UCC's out-of-band allgather;
+//   - a context (goring_context_create) owns a UCX context;
+//   - a team owns a UCX worker and publishes a card: the worker address,
+//     the host name and the process (pid, start time), which the shim
+//     gathers over UCC's out-of-band allgather;
 //   - a team (goring_team_create) connects to every peer from the gathered
 //     cards, maps ranks onto nodes by host (ranks of one host must be
 //     contiguous and equally many for the hierarchical algorithms to see
@@ -20,7 +21,10 @@
 //   - a collective (goring_coll_init) is a per-rank program from package
 //     sched for the UCC arguments, an exec.Machine over the caller's
 //     buffers, and an exec.Call that goring_coll_test progresses without
-//     ever blocking.
+//     ever blocking. A call has no deadline unless the user asks for one
+//     (timeout_ms): a late rank is waited for, as MPI requires, and a dead
+//     peer is found by its process (same host, watch.go) or by UCX (other
+//     hosts).
 //
 // Host memory only for now: device memory, alltoallv and anything else
 // goring cannot run return GORING_ERR_NOT_SUPPORTED, which the shim turns

@@ -84,3 +84,6 @@ func getLastError() string {
 }
 
 var errFinalized = errors.New("collective finalized while in flight")
+
+// errPeerFailed is the cause of a collective ended by a peer that died.
+var errPeerFailed = errors.New("peer failed")

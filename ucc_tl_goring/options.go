@@ -4,6 +4,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -17,7 +18,7 @@ import (
 type options struct {
 	tls     string
 	algs    map[coll.Collective]string
-	timeout time.Duration // 0: bench.CallTimeoutFor the call's size
+	timeout time.Duration // 0: none, a collective waits for live peers as long as it takes
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -52,9 +53,15 @@ func parseOptions(s string) (options, error) {
 		case k == "tls":
 			o.tls = v
 		case k == "timeout_ms":
-			ms, err := strconv.Atoi(v)
-			if err != nil || ms <= 0 {
-				return o, fmt.Errorf("option timeout_ms=%q: want a positive whole number of milliseconds", v)
+			// A deadline is an opt-in failure detector: MPI lets a rank be
+			// late, so the default ("inf") waits for live peers.
+			if v == "inf" {
+				o.timeout = 0
+				break
+			}
+			ms, err := strconv.ParseInt(v, 10, 64)
+			if err != nil || ms <= 0 || ms > math.MaxInt64/int64(time.Millisecond) {
+				return o, fmt.Errorf("option timeout_ms=%q: want inf (no deadline, the default) or a positive whole number of milliseconds", v)
 			}
 			o.timeout = time.Duration(ms) * time.Millisecond
 		case strings.HasPrefix(k, "alg_"):

@@ -9,7 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
@@ -29,6 +30,7 @@ type tlTeam struct {
 	queue      []*tlColl // posted, waiting for cur to finish
 	cur        *tlColl   // the collective on the wire
 	plans      planCache
+	watch      exec.Watch // this host's peers, checked while a call waits
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -48,7 +50,15 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 		return nil, resourceErr{err}
 	}
 	host, _ := os.Hostname()
-	return &tlTeam{ctx: ctx, rank: rank, size: size, w: w, card: encodeCard(host, addr)}, nil
+	pid := os.Getpid()
+	start, err := launch.ProcStart(pid)
+	if err != nil {
+		// Without /proc no peer on this host can watch us: say so in the
+		// card with pid 0, which peers take as "cannot be watched".
+		pid, start = 0, 0
+	}
+	c := card{host: host, pid: pid, start: start, addr: addr}
+	return &tlTeam{ctx: ctx, rank: rank, size: size, w: w, card: encodeCard(c)}, nil
 }
 
 // connect decodes the gathered cards (size slots of slot bytes), connects
@@ -64,22 +74,30 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	}
 	addrs := make([][]byte, t.size)
 	hosts := make([]string, t.size)
+	all := make([]card, t.size)
 	for r := range addrs {
 		c, err := decodeCard(cards[r*slot : (r+1)*slot])
 		if err != nil {
 			return invalid("card of rank %d: %v", r, err)
 		}
-		addrs[r], hosts[r] = c.addr, c.host
+		addrs[r], hosts[r], all[r] = c.addr, c.host, c
 	}
 	tp, err := teamTopology(hosts)
 	if err != nil {
 		return err
 	}
-	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{})
+	// How a failed peer is noticed without a deadline: a peer on this host
+	// by its process (newPeerWatch); a peer elsewhere by UCX, whose
+	// endpoints to other hosts run in peer-error mode (a closed connection
+	// fails the endpoint). Shared-memory endpoints stay in the default
+	// mode, which keeps UCX's fast intra-node transports.
+	self := hosts[t.rank]
+	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{PeerErrorsTo: func(peer int) bool { return hosts[peer] != self }})
 	if err != nil {
 		return resourceErr{err}
 	}
 	t.tr, t.topo = tr, tp
+	t.watch = newPeerWatch(t.rank, all)
 	return nil
 }
 
@@ -157,11 +175,13 @@ func (t *tlTeam) destroy() error {
 	return errors.Join(errs...)
 }
 
-// timeout bounds a collective moving bytes through this rank: the
-// option, else goring bench's default.
-func (t *tlTeam) timeout(bytes int64) time.Duration {
+// deadline is when a collective starting now must have finished: never
+// (the zero time) unless the user opted into a deadline with timeout_ms.
+// MPI lets a rank be late; only a failed peer ends a collective, and the
+// watch and UCX's peer errors find those.
+func (t *tlTeam) deadline() time.Time {
 	if t.ctx.opts.timeout > 0 {
-		return t.ctx.opts.timeout
+		return time.Now().Add(t.ctx.opts.timeout)
 	}
-	return bench.CallTimeoutFor(bytes)
+	return time.Time{}
 }

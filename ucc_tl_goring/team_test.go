@@ -278,18 +278,23 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, "auto", o.algs[coll.Allgather])
 	assert.Equal(t, defaultAlgs[coll.Bcast], o.algs[coll.Bcast])
 	assert.EqualValues(t, 2500e6, o.timeout)
-	for i, bad := range []string{"nope=1", "alg_allreduce=tree", "alg_alltoallv=pairwise", "alg_gather=ring", "timeout_ms=0", "timeout_ms=x", "justakey"} {
+	o, err = parseOptions("timeout_ms=inf")
+	require.NoError(t, err)
+	assert.Zero(t, o.timeout, "inf: no deadline")
+	o, err = parseOptions("")
+	require.NoError(t, err)
+	assert.Zero(t, o.timeout, "no deadline by default: MPI lets a rank be late")
+	for i, bad := range []string{"nope=1", "alg_allreduce=tree", "alg_alltoallv=pairwise", "alg_gather=ring", "timeout_ms=0", "timeout_ms=x", "timeout_ms=-5", "timeout_ms=99999999999999999", "justakey"} {
 		_, err := parseOptions(bad)
 		assert.Error(t, err, "case %d: %s", i, bad)
 	}
 }
 
 func TestCards(t *testing.T) {
-	c := encodeCard("host-a", []byte{1, 2, 3})
+	c := encodeCard(card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}})
 	got, err := decodeCard(append(c, 0, 0, 0))
 	require.NoError(t, err)
-	assert.Equal(t, "host-a", got.host)
-	assert.Equal(t, []byte{1, 2, 3}, got.addr)
+	assert.Equal(t, card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}}, got)
 	for i := 0; i < len(c); i++ {
 		_, err := decodeCard(c[:i])
 		assert.Error(t, err, "truncated to %d bytes", i)
@@ -301,12 +306,12 @@ func TestCards(t *testing.T) {
 }
 
 func FuzzDecodeCard(f *testing.F) {
-	f.Add(encodeCard("h", []byte{9}))
-	f.Add([]byte("GRC1"))
+	f.Add(encodeCard(card{host: "h", pid: 1, start: 2, addr: []byte{9}}))
+	f.Add([]byte("GRC2"))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		c, err := decodeCard(b)
 		if err == nil {
-			assert.LessOrEqual(t, len(c.host)+len(c.addr)+10, len(b))
+			assert.LessOrEqual(t, len(c.host)+len(c.addr)+22, len(b))
 		}
 	})
 }

@@ -57,6 +57,11 @@ type Options struct {
 	// rank fails the job through the coordinator) and every call has a
 	// deadline.
 	PeerErrors bool
+	// PeerErrorsTo, when set, decides per peer instead of PeerErrors: a
+	// team layer turns peer errors on for peers on other hosts (whose
+	// transports detect failure anyway) and off for those on its own
+	// host, which it watches by process (see exec.Watch).
+	PeerErrorsTo func(peer int) bool
 }
 
 // New connects worker w of rank to every peer, given every rank's worker
@@ -72,7 +77,11 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls}
 	for p, a := range addrs {
 		peer := p
-		ep, err := w.Connect(a, ucx.EndpointOptions{NoPeerErrors: !opts.PeerErrors, OnError: func(err error) {
+		peerErrors := opts.PeerErrors
+		if opts.PeerErrorsTo != nil {
+			peerErrors = opts.PeerErrorsTo(p)
+		}
+		ep, err := w.Connect(a, ucx.EndpointOptions{NoPeerErrors: !peerErrors, OnError: func(err error) {
 			if t.peerErr == nil {
 				t.peerErr = fmt.Errorf("ucxmp: endpoint to rank %d failed: %w", peer, err)
 			}

@@ -1,0 +1,32 @@
+package exec
+
+import "time"
+
+// The timeout policy of goring, in one place.
+//
+// MPI lets a rank enter a collective as late as it likes; only a failed
+// peer may end one. So a call driven through the team layer has no
+// deadline by default (Call.Begin with a zero deadline) and relies on a
+// Watch to notice a dead peer. A deadline is an opt-in failure detector
+// there (UCC_TL_GORING_TIMEOUT_MS).
+//
+// goring's own launcher (goring bench) watches its ranks and runs
+// benchmarks, where a call that takes far longer than the bytes explain is
+// a stuck peer: there every call gets TimeoutFor its size.
+
+// TimeoutFor is the deadline of one benchmark call moving bytes through a
+// rank's buffers: 10 s plus 1 s per 50 MB, generous for a slow machine yet
+// short enough that a stuck peer fails the job.
+func TimeoutFor(bytes int64) time.Duration {
+	return 10*time.Second + time.Duration(bytes/50_000_000)*time.Second
+}
+
+// A Watch checks, while a call waits, that its peers are still alive. Check
+// returns nil while they are, else an error naming the peer that failed;
+// the call then fails with that error as its cause. Check is called at most
+// once per Every from the goroutine that drives the call, so it may do a
+// little I/O (a process table look-up) but must not block.
+type Watch interface {
+	Check() error
+	Every() time.Duration
+}
