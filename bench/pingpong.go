@@ -64,7 +64,7 @@ func pingPongSize(ctx context.Context, t Transport, rank int, n int64, iters, wa
 	for i := range src {
 		src[i] = byte(i*7 + 3)
 	}
-	m, err := exec.New(pingPongProgram(rank, n), exec.Buffers{Src: src, Dst: dst}, exec.Config{Collective: coll.Collective("pingpong"), Algorithm: "osu_latency", NRanks: 2})
+	m, err := exec.New(pingPongProgram(rank, n), exec.HostBuffers(src, dst, nil), exec.Config{Collective: coll.Collective("pingpong"), Algorithm: "osu_latency", NRanks: 2})
 	if err != nil {
 		return 0, err
 	}

@@ -136,7 +136,7 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	if !cfg.Collective.Reduces() {
 		ecfg.Dtype, ecfg.Op = coll.DtypeInvalid, coll.OpInvalid
 	}
-	m, err := exec.New(prog, exec.Buffers{Src: src, Dst: dst, Scratch: scratch}, ecfg)
+	m, err := exec.New(prog, exec.HostBuffers(src, dst, scratch), ecfg)
 	if err != nil {
 		return Row{}, err
 	}
@@ -231,10 +231,10 @@ func Barrier(ctx context.Context, t Transport, rank, n int, deadline time.Time) 
 		to, from := (rank+k)%n, (rank-k+n)%n
 		tag := uint32(BarrierTagBase - round)
 		rt, st := barrierToken|uint64(round)<<1, barrierToken|uint64(round)<<1|1
-		if err := t.PostRecv(from, tag, nil, rt); err != nil {
+		if err := t.PostRecv(&exec.Post{Peer: from, Tag: tag, Buf: exec.HostRegion(nil), Token: rt}); err != nil {
 			return fmt.Errorf("barrier round %d: %w", round, err)
 		}
-		if err := t.PostSend(to, tag, nil, st); err != nil {
+		if err := t.PostSend(&exec.Post{Peer: to, Tag: tag, Buf: exec.HostRegion(nil), Token: st}); err != nil {
 			_ = t.Cancel(rt)
 			return fmt.Errorf("barrier round %d: %w", round, err)
 		}

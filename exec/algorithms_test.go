@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec/fakedev"
 	"github.com/goring-hpc/goring/exec/memtransport"
 	"github.com/goring-hpc/goring/exec/reduce"
 	"github.com/goring-hpc/goring/sched"
@@ -213,7 +214,7 @@ func TestEveryAlgorithmMovesRealData(t *testing.T) {
 	rng := rand.New(rand.NewPCG(42, 0))
 	redCases := reductionCases()
 	modes := transportModes
-	caseNo, ran, skipped := 0, 0, 0
+	caseNo, ran, skipped, devRuns := 0, 0, 0, 0
 	badPlans := map[string]bool{}
 	perAlg := map[string]int{}
 	start := time.Now()
@@ -287,6 +288,23 @@ func TestEveryAlgorithmMovesRealData(t *testing.T) {
 										name, r, at, len(want[r]), clip(want[r], at), clip(got[r], at), mode)
 								}
 							}
+							if caseNo%3 == 0 {
+								// The same case in fake device memory (1 to 3
+								// devices): every copy and reduction through an
+								// asynchronous executor that completes in an
+								// order of its own, transfers through the
+								// device's copy, results read back.
+								dev := memtransport.RunOptions{Options: mode, Timeout: 20 * time.Second, Device: fakedev.New(uint64(caseNo)), Devices: 1 + caseNo%3}
+								got, err := memtransport.RunPlanWith(plan, d, o, in, dev)
+								require.NoError(t, err, name+" (fake device)")
+								for r := range got {
+									if at := firstDiff(want[r], got[r]); at >= 0 {
+										t.Fatalf("%s (fake device): rank %d dst differs from the reference at byte %d of %d (want % x, got % x)",
+											name, r, at, len(want[r]), clip(want[r], at), clip(got[r], at))
+									}
+								}
+								devRuns++
+							}
 							ran++
 							perAlg[string(c)+"/"+alg.Name]++
 						}
@@ -304,8 +322,9 @@ func TestEveryAlgorithmMovesRealData(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d runs compared, %d specs unsupported by their algorithm, %v", ran, skipped, time.Since(start).Round(time.Millisecond))
+	t.Logf("%d runs compared (%d of them again in fake device memory), %d specs unsupported by their algorithm, %v", ran, devRuns, skipped, time.Since(start).Round(time.Millisecond))
 	require.Positive(t, ran)
+	require.Positive(t, devRuns)
 }
 
 // firstDiff is the first byte where a and b differ (or where one ends), -1

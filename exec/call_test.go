@@ -31,7 +31,7 @@ func TestCallProgressesWithoutBlocking(t *testing.T) {
 			}
 			want = append(want, in...)
 			outs[r] = make([]byte, n*block)
-			m, err := exec.New(&plan.Ranks[r], exec.Buffers{Src: in, Dst: outs[r]}, exec.ConfigFor(plan, 0, 0))
+			m, err := exec.New(&plan.Ranks[r], exec.HostBuffers(in, outs[r], nil), exec.ConfigFor(plan, 0, 0))
 			require.NoError(t, err)
 			machines[r] = m
 		}
@@ -70,7 +70,7 @@ func TestCallProgressesWithoutBlocking(t *testing.T) {
 func TestCallDeadlineAndAbort(t *testing.T) {
 	plan := ringAllgather(2, 8)
 	net := memtransport.New(2, memtransport.Options{})
-	m, err := exec.New(&plan.Ranks[0], exec.Buffers{Src: make([]byte, 8), Dst: make([]byte, 16)}, exec.ConfigFor(plan, 0, 0))
+	m, err := exec.New(&plan.Ranks[0], exec.HostBuffers(make([]byte, 8), make([]byte, 16), nil), exec.ConfigFor(plan, 0, 0))
 	require.NoError(t, err)
 	var c exec.Call
 	require.NoError(t, c.Begin(m, net.Endpoint(0), time.Now().Add(30*time.Millisecond)))
@@ -89,7 +89,7 @@ func TestCallDeadlineAndAbort(t *testing.T) {
 	assert.Equal(t, perr, c.Abort(errors.New("caller gave up")))
 
 	// Abort of a call in flight cancels it with the caller's cause.
-	m2, err := exec.New(&plan.Ranks[0], exec.Buffers{Src: make([]byte, 8), Dst: make([]byte, 16)}, exec.ConfigFor(plan, 0, 0))
+	m2, err := exec.New(&plan.Ranks[0], exec.HostBuffers(make([]byte, 8), make([]byte, 16), nil), exec.ConfigFor(plan, 0, 0))
 	require.NoError(t, err)
 	var c2 exec.Call
 	require.NoError(t, c2.Begin(m2, net.Endpoint(0), time.Now().Add(time.Minute)))
@@ -125,7 +125,7 @@ func TestCallWithoutDeadlineWaitsAndWatchFails(t *testing.T) {
 	var calls [2]exec.Call
 	var ms [2]*exec.Machine
 	for r := range ms {
-		m, err := exec.New(&plan.Ranks[r], exec.Buffers{Src: make([]byte, 8), Dst: make([]byte, 16)}, exec.ConfigFor(plan, 0, 0))
+		m, err := exec.New(&plan.Ranks[r], exec.HostBuffers(make([]byte, 8), make([]byte, 16), nil), exec.ConfigFor(plan, 0, 0))
 		require.NoError(t, err)
 		ms[r] = m
 	}

@@ -10,12 +10,12 @@
 // allocates. Whoever owns the network (a UCX worker, the in-memory
 // transport of the tests, a GPU driver later) owns the loop:
 //
-//	m, err := exec.New(prog, exec.Buffers{Src: in, Dst: out}, exec.ConfigFor(plan, dtype, op))
+//	m, err := exec.New(prog, exec.HostBuffers(in, out, nil), exec.ConfigFor(plan, dtype, op))
 //	err = m.Start()                 // queue the steps with no dependencies
 //	for !m.Done() {
 //		rd := m.Ready()             // receives and sends to post now
-//		for _, p := range rd.Recvs { t.PostRecv(p.Peer, p.Tag, p.Buf, p.Token) }
-//		for _, p := range rd.Sends { t.PostSend(p.Peer, p.Tag, p.Buf, p.Token) }
+//		for i := range rd.Recvs { t.PostRecv(&rd.Recvs[i]) }
+//		for i := range rd.Sends { t.PostSend(&rd.Sends[i]) }
 //		comps, _ = t.Wait(deadline, comps[:0])
 //		for _, c := range comps { err = m.Step(c) } // feed completions back
 //	}
@@ -28,6 +28,21 @@
 // LocalExecutor (a GPU one starts a copy or a reduction kernel on a stream
 // and reports its completion later, through the same Step call as network
 // completions).
+//
+// # Memory types
+//
+// Buffers are Regions: a memory type (Mem: host, CUDA device N, or the
+// tests' fake device), an address and a length, never a Go slice over
+// device memory. Host regions keep their Go slice, so the host path is
+// what it always was (copy() and package reduce, inline, no allocation).
+// A Machine with any device buffer needs Config.Local, a LocalExecutor
+// for that memory; an AsyncLocal one (package cudaexec's streams and
+// events, package fakedev's fake) is polled by Call for finished steps, so
+// device and network completions feed the same Step. Transports get the
+// whole Post (Region and Path hint) and refuse, at post time and with the
+// reason, memory they cannot move. Package exec/fakedev keeps device bytes
+// apart from host bytes so that a host-only shortcut fails a test; every
+// algorithm's contents test runs over it too.
 //
 // # What a step waits for
 //
@@ -57,7 +72,10 @@
 // longer message as an error rather than write past the buffer.
 //
 // Nothing hangs: Run gives every call a deadline (its argument, else the
-// context's, else DefaultTimeout) and, when it passes, returns a *StepError
+// context's, else DefaultTimeout); Call takes a zero deadline as none, for
+// a team layer where MPI lets a rank be late, and then relies on a Watch
+// to find dead peers (deadline.go holds the policy). When a deadline
+// passes or a Watch reports a dead peer, the call returns a *StepError
 // naming the rank, the collective and algorithm and the steps in flight
 // (op, peer, tag, bytes), after cancelling them in the transport. The
 // error wraps ErrDeadline, the context's error or the transport's error.

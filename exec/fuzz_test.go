@@ -34,7 +34,7 @@ func FuzzMachine(f *testing.F) {
 			}
 			p.Add(s, deps...)
 		}
-		bufs := exec.Buffers{Src: make([]byte, srcN), Dst: make([]byte, dstN)}
+		bufs := exec.HostBuffers(make([]byte, srcN), make([]byte, dstN), nil)
 		m, err := exec.New(p, bufs, exec.Config{Collective: coll.Allreduce, NRanks: 3, Dtype: coll.Int16, Op: coll.Sum})
 		if err != nil {
 			return
@@ -49,10 +49,11 @@ func FuzzMachine(f *testing.F) {
 			r := m.Ready()
 			var comps []exec.Completion
 			for _, q := range r.Recvs {
-				for i := range q.Buf {
-					q.Buf[i] = 0xEE
+				buf := q.Buf.Bytes()
+				for i := range buf {
+					buf[i] = 0xEE
 				}
-				comps = append(comps, exec.Completion{Token: q.Token, Len: int64(len(q.Buf))})
+				comps = append(comps, exec.Completion{Token: q.Token, Len: int64(len(buf))})
 			}
 			for _, q := range r.Sends {
 				comps = append(comps, exec.Completion{Token: q.Token})

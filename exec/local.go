@@ -1,19 +1,23 @@
 package exec
 
 import (
+	"fmt"
+	"time"
+
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec/reduce"
 	"github.com/goring-hpc/goring/sched"
 )
 
 // LocalOp is a copy or reduce step handed to a LocalExecutor. Dst and Src
-// are the validated slices of the rank's buffers (same length).
+// are the validated ranges of the rank's buffers (same length, each of
+// its buffer's memory type).
 type LocalOp struct {
 	Step  int
 	Token uint64
 	Kind  sched.StepOp // sched.OpCopy or sched.OpReduce
-	Dst   []byte
-	Src   []byte
+	Dst   Region
+	Src   Region
 	Dtype coll.Dtype // for OpReduce
 	Op    coll.Op    // for OpReduce
 }
@@ -38,14 +42,38 @@ type HostLocal struct{}
 // Local implements LocalExecutor. Kernel selection happens per call so a
 // HostLocal can serve any dtype; the lookup does not allocate.
 func (HostLocal) Local(op *LocalOp) (bool, error) {
+	if !op.Dst.IsHost() || !op.Src.IsHost() {
+		return true, fmt.Errorf("exec: host executor given %v -> %v memory", op.Src.Mem(), op.Dst.Mem())
+	}
 	if op.Kind == sched.OpCopy {
-		copy(op.Dst, op.Src)
+		copy(op.Dst.host, op.Src.host)
 		return true, nil
 	}
 	f, err := reduce.Kernel(op.Dtype, op.Op)
 	if err != nil {
 		return true, err
 	}
-	f(op.Dst, op.Src)
+	f(op.Dst.host, op.Src.host)
 	return true, nil
 }
+
+// AsyncLocal is a LocalExecutor whose steps finish later (a GPU stream).
+// The driver (Call) polls it for finished steps while it has Pending work,
+// and then never sleeps in the transport longer than PollEvery, so device
+// completions are seen as promptly as network ones without a host round
+// trip per step.
+type AsyncLocal interface {
+	LocalExecutor
+	// Poll appends a Completion for every step that finished since the
+	// last Poll and returns dst.
+	Poll(dst []Completion) []Completion
+	// Pending is the number of started steps not yet reported by Poll.
+	Pending() int
+	// Cancel forgets the step with token: its completion will not be
+	// reported (the work itself may still run to its end on the device;
+	// Cancel returns once it no longer touches the buffers).
+	Cancel(token uint64) error
+}
+
+// PollEvery bounds one transport wait while device work is pending.
+const PollEvery = 20 * time.Microsecond

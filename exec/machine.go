@@ -11,13 +11,20 @@ import (
 
 // Buffers are one rank's memory for one collective call. Src is the
 // caller's input (never written), Dst the caller's output, Scratch the
-// library's temporary memory (New allocates it from Sizes.Scratch when it
-// is nil).
+// library's temporary memory (New allocates host scratch from
+// Sizes.Scratch when it is absent; device scratch must be given). Each may
+// be of any memory type; a Machine with device memory needs a
+// LocalExecutor for it (Config.Local).
 type Buffers struct {
-	Src, Dst, Scratch []byte
+	Src, Dst, Scratch Region
 }
 
-func (b *Buffers) of(k sched.Buf) []byte {
+// HostBuffers are host buffers from Go slices (scratch may be nil).
+func HostBuffers(src, dst, scratch []byte) Buffers {
+	return Buffers{Src: HostRegion(src), Dst: HostRegion(dst), Scratch: HostRegion(scratch)}
+}
+
+func (b *Buffers) of(k sched.Buf) Region {
 	switch k {
 	case sched.BufSrc:
 		return b.Src
@@ -26,8 +33,11 @@ func (b *Buffers) of(k sched.Buf) []byte {
 	case sched.BufScratch:
 		return b.Scratch
 	}
-	return nil
+	return Region{}
 }
+
+// onHost reports whether every buffer is host memory.
+func (b *Buffers) onHost() bool { return b.Src.IsHost() && b.Dst.IsHost() && b.Scratch.IsHost() }
 
 // Config says how to run a rank's program.
 type Config struct {
@@ -54,7 +64,7 @@ type Post struct {
 	Step  int
 	Peer  int
 	Tag   uint32
-	Buf   []byte
+	Buf   Region
 	Token uint64
 	Path  sched.Path // routing hint of a send, for a multi-path data plane
 }
@@ -141,8 +151,11 @@ func New(prog *sched.RankProgram, bufs Buffers, cfg Config) (*Machine, error) {
 		}
 		m.kernel = k
 	}
-	if bufs.Scratch == nil && prog.Sizes.Scratch > 0 {
-		bufs.Scratch = alignedBytes(prog.Sizes.Scratch)
+	if bufs.Scratch.Absent() && prog.Sizes.Scratch > 0 {
+		if !bufs.Src.IsHost() || !bufs.Dst.IsHost() {
+			return nil, fmt.Errorf("exec: rank %d %s: %d bytes of scratch on %v must be given (Buffers.Scratch)", prog.Rank, m.callName(), prog.Sizes.Scratch, bufs.Dst.Mem())
+		}
+		bufs.Scratch = HostRegion(alignedBytes(prog.Sizes.Scratch))
 	}
 	if err := m.check(bufs); err != nil {
 		return nil, err
@@ -176,6 +189,9 @@ func (m *Machine) stepErr(id int, format string, args ...any) error {
 
 // check validates every step against bufs.
 func (m *Machine) check(bufs Buffers) error {
+	if !bufs.onHost() && m.local == nil {
+		return fmt.Errorf("exec: rank %d %s: buffers on %v, %v, %v need a LocalExecutor for that memory (Config.Local)", m.prog.Rank, m.callName(), bufs.Src.Mem(), bufs.Dst.Mem(), bufs.Scratch.Mem())
+	}
 	size := int64(m.cfg.Dtype.Size())
 	for id := range m.prog.Steps {
 		s := &m.prog.Steps[id]
@@ -226,9 +242,9 @@ func (m *Machine) check(bufs Buffers) error {
 			if s.SrcOff%size != 0 || s.DstOff%size != 0 {
 				return m.stepErr(id, "offsets %d and %d are not multiples of the %v size %d", s.SrcOff, s.DstOff, m.cfg.Dtype, size)
 			}
-			src := bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len]
-			dst := bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len]
-			if !reduce.Aligned(src, int(size)) || !reduce.Aligned(dst, int(size)) {
+			src := bufs.of(s.SrcBuf).Addr() + uintptr(s.SrcOff)
+			dst := bufs.of(s.DstBuf).Addr() + uintptr(s.DstOff)
+			if s.Len > 0 && (src%uintptr(size) != 0 || dst%uintptr(size) != 0) {
 				return m.stepErr(id, "%v and %v buffers must be aligned to %d bytes for %v", s.SrcBuf, s.DstBuf, size, m.cfg.Dtype)
 			}
 		}
@@ -240,7 +256,7 @@ func (m *Machine) checkRange(id int, bufs Buffers, verb string, b sched.Buf, off
 	if b != sched.BufSrc && b != sched.BufDst && b != sched.BufScratch {
 		return m.stepErr(id, "%s unknown buffer %v", verb, b)
 	}
-	size := int64(len(bufs.of(b)))
+	size := bufs.of(b).Len()
 	if off < 0 || off > size || n > size-off {
 		return m.stepErr(id, "%s %v[%d:%d], outside the %d-byte %v buffer", verb, b, off, off+n, size, b)
 	}
@@ -333,7 +349,7 @@ func (m *Machine) SetBuffers(b Buffers) error {
 	if m.started && !m.Done() && m.err == nil {
 		return fmt.Errorf("exec: rank %d %s: SetBuffers during a call", m.prog.Rank, m.callName())
 	}
-	if b.Scratch == nil {
+	if b.Scratch.Absent() {
 		b.Scratch = m.bufs.Scratch
 	}
 	if err := m.check(b); err != nil {
@@ -445,10 +461,10 @@ func (m *Machine) enqueue(id int32) {
 		switch s.Op {
 		case sched.OpSend:
 			m.sends = append(m.sends, Post{Step: int(id), Peer: int(s.Peer), Tag: uint32(s.Tag),
-				Buf: m.bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len], Token: m.Token(int(id)), Path: s.Path})
+				Buf: m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len), Token: m.Token(int(id)), Path: s.Path})
 		case sched.OpRecv:
 			m.recvs = append(m.recvs, Post{Step: int(id), Peer: int(s.Peer), Tag: uint32(s.Tag),
-				Buf: m.bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len], Token: m.Token(int(id))})
+				Buf: m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len), Token: m.Token(int(id))})
 		default:
 			m.work = append(m.work, id)
 			return
@@ -491,13 +507,14 @@ func (m *Machine) runLocal() {
 	id := m.work[len(m.work)-1]
 	m.work = m.work[:len(m.work)-1]
 	s := &m.prog.Steps[id]
-	dst := m.bufs.of(s.DstBuf)[s.DstOff : s.DstOff+s.Len]
-	src := m.bufs.of(s.SrcBuf)[s.SrcOff : s.SrcOff+s.Len]
+	dst := m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len)
+	src := m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len)
 	if m.local == nil {
+		// Host buffers only (check): the host path inline.
 		if s.Op == sched.OpCopy {
-			copy(dst, src)
+			copy(dst.host, src.host)
 		} else {
-			m.kernel(dst, src)
+			m.kernel(dst.host, src.host)
 		}
 		m.complete(id)
 		return

@@ -15,9 +15,9 @@ func dst(off int64) sched.Ref     { return sched.Ref{Buf: sched.BufDst, Off: off
 func scratch(off int64) sched.Ref { return sched.Ref{Buf: sched.BufScratch, Off: off} }
 
 func bufs(srcN, dstN, scratchN int) exec.Buffers {
-	b := exec.Buffers{Src: make([]byte, srcN), Dst: make([]byte, dstN)}
+	b := exec.HostBuffers(make([]byte, srcN), make([]byte, dstN), nil)
 	if scratchN > 0 {
-		b.Scratch = make([]byte, scratchN)
+		b.Scratch = exec.HostRegion(make([]byte, scratchN))
 	}
 	return b
 }
@@ -34,31 +34,31 @@ func TestMachineTransitions(t *testing.T) {
 	s4 := p.Send(1, 6, dst(8), 8, sched.Path{}, r2)
 	_ = s3
 	b := bufs(8, 16, 0)
-	copy(b.Src, "abcdefgh")
+	copy(b.Src.Bytes(), "abcdefgh")
 	m, err := exec.New(p, b, exec.Config{Collective: coll.Allgather, Algorithm: "hand", NRanks: 2})
 	require.NoError(t, err)
 	require.NoError(t, m.Start())
 	r := m.Ready()
 	// The copy ran inside Start, so step 1 is ready, and step 3 follows it
 	// in the same batch (it was held back only by step 1's post).
-	require.Equal(t, "abcdefgh", string(b.Dst[:8]))
+	require.Equal(t, "abcdefgh", string(b.Dst.Bytes()[:8]))
 	require.Len(t, r.Recvs, 1)
 	require.Equal(t, r2, r.Recvs[0].Step)
 	require.Len(t, r.Sends, 2)
 	require.Equal(t, []int{s1, s3}, []int{r.Sends[0].Step, r.Sends[1].Step})
 	require.Equal(t, uint32(5), r.Sends[0].Tag)
 	require.Equal(t, 1, r.Sends[0].Peer)
-	require.Equal(t, 4, len(r.Sends[1].Buf))
+	require.Equal(t, 4, len(r.Sends[1].Buf.Bytes()))
 	require.Equal(t, 3, m.InFlight())
 
 	require.NoError(t, m.Step(exec.Completion{Token: m.Token(s1)}))
 	require.True(t, m.Ready().Empty())
-	copy(b.Dst[8:], "ijklmnop")
+	copy(b.Dst.Bytes()[8:], "ijklmnop")
 	require.NoError(t, m.Step(exec.Completion{Token: m.Token(r2), Len: 8}))
 	r = m.Ready()
 	require.Len(t, r.Sends, 1)
 	require.Equal(t, s4, r.Sends[0].Step)
-	require.Equal(t, "ijklmnop", string(r.Sends[0].Buf))
+	require.Equal(t, "ijklmnop", string(r.Sends[0].Buf.Bytes()))
 	require.False(t, m.Done())
 	require.NoError(t, m.Step(exec.Completion{Token: m.Token(s3)}))
 	require.NoError(t, m.Step(exec.Completion{Token: m.Token(s4)}))
@@ -161,15 +161,15 @@ func TestNewValidation(t *testing.T) {
 	p.Copy(src(0), scratch(16), 8)
 	m, err := exec.New(p, bufs(8, 8, 0), cfg)
 	require.NoError(t, err)
-	require.Len(t, m.Buffers().Scratch, 24)
+	require.Len(t, m.Buffers().Scratch.Bytes(), 24)
 	own := make([]byte, 24)
-	m, err = exec.New(p, exec.Buffers{Src: make([]byte, 8), Dst: make([]byte, 8), Scratch: own}, cfg)
+	m, err = exec.New(p, exec.HostBuffers(make([]byte, 8), make([]byte, 8), own), cfg)
 	require.NoError(t, err)
-	require.Same(t, &own[0], &m.Buffers().Scratch[0])
+	require.Same(t, &own[0], &m.Buffers().Scratch.Bytes()[0])
 	// SetBuffers validates like New.
-	require.ErrorContains(t, m.SetBuffers(exec.Buffers{Src: make([]byte, 4), Dst: make([]byte, 8)}), "outside the 4-byte src buffer")
-	require.NoError(t, m.SetBuffers(exec.Buffers{Src: make([]byte, 8), Dst: make([]byte, 8)}))
-	require.Same(t, &own[0], &m.Buffers().Scratch[0])
+	require.ErrorContains(t, m.SetBuffers(exec.HostBuffers(make([]byte, 4), make([]byte, 8), nil)), "outside the 4-byte src buffer")
+	require.NoError(t, m.SetBuffers(exec.HostBuffers(make([]byte, 8), make([]byte, 8), nil)))
+	require.Same(t, &own[0], &m.Buffers().Scratch.Bytes()[0])
 }
 
 // asyncLocal stands for a device executor: it starts copies and reductions

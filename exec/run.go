@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/goring-hpc/goring/sched"
 )
 
 // DefaultTimeout bounds a call when neither Run's deadline nor the context
@@ -106,13 +108,13 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 		r := m.Ready()
 		for i := range r.Recvs {
 			p := &r.Recvs[i]
-			if err := t.PostRecv(p.Peer, p.Tag, p.Buf, p.Token); err != nil {
+			if err := t.PostRecv(p); err != nil {
 				return false, c.fail(m.failStep(p.Step, fmt.Errorf("post: %w", err)))
 			}
 		}
 		for i := range r.Sends {
 			p := &r.Sends[i]
-			if err := t.PostSend(p.Peer, p.Tag, p.Buf, p.Token); err != nil {
+			if err := t.PostSend(p); err != nil {
 				return false, c.fail(m.failStep(p.Step, fmt.Errorf("post: %w", err)))
 			}
 		}
@@ -135,6 +137,23 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 			}
 			if wait.After(c.deadline) {
 				wait = c.deadline
+			}
+		}
+		async, _ := m.local.(AsyncLocal)
+		if async != nil && async.Pending() > 0 {
+			// Device work runs: collect what finished, and wait on the
+			// network no longer than PollEvery before looking again.
+			comps := async.Poll(m.comps[:0])
+			if len(comps) > 0 {
+				for _, comp := range comps {
+					if err := m.Step(comp); err != nil {
+						return false, c.fail(err)
+					}
+				}
+				continue
+			}
+			if next := now.Add(PollEvery); wait.After(next) {
+				wait = next
 			}
 		}
 		if c.watch != nil {
@@ -189,11 +208,19 @@ func (c *Call) fail(err error) error {
 // failure joined to it).
 func abort(m *Machine, t Transport, err error) error {
 	var cerrs []error
+	async, _ := m.local.(AsyncLocal)
 	for id, st := range m.state {
-		if st == stInFlight {
-			if cerr := t.Cancel(m.Token(id)); cerr != nil {
-				cerrs = append(cerrs, cerr)
-			}
+		if st != stInFlight {
+			continue
+		}
+		var cerr error
+		if op := m.prog.Steps[id].Op; async != nil && op != sched.OpSend && op != sched.OpRecv {
+			cerr = async.Cancel(m.Token(id))
+		} else {
+			cerr = t.Cancel(m.Token(id))
+		}
+		if cerr != nil {
+			cerrs = append(cerrs, cerr)
 		}
 	}
 	if m.err == nil {

@@ -21,14 +21,17 @@ import "time"
 // A Transport is used by one goroutine at a time (the rank's driver), as a
 // UCX worker created with UCS_THREAD_MODE_SINGLE is.
 type Transport interface {
-	// PostSend starts sending buf to peer with tag. buf must not be
-	// modified until the completion with token arrives. The error is for
-	// failures detected at post time (bad peer, closed endpoint).
-	PostSend(peer int, tag uint32, buf []byte, token uint64) error
-	// PostRecv starts receiving one message from peer with tag into buf.
-	// A message longer than buf must complete with an error (never write
-	// past buf), reporting the sender's length in Completion.Len.
-	PostRecv(peer int, tag uint32, buf []byte, token uint64) error
+	// PostSend starts sending p.Buf to p.Peer with p.Tag (p.Path is the
+	// step's routing hint). The buffer must not be modified until the
+	// completion with p.Token arrives. The error is for failures detected
+	// at post time (bad peer, closed endpoint, a memory type the
+	// transport cannot move). p is only valid during the call.
+	PostSend(p *Post) error
+	// PostRecv starts receiving one message from p.Peer with p.Tag into
+	// p.Buf. A message longer than the buffer must complete with an error
+	// (never write past it), reporting the sender's length in
+	// Completion.Len.
+	PostRecv(p *Post) error
 	// Wait appends completions to dst and returns it. It blocks until at
 	// least one completion is available or the deadline passes; on expiry
 	// it returns dst unchanged and a nil error. An error means the
@@ -38,8 +41,8 @@ type Transport interface {
 	// returns, the transport no longer touches that operation's buffer. It
 	// is called only on the failure path, for every posted operation that
 	// has not completed (including a batch's operations that were never
-	// posted because an earlier post failed, and asynchronous local steps,
-	// whose completions the transport also reports): a token the transport
+	// posted because an earlier post failed, and asynchronous local steps
+	// of a LocalExecutor that is not an AsyncLocal): a token the transport
 	// does not know, or that already completed, is a no-op returning nil.
 	// A completion for a cancelled token, if one still arrives, is ignored.
 	Cancel(token uint64) error

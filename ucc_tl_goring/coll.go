@@ -124,7 +124,7 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	c.pm = &pooledMachine{}
 	if z := prog.Sizes.Scratch; z > 0 {
 		c.pm.scratch = ucx.Alloc(int(z))
-		bufs.Scratch = c.pm.scratch
+		bufs.Scratch = exec.HostRegion(c.pm.scratch)
 	}
 	cfg := exec.ConfigFor(plan, a.dtype, a.op)
 	if !a.coll.Reduces() {
@@ -143,11 +143,11 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 // private copy of dst as src (the plans receive into dst while they still
 // read src); a bcast has one buffer, src and dst alike.
 func (c *tlColl) buffers(a collArgs, z sched.Sizes, B int64) (exec.Buffers, error) {
-	view := func(p unsafe.Pointer, n int64) []byte {
+	view := func(p unsafe.Pointer, n int64) exec.Region {
 		if n == 0 {
-			return nil
+			return exec.HostRegion([]byte{})
 		}
-		return unsafe.Slice((*byte)(p), n)
+		return exec.HostRegion(unsafe.Slice((*byte)(p), n))
 	}
 	if a.dst == nil || (!a.inPlace && a.coll != coll.Bcast && a.src == nil) || (a.coll == coll.Bcast && a.src == nil && a.dst == nil) {
 		return exec.Buffers{}, invalid("%s: missing buffer", a.coll)
@@ -162,11 +162,12 @@ func (c *tlColl) buffers(a collArgs, z sched.Sizes, B int64) (exec.Buffers, erro
 		b.Src, b.Dst = view(buf, z.Src), view(buf, z.Dst)
 	case a.inPlace && a.coll == coll.Allgather:
 		b.Dst = view(a.dst, z.Dst)
-		b.Src = b.Dst[int64(c.team.rank)*B : int64(c.team.rank+1)*B]
+		b.Src = b.Dst.Slice(int64(c.team.rank)*B, B)
 	case a.inPlace && a.coll == coll.Allreduce:
 		b.Dst = view(a.dst, z.Dst)
-		b.Src = c.alloc(z.Src)
-		copy(b.Src, b.Dst)
+		src := c.alloc(z.Src)
+		copy(src, b.Dst.Bytes())
+		b.Src = exec.HostRegion(src)
 	default:
 		b.Src, b.Dst = view(a.src, z.Src), view(a.dst, z.Dst)
 	}

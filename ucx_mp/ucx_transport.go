@@ -42,8 +42,9 @@ type Transport struct {
 	// ranks outnumber cores, yielding hands the core to the peer that is
 	// about to answer without the cost of an event-fd wakeup (Open MPI's
 	// yield_when_idle); a long wait still ends up asleep.
-	Yield   time.Duration
-	peerErr error
+	Yield    time.Duration
+	peerErr  error
+	memTypes ucx.MemoryTypes
 }
 
 var _ exec.Transport = (*Transport)(nil)
@@ -62,6 +63,10 @@ type Options struct {
 	// transports detect failure anyway) and off for those on its own
 	// host, which it watches by process (see exec.Watch).
 	PeerErrorsTo func(peer int) bool
+	// MemoryTypes are the memory types the worker's UCX context moves
+	// (ucx.Context.MemoryTypes); device buffers of a type not in it are
+	// refused at post time with the reason. Host memory always moves.
+	MemoryTypes ucx.MemoryTypes
 }
 
 // New connects worker w of rank to every peer, given every rank's worker
@@ -74,7 +79,7 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	if len(addrs)-1 > ucx.MaxTagSender {
 		return nil, fmt.Errorf("ucxmp: %d ranks exceed the tag's sender field (%d)", len(addrs), ucx.MaxTagSender+1)
 	}
-	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls}
+	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes}
 	for p, a := range addrs {
 		peer := p
 		peerErrors := opts.PeerErrors
@@ -119,17 +124,42 @@ func (t *Transport) callback(token uint64) ucx.Callback {
 	}
 }
 
+// memType is the UCX memory type of b, or an error when UCX (as the
+// transport was told at New) cannot move it.
+func (t *Transport) memType(b exec.Region) (ucx.MemoryType, error) {
+	switch b.Mem().Kind {
+	case exec.MemHost:
+		return ucx.MemHost, nil
+	case exec.MemCUDA:
+		if t.memTypes.Has(ucx.MemCUDA) {
+			return ucx.MemCUDA, nil
+		}
+		return 0, fmt.Errorf("ucxmp: %v memory, but the UCX in use (%s) moves no CUDA memory: use a CUDA-enabled UCX (make deps installs one; GORING_LIBUCP)", b.Mem(), ucx.VersionString())
+	}
+	return 0, fmt.Errorf("ucxmp: UCX cannot move %v memory", b.Mem())
+}
+
 // PostSend implements exec.Transport.
-func (t *Transport) PostSend(peer int, tag uint32, buf []byte, token uint64) error {
+func (t *Transport) PostSend(p *exec.Post) error {
+	peer, token := p.Peer, p.Token
 	ep, err := t.peer(peer)
 	if err != nil {
 		return err
 	}
-	wt, err := ucx.MakeTag(t.rank, t.seq, int(tag))
+	wt, err := ucx.MakeTag(t.rank, t.seq, int(p.Tag))
 	if err != nil {
 		return err
 	}
-	r, err := ep.TagSend(buf, wt, t.callback(token))
+	mt, err := t.memType(p.Buf)
+	if err != nil {
+		return err
+	}
+	var r *ucx.Request
+	if mt == ucx.MemHost {
+		r, err = ep.TagSend(p.Buf.Bytes(), wt, t.callback(token))
+	} else {
+		r, err = ep.TagSendAddr(p.Buf.Addr(), int(p.Buf.Len()), mt, wt, t.callback(token))
+	}
 	if err != nil {
 		return fmt.Errorf("send to rank %d: %w", peer, err)
 	}
@@ -140,15 +170,25 @@ func (t *Transport) PostSend(peer int, tag uint32, buf []byte, token uint64) err
 }
 
 // PostRecv implements exec.Transport.
-func (t *Transport) PostRecv(peer int, tag uint32, buf []byte, token uint64) error {
+func (t *Transport) PostRecv(p *exec.Post) error {
+	peer, token := p.Peer, p.Token
 	if _, err := t.peer(peer); err != nil {
 		return err
 	}
-	wt, err := ucx.MakeTag(peer, t.seq, int(tag))
+	wt, err := ucx.MakeTag(peer, t.seq, int(p.Tag))
 	if err != nil {
 		return err
 	}
-	r, err := t.w.TagRecv(buf, wt, ucx.MaskFull, t.callback(token))
+	mt, err := t.memType(p.Buf)
+	if err != nil {
+		return err
+	}
+	var r *ucx.Request
+	if mt == ucx.MemHost {
+		r, err = t.w.TagRecv(p.Buf.Bytes(), wt, ucx.MaskFull, t.callback(token))
+	} else {
+		r, err = t.w.TagRecvAddr(p.Buf.Addr(), int(p.Buf.Len()), mt, wt, ucx.MaskFull, t.callback(token))
+	}
 	if err != nil {
 		return fmt.Errorf("receive from rank %d: %w", peer, err)
 	}

@@ -77,13 +77,13 @@ func TestSequenceSeparatesCalls(t *testing.T) {
 	copy(second, bytes.Repeat([]byte{2}, 64))
 	a.NextCall()
 	b.NextCall()
-	require.NoError(t, a.PostSend(1, 5, first, 10))
+	require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 5, Buf: exec.HostRegion(first), Token: 10}))
 	a.NextCall()
-	require.NoError(t, a.PostSend(1, 5, second, 11))
+	require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 5, Buf: exec.HostRegion(second), Token: 11}))
 	got := ucx.Alloc(64)
 	defer ucx.Free(got)
 	b.NextCall()
-	require.NoError(t, b.PostRecv(0, 5, got, 20))
+	require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 5, Buf: exec.HostRegion(got), Token: 20}))
 	ga, gb := pump(t, a, b, 2, 1)
 	for _, c := range ga {
 		assert.NoError(t, c.Err)
@@ -100,8 +100,8 @@ func TestTruncatedReceiveFails(t *testing.T) {
 	src, dst := ucx.Alloc(4096), ucx.Alloc(100)
 	defer ucx.Free(src)
 	defer ucx.Free(dst)
-	require.NoError(t, b.PostRecv(0, 9, dst, 1))
-	require.NoError(t, a.PostSend(1, 9, src, 2))
+	require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 9, Buf: exec.HostRegion(dst), Token: 1}))
+	require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 9, Buf: exec.HostRegion(src), Token: 2}))
 	_, gb := pump(t, a, b, 1, 1)
 	assert.Error(t, gb[0].Err, "a longer message must not be written past the buffer")
 }
@@ -111,14 +111,14 @@ func TestCancelReleasesReceive(t *testing.T) {
 	b := ts[1]
 	dst := ucx.Alloc(16)
 	defer ucx.Free(dst)
-	require.NoError(t, b.PostRecv(0, 3, dst, 7))
+	require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 3, Buf: exec.HostRegion(dst), Token: 7}))
 	require.NoError(t, b.Cancel(7))
 	assert.Empty(t, b.reqs)
 	got, err := b.Wait(time.Now().Add(20*time.Millisecond), nil)
 	require.NoError(t, err)
 	assert.Empty(t, got, "a cancelled operation's completion is dropped")
 	assert.NoError(t, b.Cancel(12345), "unknown tokens are a no-op")
-	assert.Error(t, b.PostSend(9, 1, nil, 1), "peer out of range")
+	assert.Error(t, b.PostSend(&exec.Post{Peer: 9, Tag: 1, Buf: exec.HostRegion(nil), Token: 1}), "peer out of range")
 }
 
 // Real plans through exec.Run, every rank on its own goroutine and
@@ -183,7 +183,7 @@ func TestZeroWaitPollsOverUCX(t *testing.T) {
 		in := bytes.Repeat([]byte{byte(r + 1)}, block)
 		want = append(want, in...)
 		outs[r] = make([]byte, n*block)
-		m, err := exec.New(&plan.Ranks[r], exec.Buffers{Src: in, Dst: outs[r]}, exec.ConfigFor(plan, 0, 0))
+		m, err := exec.New(&plan.Ranks[r], exec.HostBuffers(in, outs[r], nil), exec.ConfigFor(plan, 0, 0))
 		require.NoError(t, err)
 		ts[r].NextCall()
 		require.NoError(t, calls[r].Begin(m, ts[r], time.Now().Add(10*time.Second)))

@@ -20,6 +20,23 @@ type RunOptions struct {
 	// Stall lists ranks that never run: their peers must fail within
 	// Timeout, naming what they waited on (failure tests).
 	Stall []int
+	// Device, when set, puts every rank's buffers (src, dst, scratch) in
+	// its memory: inputs are written and outputs read through it, copies
+	// and reductions run on its executors, transfers go through its Copy
+	// (it is the network's Memory). Rank r's memory is device r % Devices.
+	Device  Device
+	Devices int
+}
+
+// Device is device memory for a Job (package exec/fakedev's Arena; a GPU
+// adapter could be one too).
+type Device interface {
+	Memory
+	Alloc(dev int, n int64) exec.Region
+	Write(dst exec.Region, b []byte) error
+	Read(src exec.Region) ([]byte, error)
+	// NewLocal returns the copy/reduce executor of one rank.
+	NewLocal() exec.LocalExecutor
 }
 
 // Job runs every rank of a plan in its own goroutine over one Network. The
@@ -76,6 +93,10 @@ func NewJob(plan *sched.Plan, dtype coll.Dtype, op coll.Op, inputs [][]byte, opt
 	if opts.Timeout == 0 {
 		opts.Timeout = 20 * time.Second
 	}
+	if opts.Device != nil {
+		opts.Options.Memory = opts.Device
+		opts.Devices = max(opts.Devices, 1)
+	}
 	j := &Job{plan: plan, net: New(n, opts.Options), opts: opts, done: make(chan rankResult, n),
 		stalled: make([]bool, n), errs: make([]error, n)}
 	for _, r := range opts.Stall {
@@ -90,12 +111,11 @@ func NewJob(plan *sched.Plan, dtype coll.Dtype, op coll.Op, inputs [][]byte, opt
 		if int64(len(inputs[r])) != prog.Sizes.Src {
 			return nil, fmt.Errorf("memtransport: rank %d input has %d bytes, the program's src is %d", r, len(inputs[r]), prog.Sizes.Src)
 		}
-		b := exec.Buffers{Src: aligned(prog.Sizes.Src), Dst: aligned(prog.Sizes.Dst)}
-		copy(b.Src, inputs[r])
-		for i := range b.Dst {
-			b.Dst[i] = 0xA5
+		b, rcfg, err := j.buffers(r, prog.Sizes, inputs[r], cfg)
+		if err != nil {
+			return nil, err
 		}
-		m, err := exec.New(prog, b, cfg)
+		m, err := exec.New(prog, b, rcfg)
 		if err != nil {
 			return nil, err
 		}
@@ -108,6 +128,32 @@ func NewJob(plan *sched.Plan, dtype coll.Dtype, op coll.Op, inputs [][]byte, opt
 		go j.rank(r, ch)
 	}
 	return j, nil
+}
+
+// buffers makes rank r's buffers: src holding input, dst filled with 0xA5,
+// on the host or on the Job's device.
+func (j *Job) buffers(r int, z sched.Sizes, input []byte, cfg exec.Config) (exec.Buffers, exec.Config, error) {
+	dst := make([]byte, z.Dst)
+	for i := range dst {
+		dst[i] = 0xA5
+	}
+	d := j.opts.Device
+	if d == nil {
+		b := exec.HostBuffers(aligned(z.Src), aligned(z.Dst), nil)
+		copy(b.Src.Bytes(), input)
+		copy(b.Dst.Bytes(), dst)
+		return b, cfg, nil
+	}
+	dev := r % j.opts.Devices
+	b := exec.Buffers{Src: d.Alloc(dev, z.Src), Dst: d.Alloc(dev, z.Dst), Scratch: d.Alloc(dev, z.Scratch)}
+	if err := d.Write(b.Src, input); err != nil {
+		return b, cfg, err
+	}
+	if err := d.Write(b.Dst, dst); err != nil {
+		return b, cfg, err
+	}
+	cfg.Local = d.NewLocal()
+	return b, cfg, nil
 }
 
 func aligned(n int64) []byte {
@@ -158,11 +204,20 @@ func (j *Job) Call() error {
 	return errors.Join(j.errs...)
 }
 
-// Outputs returns every rank's dst buffer (owned by the Job).
+// Outputs returns every rank's dst buffer: the Job's own host memory, or
+// a copy read from the device.
 func (j *Job) Outputs() [][]byte {
 	out := make([][]byte, len(j.bufs))
 	for r := range j.bufs {
-		out[r] = j.bufs[r].Dst
+		if dst := j.bufs[r].Dst; dst.IsHost() {
+			out[r] = dst.Bytes()
+		} else {
+			b, err := j.opts.Device.Read(dst)
+			if err != nil {
+				panic(err) // the Job allocated it: a broken device
+			}
+			out[r] = b
+		}
 	}
 	return out
 }

@@ -23,6 +23,16 @@ type Options struct {
 	// Reorder hands out the completions that are due in a random order,
 	// and sometimes only some of them per Wait.
 	Reorder bool
+	// Memory moves bytes from or to buffers that are not host memory (the
+	// fake device of package exec/fakedev). Without it such a buffer is
+	// refused at post time.
+	Memory Memory
+}
+
+// Memory copies between regions of any memory type it knows (a device
+// driver's copy engine, in a real transport).
+type Memory interface {
+	Copy(dst, src exec.Region) error
 }
 
 // ErrTruncated is the error of a receive whose message was longer than the
@@ -47,7 +57,7 @@ type pairKey struct {
 }
 
 type op struct {
-	buf   []byte // the posted buffer (rendezvous send, recv) or the eager copy
+	buf   exec.Region // the posted buffer (rendezvous send, recv) or the eager copy
 	token uint64
 	eager bool // send already completed; buf is a pool buffer
 }
@@ -154,7 +164,7 @@ func (n *Network) Reset() {
 	for _, q := range n.pairs {
 		for !q.sends.empty() {
 			if o := q.sends.pop(); o.eager {
-				n.pool = append(n.pool, o.buf)
+				n.pool = append(n.pool, o.buf.Bytes())
 			}
 		}
 		for !q.recvs.empty() {
@@ -219,17 +229,42 @@ func (n *Network) eagerBuf(size int) []byte {
 // deliver copies a send's data into a receive and completes the receive
 // (and, for rendezvous, the send). Caller holds net.mu.
 func (n *Network) deliver(from, to int, s op, r op) {
-	c := exec.Completion{Token: r.token, Len: int64(len(s.buf))}
-	if len(s.buf) > len(r.buf) {
-		c.Err = fmt.Errorf("%w (%d bytes from rank %d into %d)", ErrTruncated, len(s.buf), from, len(r.buf))
+	c := exec.Completion{Token: r.token, Len: s.buf.Len()}
+	k := min(s.buf.Len(), r.buf.Len())
+	if s.buf.Len() > r.buf.Len() {
+		// As UCX does: the receive gets what fits, and an error.
+		c.Err = fmt.Errorf("%w (%d bytes from rank %d into %d)", ErrTruncated, s.buf.Len(), from, r.buf.Len())
 	}
-	copy(r.buf, s.buf)
+	if err := n.copy(r.buf.Slice(0, k), s.buf.Slice(0, k)); err != nil && c.Err == nil {
+		c.Err = err
+	}
 	n.complete(n.eps[to], c)
 	if s.eager {
-		n.pool = append(n.pool, s.buf)
+		n.pool = append(n.pool, s.buf.Bytes())
 	} else {
-		n.complete(n.eps[from], exec.Completion{Token: s.token, Len: int64(len(s.buf))})
+		n.complete(n.eps[from], exec.Completion{Token: s.token, Len: s.buf.Len()})
 	}
+}
+
+// copy moves src into dst (same length): host memory directly, anything
+// else through Options.Memory.
+func (n *Network) copy(dst, src exec.Region) error {
+	if dst.IsHost() && src.IsHost() {
+		copy(dst.Bytes(), src.Bytes())
+		return nil
+	}
+	if n.opts.Memory == nil {
+		return fmt.Errorf("memtransport: no Memory to copy %v -> %v", src.Mem(), dst.Mem())
+	}
+	return n.opts.Memory.Copy(dst, src)
+}
+
+// checkMem refuses a buffer the network could not move.
+func (ep *Endpoint) checkMem(b exec.Region) error {
+	if !b.IsHost() && ep.net.opts.Memory == nil {
+		return fmt.Errorf("memtransport: rank %d: %v memory needs Options.Memory", ep.rank, b.Mem())
+	}
+	return nil
 }
 
 func (ep *Endpoint) checkPeer(peer int) error {
@@ -240,8 +275,12 @@ func (ep *Endpoint) checkPeer(peer int) error {
 }
 
 // PostSend implements exec.Transport.
-func (ep *Endpoint) PostSend(peer int, tag uint32, buf []byte, token uint64) error {
+func (ep *Endpoint) PostSend(p *exec.Post) error {
+	peer, tag, buf, token := p.Peer, p.Tag, p.Buf, p.Token
 	if err := ep.checkPeer(peer); err != nil {
+		return err
+	}
+	if err := ep.checkMem(buf); err != nil {
 		return err
 	}
 	n := ep.net
@@ -250,10 +289,13 @@ func (ep *Endpoint) PostSend(peer int, tag uint32, buf []byte, token uint64) err
 	q := n.queue(pairKey{int32(ep.rank), int32(peer), tag})
 	s := op{buf: buf, token: token}
 	if n.opts.Eager {
-		s.buf = n.eagerBuf(len(buf))
-		copy(s.buf, buf)
+		s.buf = exec.HostRegion(n.eagerBuf(int(buf.Len())))
+		if err := n.copy(s.buf, buf); err != nil {
+			n.pool = append(n.pool, s.buf.Bytes())
+			return err
+		}
 		s.eager = true
-		n.complete(ep, exec.Completion{Token: token, Len: int64(len(buf))})
+		n.complete(ep, exec.Completion{Token: token, Len: buf.Len()})
 	}
 	if !q.recvs.empty() {
 		n.deliver(ep.rank, peer, s, q.recvs.pop())
@@ -264,7 +306,11 @@ func (ep *Endpoint) PostSend(peer int, tag uint32, buf []byte, token uint64) err
 }
 
 // PostRecv implements exec.Transport.
-func (ep *Endpoint) PostRecv(peer int, tag uint32, buf []byte, token uint64) error {
+func (ep *Endpoint) PostRecv(p *exec.Post) error {
+	peer, tag, buf, token := p.Peer, p.Tag, p.Buf, p.Token
+	if err := ep.checkMem(buf); err != nil {
+		return err
+	}
 	if err := ep.checkPeer(peer); err != nil {
 		return err
 	}

@@ -39,17 +39,17 @@ func TestMatchingOrderPerTriple(t *testing.T) {
 		x, y, z := make([]byte, 3), make([]byte, 3), make([]byte, 3)
 		recvFirst := i%2 == 0
 		if recvFirst {
-			require.NoError(t, b.PostRecv(0, 4, x, 10))
-			require.NoError(t, b.PostRecv(0, 4, y, 11))
-			require.NoError(t, b.PostRecv(0, 5, z, 12))
+			require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 4, Buf: exec.HostRegion(x), Token: 10}))
+			require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 4, Buf: exec.HostRegion(y), Token: 11}))
+			require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 5, Buf: exec.HostRegion(z), Token: 12}))
 		}
-		require.NoError(t, a.PostSend(1, 5, []byte("ccc"), 3))
-		require.NoError(t, a.PostSend(1, 4, []byte("aaa"), 1))
-		require.NoError(t, a.PostSend(1, 4, []byte("bbb"), 2))
+		require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 5, Buf: exec.HostRegion([]byte("ccc")), Token: 3}))
+		require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 4, Buf: exec.HostRegion([]byte("aaa")), Token: 1}))
+		require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 4, Buf: exec.HostRegion([]byte("bbb")), Token: 2}))
 		if !recvFirst {
-			require.NoError(t, b.PostRecv(0, 4, x, 10))
-			require.NoError(t, b.PostRecv(0, 4, y, 11))
-			require.NoError(t, b.PostRecv(0, 5, z, 12))
+			require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 4, Buf: exec.HostRegion(x), Token: 10}))
+			require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 4, Buf: exec.HostRegion(y), Token: 11}))
+			require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 5, Buf: exec.HostRegion(z), Token: 12}))
 		}
 		got := byToken(waitAll(t, b, 3))
 		require.Equal(t, "aaa", string(x), "case %d", i)
@@ -68,8 +68,8 @@ func TestTruncationNeverOverruns(t *testing.T) {
 	for i, opts := range []Options{{}, {Eager: true}} {
 		net := New(2, opts)
 		mem := []byte("....####")
-		require.NoError(t, net.Endpoint(1).PostRecv(0, 0, mem[:4], 7))
-		require.NoError(t, net.Endpoint(0).PostSend(1, 0, []byte("abcdef"), 8))
+		require.NoError(t, net.Endpoint(1).PostRecv(&exec.Post{Peer: 0, Tag: 0, Buf: exec.HostRegion(mem[:4]), Token: 7}))
+		require.NoError(t, net.Endpoint(0).PostSend(&exec.Post{Peer: 1, Tag: 0, Buf: exec.HostRegion([]byte("abcdef")), Token: 8}))
 		c := waitAll(t, net.Endpoint(1), 1)[0]
 		require.ErrorIs(t, c.Err, ErrTruncated, "case %d", i)
 		require.Equal(t, int64(6), c.Len, "case %d", i)
@@ -82,8 +82,8 @@ func TestWaitDeadlineCancelAbort(t *testing.T) {
 	a, b := net.Endpoint(0), net.Endpoint(1)
 	// Different tags never match; Wait returns empty at its deadline.
 	buf := make([]byte, 2)
-	require.NoError(t, b.PostRecv(0, 1, buf, 5))
-	require.NoError(t, a.PostSend(1, 2, []byte("zz"), 6))
+	require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 1, Buf: exec.HostRegion(buf), Token: 5}))
+	require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 2, Buf: exec.HostRegion([]byte("zz")), Token: 6}))
 	start := time.Now()
 	got, err := b.Wait(start.Add(30*time.Millisecond), nil)
 	require.NoError(t, err)
@@ -94,7 +94,7 @@ func TestWaitDeadlineCancelAbort(t *testing.T) {
 	// the buffer is never written.
 	require.NoError(t, b.Cancel(5))
 	require.NoError(t, b.Cancel(12345), "unknown tokens are a no-op")
-	require.NoError(t, a.PostSend(1, 1, []byte("yy"), 7))
+	require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 1, Buf: exec.HostRegion([]byte("yy")), Token: 7}))
 	require.Equal(t, []byte{0, 0}, buf)
 	require.Equal(t, 2, net.Pending())
 	// Abort wakes a waiting rank with the job's error.
@@ -108,8 +108,8 @@ func TestWaitDeadlineCancelAbort(t *testing.T) {
 	net.Reset()
 	require.Zero(t, net.Pending())
 	// Peers out of range are refused at post time.
-	require.ErrorContains(t, a.PostSend(3, 0, nil, 1), "peer 3 is not in [0, 3)")
-	require.ErrorContains(t, a.PostRecv(-1, 0, nil, 1), "peer -1")
+	require.ErrorContains(t, a.PostSend(&exec.Post{Peer: 3, Tag: 0, Buf: exec.HostRegion(nil), Token: 1}), "peer 3 is not in [0, 3)")
+	require.ErrorContains(t, a.PostRecv(&exec.Post{Peer: -1, Tag: 0, Buf: exec.HostRegion(nil), Token: 1}), "peer -1")
 }
 
 // Delays hold completions back: with a 30 ms maximum, some of many
@@ -117,8 +117,8 @@ func TestWaitDeadlineCancelAbort(t *testing.T) {
 func TestDelays(t *testing.T) {
 	net := New(2, Options{Seed: 1, MaxDelay: 30 * time.Millisecond})
 	for k := 0; k < 20; k++ {
-		require.NoError(t, net.Endpoint(1).PostRecv(0, 0, make([]byte, 1), uint64(k)))
-		require.NoError(t, net.Endpoint(0).PostSend(1, 0, []byte{1}, uint64(k)))
+		require.NoError(t, net.Endpoint(1).PostRecv(&exec.Post{Peer: 0, Tag: 0, Buf: exec.HostRegion(make([]byte, 1)), Token: uint64(k)}))
+		require.NoError(t, net.Endpoint(0).PostSend(&exec.Post{Peer: 1, Tag: 0, Buf: exec.HostRegion([]byte{1}), Token: uint64(k)}))
 	}
 	got, err := net.Endpoint(1).Wait(time.Now(), nil)
 	require.NoError(t, err)
