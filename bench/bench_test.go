@@ -228,7 +228,7 @@ func TestMovePatternsChecked(t *testing.T) {
 
 func TestWriters(t *testing.T) {
 	rows := []Row{
-		{Collective: "allgather", Algorithm: "ring", Bytes: 1024, AvgUS: 12.5, MinUS: 10, MaxUS: 15, Iterations: 1000, BusBWGBps: 0.25, Validated: true},
+		{Collective: "allgather", Algorithm: "ring", Bytes: 1024, AvgUS: 12.5, MinUS: 10, MaxUS: 15, Iterations: 1000, BusBWGBps: 0.25, Validated: true, Mem: "host"},
 		{Collective: "allgather", Algorithm: "ring", Bytes: 2048, AvgUS: 20, MinUS: 18, MaxUS: 22, Iterations: 1000, BusBWGBps: 0.3},
 		{Collective: "allgather", Algorithm: "parallel_rings", Bytes: 1024, AvgUS: 11, MinUS: 9, MaxUS: 13, Iterations: 1000, BusBWGBps: 0.28},
 	}
@@ -237,7 +237,7 @@ func TestWriters(t *testing.T) {
 	var generic map[string][]map[string]any
 	require.NoError(t, json.Unmarshal(js.Bytes(), &generic))
 	require.Len(t, generic["results"], 3)
-	keys := []string{"collective", "algorithm", "bytes", "avg_us", "min_us", "max_us", "iterations", "busbw_GBps", "validated"}
+	keys := []string{"collective", "algorithm", "bytes", "avg_us", "min_us", "max_us", "iterations", "busbw_GBps", "validated", "mem"}
 	for _, k := range keys {
 		assert.Contains(t, generic["results"][0], k)
 	}

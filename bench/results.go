@@ -20,6 +20,9 @@ type Row struct {
 	Iterations int     `json:"iterations"`
 	BusBWGBps  float64 `json:"busbw_GBps"`
 	Validated  bool    `json:"validated"`
+	// Mem is where the buffers were: "host" or "cuda" (device N of each
+	// rank is its rank's GPU, see goring bench --gpus).
+	Mem string `json:"mem"`
 }
 
 // Document is the --json output.

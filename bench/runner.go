@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
+	"strings"
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
@@ -46,10 +47,13 @@ type Config struct {
 	Traffic func(bytes int64) ([][]int64, error)
 	// CallTimeout bounds one collective call (0: exec.TimeoutFor its size).
 	CallTimeout time.Duration
-	// Alloc and Free provide buffer memory (ucx.Alloc for real runs);
-	// nil uses the Go heap.
+	// Alloc and Free provide host buffer memory (ucx.Alloc for real
+	// runs); nil uses the Go heap.
 	Alloc func(n int) []byte
 	Free  func(b []byte) error
+	// Memory, when set, provides the buffers instead (GPU memory, say):
+	// patterns are written to and read from it through the host.
+	Memory Memory
 	// Straggler, when StragglerDelay > 0, is a rank that sleeps that long
 	// before every iteration: an emulated slow peer, to see how the others
 	// wait (and what CPU they burn meanwhile).
@@ -117,42 +121,62 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	if !cfg.Collective.Reduces() {
 		pat.Dtype = coll.Uint8
 	}
-	alloc, free := cfg.Alloc, cfg.Free
-	if alloc == nil {
-		alloc = func(n int) []byte { return make([]byte, n) }
-		free = func([]byte) error { return nil }
+	mem := cfg.Memory
+	if mem == nil {
+		mem = newHostMemory(cfg.Alloc, cfg.Free)
 	}
 	z := prog.Sizes
 	if z.Dst != pat.DstBytes(rank) {
 		return Row{}, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, pat.DstBytes(rank))
 	}
-	src, dst, scratch := alloc(int(z.Src)), alloc(int(z.Dst)), alloc(int(z.Scratch))
-	defer func() {
-		_ = free(src)
-		_ = free(dst)
-		_ = free(scratch)
-	}()
+	var bufs exec.Buffers
+	for _, b := range []struct {
+		r *exec.Region
+		n int64
+	}{{&bufs.Src, z.Src}, {&bufs.Dst, z.Dst}, {&bufs.Scratch, z.Scratch}} {
+		r, err := mem.Alloc(b.n)
+		if err != nil {
+			return Row{}, fmt.Errorf("rank %d: %d-byte buffer: %w", rank, b.n, err)
+		}
+		defer func() { _ = mem.Free(r) }()
+		*b.r = r
+	}
 	ecfg := exec.ConfigFor(plan, cfg.Dtype, cfg.Op)
 	if !cfg.Collective.Reduces() {
 		ecfg.Dtype, ecfg.Op = coll.DtypeInvalid, coll.OpInvalid
 	}
-	m, err := exec.New(prog, exec.HostBuffers(src, dst, scratch), ecfg)
+	ecfg.Local = mem.Local()
+	m, err := exec.New(prog, bufs, ecfg)
 	if err != nil {
 		return Row{}, err
+	}
+	// Patterns are made and checked in host memory; on a device they are
+	// staged through these (outside the timed region).
+	var hostSrc, hostDst []byte
+	if !bufs.Src.IsHost() {
+		hostSrc, hostDst = make([]byte, z.Src), make([]byte, z.Dst)
+	} else {
+		hostSrc, hostDst = bufs.Src.Bytes(), bufs.Dst.Bytes()
 	}
 	timed, skip := Iterations(plan.Bytes, cfg.Iters, cfg.Warmup)
 	timeout := cfg.CallTimeout
 	if timeout <= 0 {
 		timeout = exec.TimeoutFor(z.Dst + z.Src)
 	}
-	fillSrc := func(it int) {
+	fillSrc := func(it int) error {
 		if pat.Coll == coll.Bcast && rank != cfg.Root {
-			return
+			return nil
 		}
-		pat.FillSrc(src[:pat.SrcBytes(rank)], rank, it)
+		pat.FillSrc(hostSrc[:pat.SrcBytes(rank)], rank, it)
+		if bufs.Src.IsHost() {
+			return nil
+		}
+		return mem.Write(bufs.Src, hostSrc[:pat.SrcBytes(rank)])
 	}
 	if !cfg.Validate {
-		fillSrc(0)
+		if err := fillSrc(0); err != nil {
+			return Row{}, err
+		}
 	}
 	if _, err := ctrl.Allgather(ctx, nil); err != nil {
 		return Row{}, err
@@ -160,7 +184,9 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	var total time.Duration
 	for it := 0; it < timed+skip; it++ {
 		if cfg.Validate {
-			fillSrc(it)
+			if err := fillSrc(it); err != nil {
+				return Row{}, err
+			}
 		}
 		if cfg.StragglerDelay > 0 && rank == cfg.Straggler {
 			time.Sleep(cfg.StragglerDelay)
@@ -173,7 +199,12 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 			return Row{}, err
 		}
 		if cfg.Validate {
-			if err := pat.Check(dst, rank, it); err != nil {
+			if !bufs.Dst.IsHost() {
+				if err := mem.Read(hostDst, bufs.Dst); err != nil {
+					return Row{}, err
+				}
+			}
+			if err := pat.Check(hostDst, rank, it); err != nil {
 				return Row{}, fmt.Errorf("%s/%s %d bytes: %w", plan.Collective, plan.Algorithm, plan.Bytes, err)
 			}
 		}
@@ -206,7 +237,7 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 		Collective: string(plan.Collective), Algorithm: plan.Algorithm, Bytes: plan.Bytes,
 		AvgUS: s.AvgUS, MinUS: s.MinUS, MaxUS: s.MaxUS, Iterations: timed,
 		BusBWGBps: BusBandwidthGBps(plan.Collective, plan.Bytes, plan.NRanks, plan.Counts, s.AvgUS),
-		Validated: cfg.Validate,
+		Validated: cfg.Validate, Mem: memName(bufs.Dst.Mem()),
 	}, nil
 }
 
@@ -270,4 +301,14 @@ func Barrier(ctx context.Context, t Transport, rank, n int, deadline time.Time) 
 		}
 	}
 	return nil
+}
+
+// memName is the memory kind of a result row, without the device number
+// (ranks of one row use different GPUs).
+func memName(m exec.Mem) string {
+	s := m.String()
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -1,0 +1,89 @@
+package bench
+
+import (
+	"context"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/exec/fakedev"
+	"github.com/goring-hpc/goring/exec/memtransport"
+	"github.com/goring-hpc/goring/sched"
+)
+
+// fakeMem is Memory on a fake device: buffers the host cannot read, an
+// out-of-order executor, patterns staged through Write and Read.
+type fakeMem struct {
+	a   *fakedev.Arena
+	dev int
+}
+
+func (f fakeMem) Alloc(n int64) (exec.Region, error) { return f.a.Alloc(f.dev, n), nil }
+func (f fakeMem) Free(exec.Region) error              { return nil }
+func (f fakeMem) Write(dst exec.Region, b []byte) error {
+	return f.a.Write(dst.Slice(0, int64(len(b))), b)
+}
+func (f fakeMem) Read(dst []byte, src exec.Region) error {
+	b, err := f.a.Read(src.Slice(0, int64(len(dst))))
+	copy(dst, b)
+	return err
+}
+func (f fakeMem) Local() exec.LocalExecutor { return f.a.Local() }
+
+// The runner on device memory: every collective validated every
+// iteration with buffers on two fake devices, rows marked "fake".
+func TestRunValidatesInDeviceMemory(t *testing.T) {
+	tp := synthTopo(t, 2)
+	n := tp.NumGPUs()
+	arena := fakedev.New(3)
+	for i, tc := range []struct {
+		c     coll.Collective
+		dtype coll.Dtype
+		op    coll.Op
+		sizes []int64
+	}{
+		{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 65537}},
+		{coll.Allreduce, coll.Float32, coll.Sum, []int64{4, 40004}},
+		{coll.ReduceScatter, coll.Int16, coll.Max, []int64{2, 1026}},
+		{coll.Bcast, coll.DtypeInvalid, coll.OpInvalid, []int64{3333}},
+		{coll.Alltoallv, coll.DtypeInvalid, coll.OpInvalid, []int64{7, 4096}},
+	} {
+		var algs []string
+		for _, a := range sched.Algorithms(tc.c) {
+			algs = append(algs, a.Name)
+		}
+		net := memtransport.New(n, memtransport.Options{Seed: uint64(i), Reorder: true, Memory: arena})
+		ctrl := newChanCtrl(n)
+		rows := make([][]Row, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for r := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cfg := Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: algs, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
+					Iters: 2, Warmup: 1, Validate: true, Root: 1, CallTimeout: 10 * time.Second,
+					Traffic: func(b int64) ([][]int64, error) { return UniformCounts(n, b), nil },
+					Memory:  fakeMem{arena, r % 2}}
+				rows[r], errs[r] = Run(context.Background(), cfg, memT{net.Endpoint(r)}, rankCtrl{ctrl, r})
+				if errs[r] != nil {
+					net.Abort(errs[r])
+				}
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			require.NoError(t, err, "case %d rank %d", i, r)
+		}
+		require.NotEmpty(t, rows[0], "case %d", i)
+		for _, row := range rows[0] {
+			assert.True(t, row.Validated)
+			assert.Equal(t, "fake", row.Mem, "case %d", i)
+		}
+	}
+}
