@@ -24,7 +24,7 @@ type fakeMem struct {
 }
 
 func (f fakeMem) Alloc(n int64) (exec.Region, error) { return f.a.Alloc(f.dev, n), nil }
-func (f fakeMem) Free(exec.Region) error              { return nil }
+func (f fakeMem) Free(exec.Region) error             { return nil }
 func (f fakeMem) Write(dst exec.Region, b []byte) error {
 	return f.a.Write(dst.Slice(0, int64(len(b))), b)
 }
