@@ -16,8 +16,9 @@ type Memory interface {
 	// fills dst from the start of src. Both complete before returning.
 	Write(dst exec.Region, b []byte) error
 	Read(dst []byte, src exec.Region) error
-	// Local is the executor for copies and reductions in this memory.
-	Local() exec.LocalExecutor
+	// NewLocal is an executor for copies and reductions in this memory
+	// (nil: the host's).
+	NewLocal() (exec.LocalExecutor, error)
 }
 
 // hostMemory is Memory over Config.Alloc/Free (the Go heap by default).
@@ -44,4 +45,4 @@ func (h hostMemory) Read(dst []byte, src exec.Region) error {
 	copy(dst, src.Bytes())
 	return nil
 }
-func (h hostMemory) Local() exec.LocalExecutor { return nil }
+func (h hostMemory) NewLocal() (exec.LocalExecutor, error) { return nil, nil }

@@ -33,7 +33,7 @@ func (f fakeMem) Read(dst []byte, src exec.Region) error {
 	copy(dst, b)
 	return err
 }
-func (f fakeMem) Local() exec.LocalExecutor { return f.a.Local() }
+func (f fakeMem) NewLocal() (exec.LocalExecutor, error) { return f.a.Local(), nil }
 
 // The runner on device memory: every collective validated every
 // iteration with buffers on two fake devices, rows marked "fake".

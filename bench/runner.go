@@ -129,7 +129,10 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	if z.Dst != pat.DstBytes(rank) {
 		return Row{}, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, pat.DstBytes(rank))
 	}
-	var bufs exec.Buffers
+	var (
+		bufs exec.Buffers
+		err  error
+	)
 	for _, b := range []struct {
 		r *exec.Region
 		n int64
@@ -145,7 +148,12 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	if !cfg.Collective.Reduces() {
 		ecfg.Dtype, ecfg.Op = coll.DtypeInvalid, coll.OpInvalid
 	}
-	ecfg.Local = mem.Local()
+	if ecfg.Local, err = mem.NewLocal(); err != nil {
+		return Row{}, err
+	}
+	if c, ok := ecfg.Local.(interface{ Close() error }); ok {
+		defer func() { _ = c.Close() }()
+	}
 	m, err := exec.New(prog, bufs, ecfg)
 	if err != nil {
 		return Row{}, err

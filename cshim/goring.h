@@ -58,8 +58,10 @@ typedef enum {
 } goring_op_t;
 
 typedef enum {
-    GORING_MEM_HOST = 0,
-    GORING_MEM_CUDA = 1 /* not yet supported: goring_coll_init says NOT_SUPPORTED */
+    GORING_MEM_HOST    = 0,
+    GORING_MEM_CUDA    = 1, /* CUDA device memory (cudaMalloc) */
+    GORING_MEM_UNKNOWN = 2  /* the caller does not know: goring asks the CUDA
+                               driver (pointer attributes), never guesses */
 } goring_mem_type_t;
 
 typedef struct goring_coll_args {

@@ -10,6 +10,19 @@
 #include "utils/ucc_coll_utils.h"
 #include "utils/ucc_malloc.h"
 
+/* mem_of maps UCC's memory type onto goring's: host, CUDA device memory,
+ * or unknown (goring then asks the CUDA driver); managed, ROCm and the
+ * rest are another team layer's. */
+static int mem_of(ucc_memory_type_t mt, goring_mem_type_t *out)
+{
+    switch (mt) {
+    case UCC_MEMORY_TYPE_HOST:    *out = GORING_MEM_HOST;    return 1;
+    case UCC_MEMORY_TYPE_CUDA:    *out = GORING_MEM_CUDA;    return 1;
+    case UCC_MEMORY_TYPE_UNKNOWN: *out = GORING_MEM_UNKNOWN; return 1;
+    default:                      return 0;
+    }
+}
+
 static int dtype_of(ucc_datatype_t dt, goring_dtype_t *out)
 {
     switch (dt) {
@@ -79,7 +92,9 @@ static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, goring_co
         g->root  = a->root;
         g->src   = src->buffer;
         g->dst   = src->buffer;
-        g->mem   = src->mem_type == UCC_MEMORY_TYPE_HOST ? GORING_MEM_HOST : GORING_MEM_CUDA;
+        if (!mem_of(src->mem_type, &g->mem)) {
+            return UCC_ERR_NOT_SUPPORTED;
+        }
         return dtype_of(src->datatype, &g->dtype) ? UCC_OK : UCC_ERR_NOT_SUPPORTED;
     default:
         return UCC_ERR_NOT_SUPPORTED;
@@ -90,7 +105,9 @@ static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, goring_co
     if (!in_place && src->mem_type != mem) {
         return UCC_ERR_NOT_SUPPORTED;
     }
-    g->mem = mem == UCC_MEMORY_TYPE_HOST ? GORING_MEM_HOST : GORING_MEM_CUDA;
+    if (!mem_of(mem, &g->mem)) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
     if (!dtype_of(dst->datatype, &g->dtype) || (!in_place && src->datatype != dst->datatype)) {
         return UCC_ERR_NOT_SUPPORTED;
     }

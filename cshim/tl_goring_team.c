@@ -163,14 +163,18 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
 {
     ucc_tl_goring_team_t      *team = ucc_derived_of(tl_team, ucc_tl_goring_team_t);
     ucc_base_context_t        *ctx  = UCC_TL_TEAM_CTX(team);
-    ucc_memory_type_t          host = UCC_MEMORY_TYPE_HOST;
+    /* CUDA memory is claimed too: a call goring cannot run on it (no
+     * driver, a UCX without CUDA) is refused at init with
+     * UCC_ERR_NOT_SUPPORTED and UCC takes the next layer. */
+    ucc_memory_type_t          mts[] = {UCC_MEMORY_TYPE_HOST, UCC_MEMORY_TYPE_CUDA};
+    const unsigned             nmts  = sizeof(mts) / sizeof(mts[0]);
     ucc_coll_score_team_info_t info;
     ucc_coll_score_t          *score;
     ucc_status_t               status;
 
     status = ucc_coll_score_build_default(tl_team, UCC_TL_GORING_DEFAULT_SCORE,
                                           ucc_tl_goring_coll_init,
-                                          UCC_TL_GORING_SUPPORTED_COLLS, &host, 1, &score);
+                                          UCC_TL_GORING_SUPPORTED_COLLS, mts, nmts, &score);
     if (status != UCC_OK) {
         return status;
     }
@@ -178,8 +182,8 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
         info.default_score       = UCC_TL_GORING_DEFAULT_SCORE;
         info.size                = UCC_TL_TEAM_SIZE(team);
         info.supported_colls     = UCC_TL_GORING_SUPPORTED_COLLS;
-        info.supported_mem_types = &host;
-        info.num_mem_types       = 1;
+        info.supported_mem_types = mts;
+        info.num_mem_types       = nmts;
         info.init                = ucc_tl_goring_coll_init;
         info.alg_fn              = NULL;
         status = ucc_coll_score_update_from_str(ctx->score_str, &info, tl_team, score);
