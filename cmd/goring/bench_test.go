@@ -19,6 +19,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/ucx"
@@ -64,6 +65,9 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "allgather", "--np", "2", "--hot", "0:0.5"}, "alltoallv only"},
 		{[]string{"bench", "bcast", "--np", "2", "--root", "2"}, "--root 2"},
 		{[]string{"bench", "allgather", "--np", "2", "--straggler", "x"}, "--straggler"},
+		{[]string{"bench", "allgather", "--np", "2", "--mem", "rocm"}, "--mem \"rocm\": want host or cuda"},
+		{[]string{"bench", "allgather", "--np", "2", "--mem", "cuda:1"}, "--mem \"cuda:1\""},
+		{[]string{"bench", "allgather", "--np", "2", "--gpus", "2"}, "--gpus 2 needs --mem cuda"},
 	}
 	for i, c := range cases {
 		stdout, stderr, code := runCLI(t, c.args...)
@@ -73,6 +77,19 @@ func TestBenchBadInput(t *testing.T) {
 		assert.True(t, strings.HasPrefix(stderr, "goring: "), "case %d: %q", i, stderr)
 		assert.Contains(t, stderr, c.want, "case %d", i)
 	}
+}
+
+// --mem cuda without a driver: one line naming the cause, exit 3 (as
+// topo detect), nothing on stdout, no rank started.
+func TestBenchMemCUDAWithoutDriver(t *testing.T) {
+	if _, err := cuda.DeviceCount(); !cuda.IsNoDriver(err) {
+		t.Skip("a CUDA driver is present; the GPU tests cover --mem cuda")
+	}
+	stdout, stderr, code := runCLI(t, "bench", "allgather", "--np", "2", "--mem", "cuda", "--bytes", "1KiB")
+	assert.Equal(t, 3, code)
+	assert.Empty(t, stdout)
+	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	assert.Contains(t, stderr, "--mem cuda: no CUDA driver")
 }
 
 func TestEmulatedTopology(t *testing.T) {
