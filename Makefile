@@ -6,7 +6,7 @@ DEB_PACKAGES := libucx-dev ucx-utils openmpi-bin libopenmpi-dev pkg-config
 # Tests that start real processes can take a while on 2 cores.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install
+.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install kernels
 
 all: build
 
@@ -60,6 +60,13 @@ tl-install: tl
 capi-test: capi
 	$(GO) test -tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring
 	mpirun -np 4 --allow-run-as-root --oversubscribe build/capi_test 2000
+
+# The GPU reduction kernels: cuda/kernels/reduce.cu compiled by the
+# registry's nvcc 13.0 (installed into a cache outside the repository)
+# into the gzipped cubins and PTX that package cuda embeds, with the
+# MANIFEST that `go test ./cuda` checks against the source.
+kernels:
+	scripts/build_kernels.sh
 
 # Quick loop for development: no real-process tests.
 test-short: deps

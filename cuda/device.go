@@ -44,6 +44,10 @@ type Device struct {
 
 	mu     sync.Mutex
 	closed bool
+
+	kernels     *reduceModule // loaded on first use (kernels.go)
+	kernelsErr  error
+	kernelsOnce sync.Once
 }
 
 // Open retains the primary context of device ordinal (0-based).

@@ -60,6 +60,12 @@ GC_FN(cuEventElapsedTime, float *, gc_event, gc_event);
 GC_FN(cuIpcGetMemHandle, gc_ipc_handle *, gc_dptr);
 GC_FN(cuIpcOpenMemHandle, gc_dptr *, gc_ipc_handle, unsigned);
 GC_FN(cuIpcCloseMemHandle, gc_dptr);
+GC_FN(cuModuleLoadDataEx, gc_module *, const void *, unsigned, int *, void **);
+GC_FN(cuModuleGetFunction, gc_function *, gc_module, const char *);
+GC_FN(cuModuleUnload, gc_module);
+GC_FN(cuLaunchKernel, gc_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
+      unsigned, gc_stream, void **, void **);
+GC_FN(cuPointerGetAttribute, void *, int, gc_dptr);
 
 int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
 {
@@ -129,6 +135,11 @@ int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
     GC_SYM(cuIpcGetMemHandle, "cuIpcGetMemHandle");
     GC_SYM(cuIpcOpenMemHandle, "cuIpcOpenMemHandle_v2");
     GC_SYM(cuIpcCloseMemHandle, "cuIpcCloseMemHandle");
+    GC_SYM(cuModuleLoadDataEx, "cuModuleLoadDataEx");
+    GC_SYM(cuModuleGetFunction, "cuModuleGetFunction");
+    GC_SYM(cuModuleUnload, "cuModuleUnload");
+    GC_SYM(cuLaunchKernel, "cuLaunchKernel");
+    GC_SYM(cuPointerGetAttribute, "cuPointerGetAttribute");
     return 0;
 }
 
@@ -358,4 +369,41 @@ gc_result gc_ipc_close_mem_handle(gc_ctx ctx, gc_dptr p)
 {
     GC_CURRENT(ctx);
     return p_cuIpcCloseMemHandle(p);
+}
+
+/* CUjit_option values: the JIT's error log and its size. */
+enum { GC_JIT_ERROR_LOG_BUFFER = 5, GC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6 };
+
+gc_result gc_module_load(gc_ctx ctx, gc_module *m, const void *image, char *log, size_t loglen)
+{
+    GC_CURRENT(ctx);
+    int   opts[] = {GC_JIT_ERROR_LOG_BUFFER, GC_JIT_ERROR_LOG_BUFFER_SIZE_BYTES};
+    void *vals[] = {log, (void *)(uintptr_t)loglen};
+    if (loglen > 0) log[0] = '\0';
+    return p_cuModuleLoadDataEx(m, image, 2, opts, vals);
+}
+
+gc_result gc_module_function(gc_ctx ctx, gc_function *f, gc_module m, const char *name)
+{
+    GC_CURRENT(ctx);
+    return p_cuModuleGetFunction(f, m, name);
+}
+
+gc_result gc_module_unload(gc_ctx ctx, gc_module m)
+{
+    GC_CURRENT(ctx);
+    return p_cuModuleUnload(m);
+}
+
+gc_result gc_launch_reduce(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                           gc_dptr dst, gc_dptr src, unsigned long long n)
+{
+    GC_CURRENT(ctx);
+    void *params[] = {&dst, &src, &n};
+    return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
+}
+
+gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p)
+{
+    return p_cuPointerGetAttribute(out, attr, p);
 }

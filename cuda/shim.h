@@ -23,6 +23,8 @@ typedef void              *gc_ctx;    /* CUcontext */
 typedef void              *gc_stream; /* CUstream */
 typedef void              *gc_event;  /* CUevent */
 typedef unsigned long long gc_dptr;   /* CUdeviceptr (64-bit) */
+typedef void              *gc_module;   /* CUmodule */
+typedef void              *gc_function; /* CUfunction */
 
 /* CUipcMemHandle: 64 opaque bytes, passed by value. */
 typedef struct {
@@ -89,5 +91,17 @@ gc_result gc_event_elapsed_ms(gc_ctx ctx, float *ms, gc_event start, gc_event en
 gc_result gc_ipc_get_mem_handle(gc_ctx ctx, gc_ipc_handle *h, gc_dptr p);
 gc_result gc_ipc_open_mem_handle(gc_ctx ctx, gc_dptr *p, gc_ipc_handle h, unsigned flags);
 gc_result gc_ipc_close_mem_handle(gc_ctx ctx, gc_dptr p);
+
+/* Modules and kernels. gc_module_load takes a cubin or NUL-terminated PTX
+ * image and leaves the JIT's error log (if any) in log. gc_launch_reduce
+ * launches a kernel of signature (dst, src, n elements) on a 1-D grid. */
+gc_result gc_module_load(gc_ctx ctx, gc_module *m, const void *image, char *log, size_t loglen);
+gc_result gc_module_function(gc_ctx ctx, gc_function *f, gc_module m, const char *name);
+gc_result gc_module_unload(gc_ctx ctx, gc_module m);
+gc_result gc_launch_reduce(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                           gc_dptr dst, gc_dptr src, unsigned long long n);
+
+/* cuPointerGetAttribute (no context needed). */
+gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p);
 
 #endif

@@ -42,6 +42,8 @@ type benchFlags struct {
 	chunks   int
 	traffic  trafficFlags
 	timeout  time.Duration
+	mem      string
+	gpus     int
 	// Measurement aids, hidden from help.
 	straggler string
 	cpuReport bool
@@ -85,6 +87,8 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: 10s + 1s per 50 MB)")
+	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")
+	fl.IntVar(&f.gpus, "gpus", 0, "with --mem cuda: how many GPUs the ranks share round-robin (default: every GPU of the machine; several ranks per GPU allowed)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
 	fl.IntVar(&f.spinPolls, "spin-polls", ucxmp.DefaultSpinPolls, "progress calls before a waiting rank sleeps on the UCX event fd (negative: busy-poll, never sleep)")
@@ -295,6 +299,9 @@ func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	}
 	job, err := prepareBench(f, collName, f.np)
 	if err != nil {
+		return err
+	}
+	if err := checkBenchMem(f); err != nil {
 		return err
 	}
 	if err := ucx.Load(); err != nil {

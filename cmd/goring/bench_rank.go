@@ -72,7 +72,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		ctx = context.Background()
 	}
 	stderr := cmd.ErrOrStderr()
-	rj, err := joinRankJob(ctx, role, node, local, stderr)
+	rj, err := joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda")
 	if err != nil {
 		return err
 	}
@@ -100,6 +100,12 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 	job.cfg.Alloc = ucx.Alloc
 	job.cfg.Free = ucx.Free
+	mem, closeMem, err := rankMemory(f, role.Rank)
+	if err != nil {
+		return err
+	}
+	defer closeMem()
+	job.cfg.Memory = mem
 	if dir := os.Getenv("GORING_CPUPROFILE_DIR"); dir != "" {
 		// A measurement aid: one CPU profile per rank.
 		pf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.pprof", role.Rank)))
@@ -156,7 +162,7 @@ type rankJob struct {
 // (node, local) place, and connects to every peer. A watcher turns a job
 // failure (another rank died or stalled, or the coordinator went away) into
 // this rank's exit, whatever it is doing.
-func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr io.Writer) (rj *rankJob, err error) {
+func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr io.Writer, gpuMem bool) (rj *rankJob, err error) {
 	rj = &rankJob{}
 	defer func() {
 		if err != nil {
@@ -166,6 +172,11 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 	cfgMap := map[string]string{}
 	if os.Getenv("UCX_TLS") == "" {
 		cfgMap["TLS"] = defaultTLS()
+		if gpuMem {
+			// cuda_copy and cuda_ipc (UCX's "cuda" alias): device
+			// buffers of ranks on one node move GPU to GPU.
+			cfgMap["TLS"] += ",cuda"
+		}
 	}
 	uctx, err := ucx.Init(ucx.Options{Config: cfgMap})
 	if err != nil {
@@ -203,7 +214,11 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 	for i, p := range peers {
 		addrs[i] = p.Payload
 	}
-	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{})
+	mts, err := uctx.MemoryTypes()
+	if err != nil {
+		return nil, err
+	}
+	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{MemoryTypes: mts})
 	if err != nil {
 		return nil, err
 	}

@@ -169,7 +169,7 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr())
+	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), false)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,61 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/exec"
+)
+
+// checkBenchMem validates --mem and --gpus before any rank starts: with
+// --mem cuda and no driver, one line and exit 3 (as topo detect), nothing
+// else printed.
+func checkBenchMem(f *benchFlags) error {
+	m, err := exec.ParseMem(f.mem)
+	if err != nil || (m.Kind != exec.MemHost && m.Kind != exec.MemCUDA) || m.Device != 0 {
+		return fmt.Errorf("--mem %q: want host or cuda (ranks pick their GPU round-robin; see --gpus)", f.mem)
+	}
+	if m.IsHost() {
+		if f.gpus != 0 {
+			return fmt.Errorf("--gpus %d needs --mem cuda", f.gpus)
+		}
+		return nil
+	}
+	n, err := cuda.DeviceCount()
+	if cuda.IsNoDriver(err) {
+		return withExit(3, fmt.Errorf("--mem cuda: %w", err))
+	}
+	if err != nil {
+		return fmt.Errorf("--mem cuda: %w", err)
+	}
+	if n == 0 {
+		return withExit(3, fmt.Errorf("--mem cuda: the CUDA driver sees no GPU"))
+	}
+	if f.gpus < 0 || f.gpus > n {
+		return fmt.Errorf("--gpus %d: this machine has %d GPU(s)", f.gpus, n)
+	}
+	return nil
+}
+
+// rankMemory is the bench.Memory of one rank for --mem: nil for host
+// (the runner's Alloc/Free), else the rank's GPU, rank % gpus.
+func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
+	if f.mem == "host" || f.mem == "" {
+		return nil, func() error { return nil }, nil
+	}
+	gpus := f.gpus
+	if gpus == 0 {
+		n, err := cuda.DeviceCount()
+		if err != nil {
+			return nil, nil, err
+		}
+		gpus = n
+	}
+	g, err := cudaexec.Open(rank % gpus)
+	if err != nil {
+		return nil, nil, err
+	}
+	return g, g.Close, nil
+}

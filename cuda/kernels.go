@@ -1,0 +1,216 @@
+package cuda
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"bytes"
+	"compress/gzip"
+	"embed"
+	"fmt"
+	"io"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// The reduction kernels (kernels/reduce.cu), built ahead of time by
+// scripts/build_kernels.sh: cubins for compute capability 8.x and 9.x and
+// PTX (ISA 9.0, compute_80) that the driver compiles for anything newer.
+// kernels/MANIFEST ties them to the source (TestKernelManifest).
+//
+//go:embed kernels/reduce_sm80.cubin.gz kernels/reduce_sm90.cubin.gz kernels/reduce_compute80.ptx.gz
+var kernelImages embed.FS
+
+// reduceBlock is the threads per block of a reduction: 512 threads, four
+// blocks resident per SM on 8.x/9.x, which is full occupancy for a kernel
+// of few registers. reduceBlocksPerSM blocks per SM make the grid; a
+// grid-stride loop covers larger inputs. Memory-bound element-wise work
+// needs enough loads in flight, not more threads than that.
+const (
+	reduceBlock       = 512
+	reduceBlocksPerSM = 4
+)
+
+// reduceModule is a device's loaded kernels: one function per dtype and op.
+type reduceModule struct {
+	mod   C.gc_module
+	fns   [coll.Float64 + 1][coll.Bxor + 1]C.gc_function
+	image string // which embedded image was loaded
+	grid  int    // blocks of a full-size launch
+}
+
+// kernelImage picks the image for compute capability major.minor: a cubin
+// where one matches (a cubin runs on later minors of its major), else the
+// PTX for the driver to compile.
+func kernelImage(major, minor int) (string, error) {
+	switch {
+	case major < 8:
+		return "", fmt.Errorf("cuda: compute capability %d.%d: goring's kernels need 8.0 or newer", major, minor)
+	case major == 8:
+		return "kernels/reduce_sm80.cubin.gz", nil
+	case major == 9:
+		return "kernels/reduce_sm90.cubin.gz", nil
+	}
+	return "kernels/reduce_compute80.ptx.gz", nil
+}
+
+func readImage(name string) ([]byte, error) {
+	f, err := kernelImages.Open(name)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	z, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("cuda: %s: %w", name, err)
+	}
+	var b bytes.Buffer
+	if _, err := io.Copy(&b, z); err != nil {
+		return nil, fmt.Errorf("cuda: %s: %w", name, err)
+	}
+	b.WriteByte(0) // PTX must be NUL-terminated; a cubin ignores it
+	return b.Bytes(), nil
+}
+
+// reduceKernels loads d's kernels once.
+func (d *Device) reduceKernels() (*reduceModule, error) {
+	d.kernelsOnce.Do(func() { d.kernels, d.kernelsErr = d.loadReduceKernels() })
+	return d.kernels, d.kernelsErr
+}
+
+func (d *Device) loadReduceKernels() (*reduceModule, error) {
+	major, minor, err := d.ComputeCapability()
+	if err != nil {
+		return nil, err
+	}
+	name, err := kernelImage(major, minor)
+	if err != nil {
+		return nil, err
+	}
+	img, err := readImage(name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	m := &reduceModule{image: name}
+	cimg := C.CBytes(img)
+	defer C.free(cimg)
+	var log [4096]C.char
+	if r := C.gc_module_load(ctx, &m.mod, cimg, &log[0], C.size_t(len(log))); r != 0 {
+		err := check(fmt.Sprintf("cuModuleLoadDataEx(%s on device %d, compute capability %d.%d)", name, d.ordinal, major, minor), r)
+		if msg := C.GoString(&log[0]); msg != "" {
+			err = fmt.Errorf("%w: JIT log: %s", err, msg)
+		}
+		return nil, err
+	}
+	for _, dt := range coll.Dtypes {
+		for _, op := range coll.Ops {
+			if !coll.Supports(op, dt) {
+				continue
+			}
+			fname := C.CString("goring_reduce_" + dt.String() + "_" + op.String())
+			r := C.gc_module_function(ctx, &m.fns[dt][op], m.mod, fname)
+			C.free(unsafe.Pointer(fname))
+			if err := check(fmt.Sprintf("cuModuleGetFunction(%s/%s in %s)", dt, op, name), r); err != nil {
+				_ = C.gc_module_unload(ctx, m.mod)
+				return nil, err
+			}
+		}
+	}
+	sms, err := d.SMCount()
+	if err != nil {
+		return nil, err
+	}
+	m.grid = sms * reduceBlocksPerSM
+	return m, nil
+}
+
+// KernelImage names the embedded image d's kernels were loaded from
+// (loading them if needed): a cubin or, on a GPU newer than the cubins,
+// the PTX the driver compiled.
+func (d *Device) KernelImage() (string, error) {
+	m, err := d.reduceKernels()
+	if err != nil {
+		return "", err
+	}
+	return m.image, nil
+}
+
+// ReduceAsync queues dst[dstOff:+n] = dst OP src[srcOff:+n], element-wise
+// over n bytes of dtype dt, on s (which must be the device of both
+// buffers). Nothing waits: record an event after it to know when it ran.
+func ReduceAsync(s *Stream, dst *Buffer, dstOff int, src *Buffer, srcOff, n int, dt coll.Dtype, op coll.Op) error {
+	if err := checkRange("reduce destination", dstOff, n, dst.bytes); err != nil {
+		return err
+	}
+	if err := checkRange("reduce source", srcOff, n, src.bytes); err != nil {
+		return err
+	}
+	_, dp, err := dst.live()
+	if err != nil {
+		return err
+	}
+	_, sp, err := src.live()
+	if err != nil {
+		return err
+	}
+	if dst.dev.dev != s.dev.dev || src.dev.dev != s.dev.dev {
+		return fmt.Errorf("%w: reduce on device %d's stream of buffers of devices %d and %d", ErrDeviceMismatch, s.dev.ordinal, dst.dev.ordinal, src.dev.ordinal)
+	}
+	return ReduceAddrAsync(s, DevicePtr(dp)+DevicePtr(dstOff), DevicePtr(sp)+DevicePtr(srcOff), n, dt, op)
+}
+
+// ReduceAddrAsync is ReduceAsync on device addresses of s's device (or
+// of a peer it can access), for memory goring did not allocate: a UCC
+// caller's buffers. The addresses must be aligned to the element size.
+func ReduceAddrAsync(s *Stream, dst, src DevicePtr, n int, dt coll.Dtype, op coll.Op) error {
+	size := dt.Size()
+	if size == 0 || !coll.Supports(op, dt) {
+		return fmt.Errorf("cuda: reduce: %v is not defined on %v", op, dt)
+	}
+	if n < 0 || n%size != 0 {
+		return fmt.Errorf("cuda: reduce: %d bytes is not a whole number of %v elements", n, dt)
+	}
+	if uintptr(dst)%uintptr(size) != 0 || uintptr(src)%uintptr(size) != 0 {
+		return fmt.Errorf("cuda: reduce: addresses %#x and %#x are not aligned to %d bytes", dst, src, size)
+	}
+	if n == 0 {
+		return nil
+	}
+	m, err := s.dev.reduceKernels()
+	if err != nil {
+		return err
+	}
+	ctx, cs, err := s.live()
+	if err != nil {
+		return err
+	}
+	elems := n / size
+	grid := min(m.grid, (n/16+reduceBlock-1)/reduceBlock+1)
+	return check("cuLaunchKernel(goring_reduce)", C.gc_launch_reduce(ctx, m.fns[dt][op], C.uint(grid), reduceBlock, cs,
+		C.gc_dptr(dst), C.gc_dptr(src), C.ulonglong(elems)))
+}
+
+// CopyAddrAsync queues a copy of n bytes between device addresses
+// (cuMemcpyDtoDAsync; with unified addressing either side may be a peer
+// GPU's memory or an IPC mapping) on s.
+func CopyAddrAsync(s *Stream, dst, src DevicePtr, n int) error {
+	if n < 0 {
+		return fmt.Errorf("cuda: copy of %d bytes", n)
+	}
+	if n == 0 {
+		return nil
+	}
+	ctx, cs, err := s.live()
+	if err != nil {
+		return err
+	}
+	return check("cuMemcpyDtoDAsync", C.gc_memcpy_dtod_async(ctx, C.gc_dptr(dst), C.gc_dptr(src), C.size_t(n), cs))
+}

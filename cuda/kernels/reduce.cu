@@ -1,0 +1,279 @@
+// reduce.cu: goring's element-wise reductions, dst[i] = dst[i] OP src[i],
+// for every dtype and op goring reduces on the host (package exec/reduce).
+// Results are bit-identical to the host kernels for finite values:
+// integers wrap on overflow; float16 and bfloat16 are widened to float32,
+// combined there and rounded back to nearest-even; min and max order -0
+// below +0; logical ops give 1 or 0 in the element's own type.
+//
+// Built ahead of time (scripts/build_kernels.sh) into cubins and PTX that
+// package cuda embeds and loads with the driver API: the binary needs the
+// NVIDIA driver only, no toolkit at run time.
+//
+// Each kernel takes (dst, src, n elements). When both pointers are 16-byte
+// aligned a thread handles 16 bytes per step with one vector load of each
+// operand; otherwise, and for the tail, one element per step. A
+// grid-stride loop lets a fixed grid (sized from the SM count by the
+// caller) cover any n.
+#include <stdint.h>
+
+namespace {
+
+// Bit patterns of the float16 and bfloat16 formats.
+struct half_bits {
+    uint16_t v;
+};
+struct bf16_bits {
+    uint16_t v;
+};
+
+__device__ __forceinline__ float half_to_float(uint16_t h)
+{
+    uint32_t sign = (uint32_t)(h & 0x8000) << 16;
+    uint32_t exp  = (h >> 10) & 0x1f;
+    uint32_t mant = h & 0x3ff;
+    if (exp == 0x1f) return __uint_as_float(sign | 0x7f800000u | mant << 13);
+    if (exp != 0) return __uint_as_float(sign | (exp + 112) << 23 | mant << 13);
+    if (mant == 0) return __uint_as_float(sign);
+    // Subnormal: normalise the mantissa, lowering the exponent.
+    uint32_t e = 113;
+    while ((mant & 0x400) == 0) {
+        mant <<= 1;
+        e--;
+    }
+    return __uint_as_float(sign | e << 23 | (mant & 0x3ff) << 13);
+}
+
+// round_bit: the increment when the low shift bits of x are dropped and
+// kept remains: 1 above half, 0 below, on a tie the one that makes kept even.
+__device__ __forceinline__ uint32_t round_bit(uint32_t x, uint32_t shift, uint32_t kept)
+{
+    uint32_t rem  = x & ((1u << shift) - 1);
+    uint32_t half = 1u << (shift - 1);
+    if (rem > half) return 1;
+    if (rem < half) return 0;
+    return kept & 1;
+}
+
+__device__ __forceinline__ uint16_t float_to_half(float f)
+{
+    uint32_t b    = __float_as_uint(f);
+    uint16_t sign = (uint16_t)(b >> 16) & 0x8000;
+    int32_t  exp  = (b >> 23) & 0xff;
+    uint32_t mant = b & 0x7fffff;
+    if (exp == 0xff) return mant == 0 ? (sign | 0x7c00) : (sign | 0x7e00 | (uint16_t)(mant >> 13));
+    int32_t he = exp - 127 + 15;
+    if (he >= 0x1f) return sign | 0x7c00;
+    if (he <= 0) {
+        if (he < -10) return sign;
+        uint32_t sig   = mant | 0x800000;
+        uint32_t shift = (uint32_t)(14 - he);
+        uint32_t v     = sig >> shift;
+        return sign | (uint16_t)(v + round_bit(sig, shift, v));
+    }
+    uint32_t v = (uint32_t)he << 10 | mant >> 13;
+    return sign | (uint16_t)(v + round_bit(mant, 13, v));
+}
+
+__device__ __forceinline__ float bf16_to_float(uint16_t h) { return __uint_as_float((uint32_t)h << 16); }
+
+__device__ __forceinline__ uint16_t float_to_bf16(float f)
+{
+    uint32_t b = __float_as_uint(f);
+    if ((b & 0x7f800000u) == 0x7f800000u && (b & 0x7fffff) != 0) return (uint16_t)(b >> 16) | 0x0040;
+    uint32_t kept = b >> 16;
+    return (uint16_t)(kept + (((b & 0xffff) + 0x7fff + (kept & 1)) >> 16));
+}
+
+// Floating min and max as the host computes them: NaN wins, and of two
+// zeros min is -0 and max +0.
+template <typename F> __device__ __forceinline__ F fmin_exact(F x, F y)
+{
+    if (x != x) return x;
+    if (y != y) return y;
+    if (x < y) return x;
+    if (y < x) return y;
+    return signbit(x) ? x : y;
+}
+template <typename F> __device__ __forceinline__ F fmax_exact(F x, F y)
+{
+    if (x != x) return x;
+    if (y != y) return y;
+    if (x > y) return x;
+    if (y > x) return y;
+    return signbit(x) ? y : x;
+}
+
+// The same-width unsigned type, for wrapping arithmetic on signed ints.
+template <typename T> struct uns;
+template <> struct uns<int8_t> { typedef uint8_t t; };
+template <> struct uns<int16_t> { typedef uint16_t t; };
+template <> struct uns<int32_t> { typedef uint32_t t; };
+template <> struct uns<int64_t> { typedef uint64_t t; };
+template <> struct uns<uint8_t> { typedef uint8_t t; };
+template <> struct uns<uint16_t> { typedef uint16_t t; };
+template <> struct uns<uint32_t> { typedef uint32_t t; };
+template <> struct uns<uint64_t> { typedef uint64_t t; };
+
+// Ops on integers.
+template <typename T> struct isum {
+    __device__ T operator()(T a, T b) const { return (T)((typename uns<T>::t)a + (typename uns<T>::t)b); }
+};
+template <typename T> struct iprod {
+    __device__ T operator()(T a, T b) const { return (T)((typename uns<T>::t)a * (typename uns<T>::t)b); }
+};
+template <typename T> struct imin {
+    __device__ T operator()(T a, T b) const { return a < b ? a : b; }
+};
+template <typename T> struct imax {
+    __device__ T operator()(T a, T b) const { return a > b ? a : b; }
+};
+template <typename T> struct land {
+    __device__ T operator()(T a, T b) const { return (a != 0 && b != 0) ? (T)1 : (T)0; }
+};
+template <typename T> struct lor {
+    __device__ T operator()(T a, T b) const { return (a != 0 || b != 0) ? (T)1 : (T)0; }
+};
+template <typename T> struct band {
+    __device__ T operator()(T a, T b) const { return a & b; }
+};
+template <typename T> struct bor {
+    __device__ T operator()(T a, T b) const { return a | b; }
+};
+template <typename T> struct bxor {
+    __device__ T operator()(T a, T b) const { return a ^ b; }
+};
+
+// Ops on float and double (no contraction: one operation per element).
+template <typename T> struct fsum {
+    __device__ T operator()(T a, T b) const { return a + b; }
+};
+template <typename T> struct fprod {
+    __device__ T operator()(T a, T b) const { return a * b; }
+};
+template <typename T> struct fmin_op {
+    __device__ T operator()(T a, T b) const { return fmin_exact(a, b); }
+};
+template <typename T> struct fmax_op {
+    __device__ T operator()(T a, T b) const { return fmax_exact(a, b); }
+};
+
+// Ops on 16-bit floats, given as bits: widen, combine in float, narrow.
+// Widen and Narrow pick the format.
+struct as_half {
+    __device__ static float widen(uint16_t h) { return half_to_float(h); }
+    __device__ static uint16_t narrow(float f) { return float_to_half(f); }
+    __device__ static bool truth(uint16_t h) { return half_to_float(h) != 0.0f; }
+    static const uint16_t one = 0x3c00;
+};
+struct as_bf16 {
+    __device__ static float widen(uint16_t h) { return bf16_to_float(h); }
+    __device__ static uint16_t narrow(float f) { return float_to_bf16(f); }
+    __device__ static bool truth(uint16_t h) { return (h & 0x7fff) != 0; }
+    static const uint16_t one = 0x3f80;
+};
+template <typename Fmt> struct hsum {
+    __device__ uint16_t operator()(uint16_t a, uint16_t b) const { return Fmt::narrow(Fmt::widen(a) + Fmt::widen(b)); }
+};
+template <typename Fmt> struct hprod {
+    __device__ uint16_t operator()(uint16_t a, uint16_t b) const { return Fmt::narrow(Fmt::widen(a) * Fmt::widen(b)); }
+};
+template <typename Fmt> struct hmin {
+    __device__ uint16_t operator()(uint16_t a, uint16_t b) const
+    {
+        return Fmt::narrow(fmin_exact(Fmt::widen(a), Fmt::widen(b)));
+    }
+};
+template <typename Fmt> struct hmax {
+    __device__ uint16_t operator()(uint16_t a, uint16_t b) const
+    {
+        return Fmt::narrow(fmax_exact(Fmt::widen(a), Fmt::widen(b)));
+    }
+};
+template <typename Fmt> struct hland {
+    __device__ uint16_t operator()(uint16_t a, uint16_t b) const { return (Fmt::truth(a) && Fmt::truth(b)) ? Fmt::one : 0; }
+};
+template <typename Fmt> struct hlor {
+    __device__ uint16_t operator()(uint16_t a, uint16_t b) const { return (Fmt::truth(a) || Fmt::truth(b)) ? Fmt::one : 0; }
+};
+
+// 16 bytes as lanes of T, for the vector path.
+template <typename T> union vec16 {
+    uint4 raw;
+    T     lane[16 / sizeof(T)];
+};
+
+template <typename T, typename Op>
+__device__ __forceinline__ void reduce_body(T *__restrict__ dst, const T *__restrict__ src, unsigned long long n)
+{
+    Op                 op;
+    unsigned long long tid    = (unsigned long long)blockIdx.x * blockDim.x + threadIdx.x;
+    unsigned long long stride = (unsigned long long)gridDim.x * blockDim.x;
+    unsigned long long i      = 0;
+    if ((((uintptr_t)dst | (uintptr_t)src) & 15) == 0) {
+        const unsigned long long per = 16 / sizeof(T);
+        unsigned long long       nv  = n / per;
+        uint4                   *d4  = reinterpret_cast<uint4 *>(dst);
+        const uint4             *s4  = reinterpret_cast<const uint4 *>(src);
+        for (unsigned long long v = tid; v < nv; v += stride) {
+            vec16<T> a, b;
+            a.raw = d4[v];
+            b.raw = __ldg(&s4[v]);
+#pragma unroll
+            for (int k = 0; k < (int)per; k++) a.lane[k] = op(a.lane[k], b.lane[k]);
+            d4[v] = a.raw;
+        }
+        i = nv * per;
+    }
+    for (unsigned long long j = i + tid; j < n; j += stride) dst[j] = op(dst[j], src[j]);
+}
+
+} // namespace
+
+// One extern "C" kernel per (dtype, op): goring_reduce_<dtype>_<op>.
+#define GORING_KERNEL(name, T, Op)                                                               \
+    extern "C" __global__ void goring_reduce_##name(T *dst, const T *src, unsigned long long n) \
+    {                                                                                            \
+        reduce_body<T, Op>(dst, src, n);                                                         \
+    }
+
+#define GORING_INT_KERNELS(tname, T)                    \
+    GORING_KERNEL(tname##_sum, T, isum<T>)              \
+    GORING_KERNEL(tname##_prod, T, iprod<T>)            \
+    GORING_KERNEL(tname##_min, T, imin<T>)              \
+    GORING_KERNEL(tname##_max, T, imax<T>)              \
+    GORING_KERNEL(tname##_land, T, land<T>)             \
+    GORING_KERNEL(tname##_lor, T, lor<T>)               \
+    GORING_KERNEL(tname##_band, T, band<T>)             \
+    GORING_KERNEL(tname##_bor, T, bor<T>)               \
+    GORING_KERNEL(tname##_bxor, T, bxor<T>)
+
+GORING_INT_KERNELS(int8, int8_t)
+GORING_INT_KERNELS(int16, int16_t)
+GORING_INT_KERNELS(int32, int32_t)
+GORING_INT_KERNELS(int64, int64_t)
+GORING_INT_KERNELS(uint8, uint8_t)
+GORING_INT_KERNELS(uint16, uint16_t)
+GORING_INT_KERNELS(uint32, uint32_t)
+GORING_INT_KERNELS(uint64, uint64_t)
+
+#define GORING_FLOAT_KERNELS(tname, T)                  \
+    GORING_KERNEL(tname##_sum, T, fsum<T>)              \
+    GORING_KERNEL(tname##_prod, T, fprod<T>)            \
+    GORING_KERNEL(tname##_min, T, fmin_op<T>)           \
+    GORING_KERNEL(tname##_max, T, fmax_op<T>)           \
+    GORING_KERNEL(tname##_land, T, land<T>)             \
+    GORING_KERNEL(tname##_lor, T, lor<T>)
+
+GORING_FLOAT_KERNELS(float32, float)
+GORING_FLOAT_KERNELS(float64, double)
+
+#define GORING_HALF_KERNELS(tname, Fmt)                     \
+    GORING_KERNEL(tname##_sum, uint16_t, hsum<Fmt>)         \
+    GORING_KERNEL(tname##_prod, uint16_t, hprod<Fmt>)       \
+    GORING_KERNEL(tname##_min, uint16_t, hmin<Fmt>)         \
+    GORING_KERNEL(tname##_max, uint16_t, hmax<Fmt>)         \
+    GORING_KERNEL(tname##_land, uint16_t, hland<Fmt>)       \
+    GORING_KERNEL(tname##_lor, uint16_t, hlor<Fmt>)
+
+GORING_HALF_KERNELS(float16, as_half)
+GORING_HALF_KERNELS(bfloat16, as_bf16)

@@ -1,0 +1,134 @@
+package cudaexec
+
+import (
+	"fmt"
+
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+)
+
+// Local runs a Machine's copy and reduce steps on the GPU: one stream, a
+// copy (cuMemcpyDtoDAsync) or a reduction kernel per step, then an event.
+// Steps the Machine starts together may run in any order by the program's
+// rules; one stream runs them in the order started, which is one of them,
+// and lets Poll stop at the first event not yet reached.
+type Local struct {
+	g       *GPU
+	stream  *cuda.Stream
+	pending []inFlight // in stream order
+	free    []*cuda.Event
+}
+
+type inFlight struct {
+	token uint64
+	n     int64
+	ev    *cuda.Event
+}
+
+var _ exec.AsyncLocal = (*Local)(nil)
+
+// Local makes an executor with a stream of its own (one per rank).
+func (g *GPU) Local() (*Local, error) {
+	s, err := g.dev.NewStream()
+	if err != nil {
+		return nil, err
+	}
+	return &Local{g: g, stream: s}, nil
+}
+
+// Close waits for the stream and destroys it and the events.
+func (l *Local) Close() error {
+	err := l.stream.Synchronize()
+	for _, p := range l.pending {
+		l.free = append(l.free, p.ev)
+	}
+	l.pending = nil
+	for _, e := range l.free {
+		_ = e.Destroy()
+	}
+	l.free = nil
+	if derr := l.stream.Destroy(); err == nil {
+		err = derr
+	}
+	return err
+}
+
+// Local implements exec.LocalExecutor: the step is queued on the stream.
+func (l *Local) Local(op *exec.LocalOp) (bool, error) {
+	if op.Dst.Len() == 0 {
+		return true, nil
+	}
+	if op.Dst.Mem().Kind != exec.MemCUDA || op.Src.Mem().Kind != exec.MemCUDA {
+		return true, fmt.Errorf("cudaexec: %v of %v into %v: both sides must be CUDA memory", op.Kind, op.Src.Mem(), op.Dst.Mem())
+	}
+	dst, src := cuda.DevicePtr(op.Dst.Addr()), cuda.DevicePtr(op.Src.Addr())
+	n := int(op.Dst.Len())
+	var err error
+	switch op.Kind {
+	case sched.OpCopy:
+		err = cuda.CopyAddrAsync(l.stream, dst, src, n)
+	case sched.OpReduce:
+		err = cuda.ReduceAddrAsync(l.stream, dst, src, n, op.Dtype, op.Op)
+	default:
+		err = fmt.Errorf("cudaexec: step op %v is not local", op.Kind)
+	}
+	if err != nil {
+		return true, err
+	}
+	ev, err := l.event()
+	if err != nil {
+		return true, err
+	}
+	if err := ev.Record(l.stream); err != nil {
+		l.free = append(l.free, ev)
+		return true, err
+	}
+	l.pending = append(l.pending, inFlight{token: op.Token, n: op.Dst.Len(), ev: ev})
+	return false, nil
+}
+
+func (l *Local) event() (*cuda.Event, error) {
+	if k := len(l.free); k > 0 {
+		e := l.free[k-1]
+		l.free = l.free[:k-1]
+		return e, nil
+	}
+	return l.g.dev.NewEvent(false)
+}
+
+// Pending implements exec.AsyncLocal.
+func (l *Local) Pending() int { return len(l.pending) }
+
+// Poll implements exec.AsyncLocal: steps whose events are done, in order.
+func (l *Local) Poll(dst []exec.Completion) []exec.Completion {
+	k := 0
+	for ; k < len(l.pending); k++ {
+		p := l.pending[k]
+		done, err := p.ev.Done()
+		if !done && err == nil {
+			break
+		}
+		dst = append(dst, exec.Completion{Token: p.token, Len: p.n, Err: err})
+		l.free = append(l.free, p.ev)
+	}
+	if k > 0 {
+		l.pending = append(l.pending[:0], l.pending[k:]...)
+	}
+	return dst
+}
+
+// Cancel implements exec.AsyncLocal: the step's completion is dropped once
+// the device has finished it (queued work cannot be withdrawn), so the
+// buffers are free when Cancel returns.
+func (l *Local) Cancel(token uint64) error {
+	for i, p := range l.pending {
+		if p.token == token {
+			err := p.ev.Synchronize()
+			l.free = append(l.free, p.ev)
+			l.pending = append(l.pending[:i], l.pending[i+1:]...)
+			return err
+		}
+	}
+	return nil
+}

@@ -1,0 +1,140 @@
+package cudaexec
+
+import (
+	"errors"
+	"fmt"
+	"sort"
+	"sync"
+
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/exec"
+)
+
+// GPU is one rank's view of one CUDA device: its memory and its executor.
+type GPU struct {
+	dev *cuda.Device
+	mem exec.Mem
+
+	mu     sync.Mutex
+	allocs []*cuda.Buffer // ascending address
+}
+
+// Open retains GPU ordinal's primary context. Without a driver the error
+// is cuda's *NoDriverError (cuda.IsNoDriver).
+func Open(ordinal int) (*GPU, error) {
+	d, err := cuda.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	return &GPU{dev: d, mem: exec.CUDA(ordinal)}, nil
+}
+
+// Device is the cuda.Device behind g.
+func (g *GPU) Device() *cuda.Device { return g.dev }
+
+// Mem is the memory type of g's regions.
+func (g *GPU) Mem() exec.Mem { return g.mem }
+
+// Close frees what g allocated and releases the context.
+func (g *GPU) Close() error {
+	g.mu.Lock()
+	var errs []error
+	for _, b := range g.allocs {
+		errs = append(errs, b.Free())
+	}
+	g.allocs = nil
+	g.mu.Unlock()
+	errs = append(errs, g.dev.Close())
+	return errors.Join(errs...)
+}
+
+// Alloc returns n bytes of device memory (n may be 0: an empty region).
+// A request larger than the free memory fails with the sizes named.
+func (g *GPU) Alloc(n int64) (exec.Region, error) {
+	if n == 0 {
+		return exec.DeviceRegion(g.mem, 0, 0), nil
+	}
+	b, err := g.dev.Alloc(int(n))
+	if err != nil {
+		if free, ferr := g.dev.FreeMemoryBytes(); ferr == nil {
+			return exec.Region{}, fmt.Errorf("cudaexec: %d bytes on %v (%d free): %w", n, g.mem, free, err)
+		}
+		return exec.Region{}, err
+	}
+	g.mu.Lock()
+	i := sort.Search(len(g.allocs), func(i int) bool { return g.allocs[i].Ptr() > b.Ptr() })
+	g.allocs = append(g.allocs, nil)
+	copy(g.allocs[i+1:], g.allocs[i:])
+	g.allocs[i] = b
+	g.mu.Unlock()
+	return exec.DeviceRegion(g.mem, uintptr(b.Ptr()), n), nil
+}
+
+// Free releases a region Alloc returned (synchronize work on it first).
+func (g *GPU) Free(r exec.Region) error {
+	if r.Len() == 0 {
+		return nil
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	for i, b := range g.allocs {
+		if uintptr(b.Ptr()) == r.Addr() {
+			g.allocs = append(g.allocs[:i], g.allocs[i+1:]...)
+			return b.Free()
+		}
+	}
+	return fmt.Errorf("cudaexec: free of %v, which this GPU did not allocate", r)
+}
+
+// find is the allocation holding r and r's offset in it.
+func (g *GPU) find(r exec.Region) (*cuda.Buffer, int, error) {
+	if r.Mem() != g.mem {
+		return nil, 0, fmt.Errorf("cudaexec: %v is not memory of %v", r, g.mem)
+	}
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	addr := r.Addr()
+	i := sort.Search(len(g.allocs), func(i int) bool { return uintptr(g.allocs[i].Ptr()) > addr }) - 1
+	if i < 0 {
+		return nil, 0, fmt.Errorf("cudaexec: %v is in no buffer of this GPU", r)
+	}
+	b := g.allocs[i]
+	off := int(addr - uintptr(b.Ptr()))
+	if int64(off)+r.Len() > int64(b.Len()) {
+		return nil, 0, fmt.Errorf("cudaexec: %v runs off its %d-byte buffer", r, b.Len())
+	}
+	return b, off, nil
+}
+
+// Write copies b to the start of dst, synchronously.
+func (g *GPU) Write(dst exec.Region, b []byte) error {
+	if len(b) == 0 {
+		return nil
+	}
+	buf, off, err := g.find(dst.Slice(0, int64(len(b))))
+	if err != nil {
+		return err
+	}
+	return buf.CopyFromHost(off, b)
+}
+
+// Read fills dst from the start of src, synchronously.
+func (g *GPU) Read(dst []byte, src exec.Region) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	buf, off, err := g.find(src.Slice(0, int64(len(dst))))
+	if err != nil {
+		return err
+	}
+	return buf.CopyToHost(dst, off)
+}
+
+// NewLocal is Local as an exec.LocalExecutor, for bench.Memory.
+func (g *GPU) NewLocal() (exec.LocalExecutor, error) {
+	l, err := g.Local()
+	if err != nil {
+		return nil, err
+	}
+	return l, nil
+}
