@@ -21,6 +21,7 @@ deps:
 	  SUDO=""; [ "$$(id -u)" = 0 ] || SUDO=sudo; \
 	  $$SUDO apt-get update -q && DEBIAN_FRONTEND=noninteractive $$SUDO apt-get install -y -q $$missing; \
 	fi
+	@scripts/ucx_wheel.sh
 
 build: deps
 	$(GO) build -o $(BIN) ./cmd/goring

@@ -92,6 +92,19 @@ func (d *Device) context() (C.gc_ctx, error) {
 	return d.ctx, nil
 }
 
+// MakeCurrent makes d's primary context current on the calling OS thread
+// and leaves it so, for libraries that work in the current context (UCX's
+// cuda_copy and cuda_ipc transports). Package cuda itself never relies on
+// it; a caller that needs it locks its goroutine to the thread first
+// (runtime.LockOSThread).
+func (d *Device) MakeCurrent() error {
+	ctx, err := d.context()
+	if err != nil {
+		return err
+	}
+	return check("cuCtxSetCurrent", C.gc_ctx_make_current(ctx))
+}
+
 // Ordinal is the device's index as the driver numbers it.
 func (d *Device) Ordinal() int { return d.ordinal }
 

@@ -407,3 +407,8 @@ gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p)
 {
     return p_cuPointerGetAttribute(out, attr, p);
 }
+
+gc_result gc_ctx_make_current(gc_ctx ctx)
+{
+    return p_cuCtxSetCurrent(ctx);
+}

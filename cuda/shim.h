@@ -101,6 +101,10 @@ gc_result gc_module_unload(gc_ctx ctx, gc_module m);
 gc_result gc_launch_reduce(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
                            gc_dptr dst, gc_dptr src, unsigned long long n);
 
+/* cuCtxSetCurrent on the calling thread, for libraries that use the
+ * current context (UCX's CUDA transports). */
+gc_result gc_ctx_make_current(gc_ctx ctx);
+
 /* cuPointerGetAttribute (no context needed). */
 gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p);
 

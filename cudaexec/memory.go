@@ -138,3 +138,33 @@ func (g *GPU) NewLocal() (exec.LocalExecutor, error) {
 	}
 	return l, nil
 }
+
+// Copy moves src into dst (equal lengths), synchronously, each side host
+// memory or this GPU's: what an in-process transport needs to move device
+// buffers (the tests run whole collectives on one GPU this way).
+func (g *GPU) Copy(dst, src exec.Region) error {
+	if dst.Len() != src.Len() {
+		return fmt.Errorf("cudaexec: copy of %v into %v", src, dst)
+	}
+	if dst.Len() == 0 {
+		return nil
+	}
+	switch {
+	case dst.IsHost() && src.IsHost():
+		copy(dst.Bytes(), src.Bytes())
+		return nil
+	case dst.IsHost():
+		return g.Read(dst.Bytes(), src)
+	case src.IsHost():
+		return g.Write(dst, src.Bytes())
+	}
+	d, doff, err := g.find(dst)
+	if err != nil {
+		return err
+	}
+	s, soff, err := g.find(src)
+	if err != nil {
+		return err
+	}
+	return cuda.Copy(d, doff, s, soff, int(dst.Len()))
+}

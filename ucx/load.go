@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sync"
 	"sync/atomic"
 	"unsafe"
@@ -26,13 +27,45 @@ const LibName = "libucp.so.0"
 // CUDA-enabled UCX (the libucx-cu13 wheel's, for example).
 const LibEnv = "GORING_LIBUCP"
 
-// libPath is the library Load opens: $GORING_LIBUCP, else LibName.
-func libPath() string {
-	if p := os.Getenv(LibEnv); p != "" {
-		return p
+// WheelDir is where `make deps` puts the Python registry's CUDA-enabled
+// UCX (libucx-cu13), relative to the repository root; a binary in the
+// repository's bin/ (or a copy of bin/ and .deps/ carried elsewhere) finds
+// it beside itself.
+const WheelDir = ".deps/ucx-cu13"
+
+// wheelLib is the wheel's libucp relative to WheelDir.
+const wheelLib = "libucx/lib/libucp.so.0"
+
+// libPath is the library Load opens, and why: a libucp already in the
+// process (Open MPI, UCC: one UCX per process), else $GORING_LIBUCP, else
+// the CUDA-enabled wheel beside the executable (../.deps/ucx-cu13), else
+// the system's LibName.
+func libPath() (path, why string) {
+	if loadedAlready(LibName) {
+		return LibName, "already loaded in this process"
 	}
-	return LibName
+	if p := os.Getenv(LibEnv); p != "" {
+		return p, "$" + LibEnv
+	}
+	if exe, err := os.Executable(); err == nil {
+		w := filepath.Join(filepath.Dir(exe), "..", WheelDir, wheelLib)
+		if _, err := os.Stat(w); err == nil {
+			return w, "the CUDA-enabled UCX beside the executable"
+		}
+	}
+	return LibName, "the system's"
 }
+
+func loadedAlready(name string) bool {
+	cname := C.CString(name)
+	defer C.free(unsafe.Pointer(cname))
+	return C.gr_loaded(cname) != 0
+}
+
+var libWhy string
+
+// Library says which libucp Load opened and why ("" before Load).
+func Library() string { return libWhy }
 
 var (
 	loadOnce sync.Once
@@ -48,7 +81,9 @@ var (
 //	libucp.so.0 not found (install libucx0: apt-get install libucx0): libucp.so.0: cannot open shared object file: No such file or directory
 func Load() error {
 	loadOnce.Do(func() {
-		loadErr = loadLib(libPath())
+		path, why := libPath()
+		libWhy = path + " (" + why + ")"
+		loadErr = loadLib(path)
 		loaded.Store(loadErr == nil)
 	})
 	return loadErr

@@ -45,6 +45,16 @@ GR_FN(ucs_status_string);
 
 static void *gr_lib;
 
+int gr_loaded(const char *libname)
+{
+    void *h = dlopen(libname, RTLD_NOW | RTLD_NOLOAD);
+    if (h == NULL) {
+        return 0;
+    }
+    dlclose(h); /* drops only the reference NOLOAD took */
+    return 1;
+}
+
 int gr_load(const char *libname, char *err, size_t errlen)
 {
     /* RTLD_GLOBAL: the same visibility as linking -lucp, so UCX's own

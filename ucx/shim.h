@@ -33,6 +33,10 @@ typedef struct gr_worker gr_worker_t;
 typedef struct gr_ep     gr_ep_t;
 
 /* Library loading; 0 on success, else -1 with a message in err. */
+/* gr_loaded reports whether libname is already loaded in this process
+ * (dlopen with RTLD_NOLOAD): inside Open MPI or UCC goring must use their
+ * libucp, never load a second one. */
+int         gr_loaded(const char *libname);
 int         gr_load(const char *libname, char *err, size_t errlen);
 const char *gr_status_string(int status);
 void        gr_version(unsigned *major, unsigned *minor, unsigned *release);

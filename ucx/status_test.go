@@ -102,6 +102,12 @@ func TestLibPathFromEnvironment(t *testing.T) {
 	}
 	for i, c := range cases {
 		t.Setenv(LibEnv, c.env)
-		assert.Equal(t, c.want, libPath(), "case %d", i)
+		got, _ := libPath()
+		if loadedAlready(LibName) {
+			// Another test of this binary loaded UCX: that copy wins.
+			assert.Equal(t, LibName, got, "case %d", i)
+			continue
+		}
+		assert.Equal(t, c.want, got, "case %d", i)
 	}
 }

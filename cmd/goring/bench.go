@@ -108,6 +108,7 @@ type benchJob struct {
 	algs  []string
 	skips []string // "alg: reason" for algorithms skipped at some size
 	steps int      // total iterations (progress bar)
+	mem   string   // --mem
 }
 
 func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
@@ -168,7 +169,7 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 		}
 		straggler, delay = r, d
 	}
-	job := &benchJob{np: np, cfg: bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
+	job := &benchJob{np: np, mem: f.mem, cfg: bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
 		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout}}
 	if f.chunks < 0 {
 		return nil, fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
@@ -332,7 +333,10 @@ func describeJob(j *benchJob) string {
 	if j.cfg.Collective.Reduces() {
 		s += fmt.Sprintf(", %s %s", j.cfg.Dtype, j.cfg.Op)
 	}
-	return s
+	if j.mem != "" && j.mem != "host" {
+		s += ", " + j.mem + " memory"
+	}
+	return s + fmt.Sprintf("; UCX %s: %s", ucx.VersionString(), ucx.Library())
 }
 
 func writeBenchOutput(out io.Writer, f *benchFlags, collName string, rows []bench.Row) error {

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"runtime"
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/cuda"
@@ -55,6 +56,14 @@ func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
 	}
 	g, err := cudaexec.Open(rank % gpus)
 	if err != nil {
+		return nil, nil, err
+	}
+	// UCX's CUDA transports work in the thread's current context: this
+	// rank drives UCX from this goroutine only, so pin it to its thread
+	// and make the GPU's context current there once.
+	runtime.LockOSThread()
+	if err := g.Device().MakeCurrent(); err != nil {
+		_ = g.Close()
 		return nil, nil, err
 	}
 	return g, g.Close, nil

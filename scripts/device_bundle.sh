@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# device_bundle.sh: builds what a GPU machine needs into .carry/ (ignored
+# by git), for the device tool to carry: the goring binary, the GPU test
+# binaries, and the runtime part of the CUDA-enabled UCX (the libraries
+# and CUDA modules, without static archives and perftest modules), laid
+# out as bin/ and .deps/ so that bin/goring finds its UCX beside itself.
+# scripts/device_test.sh runs it there.
+#
+#   scripts/device_bundle.sh            # then carry [".carry"]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+make -s deps
+out=.carry
+rm -rf "$out"
+mkdir -p "$out/bin"
+go build -ldflags="-s -w" -o "$out/bin/goring" ./cmd/goring
+go test -ldflags="-s -w" -c -o "$out/bin/cuda.test" ./cuda
+go test -ldflags="-s -w" -c -o "$out/bin/cudaexec.test" ./cudaexec
+go test -ldflags="-s -w" -tags ucc -c -o "$out/bin/tl.test" ./ucc_tl_goring
+w=.deps/ucx-cu13/libucx
+if [ -d "$w" ]; then
+  d="$out/.deps/ucx-cu13/libucx"
+  mkdir -p "$d/lib/ucx" "$d/bin"
+  cp -p "$w"/lib/lib{ucp,uct,ucs,ucm,ucs_signal}.so.0 "$d/lib/"
+  for m in uct_cuda ucm_cuda uct_cma; do
+    cp -p "$w/lib/ucx/lib$m.so.0" "$d/lib/ucx/"
+    ln -sf "lib$m.so.0" "$d/lib/ucx/lib$m.so"
+  done
+  cp -p "$w/bin/ucx_info" "$d/bin/"
+  cp -rp "$w/include" "$d/"
+  cp -rp "$w/etc" "$d/" 2>/dev/null || true
+fi
+cp scripts/device_test.sh "$out/"
+du -sh "$out"

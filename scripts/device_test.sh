@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# device_test.sh: goring's GPU checks on a machine with the NVIDIA driver,
+# from what scripts/device_bundle.sh put in .carry/ (nothing else needed:
+# no Go, no toolkit, no network). Run from the repository root there:
+#
+#   bash .carry/device_test.sh [quick|full]   # OUT=dir keeps the logs
+#
+# 1. the GPU tests: package cuda (driver binding, reduction kernels
+#    bit-identical to the host's), package cudaexec (every algorithm of
+#    every collective run whole on one GPU, equal to host memory), and the
+#    reduction's rate against a copy of the same size;
+# 2. goring bench --mem cuda between processes (UCX cuda_ipc): every
+#    algorithm of every collective, validated, 2, 3, 4 and 8 processes on
+#    the GPUs the machine has (several per GPU);
+# 3. (full) the speed table: allgather and allreduce, 4 processes,
+#    4-256 MiB per rank.
+set -uo pipefail
+cd "$(dirname "$0")"
+B=$PWD/bin
+ROOT=$(cd .. && pwd) # the repository (test binaries run in their package folder)
+MODE=${1:-full}
+OUT=${OUT:-/tmp/goring-device}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
+export GORING_LIBUCP=$PWD/.deps/ucx-cu13/libucx/lib/libucp.so.0
+fail=0
+step() { echo; echo "== $*"; }
+run() { # run NAME CMD...: log to $OUT/NAME.log, print its tail
+  local name=$1; shift
+  local t0=$SECONDS
+  if "$@" >"$OUT/$name.log" 2>&1; then
+    echo "ok   $name ($((SECONDS - t0)) s)"
+  else
+    echo "FAIL $name ($((SECONDS - t0)) s)"; tail -25 "$OUT/$name.log"; fail=1
+  fi
+}
+step "machine"
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
+GPUS=$(nvidia-smi -L | wc -l)
+"$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -v | head -2
+"$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -d | grep -E "Transport: (cuda|cma|posix|sysv)" | sort -u | tr '\n' ' '; echo
+
+step "GPU tests"
+run cuda.test bash -c "cd '$ROOT/cuda' && '$B/cuda.test' -test.v -test.count=1"
+grep -E "^(--- |ok|FAIL|PASS)|loaded from|bit-identical" "$OUT/cuda.test.log" | head -40
+run cudaexec.test bash -c "cd '$ROOT/cudaexec' && '$B/cudaexec.test' -test.v -test.count=1"
+grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$OUT/cudaexec.test.log"
+(cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
+
+step "goring bench --mem cuda, validated (UCX $GORING_LIBUCP)"
+for np in 2 3 4 8; do
+  for c in allgather allreduce reduce_scatter bcast alltoallv; do
+    sizes="1,7,4099,70001,1MiB"
+    extra=()
+    case $c in
+      allreduce) extra=(--dtype float32 --op sum) ;;
+      reduce_scatter) extra=(--dtype int32 --op max) ;;
+    esac
+    [ "$MODE" = quick ] && [ "$np" != 4 ] && continue
+    run "bench_${c}_np$np" "$B/goring" bench "$c" --np "$np" --mem cuda --gpus "$GPUS" --bytes "$sizes" \
+      --iters 3 --warmup 1 --validate --json "${extra[@]}"
+  done
+done
+for dt in float16:sum bfloat16:prod int8:bxor uint64:min float64:max; do
+  run "bench_allreduce_np4_${dt%%:*}" "$B/goring" bench allreduce --np 4 --mem cuda --gpus "$GPUS" \
+    --bytes "8,4096,1MiB" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
+done
+
+if [ "$MODE" = full ]; then
+  step "speed: 4 processes, --mem cuda, bus bandwidth"
+  for c in allgather allreduce; do
+    "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --bytes 4MiB:256MiB --iters 20 --warmup 5 2>&1 | tee "$OUT/speed_$c.txt"
+  done
+fi
+echo
+[ $fail = 0 ] && echo "device_test: all passed" || echo "device_test: FAILURES above (logs in $OUT)"
+exit $fail
