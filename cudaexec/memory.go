@@ -16,7 +16,8 @@ type GPU struct {
 	mem exec.Mem
 
 	mu     sync.Mutex
-	allocs []*cuda.Buffer // ascending address
+	allocs []*cuda.Buffer // ascending address: every buffer g holds
+	idle   []*cuda.Buffer // freed by the caller, kept for reuse
 }
 
 // Open retains GPU ordinal's primary context. Without a driver the error
@@ -42,7 +43,7 @@ func (g *GPU) Close() error {
 	for _, b := range g.allocs {
 		errs = append(errs, b.Free())
 	}
-	g.allocs = nil
+	g.allocs, g.idle = nil, nil
 	g.mu.Unlock()
 	errs = append(errs, g.dev.Close())
 	return errors.Join(errs...)
@@ -50,10 +51,33 @@ func (g *GPU) Close() error {
 
 // Alloc returns n bytes of device memory (n may be 0: an empty region).
 // A request larger than the free memory fails with the sizes named.
+//
+// Freed buffers are kept and handed out again (the smallest that fits),
+// never returned to the driver before Close. That is not only for speed:
+// UCX caches what it learnt of a device buffer (its IPC handle, for a peer
+// to map) by address, and hears of frees only by hooking the CUDA
+// allocator, which goring's dlopen'd driver calls bypass. A buffer freed
+// and reallocated at the same address would leave a stale handle in that
+// cache and a peer writing into the dead allocation (seen: collectives
+// with --alg all on one H100 lost bytes at the second algorithm).
 func (g *GPU) Alloc(n int64) (exec.Region, error) {
 	if n == 0 {
 		return exec.DeviceRegion(g.mem, 0, 0), nil
 	}
+	g.mu.Lock()
+	best := -1
+	for i, b := range g.idle {
+		if int64(b.Len()) >= n && (best < 0 || b.Len() < g.idle[best].Len()) {
+			best = i
+		}
+	}
+	if best >= 0 {
+		b := g.idle[best]
+		g.idle = append(g.idle[:best], g.idle[best+1:]...)
+		g.mu.Unlock()
+		return exec.DeviceRegion(g.mem, uintptr(b.Ptr()), n), nil
+	}
+	g.mu.Unlock()
 	b, err := g.dev.Alloc(int(n))
 	if err != nil {
 		if free, ferr := g.dev.FreeMemoryBytes(); ferr == nil {
@@ -70,20 +94,37 @@ func (g *GPU) Alloc(n int64) (exec.Region, error) {
 	return exec.DeviceRegion(g.mem, uintptr(b.Ptr()), n), nil
 }
 
-// Free releases a region Alloc returned (synchronize work on it first).
+// Free gives back a region Alloc returned (synchronize work on it first);
+// the memory stays with g for later Allocs until Close (see Alloc).
 func (g *GPU) Free(r exec.Region) error {
 	if r.Len() == 0 {
 		return nil
 	}
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	for i, b := range g.allocs {
+	for _, b := range g.idle {
 		if uintptr(b.Ptr()) == r.Addr() {
-			g.allocs = append(g.allocs[:i], g.allocs[i+1:]...)
-			return b.Free()
+			return fmt.Errorf("cudaexec: %v freed twice", r)
+		}
+	}
+	for _, b := range g.allocs {
+		if uintptr(b.Ptr()) == r.Addr() {
+			g.idle = append(g.idle, b)
+			return nil
 		}
 	}
 	return fmt.Errorf("cudaexec: free of %v, which this GPU did not allocate", r)
+}
+
+// HeldBytes is the device memory g holds (in use and kept for reuse).
+func (g *GPU) HeldBytes() int64 {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	var n int64
+	for _, b := range g.allocs {
+		n += int64(b.Len())
+	}
+	return n
 }
 
 // find is the allocation holding r and r's offset in it.

@@ -53,8 +53,8 @@ for np in 2 3 4 8; do
     sizes="1,7,4099,70001,1MiB"
     extra=()
     case $c in
-      allreduce) extra=(--dtype float32 --op sum) ;;
-      reduce_scatter) extra=(--dtype int32 --op max) ;;
+      allreduce) extra=(--dtype float32 --op sum); sizes="4,28,16396,280004,1MiB" ;;
+      reduce_scatter) extra=(--dtype int32 --op max); sizes="4,28,16396,280004,1MiB" ;;
     esac
     [ "$MODE" = quick ] && [ "$np" != 4 ] && continue
     run "bench_${c}_np$np" "$B/goring" bench "$c" --np "$np" --mem cuda --gpus "$GPUS" --bytes "$sizes" \
@@ -63,7 +63,7 @@ for np in 2 3 4 8; do
 done
 for dt in float16:sum bfloat16:prod int8:bxor uint64:min float64:max; do
   run "bench_allreduce_np4_${dt%%:*}" "$B/goring" bench allreduce --np 4 --mem cuda --gpus "$GPUS" \
-    --bytes "8,4096,1MiB" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
+    --bytes "8,4096,1MiB,16777224" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
 done
 
 if [ "$MODE" = full ]; then

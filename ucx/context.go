@@ -69,6 +69,16 @@ func Init(opts Options) (*Context, error) {
 	if _, set := cfg["KEEPALIVE_INTERVAL"]; !set && features&FeatureWakeup != 0 && os.Getenv("UCX_KEEPALIVE_INTERVAL") == "" {
 		cfg["KEEPALIVE_INTERVAL"] = "inf"
 	}
+	// goring names the memory type of every buffer it hands UCX, so UCX's
+	// memory-type cache can only mislead: it learns of device memory by
+	// hooking the CUDA allocator, which goring's dlopen'd driver calls
+	// bypass, and then treats device buffers as host memory whatever type
+	// the request names (seen with UCX 1.22 on H100: the CPU copied from
+	// GPU memory and faulted). Off unless the caller or the environment
+	// says otherwise.
+	if _, set := cfg["MEMTYPE_CACHE"]; !set && os.Getenv("UCX_MEMTYPE_CACHE") == "" {
+		cfg["MEMTYPE_CACHE"] = "n"
+	}
 	keys := make([]string, 0, len(cfg))
 	for k := range cfg {
 		keys = append(keys, k)

@@ -541,6 +541,15 @@ int gr_tag_send(gr_worker_t *w, gr_ep_t *ep, uintptr_t buf, size_t len,
     param.cb.send      = gr_send_cb;
     param.user_data    = s;
     gr_set_mem_type(&param, mem_type);
+    /* Device memory never takes UCX's inline send: that fast path copies
+     * from the buffer with the CPU whenever UCX's own registry of device
+     * allocations (filled by hooking the CUDA allocator, which goring's
+     * dlopen'd driver calls bypass) looks empty, whatever memory type the
+     * caller passed; on GPU memory it faults (seen with UCX 1.22 on H100).
+     * A request always goes through protocol selection by memory type. */
+    if (mem_type > 0) {
+        param.op_attr_mask |= UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    }
     ucs_status_ptr_t r = p_ucp_tag_send_nbx(ep->ep, (void *)buf, len, tag, &param);
     if (UCS_PTR_IS_PTR(r)) {
         *req = r;

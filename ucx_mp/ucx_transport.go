@@ -45,6 +45,11 @@ type Transport struct {
 	Yield    time.Duration
 	peerErr  error
 	memTypes ucx.MemoryTypes
+	// devOps are the posted operations on device memory. UCX's CUDA
+	// transports finish work by polling CUDA events and never signal the
+	// worker's event fd, so while any is in flight Wait polls (yielding
+	// the CPU between polls) instead of sleeping on the fd.
+	devOps map[uint64]struct{}
 }
 
 var _ exec.Transport = (*Transport)(nil)
@@ -79,7 +84,7 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	if len(addrs)-1 > ucx.MaxTagSender {
 		return nil, fmt.Errorf("ucxmp: %d ranks exceed the tag's sender field (%d)", len(addrs), ucx.MaxTagSender+1)
 	}
-	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes}
+	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes, devOps: map[uint64]struct{}{}}
 	for p, a := range addrs {
 		peer := p
 		peerErrors := opts.PeerErrors
@@ -120,6 +125,7 @@ func (t *Transport) peer(p int) (*ucx.Endpoint, error) {
 func (t *Transport) callback(token uint64) ucx.Callback {
 	return func(c ucx.Completion) {
 		delete(t.reqs, token)
+		delete(t.devOps, token)
 		t.comps = append(t.comps, exec.Completion{Token: token, Len: int64(c.Length), Err: c.Err})
 	}
 }
@@ -165,6 +171,9 @@ func (t *Transport) PostSend(p *exec.Post) error {
 	}
 	if !r.Done() {
 		t.reqs[token] = r
+		if mt != ucx.MemHost {
+			t.devOps[token] = struct{}{}
+		}
 	}
 	return nil
 }
@@ -194,6 +203,9 @@ func (t *Transport) PostRecv(p *exec.Post) error {
 	}
 	if !r.Done() {
 		t.reqs[token] = r
+		if mt != ucx.MemHost {
+			t.devOps[token] = struct{}{}
+		}
 	}
 	return nil
 }
@@ -220,11 +232,11 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 			continue
 		}
 		now := time.Now()
-		if t.Yield > 0 {
+		if t.Yield > 0 || len(t.devOps) > 0 {
 			if yieldUntil.IsZero() {
 				yieldUntil = now.Add(t.Yield)
 			}
-			if now.Before(yieldUntil) && now.Before(deadline) {
+			if (now.Before(yieldUntil) || len(t.devOps) > 0) && now.Before(deadline) {
 				schedYield()
 				t.w.Progress()
 				continue
