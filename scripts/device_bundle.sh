@@ -30,5 +30,12 @@ if [ -d "$w" ]; then
   cp -rp "$w/include" "$d/"
   cp -rp "$w/etc" "$d/" 2>/dev/null || true
 fi
-cp scripts/device_test.sh "$out/"
+cp scripts/device_test.sh scripts/device_ucc.sh "$out/"
+# UCC for the baseline, autogen'd here (the device has no autotools).
+if [ -f ../shared/vendor/ucc-1.8.0.tar.gz ]; then
+  t=$(mktemp -d); mkdir "$t/ucc"
+  tar xzf ../shared/vendor/ucc-1.8.0.tar.gz -C "$t/ucc" --strip-components=1
+  (cd "$t/ucc" && ./autogen.sh >/dev/null 2>&1)
+  tar czf "$out/ucc-autogen.tar.gz" -C "$t" ucc && rm -rf "$t"
+fi
 du -sh "$out"

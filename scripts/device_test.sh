@@ -20,6 +20,7 @@ B=$PWD/bin
 ROOT=$(cd .. && pwd) # the repository (test binaries run in their package folder)
 MODE=${1:-full}
 OUT=${OUT:-/tmp/goring-device}
+LOGS=$(mktemp -d) # one log per step; packed into $OUT/logs.tgz at the end
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1 NVSHMEM_DISABLE_NVLS=1
 export GORING_LIBUCP=$PWD/.deps/ucx-cu13/libucx/lib/libucp.so.0
@@ -28,10 +29,11 @@ step() { echo; echo "== $*"; }
 run() { # run NAME CMD...: log to $OUT/NAME.log, print its tail
   local name=$1; shift
   local t0=$SECONDS
-  if "$@" >"$OUT/$name.log" 2>&1; then
-    echo "ok   $name ($((SECONDS - t0)) s)"
+  if "$@" >"$LOGS/$name.log" 2>&1; then
+    echo "ok   $name ($((SECONDS - t0)) s)" | tee -a "$OUT/summary.txt"
   else
-    echo "FAIL $name ($((SECONDS - t0)) s)"; tail -25 "$OUT/$name.log"; fail=1
+    echo "FAIL $name ($((SECONDS - t0)) s)" | tee -a "$OUT/summary.txt"
+    grep -v "^r[a-z0-9]* *0x\|^[a-z]s *0x" "$LOGS/$name.log" | tail -15 | tee -a "$OUT/summary.txt"; fail=1
   fi
 }
 step "machine"
@@ -42,9 +44,9 @@ GPUS=$(nvidia-smi -L | wc -l)
 
 step "GPU tests"
 run cuda.test bash -c "cd '$ROOT/cuda' && '$B/cuda.test' -test.v -test.count=1"
-grep -E "^(--- |ok|FAIL|PASS)|loaded from|bit-identical" "$OUT/cuda.test.log" | head -40
+grep -E "^(--- |ok|FAIL|PASS)|loaded from|bit-identical" "$LOGS/cuda.test.log" | head -40
 run cudaexec.test bash -c "cd '$ROOT/cudaexec' && '$B/cudaexec.test' -test.v -test.count=1"
-grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$OUT/cudaexec.test.log"
+grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
 
 step "goring bench --mem cuda, validated (UCX $GORING_LIBUCP)"
@@ -72,6 +74,7 @@ if [ "$MODE" = full ]; then
     "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --bytes 4MiB:256MiB --iters 20 --warmup 5 2>&1 | tee "$OUT/speed_$c.txt"
   done
 fi
+tar czf "$OUT/logs.tgz" -C "$LOGS" .
 echo
-[ $fail = 0 ] && echo "device_test: all passed" || echo "device_test: FAILURES above (logs in $OUT)"
+[ $fail = 0 ] && echo "device_test: all passed" || echo "device_test: FAILURES above (logs in $OUT/logs.tgz)"
 exit $fail

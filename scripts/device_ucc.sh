@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# device_ucc.sh: the baseline of goring's GPU numbers on a GPU machine:
+# UCC v1.8.0 built there (from the pinned release, autogen'd beforehand
+# and carried as .carry/ucc-autogen.tar.gz) against the carried
+# CUDA-enabled UCX, then ucc_perftest with UCC's own tl/ucp on CUDA
+# buffers, N processes on the machine's GPUs. Nothing of it is kept.
+#
+#   bash .carry/device_ucc.sh [np]        # OUT=dir keeps the tables
+set -uo pipefail
+cd "$(dirname "$0")"
+C=$PWD
+NP=${1:-4}
+OUT=${OUT:-/tmp/goring-device}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0
+UCX=$C/.deps/ucx-cu13/libucx
+[ -f ucc-autogen.tar.gz ] || { echo "device_ucc: skipped: no .carry/ucc-autogen.tar.gz"; exit 0; }
+command -v mpicc >/dev/null || { echo "device_ucc: skipped: no mpicc on this machine"; exit 0; }
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+[ -x "$CUDA/bin/nvcc" ] || { echo "device_ucc: skipped: no nvcc under $CUDA"; exit 0; }
+# The carried UCX has its runtime libraries only: names to link against.
+for l in ucp uct ucs ucm; do ln -sf "lib$l.so.0" "$UCX/lib/lib$l.so"; done
+W=/tmp/ucc-build
+t0=$SECONDS
+if [ -x "$W/install/bin/ucc_perftest" ]; then
+  echo "device_ucc: UCC already built in $W (a warm machine)"
+else
+rm -rf "$W" && mkdir -p "$W" && tar xzf ucc-autogen.tar.gz -C "$W"
+cd "$W/ucc"
+major=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+LDFLAGS="-Wl,-rpath,$UCX/lib" ./configure --prefix="$W/install" --with-ucx="$UCX" --with-cuda="$CUDA" \
+  --with-mpi --with-tls=ucp,self --with-nvcc-gencode="-gencode=arch=compute_$major,code=sm_$major" \
+  --disable-gtest >"$OUT/ucc_configure.log" 2>&1 || { echo "device_ucc: configure failed"; tail -20 "$OUT/ucc_configure.log"; exit 1; }
+make -j"$(nproc)" install >"$OUT/ucc_make.log" 2>&1 || { echo "device_ucc: make failed"; tail -30 "$OUT/ucc_make.log"; exit 1; }
+echo "device_ucc: UCC built in $((SECONDS - t0)) s"
+fi
+P=$W/install/bin/ucc_perftest
+export LD_LIBRARY_PATH=$W/install/lib:$UCX/lib
+# Open MPI (the machine's, over its own UCX) only launches and bootstraps:
+# ob1 keeps it off UCX, so the process holds one libucp, the carried one.
+# UCX_MEMTYPE_CACHE=n: with it on, UCX took UCC's CUDA buffers for host
+# memory and every receive failed (Input/output error), as it did for
+# goring (ucx/context.go).
+MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca pml ob1 --mca btl self,vader
+  -x LD_LIBRARY_PATH -x UCC_TLS=ucp -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE)
+# -b/-e are element counts: float32, 4 MiB to 256 MiB per rank.
+for c in allgather allreduce; do
+  echo "== ucc_perftest -c $c -m cuda, $NP processes, UCC_TLS=ucp (tl/ucp over UCX cuda_ipc)"
+  "${MPIRUN[@]}" "$P" -c "$c" -m cuda -b 1048576 -e 67108864 -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR"
+done
