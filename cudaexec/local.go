@@ -132,3 +132,16 @@ func (l *Local) Cancel(token uint64) error {
 	}
 	return nil
 }
+
+// CopyNow copies src into dst (device memory, equal lengths) on the
+// executor's stream and waits for it: for the few copies a caller needs
+// before a call starts (the private source of an in-place allreduce).
+func (l *Local) CopyNow(dst, src exec.Region) error {
+	if dst.Len() != src.Len() {
+		return fmt.Errorf("cudaexec: copy of %v into %v", src, dst)
+	}
+	if err := cuda.CopyAddrAsync(l.stream, cuda.DevicePtr(dst.Addr()), cuda.DevicePtr(src.Addr()), int(dst.Len())); err != nil {
+		return err
+	}
+	return l.stream.Synchronize()
+}

@@ -166,7 +166,7 @@ func goring_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.gori
 		return fail(notSupported("datatype %d", args.dtype))
 	}
 	a := collArgs{coll: c, src: args.src, dst: args.dst, count: uint64(args.count), dtype: d, root: int(args.root),
-		inPlace: args.in_place != 0, hostMem: args.mem == C.GORING_MEM_HOST}
+		inPlace: args.in_place != 0, mem: memArgOf(args.mem)}
 	if c.Reduces() {
 		if a.op, ok = ops[args.op]; !ok {
 			return fail(notSupported("reduction op %d", args.op))
@@ -266,4 +266,14 @@ func goring_last_error(buf *C.char, length C.size_t) C.size_t {
 		dst[n] = 0
 	}
 	return C.size_t(len(text))
+}
+
+func memArgOf(m C.goring_mem_type_t) memArg {
+	switch m {
+	case C.GORING_MEM_HOST:
+		return memHost
+	case C.GORING_MEM_CUDA:
+		return memCUDA
+	}
+	return memUnknown
 }

@@ -24,7 +24,7 @@ type collArgs struct {
 	op      coll.Op
 	root    int
 	inPlace bool
-	hostMem bool
+	mem     memArg
 	alg     string
 }
 
@@ -47,6 +47,8 @@ type tlColl struct {
 	entry   *planEntry
 	call    exec.Call
 	owned   [][]byte // ucx.Alloc'd private copies, freed at finalize
+	devOwn  []exec.Region // device private copies, freed at finalize
+	gpu     *teamGPU      // nil for host memory
 	state   collState
 	err     error
 	trivial bool // zero elements: done at post
@@ -61,8 +63,9 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	if t.tr == nil {
 		return nil, invalid("team not connected")
 	}
-	if !a.hostMem {
-		return nil, notSupported("device memory: goring's team layer moves host memory only so far")
+	mem, err := memoryOf(a)
+	if err != nil {
+		return nil, err
 	}
 	alg := a.alg
 	if alg == "" {
@@ -93,7 +96,12 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		c.trivial = true
 		return c, nil
 	}
-	entry, err := t.plans.get(sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank, a.dtype, a.op)
+	if !mem.IsHost() {
+		if c.gpu, err = t.gpu(mem.Device); err != nil {
+			return nil, err
+		}
+	}
+	entry, err := t.plans.get(sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank, a.dtype, a.op, mem)
 	if err != nil {
 		if sched.IsUnsupported(err) {
 			return nil, notSupportedErr{err}
@@ -108,7 +116,7 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 			c.free()
 		}
 	}()
-	bufs, err := c.buffers(a, prog.Sizes, B)
+	bufs, err := c.buffers(a, mem, prog.Sizes, B)
 	if err != nil {
 		return nil, err
 	}
@@ -121,14 +129,21 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		c.m = c.pm.m
 		return c, nil
 	}
-	c.pm = &pooledMachine{}
-	if z := prog.Sizes.Scratch; z > 0 {
+	c.pm = &pooledMachine{gpu: c.gpu}
+	if z := prog.Sizes.Scratch; z > 0 && c.gpu == nil {
 		c.pm.scratch = ucx.Alloc(int(z))
 		bufs.Scratch = exec.HostRegion(c.pm.scratch)
 	}
 	cfg := exec.ConfigFor(plan, a.dtype, a.op)
 	if !a.coll.Reduces() {
 		cfg.Dtype, cfg.Op = coll.DtypeInvalid, coll.OpInvalid
+	}
+	if c.gpu != nil {
+		if c.pm.devScratch, err = c.gpu.g.Alloc(prog.Sizes.Scratch); err != nil {
+			return nil, resourceErr{err}
+		}
+		bufs.Scratch = c.pm.devScratch
+		cfg.Local = c.gpu.local
 	}
 	if c.pm.m, err = exec.New(prog, bufs, cfg); err != nil {
 		return nil, invalidErr{err}
@@ -142,8 +157,11 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 // an allgather's src is the rank's own block of dst; an allreduce gets a
 // private copy of dst as src (the plans receive into dst while they still
 // read src); a bcast has one buffer, src and dst alike.
-func (c *tlColl) buffers(a collArgs, z sched.Sizes, B int64) (exec.Buffers, error) {
+func (c *tlColl) buffers(a collArgs, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffers, error) {
 	view := func(p unsafe.Pointer, n int64) exec.Region {
+		if !mem.IsHost() {
+			return deviceRegion(mem, p, n)
+		}
 		if n == 0 {
 			return exec.HostRegion([]byte{})
 		}
@@ -163,6 +181,17 @@ func (c *tlColl) buffers(a collArgs, z sched.Sizes, B int64) (exec.Buffers, erro
 	case a.inPlace && a.coll == coll.Allgather:
 		b.Dst = view(a.dst, z.Dst)
 		b.Src = b.Dst.Slice(int64(c.team.rank)*B, B)
+	case a.inPlace && a.coll == coll.Allreduce && !mem.IsHost():
+		b.Dst = view(a.dst, z.Dst)
+		src, err := c.gpu.g.Alloc(z.Src)
+		if err != nil {
+			return b, resourceErr{err}
+		}
+		c.devOwn = append(c.devOwn, src)
+		if err := c.gpu.local.CopyNow(src, b.Dst.Slice(0, z.Src)); err != nil {
+			return b, resourceErr{err}
+		}
+		b.Src = src
 	case a.inPlace && a.coll == coll.Allreduce:
 		b.Dst = view(a.dst, z.Dst)
 		src := c.alloc(z.Src)
@@ -188,6 +217,10 @@ func (c *tlColl) free() {
 		_ = ucx.Free(b)
 	}
 	c.owned = nil
+	for _, r := range c.devOwn {
+		_ = c.gpu.g.Free(r)
+	}
+	c.devOwn = nil
 	if c.pm == nil {
 		return
 	}

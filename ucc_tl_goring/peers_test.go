@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -74,7 +75,7 @@ func runChild(spec string) error {
 	for i := range fs {
 		fs[i] = float32(rank + i%7)
 	}
-	c, err := newColl(t, collArgs{coll: coll.Allreduce, src: unsafe.Pointer(&src[0]), dst: unsafe.Pointer(&dst[0]), count: n, dtype: coll.Float32, op: coll.Sum, hostMem: true})
+	c, err := newColl(t, collArgs{coll: coll.Allreduce, src: unsafe.Pointer(&src[0]), dst: unsafe.Pointer(&dst[0]), count: n, dtype: coll.Float32, op: coll.Sum})
 	if err != nil {
 		return err
 	}
@@ -87,6 +88,14 @@ func runChild(spec string) error {
 		if err != nil {
 			fmt.Printf("collective failed after %.1f s: %v\n", time.Since(start).Seconds(), err)
 			c.finalize()
+			// Stay alive until the test has read every survivor's
+			// verdict: a survivor that exits now would be one more dead
+			// peer for the others to report.
+			for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+				if _, err := os.Stat(filepath.Join(dir, "exit")); err == nil {
+					break
+				}
+			}
 			return nil
 		}
 		if done {
@@ -147,9 +156,28 @@ func exchangeCards(t *tlTeam, dir string) error {
 	return t.connect(all, slot)
 }
 
+// syncBuffer is a bytes.Buffer that the test may read while a child's
+// output is still being copied into it.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
 // startRanks starts size child ranks in mode and returns them with their
 // output buffers.
-func startRanks(t *testing.T, size int, mode string) ([]*exec.Cmd, []*bytes.Buffer, string) {
+func startRanks(t *testing.T, size int, mode string) ([]*exec.Cmd, []*syncBuffer, string) {
 	if err := ucx.Load(); err != nil {
 		t.Skipf("UCX not loadable: %v", err)
 	}
@@ -158,9 +186,9 @@ func startRanks(t *testing.T, size int, mode string) ([]*exec.Cmd, []*bytes.Buff
 	}
 	dir := t.TempDir()
 	cmds := make([]*exec.Cmd, size)
-	outs := make([]*bytes.Buffer, size)
+	outs := make([]*syncBuffer, size)
 	for r := range cmds {
-		outs[r] = &bytes.Buffer{}
+		outs[r] = &syncBuffer{}
 		cmds[r] = exec.Command(os.Args[0], "-test.run=^$")
 		cmds[r].Env = append(os.Environ(), fmt.Sprintf("%s=%d,%d,%s,%s", childEnv, r, size, dir, mode))
 		cmds[r].Stdout, cmds[r].Stderr = outs[r], outs[r]
@@ -178,7 +206,7 @@ func startRanks(t *testing.T, size int, mode string) ([]*exec.Cmd, []*bytes.Buff
 }
 
 // waitAll waits for the given ranks, failing the test after limit.
-func waitAll(t *testing.T, cmds []*exec.Cmd, outs []*bytes.Buffer, limit time.Duration) {
+func waitAll(t *testing.T, cmds []*exec.Cmd, outs []*syncBuffer, limit time.Duration) {
 	done := make(chan int, len(cmds))
 	for r, c := range cmds {
 		go func() { _ = c.Wait(); done <- r }()
@@ -226,8 +254,15 @@ func TestDeadRankEndsCollective(t *testing.T) {
 	time.Sleep(300 * time.Millisecond) // the others are in the collective by now
 	killed := time.Now()
 	require.NoError(t, cmds[2].Process.Kill()) // a zombie until reaped below
-	waitAll(t, cmds[:2], outs[:2], 20*time.Second)
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(outs[0].String(), "collective failed") && strings.Contains(outs[1].String(), "collective failed") {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "survivors still in the collective 20 s after the kill: %s | %s", outs[0], outs[1])
+	}
 	t.Logf("others ended %.1f s after the kill", time.Since(killed).Seconds())
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644))
+	waitAll(t, cmds[:2], outs[:2], 20*time.Second)
 	for r := range 2 {
 		o := outs[r].String()
 		assert.Contains(t, o, "collective failed", "rank %d", r)

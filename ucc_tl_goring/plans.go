@@ -33,6 +33,7 @@ type planKey struct {
 	rank  int
 	dtype coll.Dtype
 	op    coll.Op
+	mem   exec.Mem // an executor is built for one memory type
 }
 
 // planEntry is one cached plan and its idle executors.
@@ -42,10 +43,13 @@ type planEntry struct {
 	evicted bool // dropped from the cache: executors coming back are freed
 }
 
-// pooledMachine is an executor with the scratch memory it owns.
+// pooledMachine is an executor with the scratch memory it owns: host
+// memory from ucx.Alloc, or device memory of its GPU.
 type pooledMachine struct {
-	m       *exec.Machine
-	scratch []byte // ucx.Alloc'd
+	m          *exec.Machine
+	scratch    []byte // ucx.Alloc'd
+	devScratch exec.Region
+	gpu        *teamGPU // owner of devScratch
 }
 
 func (pm *pooledMachine) free() {
@@ -53,12 +57,16 @@ func (pm *pooledMachine) free() {
 		_ = ucx.Free(pm.scratch)
 		pm.scratch = nil
 	}
+	if pm.gpu != nil && pm.devScratch.Len() > 0 {
+		_ = pm.gpu.g.Free(pm.devScratch)
+		pm.devScratch = exec.Region{}
+	}
 }
 
 // get returns the entry of rank's plan for spec, generating the plan
 // (sched.GenerateRank) on a miss.
-func (pc *planCache) get(spec sched.Spec, rank int, dtype coll.Dtype, op coll.Op) (*planEntry, error) {
-	k := planKey{string(spec.Collective), spec.Algorithm, spec.Bytes, spec.DtypeBytes, spec.Root, rank, dtype, op}
+func (pc *planCache) get(spec sched.Spec, rank int, dtype coll.Dtype, op coll.Op, mem exec.Mem) (*planEntry, error) {
+	k := planKey{string(spec.Collective), spec.Algorithm, spec.Bytes, spec.DtypeBytes, spec.Root, rank, dtype, op, mem}
 	if e, ok := pc.plans[k]; ok {
 		return e, nil
 	}

@@ -31,6 +31,8 @@ type tlTeam struct {
 	cur        *tlColl   // the collective on the wire
 	plans      planCache
 	watch      exec.Watch // this host's peers, checked while a call waits
+	memTypes   ucx.MemoryTypes
+	gpus       map[int]*teamGPU // by device ordinal, opened on first use
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -92,11 +94,15 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	// fails the endpoint). Shared-memory endpoints stay in the default
 	// mode, which keeps UCX's fast intra-node transports.
 	self := hosts[t.rank]
-	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{PeerErrorsTo: func(peer int) bool { return hosts[peer] != self }})
+	mts, err := t.ctx.uctx.MemoryTypes()
 	if err != nil {
 		return resourceErr{err}
 	}
-	t.tr, t.topo = tr, tp
+	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{MemoryTypes: mts, PeerErrorsTo: func(peer int) bool { return hosts[peer] != self }})
+	if err != nil {
+		return resourceErr{err}
+	}
+	t.tr, t.topo, t.memTypes = tr, tp, mts
 	t.watch = newPeerWatch(t.rank, all)
 	return nil
 }
@@ -145,7 +151,10 @@ func (t *tlTeam) progress() {
 				return
 			}
 			t.cur, t.queue = t.queue[0], t.queue[1:]
+			t.cur.current()
 			t.cur.start(t.tr)
+		} else {
+			t.cur.current()
 		}
 		if !t.cur.poll() {
 			return
@@ -168,6 +177,10 @@ func (t *tlTeam) destroy() error {
 	}
 	t.queue = nil
 	t.plans.clear()
+	for _, tg := range t.gpus {
+		errs = append(errs, tg.close())
+	}
+	t.gpus = nil
 	if t.tr != nil {
 		errs = append(errs, t.tr.Close())
 	}

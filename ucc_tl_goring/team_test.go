@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -110,7 +111,7 @@ func TestTeamCollectives(t *testing.T) {
 				for k := range src {
 					src[k] = byte(r*31 + k)
 				}
-				a := collArgs{coll: coll.Allgather, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Float32, hostMem: true}
+				a := collArgs{coll: coll.Allgather, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Float32}
 				if inPlace {
 					copy(dsts[r][r*B:], src)
 					a.src, a.inPlace = nil, true
@@ -137,7 +138,7 @@ func TestTeamCollectives(t *testing.T) {
 				for k := range vals {
 					vals[k] = float32(r + k%7)
 				}
-				a := collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Float32, op: coll.Sum, hostMem: true}
+				a := collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Float32, op: coll.Sum}
 				if inPlace {
 					copy(dsts[r], src)
 					a.src, a.inPlace = nil, true
@@ -161,7 +162,7 @@ func TestTeamCollectives(t *testing.T) {
 				for k := 0; k < n*count; k++ {
 					binary.LittleEndian.PutUint64(src[8*k:], uint64(int64(r*1000-k)))
 				}
-				args[r] = collArgs{coll: coll.ReduceScatter, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Int64, op: coll.Max, hostMem: true}
+				args[r] = collArgs{coll: coll.ReduceScatter, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Int64, op: coll.Max}
 			}
 			runAll(t, teams, args)
 			for r := range dsts {
@@ -182,7 +183,7 @@ func TestTeamCollectives(t *testing.T) {
 						bufs[r][k] = byte(k * 3)
 					}
 				}
-				args[r] = collArgs{coll: coll.Bcast, src: ptr(bufs[r]), dst: ptr(bufs[r]), count: uint64(B), dtype: coll.Uint8, root: n - 1, hostMem: true}
+				args[r] = collArgs{coll: coll.Bcast, src: ptr(bufs[r]), dst: ptr(bufs[r]), count: uint64(B), dtype: coll.Uint8, root: n - 1}
 			}
 			runAll(t, teams, args)
 			for r := range bufs {
@@ -207,7 +208,7 @@ func TestTeamQueuesCollectives(t *testing.T) {
 			for e := range f32s(src) {
 				f32s(src)[e] = float32(k*10 + r)
 			}
-			c, err := newColl(tm, collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dst), count: count, dtype: coll.Float32, op: coll.Sum, hostMem: true})
+			c, err := newColl(tm, collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dst), count: count, dtype: coll.Float32, op: coll.Sum})
 			require.NoError(t, err)
 			assert.Equal(t, "ring", c.alg)
 			require.NoError(t, c.post())
@@ -238,6 +239,16 @@ func TestTeamQueuesCollectives(t *testing.T) {
 	}
 }
 
+// hostAsDevice is the status of a host buffer passed as CUDA memory: with
+// a driver, the caller's error (the driver says host memory); without
+// one, a case for another layer (no CUDA in this process at all).
+func hostAsDevice() int {
+	if _, err := cuda.DeviceCount(); cuda.IsNoDriver(err) {
+		return statusNotSupported
+	}
+	return statusInvalid
+}
+
 func TestCollNotSupportedAndInvalid(t *testing.T) {
 	teams := newTestTeams(t, 2, "")
 	buf := cbuf(t, 64)
@@ -245,15 +256,15 @@ func TestCollNotSupportedAndInvalid(t *testing.T) {
 		a    collArgs
 		want int
 	}{
-		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8}, statusNotSupported}, // device memory
-		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, hostMem: true}, statusNotSupported},
-		{collArgs{coll: coll.Allreduce, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Float32, op: coll.Band, hostMem: true}, statusNotSupported},
-		{collArgs{coll: coll.ReduceScatter, dst: ptr(buf), count: 4, dtype: coll.Int32, op: coll.Sum, inPlace: true, hostMem: true}, statusNotSupported},
-		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, alg: "tree", hostMem: true}, statusInvalid},
-		{collArgs{coll: coll.Allgather, src: ptr(buf), count: 4, dtype: coll.Uint8, hostMem: true}, statusInvalid},
-		{collArgs{coll: coll.Bcast, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, root: 2, hostMem: true}, statusInvalid},
-		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: math.MaxUint64 / 2, dtype: coll.Uint8, hostMem: true}, statusInvalid},
-		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, hostMem: true}, statusInvalid},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, mem: memCUDA}, hostAsDevice()},
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8}, statusNotSupported},
+		{collArgs{coll: coll.Allreduce, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Float32, op: coll.Band}, statusNotSupported},
+		{collArgs{coll: coll.ReduceScatter, dst: ptr(buf), count: 4, dtype: coll.Int32, op: coll.Sum, inPlace: true}, statusNotSupported},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, alg: "tree"}, statusInvalid},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), count: 4, dtype: coll.Uint8}, statusInvalid},
+		{collArgs{coll: coll.Bcast, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, root: 2}, statusInvalid},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: math.MaxUint64 / 2, dtype: coll.Uint8}, statusInvalid},
+		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4}, statusInvalid},
 	}
 	for i, c := range cases {
 		_, err := newColl(teams[0], c.a)
@@ -261,7 +272,7 @@ func TestCollNotSupportedAndInvalid(t *testing.T) {
 		assert.Equal(t, c.want, statusOf(err), "case %d: %v", i, err)
 	}
 	// Zero elements: done at post, nothing on the wire.
-	c, err := newColl(teams[0], collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 0, dtype: coll.Uint8, hostMem: true})
+	c, err := newColl(teams[0], collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 0, dtype: coll.Uint8})
 	require.NoError(t, err)
 	require.NoError(t, c.post())
 	done, err := c.test()
@@ -348,7 +359,7 @@ func TestTeamReusesExecutors(t *testing.T) {
 			for k := range f32s(src) {
 				f32s(src)[k] = float32(round*100 + r)
 			}
-			args[r] = collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: count, dtype: coll.Float32, op: coll.Sum, hostMem: true}
+			args[r] = collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: count, dtype: coll.Float32, op: coll.Sum}
 		}
 		runAll(t, teams, args)
 		for r := range dsts {
