@@ -15,7 +15,13 @@ import (
 // synchronize the stream to know when. A zero-byte copy is checked like
 // any other and then does nothing.
 
-// CopyFromHost copies len(src) bytes from Go memory into b at off (cuMemcpyHtoD).
+// CopyFromHost copies len(src) bytes from Go memory into b at off
+// (cuMemcpyHtoD) and returns once they are in device memory. The driver's
+// copy from pageable memory returns when the bytes are staged, before its
+// DMA lands; work queued right after on a non-blocking stream (goring's
+// streams are) could then read the old bytes, and did: a reduction test
+// on H100 saw stale elements once in three runs. So the context is
+// synchronized after the copy.
 func (b *Buffer) CopyFromHost(off int, src []byte) error {
 	if err := checkRange("copy to device", off, len(src), b.bytes); err != nil {
 		return err
@@ -24,7 +30,10 @@ func (b *Buffer) CopyFromHost(off int, src []byte) error {
 	if err != nil || len(src) == 0 {
 		return err
 	}
-	return check("cuMemcpyHtoD", C.gc_memcpy_htod(ctx, p+C.gc_dptr(off), unsafe.Pointer(&src[0]), C.size_t(len(src))))
+	if err := check("cuMemcpyHtoD", C.gc_memcpy_htod(ctx, p+C.gc_dptr(off), unsafe.Pointer(&src[0]), C.size_t(len(src)))); err != nil {
+		return err
+	}
+	return check("cuCtxSynchronize", C.gc_ctx_synchronize(ctx))
 }
 
 // CopyToHost copies len(dst) bytes of b from off into Go memory (cuMemcpyDtoH).

@@ -17,6 +17,11 @@ go build -ldflags="-s -w" -o "$out/bin/goring" ./cmd/goring
 go test -ldflags="-s -w" -c -o "$out/bin/cuda.test" ./cuda
 go test -ldflags="-s -w" -c -o "$out/bin/cudaexec.test" ./cudaexec
 go test -ldflags="-s -w" -tags ucc -c -o "$out/bin/tl.test" ./ucc_tl_goring
+# The team layer's Go half, for a UCC built on the GPU machine (the C half,
+# cshim/, is compiled there against that UCC).
+mkdir -p "$out/lib"
+go build -ldflags="-s -w" -tags ucc -buildmode=c-shared -o "$out/lib/libgoring.so" ./ucc_tl_goring
+rm -f "$out/lib/libgoring.h"
 w=.deps/ucx-cu13/libucx
 if [ -d "$w" ]; then
   d="$out/.deps/ucx-cu13/libucx"

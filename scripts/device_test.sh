@@ -68,7 +68,7 @@ for dt in float16:sum bfloat16:prod int8:bxor uint64:min float64:max; do
     --bytes "8,4096,1MiB,16777224" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
 done
 
-if [ "$MODE" = full ]; then
+if [ "$MODE" = full ]; then # "correct": the checks without this table
   step "speed: 4 processes, --mem cuda, bus bandwidth"
   for c in allgather allreduce; do
     "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --bytes 4MiB:256MiB --iters 20 --warmup 5 2>&1 | tee "$OUT/speed_$c.txt"

@@ -43,8 +43,26 @@ export LD_LIBRARY_PATH=$W/install/lib:$UCX/lib
 # goring (ucx/context.go).
 MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca pml ob1 --mca btl self,vader
   -x LD_LIBRARY_PATH -x UCC_TLS=ucp -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE)
-# -b/-e are element counts: float32, 4 MiB to 256 MiB per rank.
-for c in allgather allreduce; do
+# -b/-e are element counts: float32, 4 MiB to 256 MiB per rank (MAXCOUNT
+# lowers the top; BASELINE=0 skips tl/ucp, GORING=0 skips tl/goring).
+MAXCOUNT=${MAXCOUNT:-67108864}
+[ "${BASELINE:-1}" = 1 ] && for c in ${BASELINE_COLLS:-allgather allreduce}; do
   echo "== ucc_perftest -c $c -m cuda, $NP processes, UCC_TLS=ucp (tl/ucp over UCX cuda_ipc)"
-  "${MPIRUN[@]}" "$P" -c "$c" -m cuda -b 1048576 -e 67108864 -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR"
+  "${MPIRUN[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR"
 done
+# tl/goring: cshim compiled here against this UCC, with the carried
+# libgoring.so beside it in UCC's component folder; goring's score raised
+# to inf for both collectives so UCC picks it, and UCC's trace shows it.
+ROOT=$(cd "$C/.." && pwd)
+if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
+  gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/include" -I"$ROOT/cshim" \
+    "$ROOT"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/install/lib" -lucc -Wl,-rpath,'$ORIGIN' \
+    -o "$W/install/lib/ucc/libucc_tl_goring.so" || { echo "device_ucc: tl/goring does not compile"; exit 1; }
+  cp "$C/lib/libgoring.so" "$W/install/lib/ucc/"
+  G=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf)
+  for c in ${GORING_COLLS:-allgather allreduce}; do
+    echo "== ucc_perftest -c $c -m cuda, $NP processes, tl/goring (UCC trace: which TL ran)"
+    "${MPIRUN[@]}" "${G[@]}" -x UCC_COLL_TRACE=info "$P" -c "$c" -m cuda -b 1048576 -e 1048576 -n 2 -w 0 -F 2>&1 | grep -o "TL_[A-Z]*\|tl_[a-z]*" | sort | uniq -c | head -5
+    "${MPIRUN[@]}" "${G[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_goring_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR|rror"
+  done
+fi
