@@ -46,7 +46,7 @@ type tlColl struct {
 	pm      *pooledMachine // m and its scratch, back to entry when done
 	entry   *planEntry
 	call    exec.Call
-	owned   [][]byte // ucx.Alloc'd private copies, freed at finalize
+	owned   [][]byte      // ucx.Alloc'd private copies, freed at finalize
 	devOwn  []exec.Region // device private copies, freed at finalize
 	gpu     *teamGPU      // nil for host memory
 	state   collState
