@@ -6,7 +6,7 @@ DEB_PACKAGES := libucx-dev ucx-utils openmpi-bin libopenmpi-dev pkg-config
 # Tests that start real processes can take a while on 2 cores.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install kernels
+.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install kernels stack
 
 all: build
 
@@ -57,6 +57,13 @@ tl: capi
 
 tl-install: tl
 	cp build/libucc_tl_goring.so build/libgoring.so $(UCC_PREFIX)/lib/ucc/
+
+# The real stack goring plugs into (UCX wheel, UCC, Open MPI with coll/ucc,
+# OMB), built from the pinned sources in ../shared/vendor (or GORING_VENDOR)
+# into a cache outside the repository; seconds once built. Without the
+# sources it says "skipped" and succeeds. Prints the path of its stack.env.
+stack:
+	@scripts/stack.sh
 
 capi-test: capi
 	$(GO) test -tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring
