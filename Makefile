@@ -6,7 +6,7 @@ DEB_PACKAGES := libucx-dev ucx-utils openmpi-bin libopenmpi-dev pkg-config
 # Tests that start real processes can take a while on 2 cores.
 TEST_TIMEOUT ?= 30m
 
-.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install kernels stack
+.PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install kernels stack stack-test
 
 all: build
 
@@ -34,6 +34,7 @@ lint:
 test: build lint
 	$(GO) test -timeout $(TEST_TIMEOUT) ./...
 	$(MAKE) capi-test
+	$(MAKE) stack-test
 
 # The Go side of the UCC team layer as a shared library (cshim/goring.h's C
 # API) and the C program that tests that API under mpirun; no UCC needed.
@@ -64,6 +65,11 @@ tl-install: tl
 # sources it says "skipped" and succeeds. Prints the path of its stack.env.
 stack:
 	@scripts/stack.sh
+
+# tl/goring under UCC's tests and OMB through Open MPI's coll/ucc, on that
+# stack (building it first if needed); skips without the sources.
+stack-test:
+	tests/stack/run.sh
 
 capi-test: capi
 	$(GO) test -tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring

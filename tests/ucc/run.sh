@@ -31,6 +31,8 @@ for v in UCC_SRC UCC_PREFIX UCX_PREFIX; do
   fi
 done
 make tl-install UCC_SRC="$UCC_SRC" UCC_PREFIX="$UCC_PREFIX" UCX_PREFIX="$UCX_PREFIX" >/dev/null
+# UCX reads every UCX_* variable of the ranks and warns about one it does not know.
+export -n UCX_PREFIX
 export LD_LIBRARY_PATH="$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 MPIRUN=(mpirun -np "$NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH)
 TUNE=UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast:inf

@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# tests/stack/run.sh: goring's team layer in the real stack, the one
+# scripts/stack.sh builds from the pinned sources (UCC, Open MPI with
+# coll/ucc, OMB; built once into a cache outside the repository, about
+# 7 min on 2 cores, then reused). Without the sources it says why and passes.
+#
+#   tests/stack/run.sh        # NP=4 ranks by default; make test runs it
+#
+# 1. tests/ucc/run.sh: UCC's ucc_test_mpi through tl/goring under that
+#    Open MPI's mpirun (fails on any failed case), then ucc_perftest;
+# 2. OMB osu_allgather, osu_allreduce, osu_bcast and osu_alltoallv through
+#    Open MPI's coll/ucc, turned on with ompi-config/ (the MCA parameter
+#    file by --tune, the UCC environment file sourced): char, int and float,
+#    1 B to 1 MiB, allgather and allreduce also in place, OMB's validation
+#    (-c) on, every size passing. UCC's collective trace (UCC_COLL_TRACE=info) must show every
+#    allgather, allreduce and bcast run by TL_GORING, and every alltoallv
+#    (which goring refuses) by another layer: UCC fell back cleanly.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+T0=$SECONDS
+NP=${NP:-4}
+
+env_file=$(scripts/stack.sh)
+if [ -z "$env_file" ]; then
+  echo "tests/stack: skipped: the real stack is not available (reason above)"
+  exit 0
+fi
+# shellcheck source=/dev/null
+. "$env_file"
+# tests/ucc/run.sh takes mpirun (and make tl's mpicc) from PATH.
+export PATH="$OMPI_PREFIX/bin:$PATH"
+
+echo "== tests/ucc/run.sh $NP (stack: $(dirname "$env_file"))"
+tests/ucc/run.sh "$NP"
+
+echo "== OMB through Open MPI's coll/ucc and tl/goring ($NP ranks)"
+# UCX reads every UCX_* variable and warns about one it does not know.
+export -n UCX_PREFIX
+set -a
+# shellcheck source=/dev/null
+. ompi-config/goring-ucc.env
+set +a
+BIN=$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective
+OUT=$(mktemp -d)
+MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe
+  --tune "$PWD/ompi-config/goring-mca-params.conf" -x UCC_TL_GORING_TUNE -x UCC_COLL_TRACE=info)
+fail=0
+# omb COLL [OPTION]: one benchmark, char, int and float, validated; checks
+# which team layer UCC's trace (rank 0) names for each COLL:
+#   coll_init: Allreduce sum: src=...; CL_BASIC {TL_GORING}, team_id 32768
+omb() {
+  local c=$1 opt=${2:-} t=$SECONDS rows bad n gor others
+  local log=$OUT/osu_$c$opt.txt
+  # shellcheck disable=SC2086 # $opt: no option or one
+  if ! "${MPIRUN[@]}" "$BIN/osu_$c" -c -T all -m 1:1048576 -i 20 -x 5 $opt >"$log" 2>&1; then
+    echo "FAIL osu_$c $opt: exit status non-zero; last lines:"; tail -n 20 "$log"; fail=1; return
+  fi
+  rows=$(grep -cE '^[0-9]+ .*Pass' "$log" || true)
+  bad=$(grep -cE '^[0-9]+ .*Fail' "$log" || true)
+  grep -i "coll_init: $c[:; ]" "$log" | sed -n 's/.*; CL_[A-Z_]* {\([^}]*\)}, team_id.*/\1/p' >"$log.tl" || true
+  n=$(wc -l <"$log.tl")
+  gor=$(grep -cx TL_GORING "$log.tl" || true)
+  others=$(grep -vx TL_GORING "$log.tl" | sort | uniq -c | awk '{printf " %s x%s", $2, $1}' || true)
+  echo "osu_$c $opt: $rows rows validated, $bad failed; UCC ran $n $c: $gor on TL_GORING,${others:- none other} ($((SECONDS - t)) s)"
+  if [ "$bad" != 0 ] || [ "$rows" = 0 ]; then
+    echo "FAIL osu_$c $opt: OMB validation"; grep -E '^#|^[0-9]' "$log" | head -30; fail=1
+  elif [ "$c" = alltoallv ]; then
+    # goring has no alltoallv: UCC must have given every one to another layer.
+    [ "$n" -gt 0 ] && [ "$gor" = 0 ] || { echo "FAIL osu_$c: expected UCC to run it without goring"; fail=1; }
+  else
+    [ "$n" -gt 0 ] && [ "$gor" = "$n" ] || { echo "FAIL osu_$c $opt: not every $c ran on TL_GORING"; fail=1; }
+  fi
+}
+omb allgather
+omb allgather -l
+omb allreduce
+omb allreduce -l
+omb bcast
+omb alltoallv
+if [ $fail != 0 ]; then echo "tests/stack: FAILED (logs in $OUT)"; exit 1; fi
+rm -rf "$OUT"
+echo "tests/stack: passed in $((SECONDS - T0)) s"
