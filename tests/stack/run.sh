@@ -12,9 +12,10 @@
 #    Open MPI's coll/ucc, turned on with ompi-config/ (the MCA parameter
 #    file by --tune, the UCC environment file sourced): char, int and float,
 #    1 B to 1 MiB, allgather and allreduce also in place, OMB's validation
-#    (-c) on, every size passing. UCC's collective trace (UCC_COLL_TRACE=info) must show every
-#    allgather, allreduce and bcast run by TL_GORING, and every alltoallv
-#    (which goring refuses) by another layer: UCC fell back cleanly.
+#    (-c) on, every size passing. UCC's collective trace
+#    (UCC_COLL_TRACE=info) must show every allgather, allreduce and bcast
+#    run by TL_GORING, and every alltoallv (which goring refuses) by
+#    another layer: UCC fell back cleanly.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T0=$SECONDS
@@ -32,6 +33,11 @@ export PATH="$OMPI_PREFIX/bin:$PATH"
 
 echo "== tests/ucc/run.sh $NP (stack: $(dirname "$env_file"))"
 tests/ucc/run.sh "$NP"
+# ucc_test_mpi passes on tl/ucp alone: check that UCC loads goring's layer
+# (the OMB step below checks that it runs the collectives).
+scores=$("$UCC_PREFIX/bin/ucc_info" -s | grep "TLs scores")
+echo "ucc_info -s: $scores"
+case $scores in *goring=*) ;; *) echo "tests/stack: FAILED: UCC did not load tl/goring"; exit 1 ;; esac
 
 echo "== OMB through Open MPI's coll/ucc and tl/goring ($NP ranks)"
 # UCX reads every UCX_* variable and warns about one it does not know.

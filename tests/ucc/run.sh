@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
-# UCC's own clients against goring's team layer (tl/goring), with a UCC you
-# built yourself: UCC_SRC (its configured, built source tree), UCC_PREFIX
-# (its installation, with bin/ucc_test_mpi and bin/ucc_perftest) and
-# UCX_PREFIX (the UCX it was built with). Without them it says why and
+# UCC's own clients against goring's team layer (tl/goring), with a UCC that
+# make stack built (`. "$(scripts/stack.sh)"`; tests/stack/run.sh does it)
+# or you did: UCC_SRC (its configured, built source tree), UCC_PREFIX (its
+# installation, with bin/ucc_test_mpi and bin/ucc_perftest) and UCX_PREFIX
+# (the UCX it was built with). Without them it says why and
 # exits 0: a test that needs what is absent skips.
 #
 #   UCC_SRC=... UCC_PREFIX=... UCX_PREFIX=... tests/ucc/run.sh [np]
@@ -26,7 +27,7 @@ NP=${1:-4}
 PERF_NP=${PERF_NP:-2}
 for v in UCC_SRC UCC_PREFIX UCX_PREFIX; do
   if [ -z "${!v:-}" ]; then
-    echo "tests/ucc: skipped: $v is not set (build UCC and UCX by hand outside the repository, see docs/ucc.md)"
+    echo "tests/ucc: skipped: $v is not set (source the env file make stack prints, see docs/ucc.md)"
     exit 0
   fi
 done
