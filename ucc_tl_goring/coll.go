@@ -71,6 +71,10 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	if alg == "" {
 		alg = t.ctx.opts.algs[a.coll]
 	}
+	fallback := "" // the host default, where a device default does not serve the shape
+	if a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && deviceAlgs[a.coll] != "" {
+		alg, fallback = deviceAlgs[a.coll], alg
+	}
 	if alg == "" {
 		return nil, notSupported("collective %s", a.coll)
 	}
@@ -102,6 +106,9 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		}
 	}
 	entry, err := t.plans.get(sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank, a.dtype, a.op, mem)
+	if sched.IsUnsupported(err) && fallback != "" {
+		entry, err = t.plans.get(sched.Spec{Collective: a.coll, Algorithm: fallback, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank, a.dtype, a.op, mem)
+	}
 	if err != nil {
 		if sched.IsUnsupported(err) {
 			return nil, notSupportedErr{err}

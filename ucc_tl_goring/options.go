@@ -18,7 +18,8 @@ import (
 type options struct {
 	tls     string
 	algs    map[coll.Collective]string
-	timeout time.Duration // 0: none, a collective waits for live peers as long as it takes
+	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
+	timeout time.Duration            // 0: none, a collective waits for live peers as long as it takes
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -32,11 +33,23 @@ var defaultAlgs = map[coll.Collective]string{
 	coll.Bcast:         "knomial",
 }
 
+// deviceAlgs are the defaults on CUDA buffers, where every message pays
+// UCX's rendezvous (about 0.1 ms on an H100 with processes sharing the
+// GPU) and fewer, larger steps win: measured with goring bench --mem cuda,
+// 4 processes, 4-256 MiB (docs/gpu.md), parallel_rings allgather 1.1-1.2x
+// ring, recursive_doubling allreduce 1.1-1.5x rabenseifner up to 128 MiB.
+// A shape the device default does not serve (recursive doubling on a
+// rank count that is no power of two) takes the host default.
+var deviceAlgs = map[coll.Collective]string{
+	coll.Allgather: "parallel_rings",
+	coll.Allreduce: "recursive_doubling",
+}
+
 // parseOptions reads "key=value;key=value" (semicolons: UCX transport
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}}
 	for k, v := range defaultAlgs {
 		o.algs[k] = v
 	}
@@ -78,6 +91,7 @@ func parseOptions(s string) (options, error) {
 				}
 			}
 			o.algs[c] = v
+			o.chosen[c] = true
 		default:
 			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, alg_<collective>)", k)
 		}
