@@ -14,7 +14,7 @@ import (
 )
 
 // ringAllgather builds a ring allgather by hand (the textbook ring of
-// seed 000's baseline): rank r forwards, at round k, the block it received
+// the Parallel Rings paper's baseline): rank r forwards, at round k, the block it received
 // at round k-1. Every message uses tag 0, so matching relies on the
 // same-(peer, tag) order rule.
 func ringAllgather(n int, block int64) *sched.Plan {

@@ -9,7 +9,7 @@ import (
 )
 
 // benchSplitter is clusterB (direct, gpu:2, gpu:3, host from GPU 0 to 1:
-// the 4-path case of seed 003 Figure 2(b)).
+// the 4-path case of Multi-path model Figure 2(b)).
 func benchSplitter(b *testing.B, o Options) *Splitter {
 	b.Helper()
 	tp, err := topo.Preset("clusterB")

@@ -1,6 +1,6 @@
 package model
 
-// Closed forms for the shares theta_i of seed 003, section 3.2-3.4.
+// Closed forms for the shares theta_i of Multi-path model, section 3.2-3.4.
 //
 // Every path's time is (or is approximated by) a straight line in the bytes
 // x it carries, T_i(x) = Delta_i + Omega_i*x, with Omega_i in microseconds per
@@ -10,7 +10,7 @@ package model
 // cases differ only in what Omega_i and Delta_i are.
 
 // Line is a path's time as a straight line in the bytes it carries:
-// T(x) = DeltaUS + OmegaUSPerByte*x (seed 003, eq. 21).
+// T(x) = DeltaUS + OmegaUSPerByte*x (Multi-path model, eq. 21).
 type Line struct {
 	OmegaUSPerByte float64
 	DeltaUS        float64
@@ -20,13 +20,13 @@ type Line struct {
 func (l Line) At(x float64) float64 { return l.DeltaUS + l.OmegaUSPerByte*x }
 
 // DirectLine is the line of a direct path: Omega = 1/beta, Delta = alpha
-// (seed 003, eq. 6).
+// (Multi-path model, eq. 6).
 func DirectLine(p Path) Line {
 	return Line{OmegaUSPerByte: usPerByte(p.Beta1GBps), DeltaUS: p.Alpha1US}
 }
 
 // UnpipelinedLine is the line of a staged path sent in one piece:
-// Omega = 1/beta1 + 1/beta2, Delta = alpha1 + alpha2 + epsilon (seed 003,
+// Omega = 1/beta1 + 1/beta2, Delta = alpha1 + alpha2 + epsilon (Multi-path model,
 // the definitions after eq. 9). A direct path gives DirectLine.
 func UnpipelinedLine(p Path) Line {
 	if !p.Staged {
@@ -38,7 +38,7 @@ func UnpipelinedLine(p Path) Line {
 	}
 }
 
-// ThetaDirect is seed 003 eq. 8: the shares that make p direct paths with
+// ThetaDirect is Multi-path model eq. 8: the shares that make p direct paths with
 // startups alphaUS and bandwidths betaGBps finish n bytes at the same time.
 //
 //	theta_i = beta_i/B * (1 - alpha_i*B/n + sum_j alpha_j*beta_j / n),  B = sum_j beta_j
@@ -61,7 +61,7 @@ func ThetaDirect(alphaUS, betaGBps []float64, n float64) []float64 {
 	return theta
 }
 
-// ThetaLines is seed 003 eq. 11 and eq. 24 (the same formula; only the lines
+// ThetaLines is Multi-path model eq. 11 and eq. 24 (the same formula; only the lines
 // differ): with S = sum_j 1/Omega_j and D = sum_j Delta_j/Omega_j,
 //
 //	theta_i = 1/(Omega_i*S) * (1 - Delta_i*S/n + D/n).

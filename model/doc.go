@@ -32,7 +32,7 @@
 // a few outliers, for the calibration that replaces the topology's nominal
 // figures with measured ones (fit.go).
 //
-// PlanMWU is seed 002's (NIMBLE) min-congestion planner for a whole demand
+// PlanMWU is the NIMBLE paper's (NIMBLE) min-congestion planner for a whole demand
 // matrix: it splits large demands over direct, 2-hop NVLink and
 // rail-matched paths by multiplicative weights so that the most loaded link
 // of the cluster carries as little as possible (mwu.go; docs/nimble.md).

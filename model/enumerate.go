@@ -8,7 +8,7 @@ import (
 )
 
 // EnumeratePaths lists the paths from GPU src to GPU dst of node, in launch
-// order (seed 003, section 3.1 and Algorithm 1 lines 7-17):
+// order (Multi-path model, section 3.1 and Algorithm 1 lines 7-17):
 //
 //   - "direct": the node's route between the two GPUs (NVLink, NVSwitch, or
 //     PCIe peer-to-peer through the root complexes);

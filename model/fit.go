@@ -6,7 +6,7 @@ import (
 	"slices"
 )
 
-// Fitting Hockney parameters to measurements (seed 003, section 4 step 1:
+// Fitting Hockney parameters to measurements (Multi-path model, section 4 step 1:
 // "the performance model parameters are extracted once per system
 // topology"). `goring calibrate` times transfers of several sizes over one
 // path; FitHockney turns the (bytes, time) pairs into alpha and beta.

@@ -9,7 +9,7 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// NIMBLE's min-congestion planner (seed 002 section IV-B): given a demand
+// NIMBLE's min-congestion planner (NIMBLE section IV-B): given a demand
 // matrix (bytes GPU i sends GPU j), spread every large demand over several
 // paths so that the most loaded link of the cluster carries as little as
 // possible.
@@ -64,7 +64,7 @@ import (
 //     split lowers the max link load by more than HysteresisFraction.
 
 // DefaultSplitThresholdBytes is the demand size under which NIMBLE does not
-// split (seed 002 section V-B: forwarding disabled at 1 MB or less).
+// split (NIMBLE section V-B: forwarding disabled at 1 MB or less).
 const DefaultSplitThresholdBytes = 1 << 20
 
 // DefaultMWUEpsilon is the default increment fraction of PlanMWU.

@@ -31,7 +31,7 @@ func demands(n int, set map[[2]int]int64) [][]int64 {
 }
 
 // hotMatrix: every rank sends hot bytes to rank hot and other bytes to
-// every other peer (seed 002 section V-C's hotspot traffic).
+// every other peer (NIMBLE section V-C's hotspot traffic).
 func hotMatrix(n, hotRank int, hot, other int64) [][]int64 {
 	m := make([][]int64, n)
 	for i := range m {

@@ -64,7 +64,7 @@ func (s PathSet) String() string {
 type Options struct {
 	// GPUStageEpsilonUS and HostStageEpsilonUS are the per-chunk
 	// synchronization cost at a staging GPU and at host memory (epsilon of
-	// seed 003 eq. 2). The topology carries no such figure; these defaults
+	// Multi-path model eq. 2). The topology carries no such figure; these defaults
 	// stand until `goring calibrate` measures them.
 	GPUStageEpsilonUS  float64
 	HostStageEpsilonUS float64

@@ -7,7 +7,7 @@ import (
 )
 
 // Path is the Hockney description of one way to move bytes from a source
-// GPU to a destination GPU of the same node (seed 003, section 3.1).
+// GPU to a destination GPU of the same node (Multi-path model, section 3.1).
 //
 // A direct path is one transfer: Alpha1US and Beta1GBps. A staged path is two
 // transfers through a staging buffer (another GPU's memory, or host memory):
@@ -59,7 +59,7 @@ func bytesPerUS(gbps float64) float64 { return gbps * 1e3 }
 func usPerByte(gbps float64) float64 { return 1 / bytesPerUS(gbps) }
 
 // DirectTimeUS is Hockney's time for one transfer of bytes over the first
-// hop of p: alpha + n/beta (seed 003, eq. 1 and 6).
+// hop of p: alpha + n/beta (Multi-path model, eq. 1 and 6).
 func DirectTimeUS(p Path, bytes float64) float64 {
 	if bytes <= 0 {
 		return 0
@@ -69,7 +69,7 @@ func DirectTimeUS(p Path, bytes float64) float64 {
 
 // StagedTimeUS is the time of a staged transfer without pipelining: the whole
 // share crosses the first hop, the staging device synchronizes once, then the
-// whole share crosses the second hop (seed 003, eq. 2).
+// whole share crosses the second hop (Multi-path model, eq. 2).
 func StagedTimeUS(p Path, bytes float64) float64 {
 	if bytes <= 0 {
 		return 0
@@ -80,7 +80,7 @@ func StagedTimeUS(p Path, bytes float64) float64 {
 
 // stageTimesUS returns how long one chunk of c bytes occupies each stage of
 // a staged path: the first hop (alpha1 + c/beta1), and the synchronization
-// plus second hop (epsilon + alpha2 + c/beta2), as in seed 003 eq. 12.
+// plus second hop (epsilon + alpha2 + c/beta2), as in Multi-path model eq. 12.
 func stageTimesUS(p Path, c float64) (s1, s2 float64) {
 	s1 = p.Alpha1US + c*usPerByte(p.Beta1GBps)
 	s2 = p.EpsilonUS + p.Alpha2US + c*usPerByte(p.Beta2GBps)
@@ -94,7 +94,7 @@ func stageTimesUS(p Path, c float64) (s1, s2 float64) {
 //
 //	T = s1 + s2 + (k-1)*max(s1, s2)
 //
-// When the first stage is the slower one this is k*s1 + s2, seed 003 eq. 13
+// When the first stage is the slower one this is k*s1 + s2, Multi-path model eq. 13
 // case 1; when the second is, s1 + k*s2, eq. 13 case 2. The paper picks the
 // case by comparing beta1 and beta2; comparing the stage times themselves
 // is the same for large chunks and right for small ones too. k <= 1 gives
@@ -129,7 +129,7 @@ func (p Path) BottleneckGBps() float64 {
 }
 
 // LaunchUS is what starting p costs the thread that starts the paths one
-// after another: the startup of its first hop (seed 003, section 4 and
+// after another: the startup of its first hop (Multi-path model, section 4 and
 // Algorithm 1 line 20: "the latency alpha from previously scheduled paths
 // must be accumulated").
 func (p Path) LaunchUS() float64 { return p.Alpha1US }

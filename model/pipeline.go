@@ -2,7 +2,7 @@ package model
 
 import "math"
 
-// Pipelined staged paths (seed 003, section 3.4, eq. 12-24).
+// Pipelined staged paths (Multi-path model, section 3.4, eq. 12-24).
 //
 // A staged path that cuts its x bytes into k chunks of c = x/k bytes takes
 // (PipelinedTimeUS)
@@ -23,7 +23,7 @@ import "math"
 // PipeCase says which stage of a pipelined staged path is the slower one.
 type PipeCase int
 
-// Cases of seed 003 eq. 13.
+// Cases of Multi-path model eq. 13.
 const (
 	FirstHopBound  PipeCase = 1 // stage 1 (alpha1 + c/beta1) is slower: eq. 13 case 1
 	SecondHopBound PipeCase = 2 // stage 2 (epsilon + alpha2 + c/beta2) is slower: case 2
@@ -36,7 +36,7 @@ type chunkLimits struct {
 }
 
 // Tangent is the straight-line model of a pipelined staged path around an
-// operating point of X0Bytes (seed 003, eq. 19-22).
+// operating point of X0Bytes (Multi-path model, eq. 19-22).
 type Tangent struct {
 	Case       PipeCase
 	Phi        float64 // phi^1 or phi^2 of eq. 19 (dimensionless)

@@ -2,7 +2,7 @@ package model
 
 import "math"
 
-// solveClosed is Algorithm 1 of seed 003 (lines 7-31) over a list of paths
+// solveClosed is Algorithm 1 of Multi-path model (lines 7-31) over a list of paths
 // in launch order: closed-form shares, no search.
 //
 //  1. Each path becomes a line T_i(x) = Delta_i + Omega_i*x (eq. 6, eq. 11's

@@ -3,7 +3,7 @@ package model
 import "math"
 
 // The reference solver: no closed form, no tangent, just the definition of
-// the optimum (seed 003, problem (5), with the pipelined times of eq. 13 and
+// the optimum (Multi-path model, problem (5), with the pipelined times of eq. 13 and
 // the launch offsets of Algorithm 1 line 20).
 //
 // For a set S of paths and a candidate finish time T, every path of S can

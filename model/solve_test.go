@@ -35,7 +35,7 @@ func randomBytes(rng *rand.Rand) int64 {
 	return n + rng.Int63n(n)
 }
 
-// checkSplit asserts the invariants every split must satisfy (seed 003
+// checkSplit asserts the invariants every split must satisfy (Multi-path model
 // eq. 3: 0 <= theta_i <= 1 and sum theta_i = 1; Theorem 1: used paths finish
 // together; and never slower than the direct path alone).
 func checkSplit(t *testing.T, tag string, paths []Path, s Split) {

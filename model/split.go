@@ -156,7 +156,7 @@ func directIndex(paths []Path) int {
 }
 
 // Solve splits n bytes over paths (in launch order), by the closed form of
-// seed 003 (Algorithm 1 without its cache) or, with exact, by the reference
+// Multi-path model (Algorithm 1 without its cache) or, with exact, by the reference
 // solver. Paths the optimum does not use get no bytes (Theorem 1). When the
 // list holds a direct path and the split would not finish before it alone
 // does, everything goes to the direct path.

@@ -159,7 +159,7 @@ func (s *Splitter) SetPaths(src, dst int, paths []Path) error {
 }
 
 // Split divides bytes from GPU src to GPU dst over the paths of the
-// families in set (Algorithm 1 of seed 003):
+// families in set (Algorithm 1 of Multi-path model):
 //
 //   - below the size threshold (Threshold) only the direct path is used;
 //   - a configuration cached for the same pair, path set and size class is

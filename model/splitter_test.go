@@ -58,7 +58,7 @@ func TestPresetsClosedFormWithinTwoPercentOfExact(t *testing.T) {
 }
 
 // On a node with spare links the split beats the direct path by a wide
-// margin for large messages (seed 003 section 5: up to the sum of the
+// margin for large messages (Multi-path model section 5: up to the sum of the
 // paths' bandwidths): clusterB's 0->1 has direct, two GPU-staged paths and
 // the host path, and at 1 GiB all four carry bytes.
 func TestSplitUsesAllPathsForLargeMessages(t *testing.T) {

@@ -20,7 +20,7 @@ func init() {
 		Collective: coll.Allgather,
 		Name:       "bruck",
 		Desc:       "Bruck: ceil(log2 P) rounds with distances 1, 2, 4, ..., any rank count",
-		Paper:      "seed 000 section II baselines (UCC tl/ucp bruck)",
+		Paper:      "Parallel Rings section II baselines (UCC tl/ucp bruck)",
 		Rank:       allgatherBruckRank,
 	})
 }

@@ -8,7 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Bruck (seed 000 section II baselines): ceil(log2 P) rounds for any P.
+// Bruck (Parallel Rings section II baselines): ceil(log2 P) rounds for any P.
 func TestAllgatherBruckVerifies(t *testing.T) {
 	verifyGrid(t, coll.Allgather, "bruck", nil,
 		func(t *testing.T, g gridCase, plan *Plan, rep *Report) {

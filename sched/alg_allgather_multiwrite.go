@@ -2,7 +2,7 @@ package sched
 
 import "github.com/goring-hpc/goring/coll"
 
-// MultiWrite allgather (seed 004 sections 3.2, 4.3.3 and 5.2): every rank
+// MultiWrite allgather (MultiWrite sections 3.2, 4.3.3 and 5.2): every rank
 // multicasts its block to all others with the relay planner of
 // multiwrite.go. Across nodes a block goes ONCE to every remote node, over
 // the source's own rail to the GPU of the same local index there, which
@@ -35,7 +35,7 @@ func init() {
 		Collective: coll.Allgather,
 		Name:       "multiwrite",
 		Desc:       "relay multicast: one copy per remote node over the same-index rail, replicated inside the node; direct writes in the node",
-		Paper:      "seed 004 sections 3.2, 4.3.3, 5.2 (MultiWrite same-index relay)",
+		Paper:      "MultiWrite sections 3.2, 4.3.3, 5.2 (MultiWrite same-index relay)",
 		Generate:   func(spec *Spec, plan *Plan) error { return allgatherMultiwrite(spec, plan, -1) },
 		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
 			return allgatherMultiwrite(spec, plan, prog.Rank)

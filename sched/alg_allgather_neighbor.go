@@ -25,7 +25,7 @@ func init() {
 		Collective: coll.Allgather,
 		Name:       "neighbor",
 		Desc:       "neighbor exchange: P/2 rounds with alternating neighbours (even rank counts)",
-		Paper:      "seed 000 section II baselines (UCC tl/ucp neighbor exchange)",
+		Paper:      "Parallel Rings section II baselines (UCC tl/ucp neighbor exchange)",
 		Rank:       allgatherNeighborRank,
 	})
 }

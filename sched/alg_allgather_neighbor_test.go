@@ -8,7 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Neighbor exchange (seed 000 section II baselines): verifies for every even
+// Neighbor exchange (Parallel Rings section II baselines): verifies for every even
 // rank count of the grid, refuses odd ones, and takes P/2 rounds.
 func TestAllgatherNeighborVerifies(t *testing.T) {
 	verifyGrid(t, coll.Allgather, "neighbor", func(n int) bool { return n%2 != 0 },

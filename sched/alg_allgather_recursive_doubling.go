@@ -16,7 +16,7 @@ func init() {
 		Collective: coll.Allgather,
 		Name:       "recursive_doubling",
 		Desc:       "recursive doubling: log2 P rounds of doubling exchanges (power-of-two ranks)",
-		Paper:      "seed 000 section II baselines (UCC tl/ucp recursive doubling)",
+		Paper:      "Parallel Rings section II baselines (UCC tl/ucp recursive doubling)",
 		Rank:       allgatherRecursiveDoublingRank,
 	})
 }

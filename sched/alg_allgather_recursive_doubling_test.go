@@ -8,7 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Recursive doubling (seed 000 section II baselines): log2 P rounds for a
+// Recursive doubling (Parallel Rings section II baselines): log2 P rounds for a
 // power-of-two rank count, an UnsupportedError otherwise.
 func TestAllgatherRecursiveDoublingVerifies(t *testing.T) {
 	verifyGrid(t, coll.Allgather, "recursive_doubling", func(n int) bool { return !isPow2(n) },

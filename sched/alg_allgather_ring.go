@@ -2,7 +2,7 @@ package sched
 
 import "github.com/goring-hpc/goring/coll"
 
-// Flat ring allgather, the baseline of seed 000 (section II: the ring that
+// Flat ring allgather, the baseline of Parallel Rings (section II: the ring that
 // Open MPI and UCC's tl/ucp run, unaware of nodes and rails).
 //
 // Ranks form one ring 0 -> 1 -> ... -> P-1 -> 0 in rank order. In round s
@@ -11,7 +11,7 @@ import "github.com/goring-hpc/goring/coll"
 // Rounds are lock-stepped per piece, as a sendrecv per round is: round s+1
 // of piece c starts when round s of piece c has both sent and received. So
 // every round waits for its slowest link, which is why the flat ring has P-1
-// inter-node steps on its critical path (seed 000, Table I discussion).
+// inter-node steps on its critical path (Parallel Rings, Table I discussion).
 //
 // Layout: dst holds block j (rank j's Bytes) at j*Bytes.
 
@@ -20,7 +20,7 @@ func init() {
 		Collective: coll.Allgather,
 		Name:       "ring",
 		Desc:       "flat ring in rank order, P-1 lock-stepped rounds (Open MPI / UCC tl/ucp baseline)",
-		Paper:      "seed 000 section II (flat ring baseline)",
+		Paper:      "Parallel Rings section II (flat ring baseline)",
 		Rank:       allgatherRingRank,
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Lane allreduce: seed 001, Algorithm 2 (lane_allreduce, after Traeff and
+// Lane allreduce: Multi-lane, Algorithm 2 (lane_allreduce, after Traeff and
 // Hunold's multi-lane collectives), with one process per GPU.
 //
 // The vector is cut into G parts of whole elements (uneven when G does not
@@ -14,14 +14,14 @@ import (
 //     part l of every other local GPU's src into scratch and reduces it into
 //     part l of its dst (its own src part copied there first);
 //  2. inter-node allreduce of part l on the lane ("comm_lane": the GPUs of
-//     local index l on every node), as a ring across the nodes, seed 001
+//     local index l on every node), as a ring across the nodes, Multi-lane
 //     Algorithm 1: part l cut into nodes sub-blocks, nodes-1 reduce-scatter
 //     hops then nodes-1 allgather hops, each lane on its own rail;
 //  3. intra-node allgather(v): GPU l sends its finished part to every other
 //     local GPU and receives theirs.
 //
 // Every lane moves 1/G of the vector across the network, so all G rails of
-// a node are busy at once (Fig. 3 of seed 001). With Spec.Chunks > 1 each
+// a node are busy at once (Fig. 3 of Multi-lane). With Spec.Chunks > 1 each
 // part is cut into pieces that run the three stages independently, so the
 // stages of different pieces overlap.
 //
@@ -34,7 +34,7 @@ func init() {
 		Collective: coll.Allreduce,
 		Name:       "lane",
 		Desc:       "multi-lane: intra-node reduce-scatter, ring allreduce per lane across nodes, intra-node allgather",
-		Paper:      "seed 001 Algorithm 2 (lane_allreduce), inter-node stage as Algorithm 1 (ring)",
+		Paper:      "Multi-lane Algorithm 2 (lane_allreduce), inter-node stage as Algorithm 1 (ring)",
 		Rank:       laneAllreduceRank,
 	})
 }

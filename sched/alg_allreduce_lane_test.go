@@ -23,7 +23,7 @@ func TestLaneAllreduceVerifies(t *testing.T) {
 			spec := Spec{Collective: coll.Allreduce, Algorithm: "lane", Topo: synthTopo(c.nodes, c.gpus), Bytes: bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
 			plan, rep := mustVerify(t, spec)
 			if c.nodes > 1 && bytes >= int64(c.nodes*c.gpus*c.dtype) {
-				// Ring allreduce per lane (seed 001 Alg. 1): 2(nodes-1) hops.
+				// Ring allreduce per lane (Multi-lane Alg. 1): 2(nodes-1) hops.
 				assert.Equal(t, 2*(c.nodes-1), rep.CriticalInterNode)
 			}
 			// Each lane carries only its part: inter-node bytes per rank are

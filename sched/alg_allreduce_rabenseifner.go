@@ -3,7 +3,7 @@ package sched
 import "github.com/goring-hpc/goring/coll"
 
 // Rabenseifner allreduce (Rabenseifner 2004; Thakur, Rabenseifner and Gropp
-// 2005; seed 001 section 2 describes it: "each process reducing a fraction
+// 2005; Multi-lane section 2 describes it: "each process reducing a fraction
 // of the buffer before gathering all reductions", 2 log p messages):
 // reduce-scatter by recursive halving, then allgather by recursive doubling.
 //
@@ -33,7 +33,7 @@ func init() {
 		Collective: coll.Allreduce,
 		Name:       "rabenseifner",
 		Desc:       "recursive-halving reduce-scatter + recursive-doubling allgather; non-powers of two fold pairs first",
-		Paper:      "seed 001 section 2 (Rabenseifner's algorithm)",
+		Paper:      "Multi-lane section 2 (Rabenseifner's algorithm)",
 		Rank:       allreduceRabenseifnerRank,
 	})
 }

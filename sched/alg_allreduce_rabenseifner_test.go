@@ -8,7 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Rabenseifner's allreduce (seed 001 section 2): verifies for every rank
+// Rabenseifner's allreduce (Multi-lane section 2): verifies for every rank
 // count (non-powers of two fold pairs first) with 2 log2 P' exchanges, plus
 // two folding transfers when P is not a power of two.
 func TestAllreduceRabenseifnerVerifies(t *testing.T) {

@@ -4,7 +4,7 @@ import "github.com/goring-hpc/goring/coll"
 
 // Recursive-doubling allreduce (Thakur, Rabenseifner and Gropp 2005,
 // "Optimization of collective communication operations in MPICH", section
-// 4.4: the algorithm MPICH uses for short messages; seed 001 section 2
+// 4.4: the algorithm MPICH uses for short messages; Multi-lane section 2
 // lists it among the classic allreduce schedules): in round k = 0, 1, ...,
 // log2 P - 1 every rank exchanges its whole partial vector with rank ^ 2^k
 // and reduces what arrives into it. log2 P messages of B bytes per rank,
@@ -37,7 +37,7 @@ func init() {
 		Collective: coll.Allreduce,
 		Name:       "recursive_doubling",
 		Desc:       "log2 P exchanges of the whole vector with rank^2^k; non-powers of two fold pairs first",
-		Paper:      "Thakur, Rabenseifner & Gropp 2005 section 4.4 (recursive doubling); seed 001 section 2",
+		Paper:      "Thakur, Rabenseifner & Gropp 2005 section 4.4 (recursive doubling); Multi-lane section 2",
 		Rank:       allreduceRecursiveDoublingRank,
 	})
 }

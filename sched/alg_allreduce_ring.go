@@ -2,7 +2,7 @@ package sched
 
 import "github.com/goring-hpc/goring/coll"
 
-// Ring allreduce, seed 001 Algorithm 1.
+// Ring allreduce, Multi-lane Algorithm 1.
 //
 // The vector splits into P blocks of whole elements (BlockSpan: as even as
 // elements allow, so any size of at least one element works; blocks may be
@@ -26,7 +26,7 @@ func init() {
 		Collective: coll.Allreduce,
 		Name:       "ring",
 		Desc:       "ring allreduce: ring reduce-scatter then ring allgather, 2(P-1) rounds",
-		Paper:      "seed 001 Algorithm 1",
+		Paper:      "Multi-lane Algorithm 1",
 		Rank:       allreduceRingRank,
 	})
 }

@@ -7,7 +7,7 @@ import (
 	"github.com/goring-hpc/goring/model"
 )
 
-// NIMBLE alltoallv (seed 002 section IV): every rank computes the same
+// NIMBLE alltoallv (NIMBLE section IV): every rank computes the same
 // min-congestion split of the count matrix (model.PlanMWU: direct path,
 // 2-hop NVLink relays inside a node, rail-matched paths between nodes,
 // demands under 1 MiB unsplit) and sends each piece along its path at once;
@@ -44,7 +44,7 @@ import (
 // pieces.
 
 const (
-	// nimbleSlotBytes bounds one relayed chunk (seed 002 section V-A uses
+	// nimbleSlotBytes bounds one relayed chunk (NIMBLE section V-A uses
 	// 10 MB P2P buffers per thread block; 4 MiB keeps the pipeline of a
 	// 64 MiB piece 16 chunks deep).
 	nimbleSlotBytes = 4 << 20
@@ -60,7 +60,7 @@ func init() {
 		Collective: coll.Alltoallv,
 		Name:       "nimble",
 		Desc:       "NIMBLE: min-congestion multi-path split (2-hop NVLink relays, rail-matched paths) of every demand of 1 MiB or more",
-		Paper:      "seed 002 section IV (IV-B hop-adaptive MCF by multiplicative weights, IV-C relay pipeline)",
+		Paper:      "NIMBLE section IV (IV-B hop-adaptive MCF by multiplicative weights, IV-C relay pipeline)",
 		Generate: func(spec *Spec, plan *Plan) error {
 			_, err := nimbleBuild(spec, plan, -1, model.MWUOptions{})
 			return err

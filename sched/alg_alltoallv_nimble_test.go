@@ -15,7 +15,7 @@ import (
 	"github.com/goring-hpc/goring/model"
 )
 
-// Uniform counts over the grid (seed 002: no gain, and no split, for
+// Uniform counts over the grid (NIMBLE: no gain, and no split, for
 // uniform traffic): every block moves once, as pairwise moves it.
 func TestAlltoallvNimbleVerifies(t *testing.T) {
 	verifyGrid(t, coll.Alltoallv, "nimble", nil,
@@ -191,7 +191,7 @@ func TestAlltoallvNimbleScratchBounded(t *testing.T) {
 	}
 }
 
-// Below the 1 MiB threshold nothing is split, skew or not (seed 002
+// Below the 1 MiB threshold nothing is split, skew or not (NIMBLE
 // section V-B), and a topology whose nodes cannot talk is refused with an
 // UnsupportedError.
 func TestAlltoallvNimbleThresholdAndUnsupported(t *testing.T) {

@@ -18,7 +18,7 @@ func init() {
 		Collective: coll.Alltoallv,
 		Name:       "pairwise",
 		Desc:       "pairwise exchange: P-1 rounds, round s sends to r+s and receives from r-s",
-		Paper:      "seed 002 section II baseline (pairwise All-to-Allv, as UCC tl/ucp)",
+		Paper:      "NIMBLE section II baseline (pairwise All-to-Allv, as UCC tl/ucp)",
 		Rank:       alltoallvPairwiseRank,
 	})
 }

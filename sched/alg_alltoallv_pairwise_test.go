@@ -11,7 +11,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Pairwise alltoallv (seed 002 baseline): uniform counts over the grid.
+// Pairwise alltoallv (NIMBLE baseline): uniform counts over the grid.
 func TestAlltoallvPairwiseVerifies(t *testing.T) {
 	verifyGrid(t, coll.Alltoallv, "pairwise", nil,
 		func(t *testing.T, g gridCase, plan *Plan, rep *Report) {

@@ -2,7 +2,7 @@ package sched
 
 import "github.com/goring-hpc/goring/coll"
 
-// MultiWrite broadcast (seed 004 sections 3.2 and 4.3.3): the root
+// MultiWrite broadcast (MultiWrite sections 3.2 and 4.3.3): the root
 // multicasts the message with the relay planner of multiwrite.go. It
 // writes every GPU of its own node directly; across nodes the bitmap is
 // split in halves (RelayOptions.NodeTree): the root sends ONE copy to the
@@ -24,7 +24,7 @@ func init() {
 		Collective: coll.Bcast,
 		Name:       "multiwrite",
 		Desc:       "relay multicast from the root: one copy per remote node over the same-index rail, direct writes inside each node",
-		Paper:      "seed 004 sections 3.2, 4.3 (MultiWrite same-index relay)",
+		Paper:      "MultiWrite sections 3.2, 4.3 (MultiWrite same-index relay)",
 		Generate:   func(spec *Spec, plan *Plan) error { return bcastMultiwrite(spec, plan, -1) },
 		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
 			return bcastMultiwrite(spec, plan, prog.Rank)

@@ -4,7 +4,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Parallel Rings allgather: seed 000, Algorithm 1 (full-mesh node) and
+// Parallel Rings allgather: Parallel Rings, Algorithm 1 (full-mesh node) and
 // Algorithm 2 (inter-socket node), section III.
 //
 // Ranks are node-major (rank = node*G + local, topo.Locate's block
@@ -38,7 +38,7 @@ func init() {
 		Collective: coll.Allgather,
 		Name:       "parallel_rings",
 		Desc:       "hierarchical: intra-node exchange, one inter-node ring per local rank/rail, overlapped redistribution (--intra selects the intra-node phase)",
-		Paper:      "seed 000 section III, Algorithms 1 and 2",
+		Paper:      "Parallel Rings section III, Algorithms 1 and 2",
 		Rank:       parallelRingsAllgatherRank,
 	})
 }

@@ -14,7 +14,7 @@ import (
 // pairTopo builds nodes 2-socket nodes of gpus GPUs (gpus even): GPUs
 // 0..gpus/2-1 on socket 0, the rest on socket 1, NVLink only between GPUs
 // 2k and 2k+1 (for 2 and 6 GPUs one pair spans the sockets), one rail per
-// GPU: the inter-socket shape of seed 000 Fig. 2b, generalised.
+// GPU: the inter-socket shape of Parallel Rings Fig. 2b, generalised.
 func pairTopo(nodes, gpus int) *topo.Topology {
 	t := &topo.Topology{Schema: topo.Schema, Name: fmt.Sprintf("pairs%dx%d", nodes, gpus)}
 	for r := 0; r < gpus; r++ {
@@ -55,7 +55,7 @@ func TestParallelRingsAllgatherVerifies(t *testing.T) {
 	}
 }
 
-// Every intra-node variant on every node size 1-8 (seed 000 Table I).
+// Every intra-node variant on every node size 1-8 (Parallel Rings Table I).
 func TestParallelRingsAllgatherIntraVariants(t *testing.T) {
 	i := 0
 	for _, intra := range fullMeshIntras {
@@ -131,7 +131,7 @@ func TestParallelRingsCriticalPathClusterB(t *testing.T) {
 }
 
 // Every ring send of parallel_rings carries the rail of the sending GPU,
-// and only same-local-index GPUs talk across nodes (seed 000 III-A).
+// and only same-local-index GPUs talk across nodes (Parallel Rings III-A).
 func TestParallelRingsRailHints(t *testing.T) {
 	clusterB, err := topo.Preset("clusterB")
 	require.NoError(t, err)
@@ -155,7 +155,7 @@ func TestParallelRingsRailHints(t *testing.T) {
 
 // Intra-node variants that need a shape the node lacks are refused with the
 // reason; auto picks linear on a full mesh and congestion_aware on socket
-// pairs (seed 000 III-B, III-C).
+// pairs (Parallel Rings III-B, III-C).
 func TestParallelRingsIntraSelection(t *testing.T) {
 	clusterA, err := topo.Preset("clusterA")
 	require.NoError(t, err)

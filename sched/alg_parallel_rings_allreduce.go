@@ -4,7 +4,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Parallel Rings allreduce: seed 000 section V-A. Allreduce as RSA
+// Parallel Rings allreduce: Parallel Rings section V-A. Allreduce as RSA
 // (reduce-scatter followed by allgather), both halves as Parallel Rings:
 // the vector is cut into P blocks of whole elements (uneven when P does not
 // divide the element count: the first blocks get one element more, see
@@ -22,7 +22,7 @@ func init() {
 		Collective: coll.Allreduce,
 		Name:       "parallel_rings",
 		Desc:       "reduce-scatter then allgather, both as parallel rings (one inter-node ring per local rank/rail)",
-		Paper:      "seed 000 section V-A (RSA with Parallel Rings for both phases)",
+		Paper:      "Parallel Rings section V-A (RSA with Parallel Rings for both phases)",
 		Rank:       parallelRingsAllreduceRank,
 	})
 }

@@ -4,7 +4,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Parallel Rings reduce_scatter: seed 000 section V-A. A ring
+// Parallel Rings reduce_scatter: Parallel Rings section V-A. A ring
 // reduce-scatter has the communication pattern of the ring allgather (each
 // rank sends to rank+1, receives from rank-1) and so leaves all but one HCA
 // of a node idle; the section proposes the Parallel Rings structure for it.
@@ -42,7 +42,7 @@ func init() {
 		Collective: coll.ReduceScatter,
 		Name:       "parallel_rings",
 		Desc:       "hierarchical: intra-node reduction overlapped with one inter-node ring per local rank/rail",
-		Paper:      "seed 000 section V-A (Parallel Rings applied to ring reduce-scatter)",
+		Paper:      "Parallel Rings section V-A (Parallel Rings applied to ring reduce-scatter)",
 		Rank:       parallelRingsReduceScatterRank,
 	})
 }

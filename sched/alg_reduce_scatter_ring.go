@@ -2,7 +2,7 @@ package sched
 
 import "github.com/goring-hpc/goring/coll"
 
-// Ring reduce-scatter: the first half of seed 001 Algorithm 1 (ring
+// Ring reduce-scatter: the first half of Multi-lane Algorithm 1 (ring
 // allreduce), with the vector made of P blocks of Bytes each (UCC's
 // reduce_scatter counts each rank's output block).
 //
@@ -19,7 +19,7 @@ func init() {
 		Collective: coll.ReduceScatter,
 		Name:       "ring",
 		Desc:       "ring reduce-scatter: P-1 lock-stepped rounds of send, receive, reduce",
-		Paper:      "seed 001 Algorithm 1 (first loop)",
+		Paper:      "Multi-lane Algorithm 1 (first loop)",
 		Rank:       reduceScatterRingRank,
 	})
 }

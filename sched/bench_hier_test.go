@@ -22,7 +22,7 @@ func clusterBNodes(tb testing.TB, nodes int) *topo.Topology {
 }
 
 // Generate and verify the parallel_rings allgather of 64 ranks (16 nodes x
-// 4 clusterB GPUs, seed 000's largest run). Target: under 5 ms per op.
+// 4 clusterB GPUs, the Parallel Rings paper's largest run). Target: under 5 ms per op.
 func BenchmarkParallelRingsAllgather64GenerateVerify(b *testing.B) {
 	spec := Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Topo: clusterBNodes(b, 16), Bytes: 64 << 20, DtypeBytes: 4}
 	b.ReportAllocs()

@@ -64,7 +64,7 @@
 // counts steps, transfers and bytes per rank and the critical path: the
 // longest chain of transfers through dependencies and matching, in all
 // transfers and in inter-node transfers (P-1 for the flat ring, nodes-1 for
-// parallel rings: seed 000's step count).
+// parallel rings: the Parallel Rings paper's step count).
 //
 // # JSON
 //
@@ -76,11 +76,11 @@
 //
 // One file per algorithm, each registered in init with the paper section it
 // implements: allgather ring, neighbor, recursive_doubling, bruck (the
-// baselines of seed 000 section II) and parallel_rings (seed 000
-// Algorithms 1 and 2); reduce_scatter ring and parallel_rings (seed 000
-// section V-A); allreduce ring (seed 001 Algorithm 1), rabenseifner, lane
-// (seed 001 Algorithm 2), recursive_doubling and parallel_rings; alltoallv
-// pairwise; bcast knomial; allgather and bcast multiwrite (seed 004's relay
+// baselines of Parallel Rings section II) and parallel_rings (Parallel Rings
+// Algorithms 1 and 2); reduce_scatter ring and parallel_rings (Parallel Rings
+// section V-A); allreduce ring (Multi-lane Algorithm 1), rabenseifner, lane
+// (Multi-lane Algorithm 2), recursive_doubling and parallel_rings; alltoallv
+// pairwise; bcast knomial; allgather and bcast multiwrite (the MultiWrite paper's relay
 // multicast, planned by multiwrite.go, which also builds the grouped TP=4
 // allgather that VerifyMulticast checks). `goring plan` prints any of them,
 // verifies it and draws it.
@@ -94,7 +94,7 @@
 //
 //	allgather (all), alltoallv pairwise,  0: everything lands in dst
 //	bcast knomial, allreduce ring,        (multiwrite relays forward from
-//	bcast multiwrite                      their own dst, seed 004 6.4)
+//	bcast multiwrite                      their own dst, MultiWrite 6.4)
 //	allreduce rabenseifner,               B: one half-vector per round
 //	  recursive_doubling
 //	allreduce lane                        (G-1+[N>1]) blk(G) < 2B: G-1 intra

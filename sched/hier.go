@@ -63,7 +63,7 @@ func hierShapeOf(alg string, spec *Spec) (hierShape, error) {
 }
 
 // railPath is the hint for a ring send of the GPU at (node, local): the rail
-// of its own NIC (seed 000 III-A: each ring is mapped to a distinct HCA).
+// of its own NIC (Parallel Rings III-A: each ring is mapped to a distinct HCA).
 func railPath(spec *Spec, node, local int) Path {
 	r := spec.Topo.Nodes[node].GPUs[local].Rail
 	if r < 0 || r > 255 {

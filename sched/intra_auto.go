@@ -6,7 +6,7 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// The intra-node phase of Parallel Rings (seed 000 section III-B/C, Table I,
+// The intra-node phase of Parallel Rings (Parallel Rings section III-B/C, Table I,
 // Fig. 4 and 5): stage 1 and stage 3 both gather G blocks, one per GPU of a
 // node, onto every GPU of the node. Which algorithm does that best depends
 // on the node: Linear on a full NVLink mesh (Fig. 4), the congestion-aware
@@ -157,7 +157,7 @@ func IntraAlgorithms() []string {
 
 // AutoIntra names the intra-node algorithm "auto" picks for the nodes of t:
 // congestion_aware when the GPUs pair up by NVLink across two sockets
-// (seed 000 III-C, Fig. 2b), linear otherwise: on a full mesh (III-B,
+// (Parallel Rings III-C, Fig. 2b), linear otherwise: on a full mesh (III-B,
 // Fig. 4) and, for want of a better-founded choice, on any other shape.
 func AutoIntra(t *topo.Topology) string { return autoIntra(&t.Nodes[0]) }
 
@@ -216,7 +216,7 @@ func fullMesh(n *topo.Node) bool {
 
 // nvlinkPairs derives the NVLink pairing of n's GPUs from its links: each
 // GPU must have exactly one NVLink peer, and the GPUs must span at least two
-// sockets (seed 000 Fig. 2b). peer[i] is GPU i's partner. reason says why n
+// sockets (Parallel Rings Fig. 2b). peer[i] is GPU i's partner. reason says why n
 // is not such a node ("" when it is).
 func nvlinkPairs(n *topo.Node) (peer []int, reason string) {
 	G := len(n.GPUs)
@@ -260,7 +260,7 @@ func nvlinkPairs(n *topo.Node) (peer []int, reason string) {
 // being used both ways, must be an involution or come with rank), parent
 // gives a virtual rank's parent, and children(v, round) its children of a
 // round. Sends of one round go out together; a later round's sends wait for
-// the earlier round's (the steps of seed 000 Table I).
+// the earlier round's (the steps of Parallel Rings Table I).
 type treeShape interface {
 	vrank(x, root, G int) int
 	rank(v, root, G int) int

@@ -91,7 +91,7 @@ func TestIntraAlgorithmsFollowTableI(t *testing.T) {
 	}
 }
 
-// Generalised congestion-aware algorithm (seed 000 III-C): on a node of M
+// Generalised congestion-aware algorithm (Parallel Rings III-C): on a node of M
 // NVLink pairs every GPU sends each of its blocks across pairs once per
 // round, and in no round does a GPU receive two blocks from other pairs.
 func TestCongestionAwareRoundsAreIncastFree(t *testing.T) {
@@ -149,7 +149,7 @@ func TestParallelRingsReductionsOnSocketPairs(t *testing.T) {
 	}
 }
 
-// "auto" says which intra-node algorithm it chose (seed 000 III-B/C).
+// "auto" says which intra-node algorithm it chose (Parallel Rings III-B/C).
 func TestIntraAutoNote(t *testing.T) {
 	clusterA, err := topo.Preset("clusterA")
 	require.NoError(t, err)

@@ -1,6 +1,6 @@
 package sched
 
-// intraBTDD is "Ibcast: BTDD" of seed 000 Table I: every GPU broadcasts its
+// intraBTDD is "Ibcast: BTDD" of Parallel Rings Table I: every GPU broadcasts its
 // block to the others of the node over a binomial tree whose distance
 // doubles each step (1, 2, 4, ...), all G broadcasts at once. Virtual ranks
 // swap the root with GPU 0 and leave the rest in place (Open MPI libnbc's

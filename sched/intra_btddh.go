@@ -1,6 +1,6 @@
 package sched
 
-// intraBTDDH is "Ibcast: BTDDH" of seed 000 Table I, the binomial tree with
+// intraBTDDH is "Ibcast: BTDDH" of Parallel Rings Table I, the binomial tree with
 // distance halving: every GPU broadcasts its block over a binomial tree whose
 // first step spans the largest power-of-two distance below G and halves each
 // step. Virtual ranks are rotated (v = (x - root) mod G), which reproduces

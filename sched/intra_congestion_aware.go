@@ -36,7 +36,7 @@ func newIntraCongestionAware(alg string, spec *Spec) (intraAlgorithm, error) {
 	node := &spec.Topo.Nodes[0]
 	peer, reason := nvlinkPairs(node)
 	if reason != "" {
-		return nil, Unsupported(alg, "intra-node algorithm congestion_aware needs GPUs that pair up by NVLink across two sockets (seed 000 Fig. 2b), but on node %q %s", node.Name, reason)
+		return nil, Unsupported(alg, "intra-node algorithm congestion_aware needs GPUs that pair up by NVLink across two sockets (Parallel Rings Fig. 2b), but on node %q %s", node.Name, reason)
 	}
 	G := len(peer)
 	ca := intraCongestionAware{peer: peer, pos: make([]int, G), ring: make([]int, 0, G)}

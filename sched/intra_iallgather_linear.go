@@ -1,6 +1,6 @@
 package sched
 
-// intraIallgatherLinear is "Iallgather: Linear" of seed 000 Table I. The
+// intraIallgatherLinear is "Iallgather: Linear" of Parallel Rings Table I. The
 // table gives it the same pairs as Ibcast Linear, spread over G-1 steps: in
 // step k every GPU sends its own block to the k-th other GPU in local-index
 // order (step 1 of 4 GPUs: 0->1, 1->0, 2->0, 3->0, the incast the table

@@ -1,6 +1,6 @@
 package sched
 
-// intraKnomial is "Ibcast: K-nomial" of seed 000 section III-B with K = 4
+// intraKnomial is "Ibcast: K-nomial" of Parallel Rings section III-B with K = 4
 // (the paper's choice for every K-nomial collective): every GPU broadcasts
 // its block over a 4-nomial tree. Virtual ranks are rotated (v = (x - root)
 // mod G); in round r (distance 4^r) every GPU that has the block and whose

@@ -1,6 +1,6 @@
 package sched
 
-// intraLinear is the Linear intra-node exchange of seed 000 Algorithm 1
+// intraLinear is the Linear intra-node exchange of Parallel Rings Algorithm 1
 // (lines 7-16 for stage 1, 24-34 for stage 3): every GPU posts a receive from
 // each other GPU of the node and sends its own block to each of them, all at
 // once, in local-index order. On a full NVLink mesh every pair has its own

@@ -1,6 +1,6 @@
 package sched
 
-// intraRD is "Iallgather: RD" (recursive doubling) of seed 000 Table I. In
+// intraRD is "Iallgather: RD" (recursive doubling) of Parallel Rings Table I. In
 // step k every GPU exchanges everything it holds with the GPU whose local
 // index differs in bit k: first its own block with its NVLink peer (0<->1,
 // 2<->3: congestion-free), then two blocks across the sockets (0<->2, 1<->3:

@@ -9,7 +9,7 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// MultiWrite relay multicast (seed 004) as a pure schedule.
+// MultiWrite relay multicast (MultiWrite) as a pure schedule.
 //
 // Seed 004 removes redundant copies of one message from bottleneck links:
 // the source injects ONE copy per next hop, and GPUs on the way (relays)
@@ -83,7 +83,7 @@ import (
 // messages of P destinations), for every rank or for one (GenerateRank).
 
 // Multicast is one message for the planner: Bytes at rank Src go to every
-// rank of Dests (seed 004 section 4.3.1, MultiWrite(s, D, buf)). A Src bit
+// rank of Dests (MultiWrite section 4.3.1, MultiWrite(s, D, buf)). A Src bit
 // in Dests means the source keeps a copy too (a local copy in the lowering).
 type Multicast struct {
 	Src   int
@@ -95,7 +95,7 @@ type Multicast struct {
 // multicast without paired relaying.
 type RelayOptions struct {
 	// Partner[r] is the rank that relays part of r's messages (paired
-	// relaying, seed 004 section 3.1); -1, or a nil slice, for none. A
+	// relaying, MultiWrite section 3.1); -1, or a nil slice, for none. A
 	// partner is used only for a message whose destinations all lie on the
 	// source's node and do not include the partner.
 	Partner []int
@@ -103,7 +103,7 @@ type RelayOptions struct {
 	// partner; 0 balances the two paths from link bandwidths.
 	RelayShare float64
 	// Unicast makes the relay part cross the source -> partner link once
-	// per destination (the unicast multipath baseline of seed 004 sections
+	// per destination (the unicast multipath baseline of MultiWrite sections
 	// 3.1 and 6.1), not once.
 	Unicast bool
 	// NodeTree makes the copies across nodes a binomial tree over nodes

@@ -2,11 +2,11 @@ package sched
 
 import "math/bits"
 
-// Destination bitmaps of MultiWrite (seed 004): a message carries the set
+// Destination bitmaps of MultiWrite (MultiWrite): a message carries the set
 // of its final destinations instead of a multicast group (see
 // multiwrite.go).
 
-// Bitmap is a destination set over ranks (seed 004 section 4.1): bit r set
+// Bitmap is a destination set over ranks (MultiWrite section 4.1): bit r set
 // means rank r is a destination.
 type Bitmap []uint64
 

@@ -7,7 +7,7 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// Grouped allgather: the TP-domain case of seed 004 (section 3.1, Fig. 2,
+// Grouped allgather: the TP-domain case of MultiWrite (section 3.1, Fig. 2,
 // and the AllGather experiment of sections 5.2 and 6.2). The ranks of one
 // full-mesh node form several groups (two TP=4 domains of an 8-way mesh)
 // and every group runs its own allgather at the same time. Within a group
@@ -26,7 +26,7 @@ import (
 // GroupedMode picks how the grouped allgather uses the mesh.
 type GroupedMode int
 
-// Modes of the TP-domain comparison of seed 004 sections 3.1 and 6.2.
+// Modes of the TP-domain comparison of MultiWrite sections 3.1 and 6.2.
 const (
 	// GroupedDirect: direct writes inside the group only (the HCCL
 	// baseline: latency S/b).
@@ -90,7 +90,7 @@ func GroupedAllgather(t *topo.Topology, groups [][]int, bytes int64, elem, chunk
 	}
 	spec := &Spec{Collective: coll.Allgather, Topo: t, Bytes: bytes, DtypeBytes: elem, Chunks: chunks}
 	plan := newPlan(spec, mode.String())
-	plan.Note = fmt.Sprintf("grouped allgather over %d groups (seed 004 section 3.1): check with VerifyMulticast, not Verify", len(groups))
+	plan.Note = fmt.Sprintf("grouped allgather over %d groups (MultiWrite section 3.1): check with VerifyMulticast, not Verify", len(groups))
 	var msgs []Multicast
 	var place []Placement
 	for _, g := range groups {

@@ -28,7 +28,7 @@ func hopList(p RelayPart) []string {
 	return out
 }
 
-// Hand-checked trees: the paired relaying of seed 004 section 3.1 on the
+// Hand-checked trees: the paired relaying of MultiWrite section 3.1 on the
 // 8-way mesh (NPU1..4 = ranks 0..3, NPU5..8 = ranks 4..7, pairs [0,4],
 // [1,5], ...), and the same-index relay of section 3.2 on two servers.
 func TestPlanMulticastTrees(t *testing.T) {
@@ -200,7 +200,7 @@ func TestGroupedAllgatherVerifies(t *testing.T) {
 	require.ErrorContains(t, err, "two groups of equal size")
 }
 
-// A dispatch-like message set across two servers (seed 004 section 3.2):
+// A dispatch-like message set across two servers (MultiWrite section 3.2):
 // the same-index relay holds tokens it does not want in scratch, each
 // server's rail port carries every token once, and the contents verify.
 func TestLowerMulticastDispatch(t *testing.T) {

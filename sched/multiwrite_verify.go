@@ -8,7 +8,7 @@ import (
 // Verify checks a collective: structure, send/recv matching, completion
 // under rendezvous (no deadlock), no race within a rank, and final
 // contents. Verify's content rule is one per collective over the whole
-// communicator; a set of multicasts (the grouped allgather of seed 004
+// communicator; a set of multicasts (the grouped allgather of MultiWrite
 // section 3.1, a dispatch) says itself what each rank must end with: every
 // destination r of message i holds, at place[i].DstOff of its dst, the
 // bytes of the source's src buffer at place[i].From.Off. Bytes of dst that

@@ -38,7 +38,7 @@ type Algorithm struct {
 	Collective coll.Collective
 	Name       string
 	Desc       string
-	// Paper names the section the generator implements ("seed 000 Alg. 1").
+	// Paper names the section the generator implements ("Parallel Rings Alg. 1").
 	Paper string
 	// Generate fills plan.Ranks for spec. It returns an *UnsupportedError
 	// when the algorithm cannot serve the spec.

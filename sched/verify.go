@@ -38,7 +38,7 @@ type Report struct {
 	// it inherits the dependencies of both its sides).
 	CriticalTransfers int
 	// CriticalInterNode is the largest number of inter-node transfers on any
-	// such chain: the "inter-node steps on the critical path" of seed 000
+	// such chain: the "inter-node steps on the critical path" of Parallel Rings
 	// (P-1 for a flat ring whose rounds are lock-stepped, nodes-1 for
 	// parallel rings).
 	CriticalInterNode int

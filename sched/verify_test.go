@@ -225,7 +225,7 @@ func TestVerifyLongChainIsFast(t *testing.T) {
 }
 
 // Verify alone on the 64-rank (16 nodes x 4 GPUs) parallel rings allgather
-// of seed 000's largest run, and on the flat ring of the same size.
+// of the Parallel Rings paper's largest run, and on the flat ring of the same size.
 func BenchmarkVerify64(b *testing.B) {
 	for _, alg := range []string{"parallel_rings", "ring"} {
 		b.Run(alg, func(b *testing.B) {

@@ -11,7 +11,7 @@ import (
 	"github.com/goring-hpc/goring/sched"
 )
 
-// Congestion classes of seed 000 Table I.
+// Congestion classes of Parallel Rings Table I.
 const (
 	ClassFree      = 'F' // ran at the rate it would have had alone
 	ClassIncast    = 'I' // slowed on a link it shared with a transfer into the same GPU
@@ -65,7 +65,7 @@ func transferParts(plan *sched.Plan, ts []Transfer) [][]carried {
 }
 
 // BlockSteps numbers the transfers of a traced allgather run by
-// algorithmic step, the columns of seed 000 Table I. An allgather is one
+// algorithmic step, the columns of Parallel Rings Table I. An allgather is one
 // broadcast per block (Table I's Ibcast algorithms run one tree per root
 // GPU at once), and a step is a level of that broadcast: a GPU that holds
 // block b since step a (a = 0 for its own block) sends b for the k-th time
@@ -151,7 +151,7 @@ func blockSteps(ts []Transfer, parts [][]carried) []int {
 //     while a same-step send of that GPU held it, or held it while one
 //     waited. Same-step sharing comes first: where a transfer shares its
 //     sender's bus with a same-step send and its receiver's with another
-//     sender, seed 000 Table I marks S (BTDD's 0→2 and 1→3 and BTDDH's
+//     sender, Parallel Rings Table I marks S (BTDD's 0→2 and 1→3 and BTDDH's
 //     0→1 in step 2);
 //   - I (incast), when it was slowed on a link it shared with a transfer
 //     into the same GPU, whatever that transfer's step (the receiver does
@@ -315,7 +315,7 @@ func overlap(a0, a1, b0, b1 float64) bool {
 	return math.Min(a1, b1)-math.Max(a0, b0) > eps
 }
 
-// FormatClasses prints classes as seed 000 Table I does: a column per
+// FormatClasses prints classes as Parallel Rings Table I does: a column per
 // step, "src -> dst X (blocks)" entries in the order of cs.
 func FormatClasses(cs []TransferClass) string {
 	steps := 0

@@ -20,7 +20,7 @@ import (
 
 var rewrite = flag.Bool("rewrite", false, "rewrite the golden files in testdata/")
 
-// tableI runs one clusterA node (seed 000 Fig. 2b: NVLink pairs 0-1 and
+// tableI runs one clusterA node (Parallel Rings Fig. 2b: NVLink pairs 0-1 and
 // 2-3, PCIe to each socket, UPI between the sockets) with one intra-node
 // variant and classifies every transfer.
 func tableI(t *testing.T, intra string, opt Options) []TransferClass {
@@ -50,7 +50,7 @@ func cells(cs []TransferClass) map[string]int {
 	return out
 }
 
-// TestTableIGolden keeps the simulator's whole Table I (seed 000, section
+// TestTableIGolden keeps the simulator's whole Table I (Parallel Rings, section
 // III-C) as a golden file; regenerate with -rewrite after a deliberate
 // model change and explain the difference in docs/reproductions.md.
 func TestTableIGolden(t *testing.T) {
@@ -68,7 +68,7 @@ func TestTableIGolden(t *testing.T) {
 	t.Log("\n" + b.String())
 }
 
-// TestTableIMatchesPaper pins seed 000 Table I cell for cell (step, src,
+// TestTableIMatchesPaper pins Parallel Rings Table I cell for cell (step, src,
 // dst, class). Every cell the paper prints is reproduced. The paper's BTDD
 // and BTDDH step-2 columns print 6 of the 8 transfers that four binomial
 // trees on 4 GPUs make there (one tree per root, 3 edges each, 4 in step
@@ -127,7 +127,7 @@ func TestTableIMatchesPaper(t *testing.T) {
 	}
 }
 
-// TestTableISamePatternAsLinear: seed 000 III-C says Ibcast K-nomial and
+// TestTableISamePatternAsLinear: Parallel Rings III-C says Ibcast K-nomial and
 // Iallgather Linear show "the same communication pattern and associated
 // inefficiencies" as Ibcast Linear. Iallgather Linear matches it cell for
 // cell; K-nomial (rotated virtual ranks: GPU r sends to r+1, r+2, r+3 mod

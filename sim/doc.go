@@ -38,7 +38,7 @@
 // GPU's memory link at a copy rate from the GPU model's HBM bandwidth (a
 // reduction makes three memory passes per byte, a copy two). With
 // CopyEngineSerial, a GPU sends at most one intra-node transfer at a time:
-// the exclusive copy engine of seed 000 section III-C.
+// the exclusive copy engine of Parallel Rings section III-C.
 //
 // # Use
 //

@@ -80,7 +80,7 @@ func best(t *testing.T, tp *topo.Topology, chunks []int, gen func(chunks int) (*
 	return out, nil
 }
 
-// TestMultiwriteTP4PairedRelaying: seed 004 sections 3.1, 6.2 and 6.3. Two
+// TestMultiwriteTP4PairedRelaying: MultiWrite sections 3.1, 6.2 and 6.3. Two
 // TP=4 allgathers on one ascend-8p (NPUs 0-3 and 4-7, pairs [i, i+4]):
 // direct writes only (the baseline), unicast multipath and MultiWrite paired
 // relaying. Section 3.1's theory: MultiWrite takes 50% of the baseline and
@@ -125,7 +125,7 @@ func TestMultiwriteTP4PairedRelaying(t *testing.T) {
 	assert.LessOrEqual(t, crossover, int64(4<<20))
 }
 
-// TestMultiwriteAllgatherTwoNodes: seed 004 section 3.2 on two nodes of
+// TestMultiwriteAllgatherTwoNodes: MultiWrite section 3.2 on two nodes of
 // ascend-8p, clusterB and dgx-h100: every registered allgather at every
 // size, in time and in bytes on the busiest rail port and intra-node link
 // (at 256 MiB). MultiWrite's rail ports carry (N-1)B = B each, the least

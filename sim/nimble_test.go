@@ -15,10 +15,10 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// Reproduction of seed 002 (NIMBLE) in the simulator; docs/nimble.md
+// Reproduction of NIMBLE (NIMBLE) in the simulator; docs/nimble.md
 // copies the logged tables. Three plans per traffic matrix:
 //
-//   - pairwise: the lock-stepped baseline (seed 002's MPI-style reference);
+//   - pairwise: the lock-stepped baseline (the NIMBLE paper's MPI-style reference);
 //   - nimble-direct: nimble with the split disabled (threshold above every
 //     demand): the same all-at-once schedule on the default paths, so the
 //     difference to nimble is the routing alone, not the schedule;
@@ -103,7 +103,7 @@ func presetNodes(t *testing.T, name string, nodes int) *topo.Topology {
 	return tp
 }
 
-// TestReproNimbleHotspotAlltoallv: seed 002 section V-C (Fig. 7), 8 GPUs on
+// TestReproNimbleHotspotAlltoallv: NIMBLE section V-C (Fig. 7), 8 GPUs on
 // two nodes and the other topologies, --hot 0:F --bytes 64MiB. Claims
 // checked: no split (and so no change) for uniform traffic or under the
 // 1 MiB threshold; for hot traffic the routing never makes the plan slower
@@ -176,7 +176,7 @@ func units(b int64) string {
 	return fmt.Sprint(b)
 }
 
-// TestReproNimblePointToPoint: seed 002 section V-B (Fig. 6 a, b): one GPU
+// TestReproNimblePointToPoint: NIMBLE section V-B (Fig. 6 a, b): one GPU
 // pair moving 256 MiB. Inside a clusterB node the split adds the two
 // 2-hop paths (the paper: 120 GB/s direct, 213 with one relay, 278 with
 // two); across two clusterB nodes it adds the three other rails (the

@@ -13,13 +13,13 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// tableIVariants are the intra-node algorithms of seed 000 Table I, as
+// tableIVariants are the intra-node algorithms of Parallel Rings Table I, as
 // sched names the intra-node phase of parallel_rings.
 var tableIVariants = []string{"linear", "btdd", "btddh", "knomial", "iallgather_linear", "rd", "congestion_aware"}
 
 // cif runs parallel_rings allgather with every intra-node variant of
 // Table I and returns the latencies and the congestion impact factor of
-// seed 000 Fig. 5: each latency over the lowest at that size.
+// Parallel Rings Fig. 5: each latency over the lowest at that size.
 func cif(t *testing.T, preset string, nodes int, sizes []int64, opt Options) (lat, factor map[string][]float64) {
 	t.Helper()
 	if _, err := sched.Lookup(coll.Allgather, "parallel_rings"); err != nil {
@@ -49,7 +49,7 @@ func cif(t *testing.T, preset string, nodes int, sizes []int64, opt Options) (la
 	return lat, factor
 }
 
-// TestReproFig5CongestionImpact: seed 000 Fig. 5 and section III-C, on
+// TestReproFig5CongestionImpact: Parallel Rings Fig. 5 and section III-C, on
 // clusterA with one node (intra-node only) and four nodes (parallel rings
 // across nodes): the congestion-aware intra-node phase has the lowest
 // latency at large sizes. The table is logged for docs/reproductions.md.
@@ -83,7 +83,7 @@ func TestReproFig5CongestionImpact(t *testing.T) {
 	}
 }
 
-// TestReproStepCounts: seed 000 section III-B: the flat ring needs P-1
+// TestReproStepCounts: Parallel Rings section III-B: the flat ring needs P-1
 // steps, each with an inter-node transfer on its critical path; Parallel
 // Rings need P/rails-1 (one ring per rail across nodes). Counted from the
 // simulator's trace as the inter-node transfers the busiest rank receives,
@@ -139,7 +139,7 @@ func predictUS(t *testing.T, c coll.Collective, alg, preset string, nodes int, b
 	return res.TotalUS
 }
 
-// TestReproAllgatherClusterB: seed 000 section IV (Fig. 7): on cluster B
+// TestReproAllgatherClusterB: Parallel Rings section IV (Fig. 7): on cluster B
 // with 32 and 64 GPUs, Parallel Rings cut allgather latency by up to 74%
 // and 73% against Open MPI's ring. The simulator predicts a cut of at least
 // 70% over 2-256 MiB (the ideal flat ring is bound by one rail port per
@@ -161,7 +161,7 @@ func TestReproAllgatherClusterB(t *testing.T) {
 	t.Log("\n" + b.String())
 }
 
-// TestReproLaneAllreduce: seed 001 Fig. 5: lane allreduce beats ring at
+// TestReproLaneAllreduce: Multi-lane Fig. 5: lane allreduce beats ring at
 // large sizes on 8 nodes x 4 GPUs with 2^27 floats; the paper's gap grows
 // with the node count. The simulator agrees on the first part on both
 // clusterB (4 rails) and narval (1 rail); on clusterB the absolute gap grows

@@ -27,7 +27,7 @@
 // link's rate in one direction.
 //
 // Every GPU has a PCIe link to its socket's host: the host-staged path of
-// seed 003 (a transfer staged through host memory crosses it twice). Socket
+// Multi-path model (a transfer staged through host memory crosses it twice). Socket
 // links (kind upi, also for xGMI) join hosts.
 //
 // NICs: NIC R serves rail R. Its port is a link of kind nic from "nic:R" to

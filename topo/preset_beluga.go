@@ -1,7 +1,7 @@
 package topo
 
 // beluga is a GPU node of the Beluga cluster (Calcul Quebec / Digital
-// Research Alliance of Canada) as seed 003 describes it (section 5,
+// Research Alliance of Canada) as Multi-path model describes it (section 5,
 // Fig. 1): four V100 with two NVLink 2 links between every pair, all four
 // GPUs attached to one of the two CPUs and its NUMA node. The CPUs are two
 // Xeon Gold 6148 (Alliance documentation for Beluga) joined by UPI. The
@@ -11,9 +11,9 @@ func init() {
 	register("beluga", func() (Node, []Rail) {
 		n := Node{Sockets: 2}
 		for i := 0; i < 4; i++ {
-			n.addGPU("V100", 0, 0, 0) // one NUMA node with one CPU (seed 003 section 5)
+			n.addGPU("V100", 0, 0, 0) // one NUMA node with one CPU (Multi-path model section 5)
 		}
-		// Two NVLink 2 links per pair, 25 GB/s each (seed 003 section 5;
+		// Two NVLink 2 links per pair, 25 GB/s each (Multi-path model section 5;
 		// V100 data sheet).
 		n.fullMesh(NVLink, 2, nvlinkAlphaUS, nvlink2GBps)
 		// V100 SXM2 hangs off PCIe Gen3 x16: 12 GB/s effective (V100 data

@@ -40,7 +40,7 @@ func (n *Node) fullMesh(kind LinkKind, count int, alphaUS, betaGBps float64) {
 }
 
 // hostLinks gives every GPU its PCIe link to its socket's host: the
-// host-staged path of seed 003 (section 3: a staged transfer through host
+// host-staged path of Multi-path model (section 3: a staged transfer through host
 // memory crosses this link twice, once per GPU).
 func (n *Node) hostLinks(alphaUS, betaGBps float64) {
 	for _, g := range n.GPUs {

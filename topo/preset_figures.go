@@ -48,7 +48,7 @@ const (
 	// DMA round trip across the root complex (~1 us). DESIGN.md's host-staged
 	// measurements (51 GB/s at 8 MiB chunks, 23 GB/s at 2 MiB) imply a much
 	// larger per-chunk cost on that path; that is the staging
-	// synchronisation (seed 003's epsilon, section 3), which the model adds
+	// synchronisation (the Multi-path model paper's epsilon, section 3), which the model adds
 	// per staged chunk, not a property of the link.
 	pcieAlphaUS = 2.0
 

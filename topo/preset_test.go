@@ -61,7 +61,7 @@ func TestPresetsMatchTheirSources(t *testing.T) {
 		}
 		assert.Equal(t, f.directPairs, direct, "case %d", i)
 		for _, g := range n.GPUs {
-			// Every GPU has its PCIe link to its socket's host (seed 003's
+			// Every GPU has its PCIe link to its socket's host (the Multi-path model paper's
 			// host-staged path).
 			ls := n.DirectLinks(GPUEndpoint(g.Index), HostEndpoint(g.Socket))
 			require.Len(t, ls, 1, "case %d gpu %d", i, g.Index)

@@ -97,7 +97,7 @@ func TestRoute(t *testing.T) {
 	}{
 		/*0*/ {"gpu:0", "gpu:1", []Hop{{0, true}}},
 		/*1*/ {"gpu:1", "gpu:0", []Hop{{0, false}}},
-		// Cross-socket: PCIe up, UPI across, PCIe down (seed 003's
+		// Cross-socket: PCIe up, UPI across, PCIe down (the Multi-path model paper's
 		// cross-socket host path); not through GPU 1 or 3.
 		/*2*/ {"gpu:0", "gpu:3", []Hop{{2, true}, {6, true}, {5, true}}},
 		/*3*/ {"gpu:3", "gpu:0", []Hop{{5, false}, {6, false}, {2, false}}},

@@ -2,7 +2,7 @@
 // executor's Transport (package exec) with UCP tag send and receive.
 //
 // DESIGN.md calls this layer multi-path: one logical transfer split over
-// the direct link, GPU-staged and host-staged paths (theta/k of seed 003),
+// the direct link, GPU-staged and host-staged paths (theta/k of Multi-path model),
 // pipelined in chunks, relayed and forwarded. Today it has one path, the
 // direct one: each send becomes one ucp_tag_send_nbx on the endpoint to the
 // peer, each receive one ucp_tag_recv_nbx (ucx_transport.go). The Post's

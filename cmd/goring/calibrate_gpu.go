@@ -8,14 +8,14 @@ import (
 	"github.com/goring-hpc/goring/cuda"
 )
 
-// GPU paths of goring calibrate (seed 003's paths between two GPUs):
+// GPU paths of goring calibrate (the Multi-path model paper's paths between two GPUs):
 //
 //   - direct: one peer copy GPU a -> GPU b (cuMemcpyPeerAsync on a's
 //     stream; NVLink when the GPUs are linked), timed by events on a;
 //   - host: staged through pinned host memory in chunks, each chunk copied
 //     down on a's stream and up on b's once its event fires, so the two
 //     copies of consecutive chunks overlap (the pipelined staged path of
-//     seed 003 section III), timed by the wall clock around the whole.
+//     Multi-path model section III), timed by the wall clock around the whole.
 //
 // GPU-staged paths (through a third GPU) need three GPUs and are left to
 // the multi-path data plane. Pairs measured: GPU 0 to every other GPU.

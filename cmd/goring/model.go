@@ -21,7 +21,7 @@ func init() { subcommands = append(subcommands, newModelCmd) }
 func newModelCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "model",
-		Short: "ask the multi-path transfer model (seed 003) how it would split a transfer",
+		Short: "ask the multi-path transfer model (the Multi-path model paper) how it would split a transfer",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
@@ -45,7 +45,7 @@ func newModelSplitCmd() *cobra.Command {
 		Use:   "split --topo T --src A --dst B --bytes N [--paths direct,gpu,host] [--exact] [--json]",
 		Short: "split one GPU-to-GPU transfer over the direct, GPU-staged and host-staged paths",
 		Long: `split predicts how a transfer of --bytes from GPU --src to GPU --dst of the
-topology's first node is best divided over the paths between them (seed 003,
+topology's first node is best divided over the paths between them (Multi-path model,
 Algorithm 1): the direct route, staging through each other GPU over NVLink
 (gpu:K), and staging through host memory (host). Each row gives the path's
 share (theta), its bytes, the chunks a staged path pipelines them in, and

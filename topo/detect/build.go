@@ -306,7 +306,7 @@ func link(kind topo.LinkKind, a, b string, count int, gbps float64) topo.Link {
 // nearestRail picks GPU i's NIC: among the NICs behind its PCIe switch,
 // else on its NUMA node, else on its socket, else all of them, the one that
 // the fewest lower-numbered GPUs already use (ties: lowest index), so that
-// GPUs spread over equally near NICs as seed 000's rail-dedicated designs
+// GPUs spread over equally near NICs as the Parallel Rings paper's rail-dedicated designs
 // expect (-1 with no NICs).
 func nearestRail(n *topo.Node, i int, nics []nicInfo, host hostInfo, sys fs.FS) int {
 	if len(nics) == 0 {

@@ -186,7 +186,7 @@ func (s sysfs) ib(dev, bus, rate, state string) {
 	s["class/infiniband/"+dev+"/ports/1/state"] = &fstest.MapFile{Data: []byte(state + "\n")}
 }
 
-// TestBuildClusterALike imitates cluster A (seed 000 IV-A): two sockets of
+// TestBuildClusterALike imitates cluster A (Parallel Rings IV-A): two sockets of
 // two A30 each, NV4 pairs 0-1 and 2-3, four 100 Gb/s HCAs two per socket on
 // their own root ports. The result must have the clusterA preset's shape.
 func TestBuildClusterALike(t *testing.T) {
