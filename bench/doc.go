@@ -24,6 +24,6 @@
 //     allreduce, 1 for bcast.
 //
 // The output formats are a table in OSU's layout, CSV, the JSON document of
-// DESIGN.md ({"results":[...]}) and a PNG of latency against size, one line
+// docs/contracts.md ({"results":[...]}) and a PNG of latency against size, one line
 // per algorithm (gonum.org/v1/plot).
 package bench

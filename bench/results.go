@@ -9,7 +9,7 @@ import (
 )
 
 // Row is one measured (collective, algorithm, size), the element of the
-// JSON contract of DESIGN.md.
+// JSON contract of docs/contracts.md.
 type Row struct {
 	Collective string  `json:"collective"`
 	Algorithm  string  `json:"algorithm"`

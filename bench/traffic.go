@@ -9,7 +9,7 @@ import (
 	"github.com/goring-hpc/goring/sched"
 )
 
-// Traffic matrices of alltoallv, as DESIGN.md's CLI defines them for plan,
+// Traffic matrices of alltoallv, as docs/contracts.md's CLI defines them for plan,
 // sim and bench alike. counts[i][j] is the bytes rank i sends rank j.
 
 // UniformCounts: every rank sends bytes to every rank (itself included).

@@ -9,7 +9,7 @@ import (
 // Collective is one of the collective operations goring schedules.
 type Collective string
 
-// The collectives of DESIGN.md. Byte counts follow UCC's meaning: allgather
+// The collectives of docs/contracts.md. Byte counts follow UCC's meaning: allgather
 // counts each rank's contribution, allreduce the whole vector, reduce_scatter
 // each rank's output block, bcast the message.
 const (

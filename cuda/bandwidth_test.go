@@ -11,7 +11,7 @@ import (
 )
 
 // TestBandwidth measures the copy paths that goring's multi-path split
-// (model/, ucx_mp/) chooses between, for comparison with DESIGN.md's
+// (model/, ucx_mp/) chooses between, for comparison with docs/gpu.md's
 // figures from the 2xH200 machine (PyTorch): one peer copy 380-394 GB/s,
 // both directions at once about 376 GB/s each way, host-staged pipeline
 // 51 GB/s with 8 MiB chunks and 23 GB/s with 2 MiB chunks. It runs only
@@ -131,7 +131,7 @@ func TestBandwidth(t *testing.T) {
 
 	// Host-staged GPU0 -> GPU1: chunk i goes DtoH on GPU 0's stream, an
 	// event marks it, GPU 1's stream waits for the event and copies it
-	// HtoD, so the two halves of successive chunks overlap (DESIGN.md's
+	// HtoD, so the two halves of successive chunks overlap (docs/gpu.md's
 	// host path). Timed by the wall clock, since the events sit on two
 	// devices. The result is checked byte for byte.
 	want := pattern(maxBytes, 0x42)

@@ -140,7 +140,7 @@ func TestRunHandBuiltAllreduce(t *testing.T) {
 }
 
 // A peer that never sends: Run gives up at the deadline and says who it
-// was waiting for (DESIGN.md "Nothing hangs").
+// was waiting for (the rule that nothing hangs, exec/deadline.go).
 func TestRunDeadlineNamesStep(t *testing.T) {
 	p := &sched.RankProgram{Rank: 0, Sizes: sched.Sizes{Src: 4, Dst: 8}}
 	p.Copy(src(0), dst(0), 4)

@@ -29,7 +29,7 @@ func TestAllgatherRingVerifies(t *testing.T) {
 	}
 }
 
-// Seed 000 section II / issue 3 "must hold": the flat ring has P-1
+// Parallel Rings section II: the flat ring has P-1
 // inter-node transfers on its critical path on clusterB with 16, 32 and
 // 64 GPUs (lock-stepped rounds wait for the slowest, inter-node, link).
 func TestAllgatherRingCriticalPathOnClusterB(t *testing.T) {

@@ -9,7 +9,7 @@ import "github.com/goring-hpc/goring/coll"
 // copy. Rounds are lock-stepped (a sendrecv per round); zero-byte blocks
 // move nothing.
 //
-// Layout (DESIGN.md): src is packed by destination in rank order, dst by
+// Layout (docs/contracts.md): src is packed by destination in rank order, dst by
 // source in rank order; displacements are prefix sums of Counts
 // (Counts[i][j] = bytes i sends j).
 

@@ -68,7 +68,7 @@
 //
 // # JSON
 //
-// WriteProgram streams a plan as goring.program/v1 (DESIGN.md "Program
+// WriteProgram streams a plan as goring.program/v1 (docs/contracts.md "Program
 // JSON"), one line per step; ParseProgram reads one back strictly. The
 // simulator, the executor and the verifier all consume this one structure.
 //

@@ -12,10 +12,10 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Program JSON (goring.program/v1, DESIGN.md "Program JSON"). WriteProgram
+// Program JSON (goring.program/v1, docs/contracts.md "Program JSON"). WriteProgram
 // streams a plan step by step (one line per step), so a plan of millions of
 // steps needs no document-sized intermediate structure; ParseProgram reads
-// it back strictly. The one addition to the DESIGN example is "root", which
+// it back strictly. The one addition to the docs/contracts.md example is "root", which
 // is written for bcast only (the verifier needs it).
 
 // MarshalProgram encodes p as a goring.program/v1 document.
@@ -403,7 +403,7 @@ func ParseBuf(s string) (Buf, error) {
 }
 
 // ParsePath maps a path hint ("", "direct", "host", "gpu:N", "rail:N"; also
-// "railN" as in the DESIGN example) to a Path.
+// "railN" as in the docs/contracts.md example) to a Path.
 func ParsePath(s string) (Path, error) {
 	switch s {
 	case "":

@@ -44,7 +44,7 @@ func TestProgramJSONBuffersPerRank(t *testing.T) {
 	assert.Equal(t, plan.Ranks[1].Sizes, back.Ranks[1].Sizes)
 }
 
-// The DESIGN.md example, with rail0 spelled as there.
+// The docs/contracts.md example, with rail0 spelled as there.
 const designExample = `{"schema":"goring.program/v1","collective":"allgather","algorithm":"parallel_rings",
  "topology":"clusterB","nranks":1,"bytes":1048576,"dtype_bytes":4,
  "counts":null,

@@ -60,7 +60,7 @@
 // # Figures
 //
 // Presets cite a source by every figure (preset_figures.go and each
-// preset_*.go): the papers in shared/seeds, DESIGN.md's measurements on the
+// preset_*.go): the papers in shared/seeds, docs/gpu.md's measurements on the
 // lent 2xH200 machine, and vendor data sheets. Bandwidths are effective
 // rates (what a copy achieves), startups are reasoned in comments; the
 // calibrate command measures both on real hardware.

@@ -21,8 +21,8 @@ const (
 	// 25 GB/s per link per direction (NVIDIA H100 and H200 data sheets).
 	nvlink4GBps = 25.0
 	// NVLink 4 as measured on the lent 2xH200 machine: 18 links x 26.56 GB/s
-	// ~ 478 GB/s per direction (DESIGN.md "Measured on the 2xH200 GPU
-	// machine"; 26.56 GB/s is the link's signalling rate, two lanes of
+	// ~ 478 GB/s per direction (docs/gpu.md "Reference figures";
+	// 26.56 GB/s is the link's signalling rate, two lanes of
 	// 106.25 Gb/s, a peer copy reached 380-394 GB/s of it).
 	nvlink4MeasuredGBps = 26.56
 
@@ -45,7 +45,7 @@ const (
 	pcieGen4GBps = 25.0
 	pcieGen5GBps = 50.0
 	// PCIe startup of a host<->device copy: a copy launch (~1 us) plus a
-	// DMA round trip across the root complex (~1 us). DESIGN.md's host-staged
+	// DMA round trip across the root complex (~1 us). docs/gpu.md's host-staged
 	// measurements (51 GB/s at 8 MiB chunks, 23 GB/s at 2 MiB) imply a much
 	// larger per-chunk cost on that path; that is the staging
 	// synchronisation (the Multi-path model paper's epsilon, section 3), which the model adds

@@ -1,7 +1,6 @@
 package topo
 
-// h200x2 is the lent 2xH200 machine (DESIGN.md "Measured on the 2xH200 GPU
-// machine"): two H200 joined by all 18 NVLink 4 links (NV18), each GPU on a
+// h200x2 is the lent 2xH200 machine (docs/gpu.md "Reference figures"): two H200 joined by all 18 NVLink 4 links (NV18), each GPU on a
 // PCIe Gen5 x16 link to the host. One socket is assumed (both GPUs share one
 // root complex, as the host-staged measurement saw no socket crossing); the
 // machine has no inter-node network, so no NICs and no rails.
@@ -10,17 +9,17 @@ package topo
 // at NVSwitch ports (NVML remote type "switch"): the two GPUs are two of an
 // HGX board's eight. For two GPUs a direct 18-link bundle and a switch
 // plane cost the same (one peer copy's startup, the narrower side's 18
-// links), so the preset keeps DESIGN.md's "NV18" as one direct link.
+// links), so the preset keeps docs/gpu.md's "NV18" as one direct link.
 func init() {
 	register("h200x2", func() (Node, []Rail) {
 		n := Node{Sockets: 1}
 		n.addGPU("H200", 0, 0, -1)
 		n.addGPU("H200", 0, 0, -1)
 		// NV18: 18 links x 26.56 GB/s ~ 478 GB/s per direction, measured
-		// (DESIGN.md); startup nvlinkAlphaUS (preset_figures.go).
+		// (docs/gpu.md "Reference figures"); startup nvlinkAlphaUS (preset_figures.go).
 		n.addLink(NVLink, GPUEndpoint(0), GPUEndpoint(1), 18, nvlinkAlphaUS, nvlink4MeasuredGBps)
 		// PCIe Gen5 x16 host path: 50 GB/s effective (H200 data sheet:
-		// PCIe Gen5 128 GB/s bidirectional; DESIGN.md measured the pipelined
+		// PCIe Gen5 128 GB/s bidirectional; docs/gpu.md records the pipelined
 		// host-staged path at 51 GB/s with 8 MiB chunks).
 		n.hostLinks(pcieAlphaUS, pcieGen5GBps)
 		return n, nil

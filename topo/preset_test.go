@@ -8,7 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The presets DESIGN.md promises, with the facts the papers and DESIGN.md
+// The presets docs/contracts.md promises, with the facts the papers and docs/gpu.md
 // state about each (checked below against what the preset builds).
 var presetFacts = []struct {
 	name        string
@@ -107,7 +107,7 @@ func TestPresetRoutesFollowTheHardware(t *testing.T) {
 		// DGX H100: GPU to GPU through the NVSwitch plane at 18 x 25 GB/s.
 		/*5*/ {"dgx-h100", "gpu:0", "gpu:7", []LinkKind{NVSwitch, NVSwitch}, nvlinkAlphaUS, 450},
 		/*6*/ {"dgx-h100", "rail:5", "gpu:5", []LinkKind{NIC, PCIe}, nicAlphaUS + pcieAlphaUS, 50},
-		// h200x2: NV18 at the measured 26.56 GB/s per link (DESIGN.md).
+		// h200x2: NV18 at the measured 26.56 GB/s per link (docs/gpu.md "Reference figures").
 		/*7*/ {"h200x2", "gpu:1", "gpu:0", []LinkKind{NVLink}, nvlinkAlphaUS, 18 * 26.56},
 		/*8*/ {"h200x2", "gpu:1", "host:0", []LinkKind{PCIe}, pcieAlphaUS, 50},
 		// Ascend: the RoCE port is on the NPU.

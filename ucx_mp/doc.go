@@ -1,7 +1,7 @@
 // Package ucxmp is goring's data plane over UCX: it implements the
 // executor's Transport (package exec) with UCP tag send and receive.
 //
-// DESIGN.md calls this layer multi-path: one logical transfer split over
+// The architecture calls this layer multi-path: one logical transfer split over
 // the direct link, GPU-staged and host-staged paths (theta/k of Multi-path model),
 // pipelined in chunks, relayed and forwarded. Today it has one path, the
 // direct one: each send becomes one ucp_tag_send_nbx on the endpoint to the

@@ -1,5 +1,5 @@
 // Command goring plans, simulates, benchmarks and calibrates goring's
-// collectives. See DESIGN.md for the contract of each subcommand; every
+// collectives. See docs/contracts.md for the contract of each subcommand; every
 // subcommand lives in a file of its own and registers its constructor in
 // init, so the tree is built fresh for every run (tests run it many times in
 // one process without flag values leaking between runs).

@@ -119,7 +119,7 @@ func runModelSplit(cmd *cobra.Command, f modelSplitFlags) error {
 	return writeSplitTable(cmd.OutOrStdout(), t.Name, f, s, thr)
 }
 
-// splitJSON is the JSON contract of "goring model split --json" (issue 2).
+// splitJSON is the JSON contract of "goring model split --json".
 type splitJSON struct {
 	Bytes        int64           `json:"bytes"`
 	PredictedUS  float64         `json:"predicted_us"`

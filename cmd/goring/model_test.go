@@ -11,7 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The JSON contract of issue 2, key for key.
+// The JSON contract of goring model split --json, key for key.
 func TestModelSplitJSONContract(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "model", "split", "--topo", "clusterB", "--src", "0", "--dst", "1", "--bytes", "64MiB", "--json")
 	require.Equal(t, 0, code, stderr)

@@ -54,7 +54,7 @@ func TestSimJSONListsEveryAlgorithm(t *testing.T) {
 		t.Skip("parallel_rings is not registered yet")
 	}
 	require.NotNil(t, pr.PredictedUS, pr.Error)
-	assert.Less(t, *pr.PredictedUS, 0.4**ring.PredictedUS, "issue 4: parallel_rings at least 60%% faster than ring")
+	assert.Less(t, *pr.PredictedUS, 0.4**ring.PredictedUS, "parallel_rings at least 60%% faster than ring (Parallel Rings on clusterB)")
 }
 
 func TestSimTableAndAuto(t *testing.T) {

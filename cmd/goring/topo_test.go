@@ -12,7 +12,7 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// DESIGN.md / issue 2: "goring topo show --topo clusterA --nodes 4 --json >
+// docs/contracts.md: "goring topo show --topo clusterA --nodes 4 --json >
 // t.json; goring topo show --topo t.json --json" gives the same document.
 func TestTopoShowJSONReadsBackByteIdentical(t *testing.T) {
 	out, stderr, code := runCLI(t, "topo", "show", "--topo", "clusterA", "--nodes", "4", "--json")

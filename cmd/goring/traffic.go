@@ -15,7 +15,7 @@ import (
 )
 
 // trafficFlags are alltoallv's traffic flags, the same for plan, sim and
-// bench (DESIGN.md "CLI"): --bytes N alone sends N bytes to every peer;
+// bench (docs/contracts.md "CLI"): --bytes N alone sends N bytes to every peer;
 // --hot R:F makes rank R receive fraction F of every rank's traffic;
 // --counts FILE reads a JSON byte matrix; --seed S draws random counts,
 // zeros included.
