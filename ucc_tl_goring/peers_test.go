@@ -91,11 +91,7 @@ func runChild(spec string) error {
 			// Stay alive until the test has read every survivor's
 			// verdict: a survivor that exits now would be one more dead
 			// peer for the others to report.
-			for end := time.Now().Add(30 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
-				if _, err := os.Stat(filepath.Join(dir, "exit")); err == nil {
-					break
-				}
-			}
+			awaitExit(dir)
 			return nil
 		}
 		if done {
@@ -112,10 +108,24 @@ func runChild(spec string) error {
 		}
 	}
 	fmt.Printf("collective done after %.1f s\n", time.Since(start).Seconds())
+	// Leave together, as MPI ranks do (MPI_Finalize waits for every rank):
+	// a rank that exits while a peer still finishes its last send would be
+	// a dead peer to that one's watch.
+	awaitExit(dir)
 	if err := t.destroy(); err != nil {
 		return err
 	}
 	return ctx.close()
+}
+
+// awaitExit waits (at most 60 s) for the test's word that every rank may
+// leave: the file dir/exit.
+func awaitExit(dir string) {
+	for end := time.Now().Add(60 * time.Second); time.Now().Before(end); time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "exit")); err == nil {
+			return
+		}
+	}
 }
 
 // exchangeCards publishes t's card as dir/card.R and connects once every
@@ -232,8 +242,21 @@ func TestLateRankIsWaitedFor(t *testing.T) {
 		t.Skip("11 s late rank; skipped with -short")
 	}
 	const late = 11 * time.Second
-	cmds, outs, _ := startRanks(t, 3, "late:"+late.String())
-	waitAll(t, cmds, outs, late+60*time.Second)
+	cmds, outs, dir := startRanks(t, 3, "late:"+late.String())
+	for deadline := time.Now().Add(late + 60*time.Second); ; time.Sleep(10 * time.Millisecond) {
+		done := 0
+		for _, o := range outs {
+			if strings.Contains(o.String(), "collective ") {
+				done++
+			}
+		}
+		if done == len(outs) {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "ranks still in the collective: %s | %s | %s", outs[0], outs[1], outs[2])
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644))
+	waitAll(t, cmds, outs, 60*time.Second)
 	for r, o := range outs {
 		assert.Contains(t, o.String(), "collective done", "rank %d", r)
 		assert.NotContains(t, o.String(), "failed", "rank %d", r)

@@ -18,7 +18,10 @@ const watchEvery = 500 * time.Millisecond
 // peerWatch is the team's exec.Watch: it checks the peers that share this
 // host by their process (pid and start time from their cards). A late peer
 // is alive and is waited for as long as it takes; a peer whose process
-// ended fails the collective with its rank and pid named.
+// ended fails the collective with its rank and pid named, even if it had
+// done its part: MPI ranks leave together (MPI_Finalize), so a process
+// gone while its team runs a collective has died, and a survivor waiting
+// on another survivor whose call failed must not wait forever.
 type peerWatch struct {
 	peers []card
 	ranks []int
