@@ -8,35 +8,55 @@ import (
 )
 
 // The calibration document (goring.calibration/v1) that `goring calibrate`
-// writes and that the model, the simulator's CLI and the engine read: one
-// Hockney fit per measured path, with the samples it came from.
-// docs/contracts.md is the contract; fields added to v1 are optional, so
-// files written before them still load and mean what they meant.
+// writes: one Hockney fit per measured path, with the samples it came
+// from, and, optionally, how the direct path and each staged path of a GPU
+// pair slow each other down when they run together (contention.go), with
+// the together samples that were fitted. The model reads it
+// (NewCalibratedSplitter, calibration_paths.go), the simulator's CLI takes
+// link figures from it (CalibrateTopology, calibration_topo.go), and so can
+// the engine. docs/contracts.md is the contract; fields added to v1 are
+// optional, so files written before them still load and mean what they
+// meant (no contention: the paths are independent, as the Multi-path model
+// assumes).
 
 // CalibrationSchema names the calibration document.
 const CalibrationSchema = "goring.calibration/v1"
 
 // Calibration is the goring.calibration/v1 document.
 type Calibration struct {
-	Schema  string            `json:"schema"`
-	Host    string            `json:"host"`
-	Date    string            `json:"date"`
-	UCXTLS  string            `json:"ucx_tls"`
-	Paths   []CalibratedPath  `json:"paths"`
-	Skipped []string          `json:"skipped"`
-	Extra   map[string]string `json:"extra,omitempty"`
+	Schema string `json:"schema"`
+	Host   string `json:"host"`
+	Date   string `json:"date"`
+	UCXTLS string `json:"ucx_tls"`
+	// GPUs and GPUModel describe the machine the GPU paths were measured
+	// on (optional; 0 and "" when unknown, as in files written before
+	// them). Readers refuse the file for a node of another GPU count or
+	// model (CheckNode).
+	GPUs     int              `json:"gpus,omitempty"`
+	GPUModel string           `json:"gpu_model,omitempty"`
+	Paths    []CalibratedPath `json:"paths"`
+	// Contention holds the direct path of a GPU pair timed together with
+	// one of its staged paths, and the slowdowns fitted to those times
+	// (optional; absent: the paths do not slow each other).
+	Contention []CalibratedContention `json:"contention,omitempty"`
+	Skipped    []string               `json:"skipped"`
+	Extra      map[string]string      `json:"extra,omitempty"`
 }
 
 // CalibratedPath is one measured path with its samples and fit.
 type CalibratedPath struct {
-	Path     string             `json:"path"` // "direct", "host", "gpu:K"
-	From     string             `json:"from"` // "GPU 0", or a process for the host-memory path
-	To       string             `json:"to"`
-	AlphaUS  float64            `json:"alpha_us"`
-	BetaGBps float64            `json:"beta_GBps"`
-	RelRMS   float64            `json:"rel_rms"`
-	Outliers []int64            `json:"outlier_bytes"`
-	Samples  []CalibratedSample `json:"samples"`
+	Path string `json:"path"` // "direct", "host", "gpu:K"
+	From string `json:"from"` // "GPU 0", or a process for the host-memory path
+	To   string `json:"to"`
+	// ChunkBytes is the chunk a staged path was pipelined in (optional:
+	// files written before it leave it out, and the model then keeps the
+	// topology's figures for that staged path, see PairPaths).
+	ChunkBytes int64              `json:"chunk_bytes,omitempty"`
+	AlphaUS    float64            `json:"alpha_us"`
+	BetaGBps   float64            `json:"beta_GBps"`
+	RelRMS     float64            `json:"rel_rms"`
+	Outliers   []int64            `json:"outlier_bytes"`
+	Samples    []CalibratedSample `json:"samples"`
 }
 
 // CalibratedSample is the one-way time of one size.
@@ -45,9 +65,30 @@ type CalibratedSample struct {
 	US    float64 `json:"us"`
 }
 
+// CalibratedContention is the direct path of a GPU pair timed together
+// with one of the pair's staged paths, that path carrying a share of the
+// bytes, and the contention fitted to those times (FitContention).
+type CalibratedContention struct {
+	Path string `json:"path"` // the staged path: "host" or "gpu:K"
+	From string `json:"from"`
+	To   string `json:"to"`
+	// DirectSlowdown and StagedSlowdown are the fitted Contention.
+	DirectSlowdown float64 `json:"direct_slowdown"`
+	StagedSlowdown float64 `json:"staged_slowdown"`
+	RelRMS         float64 `json:"rel_rms"`
+	// Outliers are indices into Samples that the fit left out.
+	Outliers []int            `json:"outlier_samples"`
+	Samples  []TogetherSample `json:"samples"`
+}
+
+// Contention returns the fitted contention as the model uses it.
+func (c CalibratedContention) Contention() Contention {
+	return Contention{DirectSlowdown: c.DirectSlowdown, StagedSlowdown: c.StagedSlowdown}
+}
+
 // LoadCalibration reads and validates a calibration document. It is the
 // entry point for a library that has the file open (the engine, the team
-// layer); the CLI reads the file and calls ParseCalibration.
+// layer); NewCalibratedSplitter turns the result into a Splitter.
 func LoadCalibration(r io.Reader) (*Calibration, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
@@ -86,14 +127,22 @@ func (c *Calibration) Encode() ([]byte, error) {
 }
 
 // Validate checks what a reader relies on: the schema, finite non-negative
-// startups, positive bandwidths and times.
+// startups, positive bandwidths and times, slowdowns and shares in [0, 1).
 func (c *Calibration) Validate() error {
 	if c.Schema != CalibrationSchema {
 		return fmt.Errorf("calibration JSON: schema %q, want %q", c.Schema, CalibrationSchema)
 	}
+	if c.GPUs < 0 {
+		return fmt.Errorf("calibration: gpus %d: want 0 (unknown) or more", c.GPUs)
+	}
 	for i, p := range c.Paths {
 		if err := p.validate(); err != nil {
 			return fmt.Errorf("calibration: paths[%d] (%s %s -> %s): %w", i, p.Path, p.From, p.To, err)
+		}
+	}
+	for i, t := range c.Contention {
+		if err := t.validate(); err != nil {
+			return fmt.Errorf("calibration: contention[%d] (direct with %s, %s -> %s): %w", i, t.Path, t.From, t.To, err)
 		}
 	}
 	return nil
@@ -107,10 +156,34 @@ func (p CalibratedPath) validate() error {
 		return fmt.Errorf("alpha %g us, beta %g GB/s: want a finite alpha >= 0 and beta > 0", p.AlphaUS, p.BetaGBps)
 	case !finiteNonNeg(p.RelRMS):
 		return fmt.Errorf("rel_rms %g: want a finite value >= 0", p.RelRMS)
+	case p.ChunkBytes < 0:
+		return fmt.Errorf("chunk_bytes %d: want 0 (unknown) or more", p.ChunkBytes)
 	}
 	for j, s := range p.Samples {
 		if s.Bytes <= 0 || !finitePos(s.US) {
 			return fmt.Errorf("samples[%d]: %d bytes in %g us: want both positive", j, s.Bytes, s.US)
+		}
+	}
+	return nil
+}
+
+func (t CalibratedContention) validate() error {
+	switch {
+	case t.Path == "" || t.From == "" || t.To == "":
+		return fmt.Errorf("path, from and to must be named")
+	case !t.Contention().valid():
+		return fmt.Errorf("slowdowns %g (direct) and %g (staged): want each in [0, 1)", t.DirectSlowdown, t.StagedSlowdown)
+	case !finiteNonNeg(t.RelRMS):
+		return fmt.Errorf("rel_rms %g: want a finite value >= 0", t.RelRMS)
+	}
+	for j, s := range t.Samples {
+		if err := s.validate(); err != nil {
+			return fmt.Errorf("samples[%d]: %w", j, err)
+		}
+	}
+	for _, o := range t.Outliers {
+		if o < 0 || o >= len(t.Samples) {
+			return fmt.Errorf("outlier_samples: index %d outside the %d samples", o, len(t.Samples))
 		}
 	}
 	return nil

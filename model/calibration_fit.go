@@ -23,3 +23,39 @@ func FitCalibratedPath(p *CalibratedPath) error {
 	}
 	return nil
 }
+
+// FitCalibratedContention fits t's together samples (FitContention) against
+// the direct and staged paths the same file measured for t's pair
+// (MeasuredDirectPath, and MeasuredStagedPath with o's epsilon for the
+// staged path's family, as PairPaths builds them), and stores the
+// slowdowns, the relative RMS residual and the outliers in t.
+func (c *Calibration) FitCalibratedContention(t *CalibratedContention, o Options) error {
+	src, ok1 := parseGPU(t.From)
+	dst, ok2 := parseGPU(t.To)
+	if !ok1 || !ok2 {
+		return fmt.Errorf("contention %s -> %s: want GPUs named \"GPU N\"", t.From, t.To)
+	}
+	dp, ok := c.gpuPath(DirectName, src, dst)
+	if !ok {
+		return fmt.Errorf("contention of %s %s -> %s: the file has no direct path for the pair", t.Path, t.From, t.To)
+	}
+	sp, ok := c.gpuPath(t.Path, src, dst)
+	if !ok || sp.ChunkBytes <= 0 {
+		return fmt.Errorf("contention of %s %s -> %s: the file has no %s path with its chunk size for the pair", t.Path, t.From, t.To, t.Path)
+	}
+	eps := o.GPUStageEpsilonUS
+	if t.Path == HostName {
+		eps = o.HostStageEpsilonUS
+	}
+	staged := MeasuredStagedPath(sp.Path, sp.BetaGBps, sp.ChunkBytes, eps)
+	if staged.Family() == 0 || staged.Family() == PathDirect {
+		return fmt.Errorf("contention of %q: want a staged path (host or gpu:K)", t.Path)
+	}
+	fit, err := FitContention(MeasuredDirectPath(dp.AlphaUS, dp.BetaGBps), staged, t.Samples, o)
+	if err != nil {
+		return fmt.Errorf("contention of %s %s -> %s: %w", t.Path, t.From, t.To, err)
+	}
+	t.DirectSlowdown, t.StagedSlowdown, t.RelRMS = fit.DirectSlowdown, fit.StagedSlowdown, fit.RelRMS
+	t.Outliers = append(make([]int, 0, len(fit.Outliers)), fit.Outliers...)
+	return nil
+}

@@ -28,7 +28,7 @@ func goldenCalibration() *Calibration {
 }
 
 func TestCalibrationGoldenBytes(t *testing.T) {
-	for _, name := range []string{"calibration_v1.golden.json", "calibration_v1_host_only.golden.json"} {
+	for _, name := range []string{"calibration_v1.golden.json", "calibration_v1_host_only.golden.json", "calibration_h200x2.json"} {
 		golden, err := os.ReadFile("testdata/" + name)
 		require.NoError(t, err)
 		cal, err := ParseCalibration(golden)
@@ -65,6 +65,21 @@ func TestCalibrationRejectsBadDocuments(t *testing.T) {
 		{strings.Replace(doc, `"alpha_us": 9.5`, `"alpha_us": "fast"`, 1), "calibration JSON"},
 	}
 	for i, c := range cases {
+		_, err := ParseCalibration([]byte(c.doc))
+		require.Error(t, err, "case %d", i)
+		assert.Contains(t, err.Error(), c.want, "case %d", i)
+	}
+	fixture, err := os.ReadFile("testdata/calibration_h200x2.json")
+	require.NoError(t, err)
+	for i, c := range []struct{ doc, want string }{
+		{strings.Replace(string(fixture), `"gpus": 2`, `"gpus": -2`, 1), "gpus -2"},
+		{strings.Replace(string(fixture), `"chunk_bytes": 8388608`, `"chunk_bytes": -1`, 1), "chunk_bytes -1"},
+		{strings.Replace(string(fixture), `"staged_slowdown": 0.219`, `"staged_slowdown": 1`, 1), "contention[0] (direct with host, GPU 0 -> GPU 1): slowdowns"},
+		{strings.Replace(string(fixture), `"direct_slowdown": 0`, `"direct_slowdown": -0.1`, 1), "want each in [0, 1)"},
+		{strings.Replace(string(fixture), `"share": 0.1,`, `"share": 1.5,`, 1), "samples[3]"},
+		{strings.Replace(string(fixture), `"outlier_samples": []`, `"outlier_samples": [7]`, 1), "index 7 outside the 5 samples"},
+	} {
+		require.NotEqual(t, string(fixture), c.doc, "case %d: the replacement must apply", i)
 		_, err := ParseCalibration([]byte(c.doc))
 		require.Error(t, err, "case %d", i)
 		assert.Contains(t, err.Error(), c.want, "case %d", i)

@@ -67,6 +67,13 @@ const (
 // trimmedShare is the share of the residuals the robust start keeps.
 const trimmedShare = 0.7
 
+// minContentionSigma is the smallest relative spread the outlier test
+// assumes for together samples: timings of GPU copies vary by about 1%
+// from run to run, and with a handful of samples the trimmed start fits
+// most of them almost exactly, which would make a 1% miss look like an
+// outlier.
+const minContentionSigma = 0.01
+
 // togetherObs is one sample with a positive share, ready to predict.
 type togetherObs struct {
 	sample   int // index into the samples
@@ -177,7 +184,7 @@ func FitContention(direct, staged Path, samples []TogetherSample, o Options) (Co
 	c := searchContention(trimmed)
 	prev := make([]bool, len(obs))
 	for it := 0; it < 20; it++ {
-		markResiduals(residuals(c), in)
+		markResiduals(residuals(c), in, minContentionSigma)
 		if it > 0 && slices.Equal(prev, in) {
 			break
 		}

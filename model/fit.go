@@ -138,19 +138,19 @@ func markInliers(samples []Sample, a, b float64, in []bool) {
 	for i, s := range samples {
 		r[i] = (s.TimeUS - a - b*s.Bytes) / s.TimeUS
 	}
-	markResiduals(r, in)
+	markResiduals(r, in, minRelSigma)
 }
 
 // markResiduals sets in[i] for the residuals within OutlierMADs robust
 // standard deviations (1.4826 * median absolute deviation, at least
-// minRelSigma) of the median residual.
-func markResiduals(r []float64, in []bool) {
+// minSigma) of the median residual.
+func markResiduals(r []float64, in []bool, minSigma float64) {
 	med := median(r)
 	dev := make([]float64, len(r))
 	for i := range r {
 		dev[i] = math.Abs(r[i] - med)
 	}
-	sigma := math.Max(1.4826*median(dev), minRelSigma)
+	sigma := math.Max(1.4826*median(dev), minSigma)
 	for i := range r {
 		in[i] = dev[i] <= OutlierMADs*sigma
 	}

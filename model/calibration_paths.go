@@ -1,0 +1,188 @@
+package model
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/goring-hpc/goring/topo"
+)
+
+// From a calibration to the model's paths.
+//
+// The topology says which paths a GPU pair has (EnumeratePaths); the
+// calibration replaces the figures of those it measured:
+//
+//   - the direct path gets the fitted startup and bandwidth
+//     (MeasuredDirectPath);
+//   - a staged path measured with its chunk size gets the hop bandwidth
+//     that reproduces the measured pipeline rate with the options' epsilon
+//     (MeasuredStagedPath); one without a chunk size (files written before
+//     chunk_bytes) keeps the topology's figures, since its rate cannot be
+//     split into hops and per-chunk cost;
+//   - a staged path with a contention entry for the pair gets its fitted
+//     Contention.
+//
+// Pairs the file did not measure keep the topology's figures.
+// NewCalibratedSplitter is the entry point for a library:
+//
+//	cal, err := model.LoadCalibration(f)
+//	sp, err := model.NewCalibratedSplitter(node, cal, model.DefaultOptions())
+//	s, err := sp.Split(src, dst, bytes, model.AllPaths, false)
+//	// s.Paths[i].Bytes and .Chunks per path, in launch order
+
+// gpuName is how calibrate names a GPU in "from" and "to".
+func gpuName(i int) string { return "GPU " + strconv.Itoa(i) }
+
+// parseGPU reads "GPU N"; ok is false for anything else (the host-memory
+// path between two processes names processes).
+func parseGPU(s string) (int, bool) {
+	rest, found := strings.CutPrefix(s, "GPU ")
+	if !found {
+		return 0, false
+	}
+	i, err := strconv.Atoi(rest)
+	if err != nil || i < 0 {
+		return 0, false
+	}
+	return i, true
+}
+
+// gpuPath finds the fit of path name from GPU src to GPU dst.
+func (c *Calibration) gpuPath(name string, src, dst int) (CalibratedPath, bool) {
+	for _, p := range c.Paths {
+		if p.Path == name && p.From == gpuName(src) && p.To == gpuName(dst) {
+			return p, true
+		}
+	}
+	return CalibratedPath{}, false
+}
+
+// Measured reports whether the file has the direct path from GPU src to
+// GPU dst: the pairs whose paths PairPaths takes from the file.
+func (c *Calibration) Measured(src, dst int) bool {
+	_, ok := c.gpuPath(DirectName, src, dst)
+	return ok
+}
+
+// MeasuredPairs lists the GPU pairs whose direct path the file measured,
+// as "GPU a -> GPU b", in file order.
+func (c *Calibration) MeasuredPairs() []string {
+	var out []string
+	for _, p := range c.Paths {
+		if _, ok := parseGPU(p.From); ok && p.Path == DirectName {
+			out = append(out, p.From+" -> "+p.To)
+		}
+	}
+	return out
+}
+
+// CheckNode reports whether the file can describe node: the same GPU
+// count and model where the file records them, and no measured GPU outside
+// the node. Readers call it before using the file's figures, so that a
+// calibration of one machine is not applied to another.
+func (c *Calibration) CheckNode(node *topo.Node) error {
+	g := len(node.GPUs)
+	if c.GPUs > 0 && c.GPUs != g {
+		return fmt.Errorf("calibration was measured on a node of %d GPUs; node %q has %d", c.GPUs, node.Name, g)
+	}
+	if c.GPUModel != "" {
+		for _, gpu := range node.GPUs {
+			if gpu.Model != "" && !sameGPUModel(c.GPUModel, gpu.Model) {
+				return fmt.Errorf("calibration was measured on %q GPUs; node %q has %q", c.GPUModel, node.Name, gpu.Model)
+			}
+		}
+	}
+	check := func(what, from, to string) error {
+		for _, e := range [2]string{from, to} {
+			if i, ok := parseGPU(e); ok && i >= g {
+				return fmt.Errorf("calibration %s %s -> %s: node %q has GPUs 0..%d", what, from, to, node.Name, g-1)
+			}
+		}
+		return nil
+	}
+	for _, p := range c.Paths {
+		if err := check("path "+p.Path, p.From, p.To); err != nil {
+			return err
+		}
+	}
+	for _, t := range c.Contention {
+		if err := check("contention of "+t.Path, t.From, t.To); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// sameGPUModel compares a driver's device name ("NVIDIA H200") with a
+// topology's model ("H200"): equal ignoring case, or one contains the other.
+func sameGPUModel(a, b string) bool {
+	a, b = strings.ToLower(strings.TrimSpace(a)), strings.ToLower(strings.TrimSpace(b))
+	return strings.Contains(a, b) || strings.Contains(b, a)
+}
+
+// PairPaths returns the paths from GPU src to GPU dst of node (in launch
+// order, as EnumeratePaths) with the file's figures where it has them (see
+// above). measured is false when the file has no direct path for the pair;
+// the paths are then the topology's. Call CheckNode first.
+func (c *Calibration) PairPaths(node *topo.Node, src, dst int, o Options) (paths []Path, measured bool, err error) {
+	paths, err = EnumeratePaths(node, src, dst, o)
+	if err != nil {
+		return nil, false, err
+	}
+	dp, ok := c.gpuPath(DirectName, src, dst)
+	if !ok {
+		return paths, false, nil
+	}
+	d := directIndex(paths)
+	if d < 0 {
+		return nil, false, fmt.Errorf("calibration measured a direct path %s -> %s; node %q has no direct route between them", dp.From, dp.To, node.Name)
+	}
+	paths[d] = MeasuredDirectPath(dp.AlphaUS, dp.BetaGBps)
+	for i := range paths {
+		if !paths[i].Staged {
+			continue
+		}
+		if sp, ok := c.gpuPath(paths[i].Name, src, dst); ok && sp.ChunkBytes > 0 {
+			paths[i] = MeasuredStagedPath(sp.Path, sp.BetaGBps, sp.ChunkBytes, paths[i].EpsilonUS)
+		}
+		for _, t := range c.Contention {
+			if t.Path == paths[i].Name && t.From == gpuName(src) && t.To == gpuName(dst) {
+				paths[i].Contention = t.Contention()
+			}
+		}
+	}
+	return paths, true, nil
+}
+
+// NewCalibratedSplitter is NewSplitter with the calibration's figures
+// installed for every pair it measured (PairPaths); other pairs keep the
+// topology's. It fails when the file is for another kind of node
+// (CheckNode).
+func NewCalibratedSplitter(node *topo.Node, cal *Calibration, o Options) (*Splitter, error) {
+	if node == nil {
+		return nil, fmt.Errorf("model: no node")
+	}
+	if err := cal.CheckNode(node); err != nil {
+		return nil, err
+	}
+	sp, err := NewSplitter(node, o)
+	if err != nil {
+		return nil, err
+	}
+	for src := range node.GPUs {
+		for dst := range node.GPUs {
+			if src == dst || !cal.Measured(src, dst) {
+				continue
+			}
+			paths, _, err := cal.PairPaths(node, src, dst, o)
+			if err != nil {
+				return nil, err
+			}
+			if err := sp.SetPaths(src, dst, paths); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return sp, nil
+}
