@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -41,6 +42,7 @@ type calibrateFlags struct {
 	gpuBytes      string
 	chunk         string
 	gpuIters      int
+	shares        string
 }
 
 func newCalibrateCmd() *cobra.Command {
@@ -56,8 +58,11 @@ times (model.FitHockney: least squares with outliers left out).
 Paths: "host" between two processes over UCX (UCX_TLS, default self,sm), and
 with GPUs, from GPU 0 to each other GPU, "direct" (one peer copy) and "host"
 (staged through pinned memory in --chunk pieces, the two copies overlapped),
-over --gpu-bytes. Without GPUs those are listed under "skipped" with the
-reason.
+over --gpu-bytes. Then the two GPU paths are timed together on the largest
+--gpu-bytes, the host path carrying each --shares percentage of it, and how
+much they slow each other down is fitted (model.FitContention) into the
+document's "contention" entries, which the model's split uses. Without GPUs
+those are listed under "skipped" with the reason.
 
 --out FILE writes the JSON document (schema goring.calibration/v1) to FILE;
 --json prints it on stdout instead of the table.`,
@@ -73,6 +78,7 @@ reason.
 	fl.StringVar(&f.gpuBytes, "gpu-bytes", "1MiB:256MiB", "GPU path sizes (at least two)")
 	fl.StringVar(&f.chunk, "chunk", "8MiB", "chunk of the host-staged GPU path")
 	fl.IntVar(&f.gpuIters, "gpu-iters", 10, "timed copies per GPU path and size")
+	fl.StringVar(&f.shares, "shares", "0,4,8,12,16", "percent of the largest --gpu-bytes on the host path when timing it together with the direct path")
 	return cmd
 }
 
@@ -107,6 +113,9 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	}
 	if f.gpuIters < 1 {
 		return fmt.Errorf("--gpu-iters %d: want at least 1", f.gpuIters)
+	}
+	if _, err := parseShares(f.shares); err != nil {
+		return err
 	}
 	if launch.IsRank() {
 		return calibrateRank(cmd, f, sizes)
@@ -164,11 +173,12 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	// The GPU paths need no peer process: rank 0 measures them alone.
 	gsizes, _ := calibrateSizes("gpu-bytes", f.gpuBytes)
 	chunk, _ := units.ParseBytes(f.chunk)
-	gpu, skipped := gpuCalibration(gsizes, chunk, f.gpuIters)
-	cal.Paths = append(cal.Paths, gpu...)
-	if skipped != "" {
-		cal.Skipped = append(cal.Skipped, skipped)
-	}
+	shares, _ := parseShares(f.shares)
+	gpu := gpuCalibration(gsizes, chunk, f.gpuIters, shares)
+	cal.GPUs, cal.GPUModel = gpu.gpus, gpu.gpuModel
+	cal.Paths = append(cal.Paths, gpu.paths...)
+	cal.Contention = gpu.contention
+	cal.Skipped = append(cal.Skipped, gpu.skipped...)
 	return writeCalibration(cmd.OutOrStdout(), f, cal)
 }
 
@@ -220,6 +230,9 @@ func writeCalibration(out io.Writer, f *calibrateFlags, cal *model.Calibration) 
 		}
 		fmt.Fprintln(out)
 	}
+	for _, c := range cal.Contention {
+		writeContentionTable(out, c)
+	}
 	for _, s := range cal.Skipped {
 		fmt.Fprintf(out, "# skipped: %s\n", s)
 	}
@@ -227,4 +240,44 @@ func writeCalibration(out io.Writer, f *calibrateFlags, cal *model.Calibration) 
 		fmt.Fprintf(out, "# written to %s\n", f.out)
 	}
 	return nil
+}
+
+// writeContentionTable prints a pair's together samples, each against the
+// direct path alone at the same size (the median of its share-0 samples),
+// and the fitted contention.
+func writeContentionTable(out io.Writer, c model.CalibratedContention) {
+	alone := map[int64][]float64{}
+	for _, s := range c.Samples {
+		if s.Share == 0 {
+			alone[s.Bytes] = append(alone[s.Bytes], s.US)
+		}
+	}
+	fmt.Fprintf(out, "\n# together: direct + %s %s -> %s, launched at once, time until both are done\n", c.Path, c.From, c.To)
+	fmt.Fprintf(out, "%-12s%10s%10s%14s%18s\n", "# Size", "Share(%)", "Chunks", "Time (us)", "vs direct alone")
+	for _, s := range c.Samples {
+		vs := "-"
+		if ref := medianOf(alone[s.Bytes]); ref > 0 {
+			vs = fmt.Sprintf("%.3fx", ref/s.US)
+		}
+		fmt.Fprintf(out, "%-12d%10.1f%10d%14.2f%18s\n", s.Bytes, 100*s.Share, s.Chunks, s.US, vs)
+	}
+	fmt.Fprintf(out, "# contention fit: while both run the direct path loses %.1f%% of its bandwidth and the %s path %.1f%% of its own; relative RMS residual %.1f%%",
+		100*c.DirectSlowdown, c.Path, 100*c.StagedSlowdown, 100*c.RelRMS)
+	if len(c.Outliers) > 0 {
+		fmt.Fprintf(out, ", samples left out as outliers: %v", c.Outliers)
+	}
+	fmt.Fprintln(out)
+}
+
+// medianOf is the median of v, 0 when v is empty.
+func medianOf(v []float64) float64 {
+	if len(v) == 0 {
+		return 0
+	}
+	c := slices.Clone(v)
+	slices.Sort(c)
+	if len(c)%2 == 1 {
+		return c[len(c)/2]
+	}
+	return (c[len(c)/2-1] + c[len(c)/2]) / 2
 }

@@ -16,37 +16,68 @@ import (
 //   - host: staged through pinned host memory in chunks, each chunk copied
 //     down on a's stream and up on b's once its event fires, so the two
 //     copies of consecutive chunks overlap (the pipelined staged path of
-//     Multi-path model section III), timed by the wall clock around the whole.
+//     Multi-path model section III), timed by the wall clock around the whole;
+//   - together: the direct copy (on a stream of its own on a) and the
+//     host-staged path launched at once over one buffer, the host path
+//     carrying each --shares share of the largest size in the chunk count
+//     the model gives it (calibrate_together.go), timed by the wall clock
+//     until both are done; the share-0 run is the direct copy alone, timed
+//     the same way. model.FitContention turns them into the pair's
+//     contention entry.
 //
 // GPU-staged paths (through a third GPU) need three GPUs and are left to
 // the multi-path data plane. Pairs measured: GPU 0 to every other GPU.
+//
+// None of this has run on a GPU yet in this form: the together runs were
+// added after the last device session; the pure parts (plan, fit) are
+// tested in calibrate_together_test.go.
 
-// gpuCalibration measures the GPU paths of this machine, or says why not
-// (the reason goes to the document's "skipped" list).
-func gpuCalibration(sizes []int64, chunk int64, iters int) ([]model.CalibratedPath, string) {
+// gpuResult is what the GPU measurements add to the document.
+type gpuResult struct {
+	paths      []model.CalibratedPath
+	contention []model.CalibratedContention
+	gpus       int
+	gpuModel   string
+	skipped    []string // reasons, for the document's "skipped" list
+}
+
+// gpuCalibration measures the GPU paths of this machine, or says why not.
+func gpuCalibration(sizes []int64, chunk int64, iters int, shares []float64) gpuResult {
 	const what = "GPU paths (direct, host-staged)"
+	var res gpuResult
+	skip := func(why string) gpuResult {
+		res.skipped = append(res.skipped, why)
+		return res
+	}
 	if err := cuda.Load(); err != nil {
 		if cuda.IsNoDriver(err) {
-			return nil, what + ": no NVIDIA driver on this machine"
+			return skip(what + ": no NVIDIA driver on this machine")
 		}
-		return nil, what + ": " + err.Error()
+		return skip(what + ": " + err.Error())
 	}
 	n, err := cuda.DeviceCount()
 	if err != nil {
-		return nil, what + ": " + err.Error()
+		return skip(what + ": " + err.Error())
 	}
 	if n < 2 {
-		return nil, fmt.Sprintf("%s: %d GPU found, a path needs two", what, n)
+		return skip(fmt.Sprintf("%s: %d GPU found, a path needs two", what, n))
 	}
-	var paths []model.CalibratedPath
+	res.gpus = n
+	if d, err := cuda.Open(0); err == nil {
+		res.gpuModel, _ = d.Name()
+		_ = d.Close()
+	}
 	for b := 1; b < n; b++ {
-		ps, err := measurePair(0, b, sizes, chunk, iters)
-		if err != nil {
-			return paths, fmt.Sprintf("%s GPU 0 -> GPU %d: %v", what, b, err)
+		ps, c, err := measurePair(0, b, sizes, chunk, iters, shares)
+		res.paths = append(res.paths, ps...)
+		if c != nil {
+			res.contention = append(res.contention, *c)
 		}
-		paths = append(paths, ps...)
+		if err != nil {
+			return skip(fmt.Sprintf("%s GPU 0 -> GPU %d: %v", what, b, err))
+		}
 	}
-	return paths, ""
+	return res
 }
 
 // gpuPair is what measuring one pair of GPUs holds.
@@ -54,7 +85,7 @@ type gpuPair struct {
 	a, b       *cuda.Device
 	src, dst   *cuda.Buffer
 	host       *cuda.HostBuffer
-	sa, sb     *cuda.Stream
+	sa, sb, sd *cuda.Stream // a's (host path down), b's (host path up), a's for the direct copy beside the host path
 	start, end *cuda.Event
 	chunkEvs   []*cuda.Event
 }
@@ -66,7 +97,7 @@ func (p *gpuPair) close() error {
 			errs = append(errs, e.Destroy())
 		}
 	}
-	for _, s := range []*cuda.Stream{p.sa, p.sb} {
+	for _, s := range []*cuda.Stream{p.sa, p.sb, p.sd} {
 		if s != nil {
 			errs = append(errs, s.Destroy())
 		}
@@ -87,7 +118,10 @@ func (p *gpuPair) close() error {
 	return errors.Join(errs...)
 }
 
-func measurePair(ia, ib int, sizes []int64, chunk int64, iters int) (paths []model.CalibratedPath, err error) {
+// measurePair measures the direct and host paths from GPU ia to GPU ib
+// alone, then together. A failure of the together runs still returns the
+// solo paths.
+func measurePair(ia, ib int, sizes []int64, chunk int64, iters int, shares []float64) (paths []model.CalibratedPath, cont *model.CalibratedContention, err error) {
 	maxBytes := sizes[0]
 	for _, s := range sizes {
 		maxBytes = max(maxBytes, s)
@@ -95,68 +129,98 @@ func measurePair(ia, ib int, sizes []int64, chunk int64, iters int) (paths []mod
 	p := &gpuPair{}
 	defer func() { err = errors.Join(err, p.close()) }()
 	if p.a, err = cuda.Open(ia); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.b, err = cuda.Open(ib); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	peer, err := p.a.CanAccessPeer(p.b)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if peer {
 		if err := p.a.EnablePeerAccess(p.b); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
 	if p.src, err = p.a.Alloc(int(maxBytes)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.dst, err = p.b.Alloc(int(maxBytes)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.host, err = p.a.AllocHost(int(maxBytes)); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.sa, err = p.a.NewStream(); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.sb, err = p.b.NewStream(); err != nil {
-		return nil, err
+		return nil, nil, err
+	}
+	if p.sd, err = p.a.NewStream(); err != nil {
+		return nil, nil, err
 	}
 	if p.start, err = p.a.NewEvent(true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if p.end, err = p.a.NewEvent(true); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	for k := int64(0); k < (maxBytes+chunk-1)/chunk; k++ {
-		e, err := p.a.NewEvent(false)
-		if err != nil {
-			return nil, err
-		}
-		p.chunkEvs = append(p.chunkEvs, e)
+	if err := p.ensureChunkEvents(int((maxBytes + chunk - 1) / chunk)); err != nil {
+		return nil, nil, err
 	}
 	from, to := fmt.Sprintf("GPU %d", ia), fmt.Sprintf("GPU %d", ib)
 	direct := model.CalibratedPath{Path: "direct", From: from, To: to}
-	host := model.CalibratedPath{Path: "host", From: from, To: to}
+	host := model.CalibratedPath{Path: "host", From: from, To: to, ChunkBytes: chunk}
 	for _, n := range sizes {
 		us, err := p.timeDirect(int(n), iters)
 		if err != nil {
-			return nil, fmt.Errorf("direct %d bytes: %w", n, err)
+			return nil, nil, fmt.Errorf("direct %d bytes: %w", n, err)
 		}
 		direct.Samples = append(direct.Samples, model.CalibratedSample{Bytes: n, US: us})
 		if us, err = p.timeHostStaged(int(n), int(chunk), iters); err != nil {
-			return nil, fmt.Errorf("host-staged %d bytes: %w", n, err)
+			return nil, nil, fmt.Errorf("host-staged %d bytes: %w", n, err)
 		}
 		host.Samples = append(host.Samples, model.CalibratedSample{Bytes: n, US: us})
 	}
 	for _, cp := range []*model.CalibratedPath{&direct, &host} {
 		if err := model.FitCalibratedPath(cp); err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 	}
-	return []model.CalibratedPath{direct, host}, nil
+	paths = []model.CalibratedPath{direct, host}
+
+	o := model.DefaultOptions()
+	_, staged := measuredPaths(direct, host, o)
+	runs := planTogether(maxBytes, shares, staged, o)
+	times := make([][]float64, togetherRounds)
+	for r := range times {
+		for _, run := range runs {
+			us, err := p.timeTogether(run, iters)
+			if err != nil {
+				return paths, nil, fmt.Errorf("direct + host, %.0f%% on host: %w", 100*run.share, err)
+			}
+			times[r] = append(times[r], us)
+		}
+	}
+	c, err := fitTogether(direct, host, maxBytes, runs, times, o)
+	if err != nil {
+		return paths, nil, err
+	}
+	return paths, &c, nil
+}
+
+// ensureChunkEvents makes sure there is an event on a for each of k chunks.
+func (p *gpuPair) ensureChunkEvents(k int) error {
+	for len(p.chunkEvs) < k {
+		e, err := p.a.NewEvent(false)
+		if err != nil {
+			return err
+		}
+		p.chunkEvs = append(p.chunkEvs, e)
+	}
+	return nil
 }
 
 // timeDirect is the mean time of one peer copy of n bytes (events on a).
@@ -185,27 +249,31 @@ func (p *gpuPair) timeDirect(n, iters int) (float64, error) {
 	return float64(d.Nanoseconds()) / 1e3 / float64(iters), nil
 }
 
-// timeHostStaged is the mean wall time of one staged transfer of n bytes
-// in chunks of chunk bytes.
-func (p *gpuPair) timeHostStaged(n, chunk, iters int) (float64, error) {
-	once := func() error {
-		for k, off := 0, 0; off < n; k, off = k+1, off+chunk {
-			c := min(chunk, n-off)
-			if err := cuda.CopyDtoHAsync(p.sa, p.host, off, p.src, off, c); err != nil {
-				return err
-			}
-			if err := p.chunkEvs[k].Record(p.sa); err != nil {
-				return err
-			}
-			if err := p.sb.WaitEvent(p.chunkEvs[k]); err != nil {
-				return err
-			}
-			if err := cuda.CopyHtoDAsync(p.sb, p.dst, off, p.host, off, c); err != nil {
-				return err
-			}
+// enqueueStaged queues the host-staged copy of bytes [base, base+n) in
+// chunks of chunk bytes: each chunk down on a's stream, an event, and up
+// on b's stream once the event fires.
+func (p *gpuPair) enqueueStaged(base, n, chunk int) error {
+	for k, off := 0, base; off < base+n; k, off = k+1, off+chunk {
+		c := min(chunk, base+n-off)
+		if err := cuda.CopyDtoHAsync(p.sa, p.host, off, p.src, off, c); err != nil {
+			return err
 		}
-		return p.sb.Synchronize()
+		if err := p.chunkEvs[k].Record(p.sa); err != nil {
+			return err
+		}
+		if err := p.sb.WaitEvent(p.chunkEvs[k]); err != nil {
+			return err
+		}
+		if err := cuda.CopyHtoDAsync(p.sb, p.dst, off, p.host, off, c); err != nil {
+			return err
+		}
 	}
+	return nil
+}
+
+// wallMeanUS is the mean wall time of iters calls of once after one
+// untimed warm-up call.
+func wallMeanUS(once func() error, iters int) (float64, error) {
 	if err := once(); err != nil { // warm-up
 		return 0, err
 	}
@@ -216,4 +284,40 @@ func (p *gpuPair) timeHostStaged(n, chunk, iters int) (float64, error) {
 		}
 	}
 	return float64(time.Since(start).Nanoseconds()) / 1e3 / float64(iters), nil
+}
+
+// timeHostStaged is the mean wall time of one staged transfer of n bytes
+// in chunks of chunk bytes.
+func (p *gpuPair) timeHostStaged(n, chunk, iters int) (float64, error) {
+	return wallMeanUS(func() error {
+		if err := p.enqueueStaged(0, n, chunk); err != nil {
+			return err
+		}
+		return p.sb.Synchronize()
+	}, iters)
+}
+
+// timeTogether is the mean wall time of one together run: the direct copy
+// of the first directBytes on its own stream, launched first as the engine
+// launches it, and the host-staged copy of the rest, until both are done.
+func (p *gpuPair) timeTogether(r togetherRun, iters int) (float64, error) {
+	if err := p.ensureChunkEvents(r.chunks); err != nil {
+		return 0, err
+	}
+	return wallMeanUS(func() error {
+		if r.directBytes > 0 {
+			if err := cuda.CopyAsync(p.sd, p.dst, 0, p.src, 0, int(r.directBytes)); err != nil {
+				return err
+			}
+		}
+		if r.stagedBytes > 0 {
+			if err := p.enqueueStaged(int(r.directBytes), int(r.stagedBytes), int(r.chunkBytes)); err != nil {
+				return err
+			}
+		}
+		if err := p.sd.Synchronize(); err != nil {
+			return err
+		}
+		return p.sb.Synchronize()
+	}, iters)
 }

@@ -54,6 +54,8 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--gpu-bytes", "1MiB"}, "--gpu-bytes: a fit needs at least two distinct sizes"},
 		{[]string{"calibrate", "--chunk", "0"}, "--chunk"},
 		{[]string{"calibrate", "--gpu-iters", "0"}, "--gpu-iters 0"},
+		{[]string{"calibrate", "--shares", "8"}, "at least two positive shares"},
+		{[]string{"calibrate", "--shares", "4,eight"}, `"eight" is not a percentage`},
 	}
 	for i, c := range cases {
 		_, stderr, code := runCLI(t, c.args...)
