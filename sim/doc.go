@@ -45,8 +45,9 @@
 //	res, err := sim.Simulate(topology, plan, sim.Options{})
 //	fmt.Println(res.TotalUS, res.Bottleneck)
 //
-// Run generates the plan from a sched.Spec first; Predictor adapts it to the
-// func(alg, bytes) form that model.CostTable takes.
+// Run generates the plan from a sched.Spec first; goring sim memoizes Run
+// per (algorithm, size) and hands it to model.CostTable as the table's
+// predictor (cmd/goring/sim_runs.go).
 //
 // With Options.Trace every transfer is recorded with the links it shared;
 // ClassifyTransfers turns such a trace into the congestion classes of seed

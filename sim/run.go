@@ -21,24 +21,6 @@ func Run(spec sched.Spec, opt Options) (*Result, *sched.Plan, error) {
 	return res, plan, nil
 }
 
-// Predictor adapts the simulator to the predictor that model.CostTable
-// takes: base fixes the collective, topology and everything else; each
-// call sets the algorithm and the byte count and returns the predicted
-// time in microseconds. Errors from sched (an *sched.UnsupportedError
-// included) pass through unchanged.
-func Predictor(base sched.Spec, opt Options) func(alg string, bytes int64) (float64, error) {
-	return func(alg string, bytes int64) (float64, error) {
-		spec := base
-		spec.Algorithm = alg
-		spec.Bytes = bytes
-		res, _, err := Run(spec, opt)
-		if err != nil {
-			return 0, err
-		}
-		return res.TotalUS, nil
-	}
-}
-
 // BusBandwidthGBps is the bus bandwidth of nccl-tests (its PERFORMANCE.md):
 // algbw = S / t, where S is the data the collective delivers as nccl-tests
 // sizes it, times a factor that makes the figure comparable to link speed:
