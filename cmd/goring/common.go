@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -34,6 +35,21 @@ func loadTopo(spec string, nodes int) (*topo.Topology, error) {
 		return t.Repeat(nodes)
 	}
 	return t, nil
+}
+
+// loadCalibration reads --calibration FILE, a goring.calibration/v1
+// document (model.ParseCalibration; package model does no file I/O).
+// Every error names the flag and the file.
+func loadCalibration(file string) (*model.Calibration, error) {
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return nil, fmt.Errorf("--calibration %s: %w", file, err)
+	}
+	cal, err := model.ParseCalibration(data)
+	if err != nil {
+		return nil, fmt.Errorf("--calibration %s: %w", file, err)
+	}
+	return cal, nil
 }
 
 // looksLikeFile tells a path from a preset name: presets are bare words.

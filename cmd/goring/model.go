@@ -37,6 +37,7 @@ type modelSplitFlags struct {
 	paths    string
 	exact    bool
 	asJSON   bool
+	calib    string
 }
 
 func newModelSplitCmd() *cobra.Command {
@@ -51,7 +52,13 @@ Algorithm 1): the direct route, staging through each other GPU over NVLink
 share (theta), its bytes, the chunks a staged path pipelines them in, and
 when it finishes; the paths are launched one after another, direct first.
 --exact uses the reference solver (bisection on the finish time, every
-subset of paths, best whole chunk count) instead of the closed form.`,
+subset of paths, best whole chunk count) instead of the closed form.
+
+--calibration FILE (goring calibrate --out) replaces the topology's figures
+of the pair's direct and staged paths with the measured ones, and the split
+then accounts for how the paths slow each other down when they run together
+(the file's contention entries). The file must be for this kind of node
+(GPU count and model) and must have measured the pair.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runModelSplit(cmd, f) },
 	}
@@ -63,6 +70,7 @@ subset of paths, best whole chunk count) instead of the closed form.`,
 	fl.StringVar(&f.paths, "paths", "direct,gpu,host", "path families to consider: direct, gpu, host (comma-separated)")
 	fl.BoolVar(&f.exact, "exact", false, "use the reference solver instead of the closed form")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
+	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file: measured path figures and contention")
 	return c
 }
 
@@ -101,7 +109,7 @@ func runModelSplit(cmd *cobra.Command, f modelSplitFlags) error {
 	if f.src == f.dst {
 		return fmt.Errorf("--src and --dst are both GPU %d: a transfer needs two GPUs", f.src)
 	}
-	sp, err := model.NewSplitter(node, model.DefaultOptions())
+	sp, cal, err := splitterFor(t.Name, node, f)
 	if err != nil {
 		return err
 	}
@@ -110,13 +118,39 @@ func runModelSplit(cmd *cobra.Command, f modelSplitFlags) error {
 		return err
 	}
 	if f.asJSON {
-		return writeSplitJSON(cmd.OutOrStdout(), s)
+		return writeSplitJSON(cmd.OutOrStdout(), s, f.calib)
 	}
 	thr, err := sp.Threshold(f.src, f.dst, set)
 	if err != nil {
 		return err
 	}
-	return writeSplitTable(cmd.OutOrStdout(), t.Name, f, s, thr)
+	return writeSplitTable(cmd.OutOrStdout(), t.Name, f, s, thr, cal)
+}
+
+// splitterFor is the node's splitter: the topology's figures, or with
+// --calibration the file's for the pairs it measured (and then the pair
+// asked about must be one of them).
+func splitterFor(topoName string, node *topo.Node, f modelSplitFlags) (*model.Splitter, *model.Calibration, error) {
+	if f.calib == "" {
+		sp, err := model.NewSplitter(node, model.DefaultOptions())
+		return sp, nil, err
+	}
+	cal, err := loadCalibration(f.calib)
+	if err != nil {
+		return nil, nil, err
+	}
+	sp, err := model.NewCalibratedSplitter(node, cal, model.DefaultOptions())
+	if err != nil {
+		return nil, nil, fmt.Errorf("--calibration %s: topology %s: %w", f.calib, topoName, err)
+	}
+	if !cal.Measured(f.src, f.dst) {
+		measured := "no GPU pair"
+		if pairs := cal.MeasuredPairs(); len(pairs) > 0 {
+			measured = strings.Join(pairs, ", ")
+		}
+		return nil, nil, fmt.Errorf("--calibration %s: no figures for GPU %d -> GPU %d (the file measured %s)", f.calib, f.src, f.dst, measured)
+	}
+	return sp, cal, nil
 }
 
 // splitJSON is the JSON contract of "goring model split --json".
@@ -125,6 +159,8 @@ type splitJSON struct {
 	PredictedUS  float64         `json:"predicted_us"`
 	DirectOnlyUS float64         `json:"direct_only_us"`
 	Paths        []splitPathJSON `json:"paths"`
+	// Calibration is the --calibration file the figures came from.
+	Calibration string `json:"calibration,omitempty"`
 }
 
 type splitPathJSON struct {
@@ -138,16 +174,28 @@ type splitPathJSON struct {
 	Alpha2US    float64 `json:"alpha2_us"`
 	Beta2GBps   float64 `json:"beta2_GBps"`
 	EpsilonUS   float64 `json:"epsilon_us"`
+	// Contention is a staged path's slowdowns beside the direct path, when
+	// the calibration measured any.
+	Contention *contentionJSON `json:"contention,omitempty"`
 }
 
-func writeSplitJSON(w io.Writer, s model.Split) error {
-	doc := splitJSON{Bytes: s.Bytes, PredictedUS: s.PredictedUS, DirectOnlyUS: s.DirectOnlyUS, Paths: []splitPathJSON{}}
+type contentionJSON struct {
+	DirectSlowdown float64 `json:"direct_slowdown"`
+	StagedSlowdown float64 `json:"staged_slowdown"`
+}
+
+func writeSplitJSON(w io.Writer, s model.Split, calibration string) error {
+	doc := splitJSON{Bytes: s.Bytes, PredictedUS: s.PredictedUS, DirectOnlyUS: s.DirectOnlyUS, Paths: []splitPathJSON{}, Calibration: calibration}
 	for _, sh := range s.Paths {
 		p := sh.Path
-		doc.Paths = append(doc.Paths, splitPathJSON{
+		row := splitPathJSON{
 			Path: p.Name, Theta: sh.Theta, Bytes: sh.Bytes, Chunks: sh.Chunks, PredictedUS: sh.PredictedUS,
 			AlphaUS: p.Alpha1US, BetaGBps: p.Beta1GBps, Alpha2US: p.Alpha2US, Beta2GBps: p.Beta2GBps, EpsilonUS: p.EpsilonUS,
-		})
+		}
+		if c := p.Contention; p.Staged && c != (model.Contention{}) {
+			row.Contention = &contentionJSON{DirectSlowdown: c.DirectSlowdown, StagedSlowdown: c.StagedSlowdown}
+		}
+		doc.Paths = append(doc.Paths, row)
 	}
 	b, err := json.Marshal(doc)
 	if err != nil {
@@ -157,7 +205,7 @@ func writeSplitJSON(w io.Writer, s model.Split) error {
 	return err
 }
 
-func writeSplitTable(w io.Writer, topoName string, f modelSplitFlags, s model.Split, thrBytes int64) error {
+func writeSplitTable(w io.Writer, topoName string, f modelSplitFlags, s model.Split, thrBytes int64, cal *model.Calibration) error {
 	solver := "closed form (Algorithm 1)"
 	switch {
 	case s.Exact:
@@ -167,6 +215,15 @@ func writeSplitTable(w io.Writer, topoName string, f modelSplitFlags, s model.Sp
 	}
 	fmt.Fprintf(w, "# %s gpu:%d -> gpu:%d, %s (%d bytes), paths %s, %s\n",
 		topoName, f.src, f.dst, units.FormatBytes(s.Bytes), s.Bytes, f.paths, solver)
+	if cal != nil {
+		fmt.Fprintf(w, "# figures measured on %s (%s), --calibration %s\n", cal.Host, cal.Date, f.calib)
+		for _, sh := range s.Paths {
+			if c := sh.Path.Contention; sh.Path.Staged && c != (model.Contention{}) {
+				fmt.Fprintf(w, "# while %s and direct both run: direct loses %.1f%% of its bandwidth, %s %.1f%% of its own\n",
+					sh.Path.Name, 100*c.DirectSlowdown, sh.Path.Name, 100*c.StagedSlowdown)
+			}
+		}
+	}
 	rate := func(us float64) float64 { return float64(s.Bytes) / us / 1e3 }
 	if s.DirectOnlyUS > 0 {
 		fmt.Fprintf(w, "# predicted %.2f us (%.1f GB/s); direct path alone %.2f us (%.1f GB/s): %.2fx\n",

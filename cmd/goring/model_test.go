@@ -3,6 +3,8 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
@@ -152,6 +154,78 @@ func TestModelSplitBadInput(t *testing.T) {
 			}
 			stdout, stderr, code := runCLI(t, args...)
 			assert.NotEqual(t, 0, code, "case %d", i)
+			assert.Empty(t, stdout, "case %d", i)
+			assert.Equal(t, 1, strings.Count(stderr, "\n"), "case %d: %q", i, stderr)
+			assert.Contains(t, stderr, c.want, "case %d", i)
+		}
+	}
+}
+
+// calibrationFixture is what calibrate writes on the 2xH200 machine
+// (model/testdata: direct 390 GB/s, host-staged 51 GB/s, the together
+// samples of docs/gpu.md and their contention fit).
+const calibrationFixture = "../../model/testdata/calibration_h200x2.json"
+
+// badCalibrationFiles writes a file that is not JSON and a JSON document of
+// another schema, and returns the cases every --calibration reader must
+// refuse with a clear error: those two, a file that is not there, and the
+// fixture for a topology of another GPU count.
+func badCalibrationFiles(t *testing.T) []struct{ file, topo, want string } {
+	t.Helper()
+	dir := t.TempDir()
+	garbage := filepath.Join(dir, "garbage.json")
+	require.NoError(t, os.WriteFile(garbage, []byte("not json"), 0o644))
+	topoDoc := filepath.Join(dir, "topo.json")
+	require.NoError(t, os.WriteFile(topoDoc, []byte(`{"schema":"goring.topo/v1","name":"x","nodes":[]}`), 0o644))
+	missing := filepath.Join(dir, "missing.json")
+	return []struct{ file, topo, want string }{
+		{missing, "h200x2", "--calibration " + missing + ": open"},
+		{garbage, "h200x2", "--calibration " + garbage + ": calibration JSON"},
+		{topoDoc, "h200x2", `schema "goring.topo/v1", want "goring.calibration/v1"`},
+		{calibrationFixture, "clusterB", "topology clusterB: calibration was measured on a node of 2 GPUs"},
+	}
+}
+
+// --calibration: the pair's measured figures and contention decide the
+// split, which lands where the 2xH200 measurements put the best share
+// (6-8% on the host path) instead of the preset's guess.
+func TestModelSplitCalibration(t *testing.T) {
+	args := []string{"--topo", "h200x2", "--src", "0", "--dst", "1", "--bytes", "256MiB"}
+	preset := modelSplitJSON(t, args...)
+	cal := modelSplitJSON(t, append(args, "--calibration", calibrationFixture)...)
+	assert.Equal(t, calibrationFixture, cal.Calibration)
+	assert.Empty(t, preset.Calibration)
+	require.Len(t, cal.Paths, 2)
+	assert.InDelta(t, 478.08, preset.Paths[0].BetaGBps, 0.01, "the preset's NVLink line rate")
+	assert.InDelta(t, 390, cal.Paths[0].BetaGBps, 1e-6, "the measured peer copy")
+	assert.Nil(t, preset.Paths[1].Contention)
+	require.NotNil(t, cal.Paths[1].Contention)
+	assert.InDelta(t, 0.219, cal.Paths[1].Contention.StagedSlowdown, 1e-9)
+	assert.GreaterOrEqual(t, cal.Paths[1].Theta, 0.055)
+	assert.LessOrEqual(t, cal.Paths[1].Theta, 0.085)
+	assert.Greater(t, cal.DirectOnlyUS, preset.DirectOnlyUS, "measured copies are slower than the line rate")
+
+	stdout, stderr, code := runCLI(t, append([]string{"model", "split"}, append(args, "--calibration", calibrationFixture)...)...)
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "# figures measured on h200-example (2025-01-02T03:04:05Z), --calibration "+calibrationFixture)
+	assert.Contains(t, stdout, "# while host and direct both run: direct loses 0.0% of its bandwidth, host 21.9% of its own")
+}
+
+func TestModelSplitCalibrationBadInput(t *testing.T) {
+	cases := badCalibrationFiles(t)
+	cases = append(cases, struct{ file, topo, want string }{calibrationFixture, "h200x2", "no figures for GPU 1 -> GPU 0 (the file measured GPU 0 -> GPU 1)"})
+	for i, c := range cases {
+		src, dst := "0", "1"
+		if i == len(cases)-1 {
+			src, dst = "1", "0"
+		}
+		for _, js := range []bool{false, true} {
+			args := []string{"model", "split", "--topo", c.topo, "--src", src, "--dst", dst, "--bytes", "64MiB", "--calibration", c.file}
+			if js {
+				args = append(args, "--json")
+			}
+			stdout, stderr, code := runCLI(t, args...)
+			assert.NotZero(t, code, "case %d", i)
 			assert.Empty(t, stdout, "case %d", i)
 			assert.Equal(t, 1, strings.Count(stderr, "\n"), "case %d: %q", i, stderr)
 			assert.Contains(t, stderr, c.want, "case %d", i)

@@ -20,6 +20,7 @@ func init() { subcommands = append(subcommands, newSimCmd) }
 type simFlags struct {
 	traffic                             trafficFlags
 	alg, topo, bytes, intra, png, dtype string
+	calibration                         string
 	nodes, chunks                       int
 	json, gantt, serialCE, noProgress   bool
 }
@@ -38,7 +39,13 @@ algbw*2(P-1)/P with algbw = bytes/time; bcast: algbw).
 
 --alg all runs every registered algorithm; --alg auto picks, per size, the
 fastest by the simulator's cost table (model.CostTable). --png draws latency
-versus size, or with --gantt the timeline of one run (one algorithm, one size).`,
+versus size, or with --gantt the timeline of one run (one algorithm, one size).
+
+--calibration FILE (goring calibrate --out) replaces the topology's figures of
+the links the file's GPU paths crossed with the measured ones
+(model.Calibration.CalibrateTopology): a preset's link figures are data-sheet
+rates, and predictions for a real machine should come from what its copies
+measured. The file must be for this kind of node (GPU count and model).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.traffic.observe(cmd)
@@ -58,6 +65,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.BoolVar(&f.gantt, "gantt", false, "with --png: draw the timeline of one run")
 	fl.BoolVar(&f.serialCE, "serial-ce", false, "each GPU's copy engine sends one intra-node transfer at a time")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar on stderr")
+	fl.StringVar(&f.calibration, "calibration", "", "goring.calibration/v1 file: measured figures for the links its paths crossed")
 	f.traffic.register(fl)
 	return cmd
 }
@@ -74,11 +82,15 @@ type simRow struct {
 }
 
 type simDoc struct {
-	Collective string   `json:"collective"`
-	Topology   string   `json:"topology"`
-	Nodes      int      `json:"nodes"`
-	NRanks     int      `json:"nranks"`
-	Results    []simRow `json:"results"`
+	Collective string `json:"collective"`
+	Topology   string `json:"topology"`
+	Nodes      int    `json:"nodes"`
+	NRanks     int    `json:"nranks"`
+	// Calibration is the --calibration file, and CalibratedLinks what it
+	// changed: one line per link of a node, old and new figures.
+	Calibration     string   `json:"calibration,omitempty"`
+	CalibratedLinks []string `json:"calibrated_links,omitempty"`
+	Results         []simRow `json:"results"`
 }
 
 // runSim runs the steps of goring sim: check the flags and load what they
@@ -109,6 +121,8 @@ type simSetup struct {
 	dtype coll.Dtype
 	topo  *topo.Topology
 	algs  []string
+	// notes says which link figures --calibration replaced.
+	notes []string
 	base  sched.Spec
 	// counts gives alltoallv's byte matrix for a size (nil otherwise).
 	counts func(int64) ([][]int64, error)
@@ -134,6 +148,17 @@ func newSimSetup(collName string, f *simFlags) (*simSetup, error) {
 	}
 	if s.topo, err = loadTopo(f.topo, f.nodes); err != nil {
 		return nil, err
+	}
+	if f.calibration != "" {
+		cal, err := loadCalibration(f.calibration)
+		if err != nil {
+			return nil, err
+		}
+		t, notes, err := cal.CalibrateTopology(s.topo)
+		if err != nil {
+			return nil, fmt.Errorf("--calibration %s: topology %s: %w", f.calibration, s.topo.Name, err)
+		}
+		s.topo, s.notes = t, notes
 	}
 	if s.algs, err = simAlgorithms(c, f.alg); err != nil {
 		return nil, err
@@ -283,6 +308,9 @@ func printSimTable(w io.Writer, doc *simDoc, auto bool) {
 		}
 	}
 	fmt.Fprintf(w, "# goring sim %s on %s: %d nodes, %d ranks (predicted; busbw as nccl-tests)\n", doc.Collective, doc.Topology, doc.Nodes, doc.NRanks)
+	for _, l := range doc.CalibratedLinks {
+		fmt.Fprintf(w, "# measured (--calibration %s): %s\n", doc.Calibration, l)
+	}
 	fmt.Fprintf(w, "%-12s", "# Size")
 	for _, a := range algs {
 		fmt.Fprintf(w, " %20s %12s", a+"(us)", "busbw(GB/s)")

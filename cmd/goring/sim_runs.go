@@ -65,9 +65,10 @@ func (r *simRuns) predictUS(alg string, bytes int64) (float64, error) {
 // when nothing could run at all.
 func (s *simSetup) simulate(runs *simRuns, f *simFlags) (*simDoc, error) {
 	// Options change predictions, so they are part of the table's key.
-	key := fmt.Sprintf("%s intra=%s chunks=%d dtype=%d serialce=%t", model.CostTableKey(s.topo), f.intra, f.chunks, s.dtype.Size(), f.serialCE)
+	key := fmt.Sprintf("%s intra=%s chunks=%d dtype=%d serialce=%t calibration=%s", model.CostTableKey(s.topo), f.intra, f.chunks, s.dtype.Size(), f.serialCE, f.calibration)
 	table := model.NewCostTable(string(s.coll), key, s.algs, runs.predictUS)
-	doc := &simDoc{Collective: string(s.coll), Topology: s.topo.Name, Nodes: s.topo.NumNodes(), NRanks: s.topo.NumGPUs()}
+	doc := &simDoc{Collective: string(s.coll), Topology: s.topo.Name, Nodes: s.topo.NumNodes(), NRanks: s.topo.NumGPUs(),
+		Calibration: f.calibration, CalibratedLinks: s.notes}
 	for _, n := range s.sizes {
 		if f.alg == "auto" {
 			best, _, err := table.Best(n)

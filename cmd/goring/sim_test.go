@@ -167,3 +167,42 @@ func TestSimAlltoallvTraffic(t *testing.T) {
 		assert.NotEmpty(t, errOut, "case %d", i)
 	}
 }
+
+// --calibration puts the measured figures on the links: on h200x2 the
+// preset's NVLink line rate makes ring allgather's bus bandwidth at 256 MiB
+// 477 GB/s, more than a peer copy moves (380-395 GB/s); with the 2xH200
+// calibration the prediction is the measured copy rate.
+func TestSimCalibration(t *testing.T) {
+	args := []string{"allgather", "--alg", "ring", "--topo", "h200x2", "--bytes", "256MiB", "--json"}
+	preset := simJSON(t, args...)
+	cal := simJSON(t, append(args, "--calibration", calibrationFixture)...)
+	require.Len(t, preset.Results, 1)
+	require.Len(t, cal.Results, 1)
+	require.NotNil(t, preset.Results[0].BusBWGBps)
+	require.NotNil(t, cal.Results[0].BusBWGBps)
+	assert.InDelta(t, 477, *preset.Results[0].BusBWGBps, 1)
+	assert.InDelta(t, 385, *cal.Results[0].BusBWGBps, 5, "measured: 390 GB/s peer copies with a 10 us startup")
+	assert.Empty(t, preset.CalibratedLinks)
+	assert.Equal(t, calibrationFixture, cal.Calibration)
+	require.Len(t, cal.CalibratedLinks, 3)
+	assert.Contains(t, cal.CalibratedLinks[0], "nvlink gpu:0-gpu:1 x18: 478.08 -> 390.00 GB/s")
+
+	out, stderr, code := runCLI(t, "sim", "allgather", "--alg", "ring", "--topo", "h200x2", "--bytes", "256MiB", "--calibration", calibrationFixture)
+	require.Zero(t, code, stderr)
+	assert.Contains(t, out, "# measured (--calibration "+calibrationFixture+"): nvlink gpu:0-gpu:1 x18: 478.08 -> 390.00 GB/s, startup 1.50 -> 10.00 us")
+}
+
+func TestSimCalibrationBadInput(t *testing.T) {
+	hostOnly := filepath.Join(t.TempDir(), "host-only.json")
+	doc, err := os.ReadFile("../../model/testdata/calibration_v1_host_only.golden.json")
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(hostOnly, doc, 0o644))
+	cases := append(badCalibrationFiles(t), struct{ file, topo, want string }{hostOnly, "h200x2", "calibration measured no GPU path"})
+	for i, c := range cases {
+		out, stderr, code := runCLI(t, "sim", "allgather", "--alg", "ring", "--topo", c.topo, "--bytes", "1MiB", "--calibration", c.file)
+		assert.NotZero(t, code, "case %d", i)
+		assert.Empty(t, out, "case %d", i)
+		assert.Contains(t, stderr, c.want, "case %d", i)
+		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "case %d: one line: %q", i, stderr)
+	}
+}
