@@ -1,8 +1,9 @@
 // Package model predicts how long a transfer takes on each path between two
 // GPUs of a node and how to split one transfer over several paths so that it
-// finishes as early as possible. It implements the multi-path model of seed
-// 003 (section 3 and Algorithm 1); docs/model.md explains the model, derives
-// the pipelining constants phi, and maps each equation to the code.
+// finishes as early as possible. It implements the Multi-path model
+// (section 3 and Algorithm 1) with one addition, contention between paths;
+// docs/model.md explains the model, derives the pipelining constants phi and
+// the contention term, and maps each equation to the code.
 //
 // # The pieces, bottom up
 //
@@ -28,9 +29,27 @@
 // path only, and it caches solved configurations per (pair, families, size
 // class) as Algorithm 1 does (splitter.go).
 //
+// Contention (contention.go) is how a staged path and the direct path of the
+// same pair slow each other down while both run: the solvers solve each set
+// of paths with the bandwidths its paths have together, and OverlapTimeUS
+// predicts any split, paths finishing apart included.
+//
+// # Calibration
+//
 // FitHockney fits alpha and beta to measured (bytes, time) samples, robust to
-// a few outliers, for the calibration that replaces the topology's nominal
-// figures with measured ones (fit.go).
+// a few outliers (fit.go); FitContention fits the two slowdowns of a staged
+// path to samples of it running together with the direct path
+// (contention_fit.go). Calibration is the goring.calibration/v1 document of
+// `goring calibrate` that holds both (calibration.go). Its readers:
+//
+//   - NewCalibratedSplitter (calibration_paths.go) installs a file's figures
+//     and contention for the pairs it measured: `goring model split
+//     --calibration`, and the engine, load a calibration this way;
+//   - CalibrateTopology (calibration_topo.go) puts the measured figures on a
+//     topology's links: `goring sim --calibration` simulates on that.
+//
+// The package reads no files: LoadCalibration takes an io.Reader and
+// ParseCalibration bytes; the CLI opens the file.
 //
 // PlanMWU is the NIMBLE paper's (NIMBLE) min-congestion planner for a whole demand
 // matrix: it splits large demands over direct, 2-hop NVLink and
@@ -41,6 +60,9 @@
 //
 //	node := &topology.Nodes[0]
 //	sp, err := model.NewSplitter(node, model.DefaultOptions())
+//	// or, with measured figures:
+//	// cal, err := model.LoadCalibration(f)
+//	// sp, err := model.NewCalibratedSplitter(node, cal, model.DefaultOptions())
 //	...
 //	s, err := sp.Split(0, 1, 64<<20, model.AllPaths, false)
 //	for _, sh := range s.Paths {
@@ -48,5 +70,6 @@
 //	}
 //
 // Units: bytes, microseconds (names end in US) and GB/s = 1e9 bytes/s (names
-// end in GBps). The package is pure: no cgo, no I/O, deterministic.
+// end in GBps). The package is pure: no cgo, no file or network I/O (the
+// calibration loader reads from the io.Reader it is given), deterministic.
 package model

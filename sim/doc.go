@@ -50,9 +50,17 @@
 // predictor (cmd/goring/sim_runs.go).
 //
 // With Options.Trace every transfer is recorded with the links it shared;
-// ClassifyTransfers turns such a trace into the congestion classes of seed
-// 000 Table I (free, incast, serialised, duplicate), and docs/reproductions.md
+// ClassifyTransfers turns such a trace into the congestion classes of
+// Parallel Rings Table I (free, incast, serialised, duplicate), and docs/reproductions.md
 // compares them, and the simulator's other predictions, with the papers.
+//
+// # Measured figures
+//
+// The simulator takes every link figure from the topology and reads no
+// calibration itself. `goring sim --calibration FILE` first replaces the
+// figures of the links a goring.calibration/v1 file measured
+// (model.Calibration.CalibrateTopology) and simulates on that topology; the
+// file's contention between paths that share no link is not modelled here.
 //
 // The simulator is deterministic: events with equal times run in the order
 // they were scheduled.

@@ -19,7 +19,7 @@ type Options struct {
 	LaunchUS float64
 	// CopyEngineSerial makes each GPU's copy engine carry one outgoing
 	// intra-node transfer at a time (others queue, in the order they became
-	// ready). Seed 000 section III-C blames this exclusive access for the
+	// ready). Parallel Rings section III-C blames this exclusive access for the
 	// "serialisation" it observes on inter-socket nodes. Inter-node sends are
 	// moved by the NIC's DMA engine and are not serialised.
 	CopyEngineSerial bool
