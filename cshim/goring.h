@@ -97,6 +97,8 @@ int goring_api_version(void);
  *                      (default inf: a late rank is waited for; a dead peer
  *                      is detected by its process on this host, by UCX on
  *                      others)
+ *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
+ *                      pushes them itself with CUDA IPC; n through UCX
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

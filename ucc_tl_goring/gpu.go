@@ -73,8 +73,10 @@ func (t *tlTeam) gpu(ord int) (*teamGPU, error) {
 	if tg := t.gpus[ord]; tg != nil {
 		return tg, nil
 	}
-	if !t.memTypes.Has(ucx.MemCUDA) {
-		return nil, notSupported("CUDA memory: the UCX in use (%s) moves no CUDA memory", ucx.Library())
+	// Without CUDA in UCX, the push engine can still serve a team whose
+	// ranks all share this host: UCX then carries only host messages.
+	if !t.memTypes.Has(ucx.MemCUDA) && (t.engine == nil || !t.oneHost) {
+		return nil, notSupported("CUDA memory: the UCX in use (%s) moves no CUDA memory, and goring's own CUDA IPC serves only teams on one host (ipc=y)", ucx.Library())
 	}
 	g, err := cudaexec.Open(ord)
 	if err != nil {

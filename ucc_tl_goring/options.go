@@ -20,6 +20,7 @@ type options struct {
 	algs    map[coll.Collective]string
 	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
 	timeout time.Duration            // 0: none, a collective waits for live peers as long as it takes
+	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -77,6 +78,15 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option timeout_ms=%q: want inf (no deadline, the default) or a positive whole number of milliseconds", v)
 			}
 			o.timeout = time.Duration(ms) * time.Millisecond
+		case k == "ipc":
+			switch strings.ToLower(v) {
+			case "y", "yes", "1", "on", "true":
+				o.noIPC = false
+			case "n", "no", "0", "off", "false":
+				o.noIPC = true
+			default:
+				return o, fmt.Errorf("option ipc=%q: want y or n", v)
+			}
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {

@@ -121,6 +121,12 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	return t, nil
 }
 
+// UseEngine sets the push engine and the same-host rule after New (see
+// Options.Engine), before the first post.
+func (t *Transport) UseEngine(e DeviceEngine, sameHost func(peer int) bool) {
+	t.engine, t.sameHost = e, sameHost
+}
+
 // Rank is this transport's rank.
 func (t *Transport) Rank() int { return t.rank }
 

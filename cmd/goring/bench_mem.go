@@ -8,7 +8,21 @@ import (
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/ucx_mp"
 )
+
+var _ ucxmp.DeviceEngine = (*cudaexec.Engine)(nil)
+
+// usePushEngine gives tr goring's CUDA push engine for the peers on this
+// rank's host (every rank of a local job; the emulated nodes of --nodes
+// are one host too) and returns its closer.
+func usePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int) func() {
+	e := cudaexec.NewEngine()
+	self := peers[rank].Host
+	tr.UseEngine(e, func(p int) bool { return peers[p].Host == self })
+	return func() { _ = e.Close() }
+}
 
 // checkBenchMem validates --mem and --gpus before any rank starts: with
 // --mem cuda and no driver, one line and exit 3 (as topo detect), nothing
