@@ -9,11 +9,12 @@
 #    bit-identical to the host's), package cudaexec (every algorithm of
 #    every collective run whole on one GPU, equal to host memory), and the
 #    reduction's rate against a copy of the same size;
-# 2. goring bench --mem cuda between processes (UCX cuda_ipc): every
+# 2. goring bench --mem cuda between processes (goring's CUDA IPC push): every
 #    algorithm of every collective, validated, 2, 3, 4 and 8 processes on
 #    the GPUs the machine has (several per GPU);
-# 3. (full) the speed table: allgather and allreduce, 4 processes,
-#    4-256 MiB per rank.
+# 3. (correct, full) 16 MiB and 256 MiB per rank, validated, 4 processes;
+# 4. (full) the speed table: allgather and allreduce, 4 processes,
+#    4-256 MiB per rank, push engine and UCX cuda_ipc in the same run.
 set -uo pipefail
 cd "$(dirname "$0")"
 B=$PWD/bin
@@ -68,10 +69,25 @@ for dt in float16:sum bfloat16:prod int8:bxor uint64:min float64:max; do
     --bytes "8,4096,1MiB,16777224" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
 done
 
+if [ "$MODE" != quick ]; then
+  step "large messages, validated: 4 processes, up to 256 MiB per rank"
+  for c in allgather allreduce reduce_scatter bcast alltoallv; do
+    extra=()
+    case $c in allreduce|reduce_scatter) extra=(--dtype float32 --op sum) ;; esac
+    run "big_${c}_np4" "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --bytes "16777220,268435456" \
+      --iters 2 --warmup 1 --validate --json "${extra[@]}"
+    grep -o '"bytes":[0-9]*' "$LOGS/big_${c}_np4.log" | sort -u | tr '\n' ' ' | sed "s/^/  $c rows: /"; echo
+  done
+fi
+
 if [ "$MODE" = full ]; then # "correct": the checks without this table
-  step "speed: 4 processes, --mem cuda, bus bandwidth"
+  # goring's own CUDA IPC push (--ipc, the default) against the same
+  # collectives through UCX's cuda_ipc (--ipc=false), same run.
+  step "speed: 4 processes, --mem cuda, push engine vs UCX cuda_ipc"
   for c in allgather allreduce; do
-    "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --bytes 4MiB:256MiB --iters 20 --warmup 5 2>&1 | tee "$OUT/speed_$c.txt"
+    for ipc in true false; do
+      "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --ipc=$ipc --bytes 4MiB:256MiB --iters 20 --warmup 5 2>&1 | tee "$OUT/speed_${c}_ipc_$ipc.txt"
+    done
   done
 fi
 tar czf "$OUT/logs.tgz" -C "$LOGS" .

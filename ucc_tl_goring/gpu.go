@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
@@ -110,4 +111,14 @@ func (c *tlColl) current() {
 			c.abort(err)
 		}
 	}
+}
+
+// deviceAlg is the default algorithm of c on CUDA buffers for this team
+// ("" where the host default serves): the push engine's where every
+// transfer takes it, else the UCX path's.
+func (t *tlTeam) deviceAlg(c coll.Collective) string {
+	if a := pushAlgs[c]; a != "" && t.engine != nil && t.oneHost {
+		return a
+	}
+	return deviceAlgs[c]
 }
