@@ -136,12 +136,12 @@ func laneAllreduceRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 					if s == 0 {
 						dep = lastRed
 					}
-					p.Send(next, tags.tag(lanePhaseRingAG, sm, c, 0), At(BufDst, sb.Off), sb.Len, path, deps1(dep)...)
+					p.Send(next, tags.tag(lanePhaseRingAG, sm, c, 0), At(BufDst, sb.Off), sb.Len, path, dep)
 				}
 				if rb.Len > 0 {
 					// Sub-block rm was read by the reduce-scatter send of
 					// round s: overwrite it only after that send.
-					lastRecv = addStep(p, Step{Op: OpRecv, Peer: int32(prev), Tag: int32(tags.tag(lanePhaseRingAG, rm, c, 0)), DstBuf: BufDst, DstOff: rb.Off, Len: rb.Len}, rsSend[s], lastRecv)
+					lastRecv = p.Recv(prev, tags.tag(lanePhaseRingAG, rm, c, 0), At(BufDst, rb.Off), rb.Len, rsSend[s], lastRecv)
 				}
 			}
 			// The piece is whole once its own sub-block is reduced and the
@@ -151,7 +151,7 @@ func laneAllreduceRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 		// Stage 3: intra-node allgather of the finished piece.
 		for j := 0; j < G; j++ {
 			if j != l {
-				addStep(p, Step{Op: OpSend, Peer: int32(base + j), Tag: int32(tags.tag(lanePhaseIntraAG, l, c, 0)), SrcBuf: BufDst, SrcOff: ps.Off, Len: ps.Len}, done, doneToo)
+				p.Send(base+j, tags.tag(lanePhaseIntraAG, l, c, 0), At(BufDst, ps.Off), ps.Len, Path{}, done, doneToo)
 			}
 		}
 	}

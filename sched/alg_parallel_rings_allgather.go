@@ -117,11 +117,11 @@ func (a *allgatherRun) emit(ownReady []int) {
 		for c := 0; c < K; c++ {
 			// Stage 2: one hop of this rank's ring (Alg. 1 lines 21-23).
 			if ps := blk.piece(sm*G+l, c); ps.Len > 0 {
-				addStep(p, Step{Op: OpSend, Peer: int32(next), Tag: int32(a.tags.tag(a.phase, sm, c, kindRing)), SrcBuf: BufDst, SrcOff: ps.Off, Len: ps.Len, Path: path}, last[c])
+				p.Send(next, a.tags.tag(a.phase, sm, c, kindRing), At(BufDst, ps.Off), ps.Len, path, last[c])
 			}
 			rid := -1
 			if pr := blk.piece(rm*G+l, c); pr.Len > 0 {
-				rid = addStep(p, Step{Op: OpRecv, Peer: int32(prev), Tag: int32(a.tags.tag(a.phase, rm, c, kindRing)), DstBuf: BufDst, DstOff: pr.Off, Len: pr.Len})
+				rid = p.Recv(prev, a.tags.tag(a.phase, rm, c, kindRing), At(BufDst, pr.Off), pr.Len)
 			}
 			last[c] = rid
 			// The previous round's deferred phase, then stage 3 of this
@@ -139,13 +139,4 @@ func (a *allgatherRun) emit(ownReady []int) {
 
 func (a *allgatherRun) initGroup(g *intraGroup, m, c, ready int) {
 	*g = intraGroup{run: a, m: m, c: c, ready: ready, stash: g.stash[:0]}
-}
-
-// deps1 is the dependency list of a step that waits for id, or for
-// nothing when id < 0 (a piece that did not exist).
-func deps1(id int) []int {
-	if id < 0 {
-		return nil
-	}
-	return []int{id}
 }

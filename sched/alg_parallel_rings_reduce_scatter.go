@@ -162,11 +162,11 @@ func (rs *reduceScatterRun) emit() {
 				default:
 					accRef = rs.slot(q, accSlot, b, c, ps)
 				}
-				deps := -1
+				freed := -1 // the accumulator slot's last reader
 				if !last {
-					deps = *lr(q, c, accSlot)
+					freed = *lr(q, c, accSlot)
 				}
-				acc = addStep(p, Step{Op: OpCopy, SrcBuf: BufSrc, SrcOff: ps.Off, DstBuf: accRef.Buf, DstOff: accRef.Off, Len: ps.Len}, deps)
+				acc = p.Copy(At(BufSrc, ps.Off), accRef, ps.Len, freed)
 			}
 			// This GPU's contributions to the other local GPUs' blocks of
 			// group m, posted when this GPU starts on group m itself.
@@ -175,7 +175,7 @@ func (rs *reduceScatterRun) emit() {
 					continue
 				}
 				if pj := blk.piece(m*G+j, c); pj.Len > 0 {
-					p.Send(base+j, tagIntra, At(BufSrc, pj.Off), pj.Len, Path{}, deps1(acc)...)
+					p.Send(base+j, tagIntra, At(BufSrc, pj.Off), pj.Len, Path{}, acc)
 				}
 			}
 			if ps.Len == 0 {
@@ -189,7 +189,7 @@ func (rs *reduceScatterRun) emit() {
 					continue
 				}
 				ref := rs.slot(q, i, b, c, ps)
-				rid := addStep(p, Step{Op: OpRecv, Peer: int32(base + j), Tag: int32(tagIntra), DstBuf: ref.Buf, DstOff: ref.Off, Len: ps.Len}, *lr(q, c, i))
+				rid := p.Recv(base+j, tagIntra, ref, ps.Len, *lr(q, c, i))
 				acc = p.Reduce(ref, accRef, ps.Len, rid, acc)
 				*lr(q, c, i) = acc
 				i++
@@ -197,7 +197,7 @@ func (rs *reduceScatterRun) emit() {
 			// The partial sum of block b from the previous node.
 			if k > 0 {
 				ref := rs.slot(q, ringSlot, b, c, ps)
-				rid := addStep(p, Step{Op: OpRecv, Peer: int32(prev), Tag: int32(rs.tags.tag(rs.phase, m, c, kindRing)), DstBuf: ref.Buf, DstOff: ref.Off, Len: ps.Len}, *lr(q, c, ringSlot))
+				rid := p.Recv(prev, rs.tags.tag(rs.phase, m, c, kindRing), ref, ps.Len, *lr(q, c, ringSlot))
 				acc = p.Reduce(ref, accRef, ps.Len, rid, acc)
 				*lr(q, c, ringSlot) = acc
 			}

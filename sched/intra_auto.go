@@ -58,9 +58,7 @@ func (g *intraGroup) send(j, to, kind int, deps ...int) int {
 		return -1
 	}
 	a := g.run
-	base := a.p.Node * a.sh.gpus
-	st := Step{Op: OpSend, Peer: int32(base + to), Tag: int32(a.tags.tag(a.phase, g.m, g.c, kind)), SrcBuf: BufDst, SrcOff: s.Off, Len: s.Len}
-	return addStep(a.p, st, deps...)
+	return a.p.Send(a.p.Node*a.sh.gpus+to, a.tags.tag(a.phase, g.m, g.c, kind), At(BufDst, s.Off), s.Len, Path{}, deps...)
 }
 
 // recv receives the group's block of local j from local GPU from; -1 if the
@@ -71,53 +69,7 @@ func (g *intraGroup) recv(j, from, kind int, deps ...int) int {
 		return -1
 	}
 	a := g.run
-	base := a.p.Node * a.sh.gpus
-	st := Step{Op: OpRecv, Peer: int32(base + from), Tag: int32(a.tags.tag(a.phase, g.m, g.c, kind)), DstBuf: BufDst, DstOff: s.Off, Len: s.Len}
-	return addStep(a.p, st, deps...)
-}
-
-// addStep appends s waiting for the non-negative ids of deps (-1 stands for
-// a step that was not needed, such as the transfer of an empty piece). It is
-// RankProgram.Add without the variadic copy, for the generators' hot path:
-// a 4096-rank plan adds tens of millions of steps.
-func addStep(p *RankProgram, s Step, deps ...int) int {
-	id := len(p.Steps)
-	s.depOff = uint32(len(p.deps))
-	n, last := 0, -1
-	for _, d := range deps {
-		if d < 0 || d == last {
-			continue
-		}
-		if d >= id {
-			panic("sched: step depends on a step that is not earlier")
-		}
-		p.deps = append(p.deps, int32(d))
-		n++
-		last = d
-	}
-	s.depLen = uint16(n)
-	p.Steps = append(p.Steps, s)
-	return id
-}
-
-// pushStep appends s waiting for dep (none when dep < 0), writing the step
-// in place: the one-dependency fast path of addStep.
-func pushStep(p *RankProgram, s *Step, dep int) int {
-	id := len(p.Steps)
-	if id == cap(p.Steps) {
-		p.Steps = append(p.Steps, Step{})[:id]
-	}
-	p.Steps = p.Steps[:id+1]
-	t := &p.Steps[id]
-	*t = *s
-	t.depOff = uint32(len(p.deps))
-	if dep >= 0 {
-		p.deps = append(p.deps, int32(dep))
-		t.depLen = 1
-	} else {
-		t.depLen = 0
-	}
-	return id
+	return a.p.Recv(a.p.Node*a.sh.gpus+from, a.tags.tag(a.phase, g.m, g.c, kind), At(BufDst, s.Off), s.Len, deps...)
 }
 
 // selectIntra returns the intra-node algorithm Spec.Intra names for the
