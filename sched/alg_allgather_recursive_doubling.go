@@ -30,8 +30,8 @@ func allgatherRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	B := spec.Bytes
 	elem := spec.DtypeBytes
 	prog.Sizes = Sizes{Src: B, Dst: int64(n) * B}
-	h := NewHazards(prog.Sizes)
-	h.Copy(prog, At(BufSrc, 0), At(BufDst, int64(r)*B), B)
+	h := NewHazards(prog)
+	h.Copy(At(BufSrc, 0), At(BufDst, int64(r)*B), B)
 	k := ChunkCount(B, spec.Chunks, elem)
 	ls := newLockstep(k)
 	for round, d := 0, 1; d < n; round, d = round+1, d*2 {
@@ -43,8 +43,8 @@ func allgatherRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 			rp := ChunkSpan(theirs, k, c, elem)
 			tag := ChunkTag(round, c, k)
 			deps := ls.deps(c)
-			sid := h.Send(prog, peer, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...)
-			rid := h.Recv(prog, peer, tag, At(BufDst, rp.Off), rp.Len, deps...)
+			sid := h.Send(peer, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...)
+			rid := h.Recv(peer, tag, At(BufDst, rp.Off), rp.Len, deps...)
 			ls.set(c, sid, rid)
 		}
 	}

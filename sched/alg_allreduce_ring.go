@@ -38,9 +38,9 @@ func allreduceRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	elem := spec.DtypeBytes
 	maxBlock := MaxBlockLen(B, n, elem)
 	prog.Sizes = Sizes{Src: B, Dst: B}
-	h := NewHazards(prog.Sizes)
+	h := NewHazards(prog)
 	if n == 1 {
-		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
+		h.Copy(At(BufSrc, 0), At(BufDst, 0), B)
 		return nil
 	}
 	next, prev := (r+1)%n, (r-1+n)%n
@@ -62,12 +62,12 @@ func allreduceRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 			var ids []int
 			if c < ks {
 				sp := ChunkSpan(sb, ks, c, elem)
-				ids = append(ids, h.Send(prog, next, tag, At(sendBuf, sp.Off), sp.Len, Path{}, deps...))
+				ids = append(ids, h.Send(next, tag, At(sendBuf, sp.Off), sp.Len, Path{}, deps...))
 			}
 			if c < kr {
 				rp := ChunkSpan(rb, kr, c, elem)
-				ids = append(ids, h.Recv(prog, prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
-				h.Reduce(prog, At(BufSrc, rp.Off), At(BufDst, rp.Off), rp.Len)
+				ids = append(ids, h.Recv(prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
+				h.Reduce(At(BufSrc, rp.Off), At(BufDst, rp.Off), rp.Len)
 			}
 			ls.set(c, ids...)
 		}
@@ -81,11 +81,11 @@ func allreduceRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 			var ids []int
 			if c < ks {
 				sp := ChunkSpan(sb, ks, c, elem)
-				ids = append(ids, h.Send(prog, next, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...))
+				ids = append(ids, h.Send(next, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...))
 			}
 			if c < kr {
 				rp := ChunkSpan(rb, kr, c, elem)
-				ids = append(ids, h.Recv(prog, prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
+				ids = append(ids, h.Recv(prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
 			}
 			ls.set(c, ids...)
 		}

@@ -154,9 +154,9 @@ func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.M
 			scratch += slotLen[r][pool] * slotCount[r][pool]
 		}
 		prog.Sizes = Sizes{Src: sd[r][n], Dst: rd[r][n], Scratch: scratch}
-		hz[r] = NewHazards(prog.Sizes)
+		hz[r] = NewHazards(prog)
 		if c := spec.Counts[r][r]; c > 0 {
-			hz[r].Copy(prog, At(BufSrc, sd[r][r]), At(BufDst, rd[r][r]), c)
+			hz[r].Copy(At(BufSrc, sd[r][r]), At(BufDst, rd[r][r]), c)
 		}
 	}
 
@@ -185,22 +185,22 @@ func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.M
 			tag := int(tags[from*n+to])
 			tags[from*n+to]++
 			if mine(from) {
-				var after []int
+				after := -1
 				if h > 0 {
 					after = chain.prev(from, nimblePool(c.path, h), to, 0)
 				}
-				id := hz[from].Send(&plan.Ranks[from], to, tag, refs[h], c.len, nimbleHint(plan, c.path, h), after...)
+				id := hz[from].Send(to, tag, refs[h], c.len, nimbleHint(plan, c.path, h), after)
 				if h > 0 {
 					chain.set(from, nimblePool(c.path, h), to, 0, id)
 				}
 			}
 			if mine(to) {
 				relay := h+1 < len(ranks)-1
-				var after []int
+				after := -1
 				if relay {
 					after = chain.prev(to, nimblePool(c.path, h+1), from, 1)
 				}
-				id := hz[to].Recv(&plan.Ranks[to], from, tag, refs[h+1], c.len, after...)
+				id := hz[to].Recv(from, tag, refs[h+1], c.len, after)
 				if relay {
 					chain.set(to, nimblePool(c.path, h+1), from, 1, id)
 				}
@@ -275,11 +275,12 @@ func nimbleChunks(spec *Spec, mp *model.MWUPlan, fn func(nimbleChunk)) {
 // order, chunk c+1 arrives while chunk c leaves.
 type nimbleChain map[[4]int]int
 
-func (ch nimbleChain) prev(rank, pool, peer, dir int) []int {
+// prev is the step last set for (rank, pool, peer, dir), -1 if none.
+func (ch nimbleChain) prev(rank, pool, peer, dir int) int {
 	if id, ok := ch[[4]int{rank, pool, peer, dir}]; ok {
-		return []int{id}
+		return id
 	}
-	return nil
+	return -1
 }
 
 func (ch nimbleChain) set(rank, pool, peer, dir, id int) { ch[[4]int{rank, pool, peer, dir}] = id }

@@ -12,8 +12,9 @@ import "fmt"
 //
 // Each verb fills a new step where it lies in the program (the set*
 // methods at the end) and records its deps as Add does. A generator that
-// would rather not work out its own data dependencies adds its steps
-// through a Hazards, which adds what the bytes need to the deps given.
+// would rather not work out its own data dependencies writes the same
+// verbs on a Hazards over the program (h := NewHazards(prog); h.Send(...)),
+// which adds what the bytes need to the deps given.
 //
 // A dep is the id of an earlier step of the same rank. A negative id
 // stands for a step that was not needed (the transfer of an empty piece,
@@ -114,7 +115,8 @@ func (p *RankProgram) addParsed(s Step, deps []int32) {
 	p.Steps = append(p.Steps, s)
 }
 
-// The fields of each verb's step. s must be zero.
+// The fields of each verb's step, shared by RankProgram's and Hazards'
+// verbs so the two cannot fill a step differently. s must be zero.
 
 func (s *Step) setSend(peer, tag int, src Ref, n int64, path Path) {
 	s.Op, s.Peer, s.Tag, s.SrcBuf, s.SrcOff, s.Len, s.Path = OpSend, int32(peer), int32(tag), src.Buf, src.Off, n, path
