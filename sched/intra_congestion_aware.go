@@ -1,9 +1,9 @@
 package sched
 
-// intraCongestionAware is the congestion-aware intra-node algorithm of seed
-// 000 section III-C (Table I "Proposed", Fig. 6, Algorithm 2), generalised
-// from the paper's 4-GPU node to any node whose GPUs pair up by NVLink
-// across two sockets. The pairing comes from the topology's NVLink links
+// intraCongestionAware is the congestion-aware intra-node algorithm of
+// Parallel Rings section III-C (Table I "Proposed", Fig. 6, Algorithm 2),
+// generalised from the paper's 4-GPU node to any node whose GPUs pair up
+// by NVLink across two sockets. The pairing comes from the topology's NVLink links
 // (nvlinkPairs); pairs are ordered by their lower GPU index, pair k = (a_k,
 // b_k) with a_k < b_k, and the virtual ring is
 //
