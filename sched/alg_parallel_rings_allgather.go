@@ -39,6 +39,7 @@ func init() {
 		Name:       "parallel_rings",
 		Desc:       "hierarchical: intra-node exchange, one inter-node ring per local rank/rail, overlapped redistribution (--intra selects the intra-node phase)",
 		Paper:      "Parallel Rings section III, Algorithms 1 and 2",
+		Intra:      true,
 		Rank:       parallelRingsAllgatherRank,
 	})
 }

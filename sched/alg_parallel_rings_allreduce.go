@@ -23,6 +23,7 @@ func init() {
 		Name:       "parallel_rings",
 		Desc:       "reduce-scatter then allgather, both as parallel rings (one inter-node ring per local rank/rail)",
 		Paper:      "Parallel Rings section V-A (RSA with Parallel Rings for both phases)",
+		Intra:      true,
 		Rank:       parallelRingsAllreduceRank,
 	})
 }

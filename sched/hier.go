@@ -1,7 +1,5 @@
 package sched
 
-import "github.com/goring-hpc/goring/coll"
-
 // The machinery the hierarchical generators share (parallel_rings
 // allgather, reduce_scatter and allreduce; lane allreduce uses the tags):
 // the node-major shape, the placement of blocks and pieces, the tag layout
@@ -25,7 +23,7 @@ func registerHier(a Algorithm) {
 			prog.Steps = append(make([]Step, 0, len(work.Steps)), work.Steps...)
 			prog.deps = append(make([]int32, 0, len(work.deps)), work.deps...)
 		}
-		if a.Name == "parallel_rings" && a.Collective != coll.ReduceScatter && (spec.Intra == "" || spec.Intra == "auto") {
+		if a.Intra && (spec.Intra == "" || spec.Intra == "auto") {
 			plan.Note = "intra: auto chose " + AutoIntra(spec.Topo)
 		}
 		return nil

@@ -40,6 +40,10 @@ type Algorithm struct {
 	Desc       string
 	// Paper names the section the generator implements ("Parallel Rings Alg. 1").
 	Paper string
+	// Intra says the algorithm has an intra-node phase that Spec.Intra
+	// selects (intra.go). When the spec leaves the choice to "auto", a plan
+	// built whole notes what auto chose for the topology.
+	Intra bool
 	// Generate fills plan.Ranks for spec. It returns an *UnsupportedError
 	// when the algorithm cannot serve the spec.
 	Generate func(spec *Spec, plan *Plan) error
