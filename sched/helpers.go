@@ -43,15 +43,6 @@ func BlockSpan(n int64, parts, i, elem int) Span {
 	return s
 }
 
-// SplitBlocks returns all blocks of BlockSpan(n, parts, i, elem) in order.
-func SplitBlocks(n int64, parts, elem int) []Span {
-	out := make([]Span, parts)
-	for i := range out {
-		out[i] = BlockSpan(n, parts, i, elem)
-	}
-	return out
-}
-
 // MaxBlockLen is the length of the largest block of BlockSpan(n, parts, ., elem),
 // which is the size of a scratch slot that can hold any block.
 func MaxBlockLen(n int64, parts, elem int) int64 {
@@ -68,14 +59,8 @@ func PrefixSums(sizes []int64) []int64 {
 	return out
 }
 
-// At returns the Ref of offset off+delta in buffer b.
+// At returns the Ref of offset off in buffer b.
 func At(b Buf, off int64) Ref { return Ref{Buf: b, Off: off} }
-
-// NodeOf returns the node and local index of rank r in the plan's
-// programs, which Generate fills before the algorithm runs.
-func (p *Plan) NodeOf(r int) (node, local int) {
-	return p.Ranks[r].Node, p.Ranks[r].Local
-}
 
 // SetSizes sets the buffer sizes of every rank of the plan to z.
 func (p *Plan) SetSizes(z Sizes) {
