@@ -66,18 +66,7 @@ func VerifyMulticast(p *Plan, msgs []Multicast, place []Placement) (*Report, err
 func (v *verifier) replayMoves() ([]*imap[cval], error) {
 	p := v.p
 	n := len(p.Ranks)
-	v.singles = make([]*rankSet, n)
-	for r := range v.singles {
-		v.singles[r] = single(n, r)
-	}
-	v.all = fullSet(n)
-	maps := make([][4]*imap[cval], n)
-	for r := range p.Ranks {
-		z := p.Ranks[r].Sizes
-		maps[r][BufSrc] = newIMap(z.Src, cval{set: v.singles[r]}, cshift, csame)
-		maps[r][BufDst] = newIMap(z.Dst, cval{}, cshift, csame)
-		maps[r][BufScratch] = newIMap(z.Scratch, cval{}, cshift, csame)
-	}
+	maps := v.startContents()
 	var buf []seg[cval]
 	for _, g := range v.order {
 		s, r, id := v.step(g)

@@ -122,6 +122,19 @@ func Verify(p *Plan) (*Report, error) {
 // races) and returns the verifier, whose completion order a content check
 // replays (Verify's per collective, VerifyMulticast's per message).
 func verifyExecution(p *Plan) (*verifier, error) {
+	return checkPlan(p, throughRaces)
+}
+
+// Verify's checks 2-4, for checkPlan to stop after.
+const (
+	throughMatching = iota + 2
+	throughCompletion
+	throughRaces
+)
+
+// checkPlan runs Verify's checks from the structure up to and including
+// last, and returns the verifier they filled.
+func checkPlan(p *Plan, last int) (*verifier, error) {
 	if p == nil {
 		return nil, verr("structure", "nil plan")
 	}
@@ -132,12 +145,16 @@ func verifyExecution(p *Plan) (*verifier, error) {
 	if err := v.match(); err != nil {
 		return nil, err
 	}
-	if err := v.run(); err != nil {
-		return nil, err
-	}
-	for r := range p.Ranks {
-		if err := checkRaces(p, r); err != nil {
+	if last >= throughCompletion {
+		if err := v.run(); err != nil {
 			return nil, err
+		}
+	}
+	if last >= throughRaces {
+		for r := range p.Ranks {
+			if err := checkRaces(p, r); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return v, nil
@@ -149,17 +166,8 @@ func verifyExecution(p *Plan) (*verifier, error) {
 // x axis of `goring plan --svg`. It fails as Verify's first three checks do
 // (structure, matching, deadlock).
 func Levels(p *Plan) ([][]int32, error) {
-	if p == nil {
-		return nil, verr("structure", "nil plan")
-	}
-	if err := checkStructure(p); err != nil {
-		return nil, err
-	}
-	v := newVerifier(p)
-	if err := v.match(); err != nil {
-		return nil, err
-	}
-	if err := v.run(); err != nil {
+	v, err := checkPlan(p, throughCompletion)
+	if err != nil {
 		return nil, err
 	}
 	out := make([][]int32, len(p.Ranks))
@@ -173,14 +181,8 @@ func Levels(p *Plan) ([][]int32, error) {
 // peer (the peer is Step.Peer), or -1 for copy and reduce. It fails on a
 // plan whose structure or matching is wrong.
 func Partners(p *Plan) ([][]int32, error) {
-	if p == nil {
-		return nil, verr("structure", "nil plan")
-	}
-	if err := checkStructure(p); err != nil {
-		return nil, err
-	}
-	v := newVerifier(p)
-	if err := v.match(); err != nil {
+	v, err := checkPlan(p, throughMatching)
+	if err != nil {
 		return nil, err
 	}
 	out := make([][]int32, len(p.Ranks))

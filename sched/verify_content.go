@@ -46,18 +46,18 @@ func (v *verifier) describeVal(x cval) string {
 	return fmt.Sprintf("origin offset %d reduced over %d of %d ranks (missing %v)", x.off, x.set.n, n, x.set.missing(n, 4))
 }
 
-// contents replays the completion order over symbolic buffers and checks
-// every dst against the collective's result.
-func (v *verifier) contents() error {
+// startContents returns every rank's buffers before the plan runs, as
+// symbolic contents: src holds the rank's own data, dst and scratch
+// nothing. It also sets the rank sets the contents share.
+func (v *verifier) startContents() [][4]*imap[cval] {
 	p := v.p
 	n := len(p.Ranks)
-	elem := int64(p.DtypeBytes)
-	maps := make([][4]*imap[cval], n)
 	v.singles = make([]*rankSet, n)
 	for r := range v.singles {
 		v.singles[r] = single(n, r)
 	}
 	v.all = fullSet(n)
+	maps := make([][4]*imap[cval], n)
 	for r := range p.Ranks {
 		z := p.Ranks[r].Sizes
 		maps[r][BufSrc] = newIMap(z.Src, cval{set: v.singles[r]}, cshift, csame)
@@ -68,6 +68,15 @@ func (v *verifier) contents() error {
 		}
 		maps[r][BufScratch] = newIMap(z.Scratch, cval{}, cshift, csame)
 	}
+	return maps
+}
+
+// contents replays the completion order over symbolic buffers and checks
+// every dst against the collective's result.
+func (v *verifier) contents() error {
+	p := v.p
+	elem := int64(p.DtypeBytes)
+	maps := v.startContents()
 	var bufA, bufB, out []seg[cval]
 	for _, g := range v.order {
 		s, r, id := v.step(g)
