@@ -56,19 +56,14 @@ const (
 )
 
 func init() {
-	Register(Algorithm{
+	registerWholePlan(Algorithm{
 		Collective: coll.Alltoallv,
 		Name:       "nimble",
 		Desc:       "NIMBLE: min-congestion multi-path split (2-hop NVLink relays, rail-matched paths) of every demand of 1 MiB or more",
 		Paper:      "NIMBLE section IV (IV-B hop-adaptive MCF by multiplicative weights, IV-C relay pipeline)",
-		Generate: func(spec *Spec, plan *Plan) error {
-			_, err := nimbleBuild(spec, plan, -1, model.MWUOptions{})
-			return err
-		},
-		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
-			_, err := nimbleBuild(spec, plan, prog.Rank, model.MWUOptions{})
-			return err
-		},
+	}, func(spec *Spec, plan *Plan, only int) error {
+		_, err := nimbleBuild(spec, plan, only, model.MWUOptions{})
+		return err
 	})
 }
 

@@ -5,41 +5,6 @@ package sched
 // the node-major shape, the placement of blocks and pieces, the tag layout
 // and the rail hint of a ring send.
 
-// registerHier registers a hierarchical algorithm written one rank at a
-// time. Its whole-plan generator builds each rank into one reused program
-// and copies the result into slices of the exact size, so a large plan
-// holds no spare capacity and no step is allocated on its own.
-func registerHier(a Algorithm) {
-	rank := a.Rank
-	a.Generate = func(spec *Spec, plan *Plan) error {
-		var work RankProgram
-		for r := range plan.Ranks {
-			prog := &plan.Ranks[r]
-			resetProgram(&work, prog)
-			if err := rank(spec, plan, &work); err != nil {
-				return err
-			}
-			prog.Sizes = work.Sizes
-			prog.Steps = append(make([]Step, 0, len(work.Steps)), work.Steps...)
-			prog.deps = append(make([]int32, 0, len(work.deps)), work.deps...)
-		}
-		if a.Intra && (spec.Intra == "" || spec.Intra == "auto") {
-			plan.Note = "intra: auto chose " + AutoIntra(spec.Topo)
-		}
-		return nil
-	}
-	Register(a)
-}
-
-// resetProgram makes work an empty program of the rank of like, keeping
-// work's storage.
-func resetProgram(work, like *RankProgram) {
-	work.Rank, work.Node, work.Local = like.Rank, like.Node, like.Local
-	work.Sizes = Sizes{}
-	work.Steps = work.Steps[:0]
-	work.deps = work.deps[:0]
-}
-
 // hierShape is the node-major arrangement the hierarchical algorithms need:
 // nodes equal nodes of gpus GPUs each.
 type hierShape struct {
