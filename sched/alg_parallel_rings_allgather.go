@@ -46,33 +46,19 @@ func init() {
 
 // allgatherRun is the state of one rank's parallel-rings allgather.
 type allgatherRun struct {
-	spec  *Spec
-	p     *RankProgram
-	sh    hierShape
-	blk   *hierBlocks
-	tags  hierTags
-	phase int
+	ringsRun
 	intra intraAlgorithm
 	ctx   [2][]intraGroup // the groups of the current and the previous round, per piece
 }
 
 func parallelRingsAllgatherRank(spec *Spec, plan *Plan, prog *RankProgram) error {
-	const alg = "parallel_rings"
-	sh, err := hierShapeOf(alg, spec)
+	run, intra, err := newRingsRun(spec, prog, true, true, 1)
 	if err != nil {
 		return err
 	}
-	intra, err := selectIntra(alg, spec, sh)
-	if err != nil {
-		return err
-	}
-	blk, tags, err := newHierLayout(alg, spec, sh, true, hierKinds(sh.gpus), 1)
-	if err != nil {
-		return err
-	}
-	prog.Sizes = Sizes{Src: spec.Bytes, Dst: int64(sh.nranks) * spec.Bytes}
-	run := allgatherRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, intra: intra}
-	run.emit(nil)
+	prog.Sizes = Sizes{Src: spec.Bytes, Dst: int64(run.sh.nranks) * spec.Bytes}
+	ag := allgatherRun{ringsRun: run, intra: intra}
+	ag.emit(nil)
 	return nil
 }
 

@@ -48,29 +48,19 @@ func init() {
 }
 
 func parallelRingsReduceScatterRank(spec *Spec, plan *Plan, prog *RankProgram) error {
-	const alg = "parallel_rings"
-	sh, err := hierShapeOf(alg, spec)
+	run, _, err := newRingsRun(spec, prog, true, false, 1)
 	if err != nil {
 		return err
 	}
-	blk, tags, err := newHierLayout(alg, spec, sh, true, 2, 1)
-	if err != nil {
-		return err
-	}
-	rs := reduceScatterRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags}
-	prog.Sizes = Sizes{Src: int64(sh.nranks) * spec.Bytes, Dst: spec.Bytes, Scratch: rs.scratchBytes()}
+	rs := reduceScatterRun{ringsRun: run}
+	prog.Sizes = Sizes{Src: int64(run.sh.nranks) * spec.Bytes, Dst: spec.Bytes, Scratch: rs.scratchBytes()}
 	rs.emit()
 	return nil
 }
 
 // reduceScatterRun is the state of one rank's parallel-rings reduce-scatter.
 type reduceScatterRun struct {
-	spec  *Spec
-	p     *RankProgram
-	sh    hierShape
-	blk   *hierBlocks
-	tags  hierTags
-	phase int
+	ringsRun
 	// inPlace writes the result at the block's own offset in dst (allreduce)
 	// instead of at offset 0 (reduce_scatter).
 	inPlace bool

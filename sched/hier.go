@@ -113,15 +113,42 @@ const (
 	kindIntra = 1 // first kind an intra-node algorithm may use
 )
 
-// newHierLayout is the prelude of the parallel-rings generators: the blocks
-// (uniform: one rank's Bytes each; else the vector split over the ranks)
-// and a tag layout of kinds tag kinds that must number phases phases
-// within 32 bits, else the spec is unsupported.
-func newHierLayout(alg string, spec *Spec, sh hierShape, uniform bool, kinds, phases int) (hierBlocks, hierTags, error) {
+// ringsRun is what one rank's run of a parallel_rings generator knows: the
+// spec, the program it adds to, the shape, the blocks, the tags, and the
+// tag phase of the half it emits (the allreduce runs two).
+type ringsRun struct {
+	spec  *Spec
+	p     *RankProgram
+	sh    hierShape
+	blk   *hierBlocks
+	tags  hierTags
+	phase int
+}
+
+// newRingsRun is the prelude of the parallel_rings generators: the shape
+// (equal nodes), the intra-node algorithm Spec.Intra selects when the
+// collective has an intra-node allgather (withIntra), the blocks (uniform:
+// one rank's Bytes each; else the vector split over the ranks) and a tag
+// layout that must number phases phases within 32 bits, else the spec is
+// unsupported.
+func newRingsRun(spec *Spec, prog *RankProgram, uniform, withIntra bool, phases int) (ringsRun, intraAlgorithm, error) {
+	const alg = "parallel_rings"
+	sh, err := hierShapeOf(alg, spec)
+	if err != nil {
+		return ringsRun{}, nil, err
+	}
+	kinds := 2 // the ring hop and the intra-node reduction
+	var intra intraAlgorithm
+	if withIntra {
+		if intra, err = selectIntra(alg, spec, sh); err != nil {
+			return ringsRun{}, nil, err
+		}
+		kinds = hierKinds(sh.gpus)
+	}
 	blk := newHierBlocks(uniform, spec.Bytes, sh.nranks, spec.DtypeBytes, spec.Chunks)
 	tags := hierTags{groups: sh.nodes, pieces: max(blk.pieces, 1), kinds: kinds}
 	if !tags.fits(phases) {
-		return blk, tags, Unsupported(alg, "%d nodes x %d pieces x %d tag kinds overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces, kinds)
+		return ringsRun{}, nil, Unsupported(alg, "%d nodes x %d pieces x %d tag kinds overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces, kinds)
 	}
-	return blk, tags, nil
+	return ringsRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags}, intra, nil
 }
