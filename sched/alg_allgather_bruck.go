@@ -36,12 +36,8 @@ func wrapRuns(first, m, n int) [][2]int {
 
 func allgatherBruckRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	n := plan.NRanks
-	r := prog.Rank
-	B := spec.Bytes
-	elem := spec.DtypeBytes
-	prog.Sizes = Sizes{Src: B, Dst: int64(n) * B}
-	h := NewHazards(prog)
-	h.Copy(At(BufSrc, 0), At(BufDst, int64(r)*B), B)
+	h := startAllgather(spec, plan, prog)
+	r, B, elem := prog.Rank, spec.Bytes, spec.DtypeBytes
 	k := ChunkCount(B, spec.Chunks, elem)
 	ls := newLockstep(2 * k)
 	for round, d := 0, 1; d < n; round, d = round+1, d*2 {

@@ -35,12 +35,8 @@ func allgatherNeighborRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	if n%2 != 0 {
 		return Unsupported("neighbor", "neighbor exchange needs an even number of ranks, have %d", n)
 	}
-	r := prog.Rank
-	B := spec.Bytes
-	elem := spec.DtypeBytes
-	prog.Sizes = Sizes{Src: B, Dst: int64(n) * B}
-	h := NewHazards(prog)
-	h.Copy(At(BufSrc, 0), At(BufDst, int64(r)*B), B)
+	h := startAllgather(spec, plan, prog)
+	r, B, elem := prog.Rank, spec.Bytes, spec.DtypeBytes
 	k := ChunkCount(B, spec.Chunks, elem)
 	ls := newLockstep(2 * k) // slot = position in the group (0 low, 1 high) * k + piece
 	pos := r % 2

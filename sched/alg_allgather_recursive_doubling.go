@@ -26,12 +26,8 @@ func allgatherRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	if !isPow2(n) {
 		return Unsupported("recursive_doubling", "recursive doubling needs a power-of-two number of ranks, have %d", n)
 	}
-	r := prog.Rank
-	B := spec.Bytes
-	elem := spec.DtypeBytes
-	prog.Sizes = Sizes{Src: B, Dst: int64(n) * B}
-	h := NewHazards(prog)
-	h.Copy(At(BufSrc, 0), At(BufDst, int64(r)*B), B)
+	h := startAllgather(spec, plan, prog)
+	r, B, elem := prog.Rank, spec.Bytes, spec.DtypeBytes
 	k := ChunkCount(B, spec.Chunks, elem)
 	ls := newLockstep(k)
 	for round, d := 0, 1; d < n; round, d = round+1, d*2 {

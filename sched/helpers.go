@@ -62,6 +62,18 @@ func PrefixSums(sizes []int64) []int64 {
 // At returns the Ref of offset off in buffer b.
 func At(b Buf, off int64) Ref { return Ref{Buf: b, Off: off} }
 
+// startAllgather starts a flat allgather whose steps Hazards orders
+// (bruck, neighbor, recursive_doubling): it sizes the buffers (dst holds
+// rank j's block at j*Bytes), copies the rank's own block from src to its
+// place in dst, and returns the Hazards to add the rest through.
+func startAllgather(spec *Spec, plan *Plan, prog *RankProgram) *Hazards {
+	B := spec.Bytes
+	prog.Sizes = Sizes{Src: B, Dst: int64(plan.NRanks) * B}
+	h := NewHazards(prog)
+	h.Copy(At(BufSrc, 0), At(BufDst, int64(prog.Rank)*B), B)
+	return h
+}
+
 // SetSizes sets the buffer sizes of every rank of the plan to z.
 func (p *Plan) SetSizes(z Sizes) {
 	for i := range p.Ranks {
