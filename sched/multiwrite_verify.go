@@ -67,21 +67,11 @@ func (v *verifier) replayMoves() ([]*imap[cval], error) {
 	p := v.p
 	n := len(p.Ranks)
 	maps := v.startContents()
-	var buf []seg[cval]
-	for _, g := range v.order {
-		s, r, id := v.step(g)
-		switch s.Op {
-		case OpRecv:
-			ss, sr, _ := v.step(v.partner[g])
-			buf = maps[sr][ss.SrcBuf].read(ss.SrcOff, ss.SrcOff+ss.Len, buf[:0])
-		case OpCopy:
-			buf = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, buf[:0])
-		case OpReduce:
-			return nil, verr("content", "%s: a multicast plan does not reduce", describe(p, r, id))
-		default:
-			continue
-		}
-		maps[r][s.DstBuf].write(s.DstOff, buf)
+	err := v.replay(maps, func(s *Step, r, id int) error {
+		return verr("content", "%s: a multicast plan does not reduce", describe(p, r, id))
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*imap[cval], n)
 	for r := range out {
