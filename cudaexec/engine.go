@@ -32,6 +32,12 @@ type Engine struct {
 	copies  map[uint64]engineCopy
 	next    uint64
 	clock   uint64 // ticks on every Start, for least-recently-used eviction
+
+	// planner splits a transfer over several paths (engine_multipath.go);
+	// nil: every transfer is one direct copy.
+	planner  Planner
+	stages   map[stageKey]*staging
+	maxStage int64
 }
 
 // maxMappings bounds the open mappings; maxExports the cached keys.
@@ -57,18 +63,24 @@ type mapping struct {
 	inFlight int
 }
 
-type streamKey struct{ dev, peer int }
+// streamKey names a stream: device, peer and the logical stream of a
+// multi-path plan (0: the direct copies).
+type streamKey struct{ dev, peer, lane int }
 
+// engineCopy is one transfer in flight: it is done when every event of
+// ends is; spare are events it used on the way, pooled again then.
 type engineCopy struct {
-	dev int
-	ev  *cuda.Event
-	m   *mapping
+	dev   int
+	ends  []*cuda.Event
+	spare []*cuda.Event
+	m     *mapping
 }
 
 // NewEngine makes an engine; devices open on first use.
 func NewEngine() *Engine {
 	return &Engine{devs: map[int]*cuda.Device{}, exports: map[uint64][]byte{}, maps: map[mapKey]*mapping{},
-		streams: map[streamKey]*cuda.Stream{}, events: map[int][]*cuda.Event{}, copies: map[uint64]engineCopy{}}
+		streams: map[streamKey]*cuda.Stream{}, events: map[int][]*cuda.Event{}, copies: map[uint64]engineCopy{},
+		stages: map[stageKey]*staging{}, maxStage: DefaultMaxStage}
 }
 
 func (e *Engine) device(ord int) (*cuda.Device, error) {
@@ -138,27 +150,52 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, _ sched
 	if off < 0 || off+n > int64(m.size) {
 		return 0, fmt.Errorf("cudaexec: %d bytes at offset %d run off rank %d's %d-byte allocation", n, off, peer, m.size)
 	}
-	s, err := e.stream(d, peer)
+	dst := m.buf.Ptr() + cuda.DevicePtr(off)
+	var c engineCopy
+	if plan := e.plan(peer, n); plan != nil {
+		c, err = e.startPlan(d, peer, plan, dst, cuda.DevicePtr(src.Addr()))
+	} else {
+		c, err = e.startDirect(d, peer, dst, cuda.DevicePtr(src.Addr()), n)
+	}
 	if err != nil {
-		return 0, err
-	}
-	if err := cuda.CopyAddrAsync(s, m.buf.Ptr()+cuda.DevicePtr(off), cuda.DevicePtr(src.Addr()), int(n)); err != nil {
-		return 0, err
-	}
-	ev, err := e.event(d)
-	if err != nil {
-		return 0, err
-	}
-	if err := ev.Record(s); err != nil {
-		e.events[ord] = append(e.events[ord], ev)
 		return 0, err
 	}
 	e.clock++
 	m.lastUse = e.clock
 	m.inFlight++
+	c.m = m
 	e.next++
-	e.copies[e.next] = engineCopy{dev: ord, ev: ev, m: m}
+	e.copies[e.next] = c
 	return e.next, nil
+}
+
+// startDirect queues one copy on the peer's direct stream.
+func (e *Engine) startDirect(d *cuda.Device, peer int, dst, src cuda.DevicePtr, n int64) (engineCopy, error) {
+	s, err := e.stream(d, peer, 0)
+	if err != nil {
+		return engineCopy{}, err
+	}
+	if err := cuda.CopyAddrAsync(s, dst, src, int(n)); err != nil {
+		return engineCopy{}, err
+	}
+	ev, err := e.recordOn(d, s)
+	if err != nil {
+		return engineCopy{}, err
+	}
+	return engineCopy{dev: d.Ordinal(), ends: []*cuda.Event{ev}}, nil
+}
+
+// recordOn records a pooled event on s.
+func (e *Engine) recordOn(d *cuda.Device, s *cuda.Stream) (*cuda.Event, error) {
+	ev, err := e.event(d)
+	if err != nil {
+		return nil, err
+	}
+	if err := ev.Record(s); err != nil {
+		e.events[d.Ordinal()] = append(e.events[d.Ordinal()], ev)
+		return nil, err
+	}
+	return ev, nil
 }
 
 // mapping opens (or finds) the mapping of the allocation key names, in
@@ -208,8 +245,8 @@ func (e *Engine) evictOldest() {
 	}
 }
 
-func (e *Engine) stream(d *cuda.Device, peer int) (*cuda.Stream, error) {
-	k := streamKey{dev: d.Ordinal(), peer: peer}
+func (e *Engine) stream(d *cuda.Device, peer, lane int) (*cuda.Stream, error) {
+	k := streamKey{dev: d.Ordinal(), peer: peer, lane: lane}
 	if s := e.streams[k]; s != nil {
 		return s, nil
 	}
@@ -237,12 +274,21 @@ func (e *Engine) Done(ticket uint64) (bool, error) {
 	if !ok {
 		return false, fmt.Errorf("cudaexec: unknown copy %d", ticket)
 	}
-	done, err := c.ev.Done()
-	if !done && err == nil {
-		return false, nil
+	for len(c.ends) > 0 {
+		done, err := c.ends[0].Done()
+		if !done && err == nil {
+			e.copies[ticket] = c
+			return false, nil
+		}
+		c.spare = append(c.spare, c.ends[0])
+		c.ends = c.ends[1:]
+		if err != nil {
+			e.retire(ticket, c)
+			return true, err
+		}
 	}
 	e.retire(ticket, c)
-	return true, err
+	return true, nil
 }
 
 // Finish implements ucxmp.DeviceEngine.
@@ -251,15 +297,19 @@ func (e *Engine) Finish(ticket uint64) error {
 	if !ok {
 		return nil
 	}
-	err := c.ev.Synchronize()
+	var errs []error
+	for _, ev := range c.ends {
+		errs = append(errs, ev.Synchronize())
+	}
 	e.retire(ticket, c)
-	return err
+	return errors.Join(errs...)
 }
 
 func (e *Engine) retire(ticket uint64, c engineCopy) {
 	delete(e.copies, ticket)
 	c.m.inFlight--
-	e.events[c.dev] = append(e.events[c.dev], c.ev)
+	e.events[c.dev] = append(e.events[c.dev], c.spare...)
+	e.events[c.dev] = append(e.events[c.dev], c.ends...)
 }
 
 // Close waits for the copies in flight and releases mappings, streams,
@@ -273,6 +323,7 @@ func (e *Engine) Close() error {
 		errs = append(errs, m.buf.Free())
 		delete(e.maps, k)
 	}
+	errs = append(errs, e.freeStages())
 	for k, s := range e.streams {
 		errs = append(errs, s.Destroy())
 		delete(e.streams, k)

@@ -3,7 +3,7 @@
 # from what scripts/device_bundle.sh put in .carry/ (nothing else needed:
 # no Go, no toolkit, no network). Run from the repository root there:
 #
-#   bash .carry/device_test.sh [quick|full]   # OUT=dir keeps the logs
+#   bash .carry/device_test.sh [quick|correct|p2p|full]   # OUT=dir keeps the logs
 #
 # 1. the GPU tests: package cuda (driver binding, reduction kernels
 #    bit-identical to the host's), package cudaexec (every algorithm of
@@ -68,6 +68,16 @@ for dt in float16:sum bfloat16:prod int8:bxor uint64:min float64:max; do
   run "bench_allreduce_np4_${dt%%:*}" "$B/goring" bench allreduce --np 4 --mem cuda --gpus "$GPUS" \
     --bytes "8,4096,1MiB,16777224" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
 done
+
+if [ "$MODE" = p2p ] || [ "$MODE" = full ]; then
+  # One transfer between two processes over every path (Multi-path model):
+  # direct push, UCX cuda_ipc, the model's split, the best static split.
+  step "goring bench p2p --mem cuda"
+  run p2p_json "$B/goring" bench p2p --mem cuda --gpus "$GPUS" --bytes 1MiB:1GiB --json
+  cp "$LOGS/p2p_json.log" "$OUT/p2p.json"
+  "$B/goring" bench p2p --mem cuda --gpus "$GPUS" --bytes 1MiB:1GiB 2>&1 | tee "$OUT/p2p.txt"
+fi
+[ "$MODE" = p2p ] && { tar czf "$OUT/logs.tgz" -C "$LOGS" .; exit $fail; }
 
 if [ "$MODE" != quick ]; then
   step "large messages, validated: 4 processes, up to 256 MiB per rank"

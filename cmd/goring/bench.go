@@ -297,6 +297,9 @@ func emulatedTopo(nodes, gpus int) (*topo.Topology, error) {
 const failureGrace = 2 * time.Second
 
 func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
+	if collName == "p2p" {
+		return runP2P(cmd, f)
+	}
 	if launch.IsRank() {
 		return benchRank(cmd, f, collName)
 	}
