@@ -15,9 +15,9 @@ import (
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/mpath"
-	"github.com/goring-hpc/goring/units"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
+	"github.com/goring-hpc/goring/units"
 )
 
 // goring bench p2p: one GPU-to-GPU transfer between two processes, like
