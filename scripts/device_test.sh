@@ -50,6 +50,7 @@ run cudaexec.test bash -c "cd '$ROOT/cudaexec' && '$B/cudaexec.test' -test.v -te
 grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
 
+[ "$MODE" = p2p ] && SKIPBENCH=1
 step "goring bench --mem cuda, validated (UCX $GORING_LIBUCP)"
 for np in 2 3 4 8; do
   for c in allgather allreduce reduce_scatter bcast alltoallv; do
@@ -60,11 +61,13 @@ for np in 2 3 4 8; do
       reduce_scatter) extra=(--dtype int32 --op max); sizes="4,28,16396,280004,1MiB" ;;
     esac
     [ "$MODE" = quick ] && [ "$np" != 4 ] && continue
+    [ -n "${SKIPBENCH:-}" ] && continue
     run "bench_${c}_np$np" "$B/goring" bench "$c" --np "$np" --mem cuda --gpus "$GPUS" --bytes "$sizes" \
       --iters 3 --warmup 1 --validate --json "${extra[@]}"
   done
 done
 for dt in float16:sum bfloat16:prod int8:bxor uint64:min float64:max; do
+  [ -n "${SKIPBENCH:-}" ] && continue
   run "bench_allreduce_np4_${dt%%:*}" "$B/goring" bench allreduce --np 4 --mem cuda --gpus "$GPUS" \
     --bytes "8,4096,1MiB,16777224" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
 done

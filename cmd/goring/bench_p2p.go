@@ -33,7 +33,7 @@ import (
 var p2pWindows = []int{1, 16}
 
 // p2pFitSizes are the sizes of the calibration samples.
-var p2pFitSizes = []int64{256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20}
+var p2pFitSizes = []int64{1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20}
 
 // runP2P is `goring bench p2p`: the launcher checks and starts two ranks.
 func runP2P(cmd *cobra.Command, f *benchFlags) error {
@@ -171,6 +171,14 @@ type p2pFits struct {
 // each hop of the host path alone; rank 0's figures go to both ranks.
 func (r *p2pRun) calibrate(ctx context.Context, rj *rankJob, g *cudaexec.GPU) (p2pFits, error) {
 	var fits p2pFits
+	// Warm the GPU first: its clocks ramp up under load, and figures
+	// fitted on a cold GPU overstated the direct path's startup twofold
+	// against the same run's later measurements.
+	for _, n := range []int64{64 << 20, 1 << 20} {
+		if _, err := r.measure(nil, false, n, 16, false); err != nil {
+			return fits, err
+		}
+	}
 	var direct []model.Sample
 	for _, n := range p2pFitSizes {
 		us, err := r.measure(nil, false, n, 1, false)
