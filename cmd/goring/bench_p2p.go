@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -127,6 +128,11 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	}
 	opts := model.DefaultOptions()
 	paths := p2pPaths(fits.Direct, fits.D2H, fits.H2D, opts)
+	gamma, together, err := r.contention(ctx, rj, paths, opts)
+	if err != nil {
+		return err
+	}
+	fits.DirectSlowdown, fits.Together = gamma, together
 	checked, err := r.checkContents(ctx, rj, g, paths, opts, top)
 	if err != nil {
 		return fmt.Errorf("rank %d: %w", role.Rank, err)
@@ -135,7 +141,7 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	for _, bidir := range []bool{false, true} {
 		for _, w := range p2pWindows {
 			for _, n := range sizes {
-				row, err := r.row(paths, opts, n, w, bidir)
+				row, err := r.row(paths, opts, gamma, n, w, bidir)
 				if err != nil {
 					return fmt.Errorf("rank %d: %d bytes, window %d: %w", role.Rank, n, w, err)
 				}
@@ -165,6 +171,45 @@ type p2pFits struct {
 	Direct model.Fit `json:"direct"`
 	D2H    model.Fit `json:"d2h"`
 	H2D    model.Fit `json:"h2d"`
+	// DirectSlowdown is gamma, fitted from Together (see fitContention).
+	DirectSlowdown float64          `json:"direct_slowdown"`
+	Together       []togetherSample `json:"together"`
+}
+
+// p2pTogether are the (size, host percent) pairs the contention fit
+// measures: shares around and above what the contention-free model picks.
+var p2pTogether = []togetherSample{{Bytes: 64 << 20, HostPct: 2}, {Bytes: 64 << 20, HostPct: 5}, {Bytes: 256 << 20, HostPct: 2},
+	{Bytes: 256 << 20, HostPct: 5}, {Bytes: 256 << 20, HostPct: 10}}
+
+// contention measures the direct and host paths together at a few
+// shares and fits the direct path's slowdown (rank 0's samples, shared).
+func (r *p2pRun) contention(ctx context.Context, rj *rankJob, paths []model.Path, o model.Options) (float64, []togetherSample, error) {
+	samples := slices.Clone(p2pTogether)
+	for i := range samples {
+		plan, err := mpath.Build(staticSplit(paths, samples[i].Bytes, samples[i].HostPct, o), r.eng.MaxStage())
+		if err != nil {
+			return 0, nil, err
+		}
+		if samples[i].TimeUS, err = r.measure(plan, false, samples[i].Bytes, 1, false); err != nil {
+			return 0, nil, fmt.Errorf("contention sample %d%% of %d bytes: %w", samples[i].HostPct, samples[i].Bytes, err)
+		}
+	}
+	var out struct {
+		Gamma   float64
+		Samples []togetherSample
+	}
+	if r.rank == 0 {
+		out.Gamma, out.Samples = fitContention(paths, o, samples), samples
+	}
+	b, _ := json.Marshal(out)
+	all, err := rj.sess.Allgather(ctx, b)
+	if err != nil {
+		return 0, nil, err
+	}
+	if err := json.Unmarshal(all[0], &out); err != nil {
+		return 0, nil, err
+	}
+	return out.Gamma, out.Samples, nil
 }
 
 // calibrate measures the direct push between the ranks and, on rank 0,

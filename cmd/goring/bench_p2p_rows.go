@@ -22,6 +22,8 @@ type p2pRow struct {
 	ModelUS       float64 `json:"model_us"`
 	ModelHostPct  float64 `json:"model_host_pct"`
 	ModelChunks   int     `json:"model_chunks"`
+	FreeUS        float64 `json:"contention_free_model_us"`
+	FreeHostPct   float64 `json:"contention_free_host_pct"`
 	BestUS        float64 `json:"best_static_us"`
 	BestHostPct   int     `json:"best_static_host_pct"`
 	PredictedUS   float64 `json:"predicted_us"`
@@ -40,7 +42,7 @@ type p2pReport struct {
 
 // row measures every column at one size. Both ranks run the same
 // sequence; only rank 0's times are kept.
-func (r *p2pRun) row(paths []model.Path, o model.Options, n int64, w int, bidir bool) (p2pRow, error) {
+func (r *p2pRun) row(paths []model.Path, o model.Options, gamma float64, n int64, w int, bidir bool) (p2pRow, error) {
 	row := p2pRow{Bytes: n, Window: w, Bidir: bidir}
 	var err error
 	if row.DirectUS, err = r.measure(nil, false, n, w, bidir); err != nil {
@@ -49,26 +51,20 @@ func (r *p2pRun) row(paths []model.Path, o model.Options, n int64, w int, bidir 
 	if row.UCXUS, err = r.measure(nil, true, n, w, bidir); err != nil {
 		return row, fmt.Errorf("UCX cuda_ipc: %w", err)
 	}
-	split, err := model.Solve(paths, n, o, true)
+	split, err := contendedSplit(paths, n, o, gamma)
 	if err != nil {
 		return row, err
 	}
 	row.PredictedUS = split.PredictedUS
-	row.ModelUS = row.DirectUS
-	if !split.DirectOnly && split.Used() > 1 {
-		plan, err := mpath.Build(split, r.eng.MaxStage())
-		if err != nil {
-			return row, err
-		}
-		if row.ModelUS, err = r.measure(plan, false, n, w, bidir); err != nil {
-			return row, fmt.Errorf("model split: %w", err)
-		}
-		for _, sh := range split.Paths {
-			if sh.Path.Staged && sh.Bytes > 0 {
-				row.ModelHostPct = 100 * float64(sh.Bytes) / float64(n)
-				row.ModelChunks = sh.Chunks
-			}
-		}
+	if row.ModelUS, row.ModelHostPct, row.ModelChunks, err = r.measureSplit(split, row.DirectUS, w, bidir); err != nil {
+		return row, fmt.Errorf("model split: %w", err)
+	}
+	free, err := model.Solve(paths, n, o, true)
+	if err != nil {
+		return row, err
+	}
+	if row.FreeUS, row.FreeHostPct, _, err = r.measureSplit(free, row.DirectUS, w, bidir); err != nil {
+		return row, fmt.Errorf("contention-free split: %w", err)
 	}
 	if w == 1 && !bidir && row.ModelUS > 0 {
 		row.PredictionErr = 100 * (row.PredictedUS - row.ModelUS) / row.ModelUS
@@ -88,6 +84,27 @@ func (r *p2pRun) row(paths []model.Path, o model.Options, n int64, w int, bidir 
 		}
 	}
 	return row, nil
+}
+
+// measureSplit times split (the direct time when it uses one path) and
+// returns its host share and chunks.
+func (r *p2pRun) measureSplit(split model.Split, directUS float64, w int, bidir bool) (us, hostPct float64, chunks int, err error) {
+	if split.DirectOnly || split.Used() < 2 {
+		return directUS, 0, 0, nil
+	}
+	plan, err := mpath.Build(split, r.eng.MaxStage())
+	if err != nil {
+		return 0, 0, 0, err
+	}
+	if us, err = r.measure(plan, false, split.Bytes, w, bidir); err != nil {
+		return 0, 0, 0, err
+	}
+	for _, sh := range split.Paths {
+		if sh.Path.Staged && sh.Bytes > 0 {
+			hostPct, chunks = 100*float64(sh.Bytes)/float64(split.Bytes), sh.Chunks
+		}
+	}
+	return us, hostPct, chunks, nil
 }
 
 // gbps is the bandwidth of n bytes per message at us per message.
@@ -110,8 +127,8 @@ func writeP2P(out io.Writer, f *benchFlags, rep *p2pReport) error {
 		enc.SetIndent("", "  ")
 		return enc.Encode(rep)
 	}
-	fmt.Fprintf(out, "# goring bench p2p, 2 processes, cuda memory; fitted paths (alpha us, beta GB/s): direct %.1f/%.0f, host d2h %.1f/%.1f, h2d %.1f/%.1f\n",
-		rep.Fits.Direct.AlphaUS, rep.Fits.Direct.BetaGBps, rep.Fits.D2H.AlphaUS, rep.Fits.D2H.BetaGBps, rep.Fits.H2D.AlphaUS, rep.Fits.H2D.BetaGBps)
+	fmt.Fprintf(out, "# goring bench p2p, 2 processes, cuda memory; fitted paths (alpha us, beta GB/s): direct %.1f/%.0f, host d2h %.1f/%.1f, h2d %.1f/%.1f; direct slowdown under a staged path (gamma) %.3f\n",
+		rep.Fits.Direct.AlphaUS, rep.Fits.Direct.BetaGBps, rep.Fits.D2H.AlphaUS, rep.Fits.D2H.BetaGBps, rep.Fits.H2D.AlphaUS, rep.Fits.H2D.BetaGBps, rep.Fits.DirectSlowdown)
 	fmt.Fprintf(out, "# contents: split transfers of %v bytes (%d%% on the host path) compared byte for byte: equal\n", rep.Checked, rep.MaxSharePct)
 	last := ""
 	tw := tabwriter.NewWriter(out, 8, 2, 2, ' ', tabwriter.AlignRight)
@@ -124,16 +141,17 @@ func writeP2P(out io.Writer, f *benchFlags, rep *p2pReport) error {
 		if head != last {
 			tw.Flush()
 			fmt.Fprintf(out, "\n# %s: bandwidth GB/s per column; model and best static splits give their host share\n", head)
-			fmt.Fprintln(tw, "# Size\tDirect\tUCX\tModel\tHost%\tk\tBest static\tHost%\tPredicted(us)\tMeasured(us)\tError(%)\t")
+			fmt.Fprintln(tw, "# Size\tDirect\tUCX\tModel\tHost%\tk\tFree model\tHost%\tBest static\tHost%\tPredicted(us)\tMeasured(us)\tError(%)\t")
 			last = head
 		}
 		errCol := "-"
 		if row.Window == 1 && !row.Bidir {
 			errCol = fmt.Sprintf("%+.1f", row.PredictionErr)
 		}
-		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%d\t%.1f\t%.1f\t%s\t\n", row.Bytes,
+		fmt.Fprintf(tw, "%d\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%.1f\t%.1f\t%d\t%.1f\t%.1f\t%s\t\n", row.Bytes,
 			gbps(row.Bytes, row.DirectUS, row.Bidir), gbps(row.Bytes, row.UCXUS, row.Bidir), gbps(row.Bytes, row.ModelUS, row.Bidir),
-			row.ModelHostPct, row.ModelChunks, gbps(row.Bytes, row.BestUS, row.Bidir), row.BestHostPct, row.PredictedUS, row.ModelUS, errCol)
+			row.ModelHostPct, row.ModelChunks, gbps(row.Bytes, row.FreeUS, row.Bidir), row.FreeHostPct,
+			gbps(row.Bytes, row.BestUS, row.Bidir), row.BestHostPct, row.PredictedUS, row.ModelUS, errCol)
 	}
 	return tw.Flush()
 }
