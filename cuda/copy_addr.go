@@ -5,6 +5,8 @@ package cuda
 */
 import "C"
 
+import "unsafe"
+
 // CopyDtoHAddrAsync queues a copy of n bytes from the device address src
 // (a buffer of s's device, a peer's, or an IPC mapping) into pinned host
 // memory dst at dstOff, on s (cuMemcpyDtoHAsync).
@@ -38,4 +40,35 @@ func CopyHtoDAddrAsync(s *Stream, dst DevicePtr, src *HostBuffer, srcOff, n int)
 		return err
 	}
 	return check("cuMemcpyHtoDAsync", C.gc_memcpy_htod_async(ctx, C.gc_dptr(dst), C.uintptr_t(addr+uintptr(srcOff)), C.size_t(n), cs))
+}
+
+// CopyToHostAddr copies len(dst) bytes at the device address src (memory
+// of d, or mapped into d's context) into host memory and waits for them
+// (cuMemcpyDtoH).
+func (d *Device) CopyToHostAddr(dst []byte, src DevicePtr) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	ctx, err := d.context()
+	if err != nil {
+		return err
+	}
+	return check("cuMemcpyDtoH", C.gc_memcpy_dtoh(ctx, unsafe.Pointer(&dst[0]), C.gc_dptr(src), C.size_t(len(dst))))
+}
+
+// CopyFromHostAddr copies src to the device address dst and waits until
+// the bytes are in device memory (the context is synchronized, as in
+// Buffer.CopyFromHost).
+func (d *Device) CopyFromHostAddr(dst DevicePtr, src []byte) error {
+	if len(src) == 0 {
+		return nil
+	}
+	ctx, err := d.context()
+	if err != nil {
+		return err
+	}
+	if err := check("cuMemcpyHtoD", C.gc_memcpy_htod(ctx, C.gc_dptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)))); err != nil {
+		return err
+	}
+	return check("cuCtxSynchronize", C.gc_ctx_synchronize(ctx))
 }

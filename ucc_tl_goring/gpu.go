@@ -74,10 +74,16 @@ func (t *tlTeam) gpu(ord int) (*teamGPU, error) {
 	if tg := t.gpus[ord]; tg != nil {
 		return tg, nil
 	}
-	// Without CUDA in UCX, the push engine can still serve a team whose
-	// ranks all share this host: UCX then carries only host messages.
-	if !t.memTypes.Has(ucx.MemCUDA) && (t.engine == nil || !t.oneHost) {
-		return nil, notSupported("CUDA memory: the UCX in use (%s) moves no CUDA memory, and goring's own CUDA IPC serves only teams on one host (ipc=y)", ucx.Library())
+	// Without CUDA in UCX, device messages the push engine does not carry
+	// (peers on other hosts, or ipc=n) are staged through pinned host
+	// memory: slower, but the collective runs.
+	if !t.memTypes.Has(ucx.MemCUDA) && t.stager == nil && (t.engine == nil || !t.oneHost) {
+		st, err := cudaexec.NewStager(ord)
+		if err != nil {
+			return nil, notSupportedErr{fmt.Errorf("CUDA memory: the UCX in use (%s) moves none, and host staging cannot start: %w", ucx.Library(), err)}
+		}
+		t.stager = st
+		t.tr.UseStager(st)
 	}
 	g, err := cudaexec.Open(ord)
 	if err != nil {

@@ -37,6 +37,7 @@ type tlTeam struct {
 	gpus       map[int]*teamGPU // by device ordinal, opened on first use
 	engine     *cudaexec.Engine // CUDA push engine for peers on this host; nil: none
 	oneHost    bool             // every rank runs on this host
+	stager     *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -196,6 +197,10 @@ func (t *tlTeam) destroy() error {
 	if t.engine != nil {
 		errs = append(errs, t.engine.Close())
 		t.engine = nil
+	}
+	if t.stager != nil {
+		errs = append(errs, t.stager.Close())
+		t.stager = nil
 	}
 	for _, tg := range t.gpus {
 		errs = append(errs, tg.close())

@@ -57,6 +57,7 @@ type Transport struct {
 	ipcOps   map[uint64]*ipcOp
 	ctsReady []*ipcOp
 	copying  []*ipcOp
+	stager   Stager // host staging where neither the engine nor UCX moves device memory (stage.go)
 }
 
 var _ exec.Transport = (*Transport)(nil)
@@ -87,6 +88,9 @@ type Options struct {
 	// SameHost reports whether peer runs on this rank's host; the engine
 	// serves only those peers. Nil means none.
 	SameHost func(peer int) bool
+	// Stager, when set, carries device memory that neither the engine nor
+	// UCX can move through host buffers (see Stager).
+	Stager Stager
 }
 
 // New connects worker w of rank to every peer, given every rank's worker
@@ -100,7 +104,7 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 		return nil, fmt.Errorf("ucxmp: %d ranks exceed the tag's sender field (%d)", len(addrs), ucx.MaxTagSender+1)
 	}
 	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes, devOps: map[uint64]struct{}{},
-		engine: opts.Engine, sameHost: opts.SameHost, ipcOps: map[uint64]*ipcOp{}}
+		engine: opts.Engine, sameHost: opts.SameHost, ipcOps: map[uint64]*ipcOp{}, stager: opts.Stager}
 	for p, a := range addrs {
 		peer := p
 		peerErrors := opts.PeerErrors
@@ -175,6 +179,9 @@ func (t *Transport) PostSend(p *exec.Post) error {
 	if t.useIPC(p.Peer, p.Tag, p.Buf) {
 		return t.postIPCSend(p)
 	}
+	if t.useStaging(p.Buf) {
+		return t.postStagedSend(p)
+	}
 	return t.postUCXSend(p)
 }
 
@@ -215,6 +222,9 @@ func (t *Transport) PostRecv(p *exec.Post) error {
 	}
 	if t.useIPC(p.Peer, p.Tag, p.Buf) {
 		return t.postIPCRecv(p)
+	}
+	if t.useStaging(p.Buf) {
+		return t.postStagedRecv(p)
 	}
 	return t.postUCXRecv(p)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/goring-hpc/goring/bench"
@@ -9,6 +10,7 @@ import (
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/ucx_mp"
 )
 
@@ -81,4 +83,20 @@ func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
 		return nil, nil, err
 	}
 	return g, g.Close, nil
+}
+
+// useStaging gives tr the host-staging fallback when the UCX in use moves
+// no CUDA memory (rank 0 says so in one line): device messages the push
+// engine does not carry go through pinned host buffers.
+func useStaging(tr *ucxmp.Transport, mem bench.Memory, rank int, stderr io.Writer) (func(), error) {
+	g := mem.(*cudaexec.GPU)
+	st, err := cudaexec.NewStager(g.Mem().Device)
+	if err != nil {
+		return nil, err
+	}
+	if rank == 0 {
+		fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), st.MaxPinned>>20)
+	}
+	tr.UseStager(st)
+	return func() { _ = st.Close() }, nil
 }
