@@ -28,37 +28,13 @@ func Summarize(perRankUS []float64) Summary {
 	return s
 }
 
-// BusBandwidthGBps is the nccl-tests bus bandwidth of one collective call
-// of bytes (UCC's meaning, see package coll) over n ranks taking avgUS.
-// counts is the alltoallv byte matrix (nil otherwise).
+// BusBandwidthGBps is the nccl-tests bus bandwidth (coll.BusBytes) of one
+// collective call of bytes over n ranks taking avgUS; counts is the
+// alltoallv byte matrix (nil otherwise). 0 where it is undefined.
 func BusBandwidthGBps(c coll.Collective, bytes int64, n int, counts [][]int64, avgUS float64) float64 {
-	if avgUS <= 0 || n < 1 {
+	moved, err := coll.BusBytes(c, n, bytes, counts)
+	if avgUS <= 0 || err != nil {
 		return 0
-	}
-	var moved float64 // bytes per rank across the bus
-	B := float64(bytes)
-	nf := float64(n)
-	switch c {
-	case coll.Allgather, coll.ReduceScatter:
-		moved = (nf - 1) * B
-	case coll.Allreduce:
-		moved = 2 * (nf - 1) / nf * B
-	case coll.Bcast:
-		moved = B
-	case coll.Alltoallv:
-		if counts == nil {
-			moved = (nf - 1) * B
-			break
-		}
-		var off float64
-		for i := range counts {
-			for j, v := range counts[i] {
-				if i != j {
-					off += float64(v)
-				}
-			}
-		}
-		moved = off / nf
 	}
 	return moved / (avgUS * 1e-6) / 1e9
 }
