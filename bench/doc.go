@@ -18,10 +18,8 @@
 //     checked exactly. Reduction patterns use small integers so that every
 //     partial result is exact in every datatype (float16 and bfloat16
 //     included) whatever order the algorithm reduces in.
-//   - Bus bandwidth follows nccl-tests: the bytes each rank must move across
-//     the slowest cut, divided by the time: (n-1)/n of the algorithm
-//     bandwidth for allgather, reduce_scatter and alltoallv, 2(n-1)/n for
-//     allreduce, 1 for bcast.
+//   - Bus bandwidth follows nccl-tests, with the rules of
+//     coll.BusBandwidthGBps (shared with goring sim's predictions).
 //
 // The output formats are a table in OSU's layout, CSV, the JSON document of
 // docs/contracts.md ({"results":[...]}) and a PNG of latency against size, one line

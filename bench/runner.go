@@ -241,10 +241,13 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 		per[r] = math.Float64frombits(binary.LittleEndian.Uint64(d))
 	}
 	s := Summarize(per)
+	// A call too fast for the clock (0 us) has no bus bandwidth: the row
+	// says 0.
+	busbw, _ := coll.BusBandwidthGBps(plan.Collective, plan.NRanks, plan.Bytes, plan.Counts, s.AvgUS)
 	return Row{
 		Collective: string(plan.Collective), Algorithm: plan.Algorithm, Bytes: plan.Bytes,
 		AvgUS: s.AvgUS, MinUS: s.MinUS, MaxUS: s.MaxUS, Iterations: timed,
-		BusBWGBps: BusBandwidthGBps(plan.Collective, plan.Bytes, plan.NRanks, plan.Counts, s.AvgUS),
+		BusBWGBps: busbw,
 		Validated: cfg.Validate, Mem: memName(bufs.Dst.Mem()),
 	}, nil
 }
