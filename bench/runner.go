@@ -144,10 +144,8 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 		defer func() { _ = mem.Free(r) }()
 		*b.r = r
 	}
-	ecfg := exec.ConfigFor(plan, cfg.Dtype, cfg.Op)
-	if !cfg.Collective.Reduces() {
-		ecfg.Dtype, ecfg.Op = coll.DtypeInvalid, coll.OpInvalid
-	}
+	dtype, op := cfg.Collective.Reduction(cfg.Dtype, cfg.Op)
+	ecfg := exec.ConfigFor(plan, dtype, op)
 	if ecfg.Local, err = mem.NewLocal(); err != nil {
 		return Row{}, err
 	}
