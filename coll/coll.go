@@ -18,11 +18,10 @@ const (
 	ReduceScatter Collective = "reduce_scatter"
 	Alltoallv     Collective = "alltoallv"
 	Bcast         Collective = "bcast"
-	Dispatch      Collective = "dispatch"
 )
 
 // Collectives lists every collective in a stable order.
-var Collectives = []Collective{Allgather, Allreduce, ReduceScatter, Alltoallv, Bcast, Dispatch}
+var Collectives = []Collective{Allgather, Allreduce, ReduceScatter, Alltoallv, Bcast}
 
 // ParseCollective maps a name to a Collective.
 func ParseCollective(s string) (Collective, error) {

@@ -116,9 +116,6 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	if c == coll.Dispatch {
-		return nil, errors.New("dispatch (MoE token dispatch) has no algorithm yet: plan, sim and bench do not run it")
-	}
 	if np < 1 {
 		return nil, errors.New("--np is required (number of processes, at least 1)")
 	}
