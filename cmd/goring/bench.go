@@ -223,8 +223,9 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 
 // benchTopo resolves --topo/--nodes for np ranks. Without --topo the
 // topology is emulated: --nodes nodes (default 1) of np/nodes GPUs each,
-// built like clusterB's node (full NVLink mesh, one NIC rail per GPU), so
-// the hierarchical algorithms have nodes and rails to work with.
+// topo.Synthetic's clusterB-like nodes (full NVLink mesh, one NIC rail per
+// GPU), so the hierarchical algorithms have nodes and rails to work with,
+// and the plans are those the team layer makes for the same shape.
 func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
 	if spec != "" {
 		t, err := loadTopo(spec, nodes)
@@ -242,49 +243,8 @@ func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
 	if nodes < 0 || np%nodes != 0 {
 		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
 	}
-	return emulatedTopo(nodes, np/nodes)
-}
-
-func emulatedTopo(nodes, gpus int) (*topo.Topology, error) {
-	ref, err := topo.Preset("clusterB")
-	if err != nil {
-		return nil, err
-	}
-	figs := map[topo.LinkKind]topo.Link{}
-	for _, l := range ref.Nodes[0].Links {
-		if _, ok := figs[l.Kind]; !ok {
-			figs[l.Kind] = l
-		}
-	}
-	nv, pcie, nic := figs[topo.NVLink], figs[topo.PCIe], figs[topo.NIC]
-	rail := ref.Rails[0]
-	n := topo.Node{Name: "node0", Sockets: 1}
-	add := func(proto topo.Link, a, b string) {
-		l := proto
-		l.A, l.B = a, b
-		n.Links = append(n.Links, l)
-	}
-	var rails []topo.Rail
-	for i := 0; i < gpus; i++ {
-		n.GPUs = append(n.GPUs, topo.GPU{Index: i, Model: "emulated", Socket: 0, NUMA: 0, Rail: i})
-		n.NICs = append(n.NICs, topo.NICPort{Index: i, Socket: 0})
-		r := rail
-		r.Index = i
-		rails = append(rails, r)
-	}
-	for i := 0; i < gpus; i++ {
-		for j := i + 1; j < gpus; j++ {
-			add(nv, topo.GPUEndpoint(i), topo.GPUEndpoint(j))
-		}
-		add(pcie, topo.GPUEndpoint(i), topo.HostEndpoint(0))
-		add(nic, topo.NICEndpoint(i), topo.RailEndpoint(i))
-		add(pcie, topo.NICEndpoint(i), topo.HostEndpoint(0))
-	}
-	t := &topo.Topology{Schema: topo.Schema, Name: fmt.Sprintf("emulated-%dx%d", nodes, gpus), Nodes: []topo.Node{n}, Rails: rails}
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("emulated topology: %w", err)
-	}
-	return t.Repeat(nodes)
+	gpus := np / nodes
+	return topo.Synthetic(fmt.Sprintf("emulated-%dx%d", nodes, gpus), nodes, gpus, 1)
 }
 
 // failureGrace is how long a rank whose collective failed waits for the
