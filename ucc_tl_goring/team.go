@@ -23,7 +23,7 @@ type tlTeam struct {
 	mu         sync.Mutex
 	ctx        *tlContext
 	rank, size int
-	w          *ucx.Worker
+	rw         *launch.RankWorker
 	card       []byte
 	tr         *ucxmp.Transport // nil until connect
 	topo       *topo.Topology
@@ -42,13 +42,8 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 	if size-1 > ucx.MaxTagSender {
 		return nil, notSupported("a team of %d ranks exceeds the %d senders goring's tags can name", size, ucx.MaxTagSender+1)
 	}
-	w, err := ctx.uctx.NewWorker(ucx.WorkerOptions{})
+	rw, err := launch.OpenRankWorker(ctx.uctx)
 	if err != nil {
-		return nil, resourceErr{err}
-	}
-	addr, err := w.Address()
-	if err != nil {
-		_ = w.Close()
 		return nil, resourceErr{err}
 	}
 	host, _ := os.Hostname()
@@ -59,8 +54,8 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 		// card with pid 0, which peers take as "cannot be watched".
 		pid, start = 0, 0
 	}
-	c := card{host: host, pid: pid, start: start, addr: addr}
-	return &tlTeam{ctx: ctx, rank: rank, size: size, w: w, card: encodeCard(c)}, nil
+	c := card{host: host, pid: pid, start: start, addr: rw.Address}
+	return &tlTeam{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c)}, nil
 }
 
 // connect decodes the gathered cards (size slots of slot bytes), connects
@@ -94,11 +89,7 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	// fails the endpoint). Shared-memory endpoints stay in the default
 	// mode, which keeps UCX's fast intra-node transports.
 	self := hosts[t.rank]
-	mts, err := t.ctx.uctx.MemoryTypes()
-	if err != nil {
-		return resourceErr{err}
-	}
-	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{MemoryTypes: mts, PeerErrorsTo: func(peer int) bool { return hosts[peer] != self }})
+	tr, mts, err := t.rw.Connect(t.rank, addrs, func(peer int) bool { return hosts[peer] != self })
 	if err != nil {
 		return resourceErr{err}
 	}
@@ -184,7 +175,7 @@ func (t *tlTeam) destroy() error {
 	if t.tr != nil {
 		errs = append(errs, t.tr.Close())
 	}
-	errs = append(errs, t.w.Close())
+	errs = append(errs, t.rw.Close())
 	return errors.Join(errs...)
 }
 
