@@ -93,10 +93,8 @@ int goring_api_version(void);
  *   tls=LIST           UCX transports (default: UCX's own choice)
  *   alg_<coll>=NAME    algorithm per collective (allgather, allreduce,
  *                      reduce_scatter, bcast), or "auto"
- *   timeout_ms=N|inf   deadline of one collective, an opt-in failure detector
- *                      (default inf: a late rank is waited for; a dead peer
- *                      is detected by its process on this host, by UCX on
- *                      others)
+ *   timeout_ms=N|inf   deadline of one collective (default inf: none; the
+ *                      timeout policy is goring's exec/deadline.go)
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

@@ -21,6 +21,10 @@ func TimeoutFor(bytes int64) time.Duration {
 	return 10*time.Second + time.Duration(bytes/50_000_000)*time.Second
 }
 
+// TimeoutRule is TimeoutFor in words, for help texts (goring bench
+// --timeout), kept beside it so that the two change together.
+const TimeoutRule = "10s + 1s per 50 MB"
+
 // A Watch checks, while a call waits, that its peers are still alive. Check
 // returns nil while they are, else an error naming the peer that failed;
 // the call then fails with that error as its cause. Check is called at most

@@ -180,9 +180,8 @@ func (t *tlTeam) destroy() error {
 }
 
 // deadline is when a collective starting now must have finished: never
-// (the zero time) unless the user opted into a deadline with timeout_ms.
-// MPI lets a rank be late; only a failed peer ends a collective, and the
-// watch and UCX's peer errors find those.
+// (the zero time) unless the user opted into a deadline with timeout_ms,
+// as the timeout policy in exec/deadline.go has it.
 func (t *tlTeam) deadline() time.Time {
 	if t.ctx.opts.timeout > 0 {
 		return time.Now().Add(t.ctx.opts.timeout)

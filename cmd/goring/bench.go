@@ -14,6 +14,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
@@ -86,7 +87,7 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.IntVar(&f.root, "root", 0, "root rank of bcast")
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
-	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: 10s + 1s per 50 MB)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")
 	fl.IntVar(&f.gpus, "gpus", 0, "with --mem cuda: how many GPUs the ranks share round-robin (default: every GPU of the machine; several ranks per GPU allowed)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
