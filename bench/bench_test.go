@@ -241,9 +241,4 @@ func TestWriters(t *testing.T) {
 	assert.Contains(t, out, "Avg Latency(us)")
 	assert.Contains(t, out, "Bus BW(GB/s)")
 	assert.Contains(t, out, "1024                   12.50             10.00             15.00        1000            0.25")
-
-	var png bytes.Buffer
-	require.NoError(t, WritePNG(&png, "allgather", rows))
-	assert.True(t, bytes.HasPrefix(png.Bytes(), []byte("\x89PNG")))
-	assert.Error(t, WritePNG(&png, "x", nil))
 }

@@ -21,7 +21,8 @@
 //   - Bus bandwidth follows nccl-tests, with the rules of
 //     coll.BusBandwidthGBps (shared with goring sim's predictions).
 //
-// The output formats are a table in OSU's layout, CSV, the JSON document of
-// docs/contracts.md ({"results":[...]}) and a PNG of latency against size, one line
-// per algorithm (gonum.org/v1/plot).
+// The output formats are a table in OSU's layout, CSV and the JSON document
+// of docs/contracts.md ({"results":[...]}); the CLI draws the PNG itself,
+// so that nothing below it (the team layer, the executor's tests) links a
+// plotting library.
 package bench

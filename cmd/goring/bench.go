@@ -313,7 +313,7 @@ func writeBenchOutput(out io.Writer, f *benchFlags, collName string, rows []benc
 		if err != nil {
 			return fmt.Errorf("--png: %w", err)
 		}
-		if err := bench.WritePNG(pf, "goring bench "+collName, rows); err != nil {
+		if err := writeBenchPNG(pf, "goring bench "+collName, rows); err != nil {
 			pf.Close()
 			return fmt.Errorf("--png: %w", err)
 		}
