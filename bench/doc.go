@@ -1,6 +1,17 @@
-// Package bench holds what goring bench needs besides moving bytes: the
-// choice of warm-up and timed iterations, the validation patterns, the
-// statistics across ranks and the writers of results.
+// Package bench is goring's benchmark runner as a library: it times
+// collectives on one rank of a job over any exec transport, for goring
+// bench (over UCX), goring calibrate (PingPong) and the transports' own
+// tests. It holds what a measurement needs besides moving bytes:
+//
+//   - runner.go: Config, and Run, the loop over algorithms, sizes and
+//     iterations; rankcall.go: one rank's buffers, executor and pattern
+//     for one (algorithm, size); barrier.go: the barrier between
+//     iterations; memory.go: where buffers live (Memory).
+//   - iterations.go, pattern.go, stats.go: OMB's iteration counts, the
+//     validation patterns, the statistics across ranks.
+//   - results.go: the rows and their writers; traffic.go: alltoallv's
+//     traffic matrices, as the CLI's flags name them.
+//   - pingpong.go: the one-way latency between two ranks.
 //
 // It follows the OSU Micro-Benchmarks (OMB) conventions so that numbers
 // compare one to one with osu_allgather and friends:
