@@ -1,26 +1,19 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
-	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
-	"github.com/goring-hpc/goring/units"
 )
 
 func init() { subcommands = append(subcommands, newBenchCmd) }
@@ -99,153 +92,6 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	_ = fl.MarkHidden("straggler")
 	_ = fl.MarkHidden("cpu-report")
 	return cmd
-}
-
-// benchJob is a validated benchmark: what the launcher checks before it
-// starts anything and every rank recomputes identically.
-type benchJob struct {
-	cfg   bench.Config
-	np    int
-	algs  []string
-	skips []string // "alg: reason" for algorithms skipped at some size
-	steps int      // total iterations (progress bar)
-	mem   string   // --mem
-}
-
-func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
-	c, err := coll.ParseCollective(collName)
-	if err != nil {
-		return nil, err
-	}
-	if np < 1 {
-		return nil, errors.New("--np is required (number of processes, at least 1)")
-	}
-	if f.json && f.csv {
-		return nil, errors.New("--json and --csv exclude each other")
-	}
-	dtype, op := coll.DtypeInvalid, coll.OpInvalid
-	elem := int64(1)
-	if c.Reduces() {
-		if dtype, err = coll.ParseDtype(f.dtype); err != nil {
-			return nil, err
-		}
-		if op, err = coll.ParseOp(f.op); err != nil {
-			return nil, err
-		}
-		if !coll.Supports(op, dtype) {
-			return nil, fmt.Errorf("--op %s is not defined for --dtype %s", op, dtype)
-		}
-		elem = int64(dtype.Size())
-	}
-	sizes, err := units.ParseRange(f.bytes)
-	if err != nil {
-		return nil, fmt.Errorf("--bytes: %w", err)
-	}
-	for _, s := range sizes {
-		if s%elem != 0 {
-			return nil, fmt.Errorf("--bytes: %d is not a multiple of the %d-byte %s", s, elem, dtype)
-		}
-	}
-	tp, err := benchTopo(f.topo, f.nodes, np)
-	if err != nil {
-		return nil, err
-	}
-	if c == coll.Bcast && (f.root < 0 || f.root >= np) {
-		return nil, fmt.Errorf("--root %d: out of range [0,%d)", f.root, np)
-	}
-	traffic, err := f.traffic.matrix(c, np, 1)
-	if err != nil {
-		return nil, err
-	}
-	straggler, delay := -1, time.Duration(0)
-	if f.straggler != "" {
-		rs, ds, ok := strings.Cut(f.straggler, ":")
-		r, err1 := strconv.Atoi(rs)
-		d, err2 := time.ParseDuration(ds)
-		if !ok || err1 != nil || err2 != nil || r < 0 || r >= np || d < 0 {
-			return nil, fmt.Errorf("--straggler %q: want RANK:DURATION with a rank in [0,%d), e.g. 1:5ms", f.straggler, np)
-		}
-		straggler, delay = r, d
-	}
-	job := &benchJob{np: np, mem: f.mem, cfg: bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
-		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout}}
-	if f.chunks < 0 {
-		return nil, fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
-	}
-	if f.iters < 0 {
-		return nil, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
-	}
-	var candidates []string
-	if f.alg == "all" {
-		for _, a := range sched.Algorithms(c) {
-			candidates = append(candidates, a.Name)
-		}
-		if len(candidates) == 0 {
-			return nil, fmt.Errorf("no algorithms registered for %s", c)
-		}
-	} else {
-		if _, err := sched.Lookup(c, f.alg); err != nil {
-			return nil, err
-		}
-		candidates = []string{f.alg}
-	}
-	for _, alg := range candidates {
-		var unsupported []string
-		ran := false
-		for _, s := range sizes {
-			_, err := job.cfg.Plan(alg, s)
-			switch {
-			case sched.IsUnsupported(err):
-				if f.alg != "all" {
-					return nil, fmt.Errorf("%s at %d bytes on %d ranks: %w", c, s, np, err)
-				}
-				unsupported = append(unsupported, fmt.Sprintf("%d bytes: %v", s, err))
-			case err != nil:
-				return nil, fmt.Errorf("%s/%s at %d bytes: %w", c, alg, s, err)
-			default:
-				ran = true
-				ti, sk := bench.Iterations(s, f.iters, f.warmup)
-				job.steps += ti + sk
-			}
-		}
-		if len(unsupported) > 0 {
-			job.skips = append(job.skips, fmt.Sprintf("%s at %s", alg, strings.Join(unsupported, "; ")))
-		}
-		if ran {
-			job.algs = append(job.algs, alg)
-		}
-	}
-	if len(job.algs) == 0 {
-		return nil, fmt.Errorf("no %s algorithm supports these sizes on %d ranks (%s)", c, np, strings.Join(job.skips, "; "))
-	}
-	job.cfg.Algorithms = job.algs
-	return job, nil
-}
-
-// benchTopo resolves --topo/--nodes for np ranks. Without --topo the
-// topology is emulated: --nodes nodes (default 1) of np/nodes GPUs each,
-// topo.Synthetic's clusterB-like nodes (full NVLink mesh, one NIC rail per
-// GPU), so the hierarchical algorithms have nodes and rails to work with,
-// and the plans are those the team layer makes for the same shape.
-func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
-	if spec != "" {
-		t, err := loadTopo(spec, nodes)
-		if err != nil {
-			return nil, err
-		}
-		if t.NumGPUs() != np {
-			return nil, fmt.Errorf("--np %d does not match topology %s with %d GPUs (%d nodes): use --np %d", np, t.Name, t.NumGPUs(), t.NumNodes(), t.NumGPUs())
-		}
-		return t, nil
-	}
-	if nodes == 0 {
-		nodes = 1
-	}
-	if nodes < 0 || np%nodes != 0 {
-		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
-	}
-	gpus := np / nodes
-	return topo.Synthetic(fmt.Sprintf("emulated-%dx%d", nodes, gpus), nodes, gpus, 1)
 }
 
 // failureGrace is how long a rank whose collective failed waits for the
