@@ -96,6 +96,8 @@ int goring_api_version(void);
  *                      reduce_scatter, bcast), or "auto"
  *   timeout_ms=N|inf   deadline of one collective (default inf: none; the
  *                      timeout policy is goring's exec/deadline.go)
+ *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
+ *                      pushes them itself with CUDA IPC; n through UCX
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

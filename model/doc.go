@@ -29,8 +29,12 @@
 // class) as Algorithm 1 does (splitter.go).
 //
 // FitHockney fits alpha and beta to measured (bytes, time) samples, robust to
-// a few outliers, for the calibration that replaces the topology's nominal
-// figures with measured ones (fit.go).
+// a few outliers (fit.go). A Calibration is goring calibrate's file of such
+// fits (calibration.go): ReadCalibration loads it and GPUPaths turns it into
+// paths for Splitter.SetPaths, which is how goring model split
+// --calibration replaces the topology's nominal figures with measured ones.
+// The runtime's split (package mpath, cudaexec's engine) is fed by goring
+// bench p2p's in-run fits; the team layer does not read a calibration yet.
 //
 // PlanMWU is the NIMBLE paper's (NIMBLE) min-congestion planner for a whole demand
 // matrix: it splits large demands over direct, 2-hop NVLink and

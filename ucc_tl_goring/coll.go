@@ -72,8 +72,8 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		alg = t.ctx.opts.algs[a.coll]
 	}
 	fallback := "" // the host default, where a device default does not serve the shape
-	if a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && deviceAlgs[a.coll] != "" {
-		alg, fallback = deviceAlgs[a.coll], alg
+	if dev := t.deviceAlg(a.coll); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
+		alg, fallback = dev, alg
 	}
 	if alg == "" {
 		return nil, notSupported("collective %s", a.coll)

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/topo"
@@ -33,6 +35,9 @@ type tlTeam struct {
 	watch      exec.Watch // this host's peers, checked while a call waits
 	memTypes   ucx.MemoryTypes
 	gpus       map[int]*teamGPU // by device ordinal, opened on first use
+	engine     *cudaexec.Engine // CUDA push engine for peers on this host; nil: none
+	oneHost    bool             // every rank runs on this host
+	stager     *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -95,6 +100,18 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	}
 	t.tr, t.topo, t.memTypes = tr, tp, mts
 	t.watch = newPeerWatch(t.rank, all)
+	t.oneHost = true
+	for _, h := range hosts {
+		t.oneHost = t.oneHost && h == self
+	}
+	// The push engine serves CUDA buffers of peers on this host. Whether
+	// a rank has one must be the same on both ends of a pair: it depends
+	// on the ipc option (the same for every rank) and on the CUDA driver
+	// loading, which is the same on one host.
+	if !t.ctx.opts.noIPC && cuda.Load() == nil {
+		t.engine = cudaexec.NewEngine()
+		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
+	}
 	return nil
 }
 
@@ -168,6 +185,14 @@ func (t *tlTeam) destroy() error {
 	}
 	t.queue = nil
 	t.plans.clear()
+	if t.engine != nil {
+		errs = append(errs, t.engine.Close())
+		t.engine = nil
+	}
+	if t.stager != nil {
+		errs = append(errs, t.stager.Close())
+		t.stager = nil
+	}
 	for _, tg := range t.gpus {
 		errs = append(errs, tg.close())
 	}

@@ -38,6 +38,7 @@ type benchFlags struct {
 	timeout  time.Duration
 	mem      string
 	gpus     int
+	ipc      bool
 	// Measurement aids, hidden from help.
 	straggler string
 	cpuReport bool
@@ -82,6 +83,7 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	f.traffic.register(fl)
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")
+	fl.BoolVar(&f.ipc, "ipc", true, "with --mem cuda: ranks of one host push device memory to each other themselves (CUDA IPC; false: through UCX's cuda_ipc)")
 	fl.IntVar(&f.gpus, "gpus", 0, "with --mem cuda: how many GPUs the ranks share round-robin (default: every GPU of the machine; several ranks per GPU allowed)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
@@ -99,6 +101,9 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 const failureGrace = 2 * time.Second
 
 func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
+	if collName == "p2p" {
+		return runP2P(cmd, f)
+	}
 	if launch.IsRank() {
 		return benchRank(cmd, f, collName)
 	}

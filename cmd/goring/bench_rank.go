@@ -106,6 +106,17 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 	defer closeMem()
 	job.cfg.Memory = mem
+	if mem != nil && f.ipc {
+		closeEngine := usePushEngine(tr, sess.Peers(), role.Rank)
+		defer closeEngine()
+	}
+	if mem != nil && !tr.MovesCUDA() {
+		closeStager, err := useStaging(tr, mem, role.Rank, stderr)
+		if err != nil {
+			return err
+		}
+		defer closeStager()
+	}
 	if dir := os.Getenv("GORING_CPUPROFILE_DIR"); dir != "" {
 		// A measurement aid: one CPU profile per rank.
 		pf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.pprof", role.Rank)))

@@ -32,38 +32,6 @@ import (
 
 func init() { subcommands = append(subcommands, newCalibrateCmd) }
 
-// CalibrationSchema names the JSON document calibrate writes.
-const CalibrationSchema = "goring.calibration/v1"
-
-// Calibration is the JSON document of goring calibrate.
-type Calibration struct {
-	Schema  string            `json:"schema"`
-	Host    string            `json:"host"`
-	Date    string            `json:"date"`
-	UCXTLS  string            `json:"ucx_tls"`
-	Paths   []CalibratedPath  `json:"paths"`
-	Skipped []string          `json:"skipped"`
-	Extra   map[string]string `json:"extra,omitempty"`
-}
-
-// CalibratedPath is one measured path with its samples and fit.
-type CalibratedPath struct {
-	Path     string             `json:"path"`
-	From     string             `json:"from"`
-	To       string             `json:"to"`
-	AlphaUS  float64            `json:"alpha_us"`
-	BetaGBps float64            `json:"beta_GBps"`
-	RelRMS   float64            `json:"rel_rms"`
-	Outliers []int64            `json:"outlier_bytes"`
-	Samples  []CalibratedSample `json:"samples"`
-}
-
-// CalibratedSample is the one-way time of one size.
-type CalibratedSample struct {
-	Bytes int64   `json:"bytes"`
-	US    float64 `json:"us"`
-}
-
 type calibrateFlags struct {
 	bytes         string
 	iters, warmup int
@@ -204,24 +172,24 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 }
 
 // buildCalibration fits the host path's samples.
-func buildCalibration(sizes []int64, latUS []float64) (*Calibration, error) {
+func buildCalibration(sizes []int64, latUS []float64) (*model.Calibration, error) {
 	host, _ := os.Hostname()
 	tls := os.Getenv("UCX_TLS")
 	if tls == "" {
 		tls = defaultTLS()
 	}
-	p := CalibratedPath{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)", Outliers: []int64{}}
+	p := model.CalibratedPath{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)", Outliers: []int64{}}
 	for i, n := range sizes {
-		p.Samples = append(p.Samples, CalibratedSample{Bytes: n, US: latUS[i]})
+		p.Samples = append(p.Samples, model.CalibratedSample{Bytes: n, US: latUS[i]})
 	}
-	if err := fitPath(&p); err != nil {
+	if err := p.Fit(); err != nil {
 		return nil, err
 	}
-	return &Calibration{Schema: CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls,
-		Paths: []CalibratedPath{p}, Skipped: []string{}}, nil
+	return &model.Calibration{Schema: model.CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls,
+		Paths: []model.CalibratedPath{p}, Skipped: []string{}}, nil
 }
 
-func writeCalibration(out io.Writer, f *calibrateFlags, cal *Calibration) error {
+func writeCalibration(out io.Writer, f *calibrateFlags, cal *model.Calibration) error {
 	doc, err := json.MarshalIndent(cal, "", "  ")
 	if err != nil {
 		return err
@@ -257,23 +225,6 @@ func writeCalibration(out io.Writer, f *calibrateFlags, cal *Calibration) error 
 	}
 	if f.out != "" {
 		fmt.Fprintf(out, "# written to %s\n", f.out)
-	}
-	return nil
-}
-
-// fitPath fits the Hockney model to a path's samples.
-func fitPath(p *CalibratedPath) error {
-	samples := make([]model.Sample, len(p.Samples))
-	for i, s := range p.Samples {
-		samples[i] = model.Sample{Bytes: float64(s.Bytes), TimeUS: s.US}
-	}
-	fit, err := model.FitHockney(samples)
-	if err != nil {
-		return fmt.Errorf("fitting path %s %s -> %s: %w", p.Path, p.From, p.To, err)
-	}
-	p.AlphaUS, p.BetaGBps, p.RelRMS = fit.AlphaUS, fit.BetaGBps, fit.RelRMS
-	for _, i := range fit.Outliers {
-		p.Outliers = append(p.Outliers, p.Samples[i].Bytes)
 	}
 	return nil
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/model"
 )
 
 // GPU paths of goring calibrate (the Multi-path model paper's paths between two GPUs):
@@ -22,7 +23,7 @@ import (
 
 // gpuCalibration measures the GPU paths of this machine, or says why not
 // (the reason goes to the document's "skipped" list).
-func gpuCalibration(sizes []int64, chunk int64, iters int) ([]CalibratedPath, string) {
+func gpuCalibration(sizes []int64, chunk int64, iters int) ([]model.CalibratedPath, string) {
 	const what = "GPU paths (direct, host-staged)"
 	if err := cuda.Load(); err != nil {
 		if cuda.IsNoDriver(err) {
@@ -37,7 +38,7 @@ func gpuCalibration(sizes []int64, chunk int64, iters int) ([]CalibratedPath, st
 	if n < 2 {
 		return nil, fmt.Sprintf("%s: %d GPU found, a path needs two", what, n)
 	}
-	var paths []CalibratedPath
+	var paths []model.CalibratedPath
 	for b := 1; b < n; b++ {
 		ps, err := measurePair(0, b, sizes, chunk, iters)
 		if err != nil {
@@ -86,7 +87,7 @@ func (p *gpuPair) close() error {
 	return errors.Join(errs...)
 }
 
-func measurePair(ia, ib int, sizes []int64, chunk int64, iters int) (paths []CalibratedPath, err error) {
+func measurePair(ia, ib int, sizes []int64, chunk int64, iters int) (paths []model.CalibratedPath, err error) {
 	maxBytes := sizes[0]
 	for _, s := range sizes {
 		maxBytes = max(maxBytes, s)
@@ -137,25 +138,25 @@ func measurePair(ia, ib int, sizes []int64, chunk int64, iters int) (paths []Cal
 		p.chunkEvs = append(p.chunkEvs, e)
 	}
 	from, to := fmt.Sprintf("GPU %d", ia), fmt.Sprintf("GPU %d", ib)
-	direct := CalibratedPath{Path: "direct", From: from, To: to, Outliers: []int64{}}
-	host := CalibratedPath{Path: "host", From: from, To: to, Outliers: []int64{}}
+	direct := model.CalibratedPath{Path: "direct", From: from, To: to, Outliers: []int64{}}
+	host := model.CalibratedPath{Path: "host", From: from, To: to, Outliers: []int64{}}
 	for _, n := range sizes {
 		us, err := p.timeDirect(int(n), iters)
 		if err != nil {
 			return nil, fmt.Errorf("direct %d bytes: %w", n, err)
 		}
-		direct.Samples = append(direct.Samples, CalibratedSample{Bytes: n, US: us})
+		direct.Samples = append(direct.Samples, model.CalibratedSample{Bytes: n, US: us})
 		if us, err = p.timeHostStaged(int(n), int(chunk), iters); err != nil {
 			return nil, fmt.Errorf("host-staged %d bytes: %w", n, err)
 		}
-		host.Samples = append(host.Samples, CalibratedSample{Bytes: n, US: us})
+		host.Samples = append(host.Samples, model.CalibratedSample{Bytes: n, US: us})
 	}
-	for _, cp := range []*CalibratedPath{&direct, &host} {
-		if err := fitPath(cp); err != nil {
+	for _, cp := range []*model.CalibratedPath{&direct, &host} {
+		if err := cp.Fit(); err != nil {
 			return nil, err
 		}
 	}
-	return []CalibratedPath{direct, host}, nil
+	return []model.CalibratedPath{direct, host}, nil
 }
 
 // timeDirect is the mean time of one peer copy of n bytes (events on a).

@@ -8,6 +8,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/model"
 )
 
 // calibrate over two real processes: one JSON document, a sample per size,
@@ -18,9 +20,9 @@ func TestCalibrateHostPath(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cal.json")
 	stdout, stderr, code := runCLI(t, "calibrate", "--bytes", "1KiB,64KiB,256KiB,1MiB", "--iters", "20", "--warmup", "2", "--json", "--out", file)
 	require.Zero(t, code, stderr)
-	var cal Calibration
+	var cal model.Calibration
 	require.NoError(t, json.Unmarshal([]byte(stdout), &cal), stdout)
-	assert.Equal(t, CalibrationSchema, cal.Schema)
+	assert.Equal(t, model.CalibrationSchema, cal.Schema)
 	require.Len(t, cal.Paths, 1)
 	p := cal.Paths[0]
 	assert.Equal(t, "host", p.Path)

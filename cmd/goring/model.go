@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -37,6 +38,7 @@ type modelSplitFlags struct {
 	paths    string
 	exact    bool
 	asJSON   bool
+	calib    string
 }
 
 func newModelSplitCmd() *cobra.Command {
@@ -63,6 +65,7 @@ subset of paths, best whole chunk count) instead of the closed form.`,
 	fl.StringVar(&f.paths, "paths", "direct,gpu,host", "path families to consider: direct, gpu, host (comma-separated)")
 	fl.BoolVar(&f.exact, "exact", false, "use the reference solver instead of the closed form")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
+	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file (goring calibrate --out): the pair's paths as measured, instead of the topology's figures")
 	return c
 }
 
@@ -104,6 +107,11 @@ func runModelSplit(cmd *cobra.Command, f modelSplitFlags) error {
 	sp, err := model.NewSplitter(node, model.DefaultOptions())
 	if err != nil {
 		return err
+	}
+	if f.calib != "" {
+		if err := useCalibration(sp, f.calib, f.src, f.dst); err != nil {
+			return err
+		}
 	}
 	s, err := sp.Split(f.src, f.dst, n, set, f.exact)
 	if err != nil {
@@ -196,4 +204,26 @@ func writeSplitTable(w io.Writer, topoName string, f modelSplitFlags, s model.Sp
 			p.Name, sh.Theta, sh.Bytes, sh.Chunks, sh.StartUS, fin, p.Alpha1US, p.Beta1GBps, second)
 	}
 	return tw.Flush()
+}
+
+// useCalibration replaces the paths of the pair src -> dst with those a
+// calibration file measured (model.Calibration.GPUPaths).
+func useCalibration(sp *model.Splitter, file string, src, dst int) error {
+	fh, err := os.Open(file)
+	if err != nil {
+		return fmt.Errorf("--calibration: %w", err)
+	}
+	defer fh.Close()
+	cal, err := model.ReadCalibration(fh)
+	if err != nil {
+		return fmt.Errorf("--calibration %s: %w", file, err)
+	}
+	paths, err := cal.GPUPaths(sp.Options())
+	if err != nil {
+		return fmt.Errorf("--calibration %s: %w", file, err)
+	}
+	if err := sp.SetPaths(src, dst, paths); err != nil {
+		return fmt.Errorf("--calibration %s: %w", file, err)
+	}
+	return nil
 }
