@@ -15,7 +15,8 @@ import "fmt"
 //	                           ((n-1) * bytes when counts is nil: bytes per peer)
 //
 // counts is the alltoallv byte matrix (sender by receiver), nil otherwise.
-// Every bus bandwidth goring prints (bench, sim) comes from here.
+// The diagonal stays on its rank and crosses no link, and the average over
+// ranks keeps a skewed matrix comparable to a uniform one.
 func BusBytes(c Collective, n int, bytes int64, counts [][]int64) (float64, error) {
 	if n < 1 {
 		return 0, fmt.Errorf("bus bandwidth: %d ranks", n)
@@ -43,4 +44,19 @@ func BusBytes(c Collective, n int, bytes int64, counts [][]int64) (float64, erro
 		return off / nf, nil
 	}
 	return 0, fmt.Errorf("bus bandwidth: no nccl-tests definition for %s", c)
+}
+
+// BusBandwidthGBps is the bus bandwidth of one call that took us
+// microseconds: BusBytes over the time, in GB/s. Every bus bandwidth
+// goring prints comes from here, so goring bench's measurements and goring
+// sim's predictions sit on the same axis as nccl-tests' and each other.
+func BusBandwidthGBps(c Collective, n int, bytes int64, counts [][]int64, us float64) (float64, error) {
+	if us <= 0 {
+		return 0, fmt.Errorf("bus bandwidth: need a positive time (got %g us)", us)
+	}
+	moved, err := BusBytes(c, n, bytes, counts)
+	if err != nil {
+		return 0, err
+	}
+	return moved / (us * 1e3), nil // bytes per us / 1e3 = GB/s
 }

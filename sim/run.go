@@ -1,8 +1,6 @@
 package sim
 
 import (
-	"fmt"
-
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 )
@@ -39,15 +37,8 @@ func Predictor(base sched.Spec, opt Options) func(alg string, bytes int64) (floa
 	}
 }
 
-// BusBandwidthGBps is the nccl-tests bus bandwidth (coll.BusBytes, with
-// uniform alltoallv counts) of a collective of bytes over nranks taking us.
+// BusBandwidthGBps is coll.BusBandwidthGBps for uniform traffic (nil
+// counts), where the rules of nccl-tests are defined once.
 func BusBandwidthGBps(c coll.Collective, nranks int, bytes int64, us float64) (float64, error) {
-	if us <= 0 {
-		return 0, fmt.Errorf("bus bandwidth: need a positive time (got %g us)", us)
-	}
-	moved, err := coll.BusBytes(c, nranks, bytes, nil)
-	if err != nil {
-		return 0, err
-	}
-	return moved / (us * 1e3), nil
+	return coll.BusBandwidthGBps(c, nranks, bytes, nil, us)
 }

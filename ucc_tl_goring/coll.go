@@ -141,10 +141,8 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		c.pm.scratch = ucx.Alloc(int(z))
 		bufs.Scratch = exec.HostRegion(c.pm.scratch)
 	}
-	cfg := exec.ConfigFor(plan, a.dtype, a.op)
-	if !a.coll.Reduces() {
-		cfg.Dtype, cfg.Op = coll.DtypeInvalid, coll.OpInvalid
-	}
+	dtype, op := a.coll.Reduction(a.dtype, a.op)
+	cfg := exec.ConfigFor(plan, dtype, op)
 	if c.gpu != nil {
 		if c.pm.devScratch, err = c.gpu.g.Alloc(prog.Sizes.Scratch); err != nil {
 			return nil, resourceErr{err}

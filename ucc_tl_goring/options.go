@@ -19,7 +19,7 @@ type options struct {
 	tls     string
 	algs    map[coll.Collective]string
 	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
-	timeout time.Duration            // 0: none, a collective waits for live peers as long as it takes
+	timeout time.Duration            // 0: none (the timeout policy: exec/deadline.go)
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
 }
 
@@ -77,8 +77,7 @@ func parseOptions(s string) (options, error) {
 		case k == "tls":
 			o.tls = v
 		case k == "timeout_ms":
-			// A deadline is an opt-in failure detector: MPI lets a rank be
-			// late, so the default ("inf") waits for live peers.
+			// "inf", the default, is no deadline (exec/deadline.go says why).
 			if v == "inf" {
 				o.timeout = 0
 				break

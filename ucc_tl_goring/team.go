@@ -25,7 +25,7 @@ type tlTeam struct {
 	mu         sync.Mutex
 	ctx        *tlContext
 	rank, size int
-	w          *ucx.Worker
+	rw         *launch.RankWorker
 	card       []byte
 	tr         *ucxmp.Transport // nil until connect
 	topo       *topo.Topology
@@ -47,13 +47,8 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 	if size-1 > ucx.MaxTagSender {
 		return nil, notSupported("a team of %d ranks exceeds the %d senders goring's tags can name", size, ucx.MaxTagSender+1)
 	}
-	w, err := ctx.uctx.NewWorker(ucx.WorkerOptions{})
+	rw, err := launch.OpenRankWorker(ctx.uctx)
 	if err != nil {
-		return nil, resourceErr{err}
-	}
-	addr, err := w.Address()
-	if err != nil {
-		_ = w.Close()
 		return nil, resourceErr{err}
 	}
 	host, _ := os.Hostname()
@@ -64,8 +59,8 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 		// card with pid 0, which peers take as "cannot be watched".
 		pid, start = 0, 0
 	}
-	c := card{host: host, pid: pid, start: start, addr: addr}
-	return &tlTeam{ctx: ctx, rank: rank, size: size, w: w, card: encodeCard(c)}, nil
+	c := card{host: host, pid: pid, start: start, addr: rw.Address}
+	return &tlTeam{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c)}, nil
 }
 
 // connect decodes the gathered cards (size slots of slot bytes), connects
@@ -99,11 +94,7 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	// fails the endpoint). Shared-memory endpoints stay in the default
 	// mode, which keeps UCX's fast intra-node transports.
 	self := hosts[t.rank]
-	mts, err := t.ctx.uctx.MemoryTypes()
-	if err != nil {
-		return resourceErr{err}
-	}
-	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{MemoryTypes: mts, PeerErrorsTo: func(peer int) bool { return hosts[peer] != self }})
+	tr, mts, err := t.rw.Connect(t.rank, addrs, func(peer int) bool { return hosts[peer] != self })
 	if err != nil {
 		return resourceErr{err}
 	}
@@ -209,14 +200,13 @@ func (t *tlTeam) destroy() error {
 	if t.tr != nil {
 		errs = append(errs, t.tr.Close())
 	}
-	errs = append(errs, t.w.Close())
+	errs = append(errs, t.rw.Close())
 	return errors.Join(errs...)
 }
 
 // deadline is when a collective starting now must have finished: never
-// (the zero time) unless the user opted into a deadline with timeout_ms.
-// MPI lets a rank be late; only a failed peer ends a collective, and the
-// watch and UCX's peer errors find those.
+// (the zero time) unless the user opted into a deadline with timeout_ms,
+// as the timeout policy in exec/deadline.go has it.
 func (t *tlTeam) deadline() time.Time {
 	if t.ctx.opts.timeout > 0 {
 		return time.Now().Add(t.ctx.opts.timeout)

@@ -194,17 +194,13 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 		return nil, err
 	}
 	rj.closers = append(rj.closers, func() { uctx.Close() })
-	w, err := uctx.NewWorker(ucx.WorkerOptions{})
+	rw, err := launch.OpenRankWorker(uctx)
 	if err != nil {
 		return nil, err
 	}
-	rj.closers = append(rj.closers, func() { w.Close() })
-	addr, err := w.Address()
-	if err != nil {
-		return nil, err
-	}
+	rj.closers = append(rj.closers, func() { rw.Close() })
 	host, _ := os.Hostname()
-	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: addr}, launch.Options{})
+	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: rw.Address}, launch.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -225,11 +221,8 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 	for i, p := range peers {
 		addrs[i] = p.Payload
 	}
-	mts, err := uctx.MemoryTypes()
-	if err != nil {
-		return nil, err
-	}
-	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{MemoryTypes: mts})
+	// No UCX peer errors: the coordinator watches every rank.
+	tr, _, err := rw.Connect(role.Rank, addrs, nil)
 	if err != nil {
 		return nil, err
 	}
