@@ -107,7 +107,11 @@ func (t *Transport) postIPCRecv(p *exec.Post) error {
 	op := &ipcOp{token: p.Token, peer: p.Peer, tag: p.Tag, seq: t.seq}
 	key, off, xerr := t.engine.Export(p.Buf)
 	if xerr != nil {
-		if err := t.postUCXRecv(p); err != nil {
+		post := t.postUCXRecv
+		if t.useStaging(p.Buf) {
+			post = t.postStagedRecv
+		}
+		if err := post(p); err != nil {
 			return err
 		}
 		op.cts[0] = ctsViaUCX
@@ -230,7 +234,11 @@ func (t *Transport) sendViaUCX(op *ipcOp) {
 	p := exec.Post{Peer: op.peer, Tag: op.tag, Buf: op.src, Token: op.token, Path: op.path}
 	seq := t.seq
 	t.seq = op.seq // the data tag carries the call's sequence number
-	err := t.postUCXSend(&p)
+	post := t.postUCXSend
+	if t.useStaging(op.src) {
+		post = t.postStagedSend
+	}
+	err := post(&p)
 	t.seq = seq
 	if err != nil {
 		delete(t.devOps, op.token)

@@ -174,3 +174,31 @@ type failingStart struct{ *fakedev.Engine }
 func (failingStart) Start(int, []byte, int64, exec.Region, sched.Path) (uint64, error) {
 	return 0, errNoMap
 }
+
+// A buffer the receiver cannot export goes the way UCX can carry it: here
+// host staging (UCX moves no fake memory), announced in the clear-to-send.
+func TestPushProtocolUnexportableBuffer(t *testing.T) {
+	arena := fakedev.New(8)
+	ts := meshWith(t, 2, func(r int) Options {
+		return Options{Engine: failingExport{arena.Engine(r)}, Stager: &fakedev.Stager{Arena: arena}, SameHost: func(int) bool { return true }}
+	})
+	a, b := ts[0], ts[1]
+	src, dst := arena.Alloc(0, 4099), arena.Alloc(1, 4099)
+	want := make([]byte, 4099)
+	for i := range want {
+		want[i] = byte(i * 7)
+	}
+	require.NoError(t, arena.Write(src, want))
+	require.NoError(t, b.PostRecv(&exec.Post{Peer: 0, Tag: 6, Buf: dst, Token: 1}))
+	require.NoError(t, a.PostSend(&exec.Post{Peer: 1, Tag: 6, Buf: src, Token: 2}))
+	ga, gb := pump(t, a, b, 1, 1)
+	require.NoError(t, ga[0].Err)
+	require.NoError(t, gb[0].Err)
+	got, err := arena.Read(dst)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+}
+
+type failingExport struct{ *fakedev.Engine }
+
+func (failingExport) Export(exec.Region) ([]byte, int64, error) { return nil, 0, errNoMap }
