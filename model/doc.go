@@ -1,7 +1,7 @@
 // Package model predicts how long a transfer takes on each path between two
 // GPUs of a node and how to split one transfer over several paths so that it
-// finishes as early as possible. It implements the multi-path model of seed
-// 003 (section 3 and Algorithm 1); docs/model.md explains the model, derives
+// finishes as early as possible. It implements the Multi-path model paper
+// (docs/papers.md; section 3 and Algorithm 1); docs/model.md explains the model, derives
 // the pipelining constants phi, and maps each equation to the code.
 //
 // # The pieces, bottom up

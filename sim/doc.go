@@ -45,12 +45,12 @@
 //	res, err := sim.Simulate(topology, plan, sim.Options{})
 //	fmt.Println(res.TotalUS, res.Bottleneck)
 //
-// Run generates the plan from a sched.Spec first; Predictor adapts it to the
-// func(alg, bytes) form that model.CostTable takes.
+// Run generates the plan from a sched.Spec first (goring sim wraps it as
+// the predictor of a model.CostTable for --alg auto).
 //
 // With Options.Trace every transfer is recorded with the links it shared;
-// ClassifyTransfers turns such a trace into the congestion classes of seed
-// 000 Table I (free, incast, serialised, duplicate), and docs/reproductions.md
+// ClassifyTransfers turns such a trace into the congestion classes of
+// Parallel Rings Table I (free, incast, serialised, duplicate), and docs/reproductions.md
 // compares them, and the simulator's other predictions, with the papers.
 //
 // The simulator is deterministic: events with equal times run in the order
