@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 )
@@ -166,4 +168,25 @@ func TestSimAlltoallvTraffic(t *testing.T) {
 		assert.NotZero(t, code, "case %d", i)
 		assert.NotEmpty(t, errOut, "case %d", i)
 	}
+}
+
+// Random alltoallv counts: the bus bandwidth counts the bytes the run's own
+// matrix moves off the diagonal, not a uniform matrix's.
+func TestSimAlltoallvBusBandwidthFollowsMatrix(t *testing.T) {
+	stdout, stderr, code := runCLI(t, "sim", "alltoallv", "--alg", "pairwise", "--topo", "clusterB", "--bytes", "1MiB", "--seed", "7", "--json", "--no-progress")
+	require.Equal(t, 0, code, stderr)
+	var doc simDoc
+	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+	require.Len(t, doc.Results, 1)
+	r := doc.Results[0]
+	require.NotNil(t, r.PredictedUS)
+	require.NotNil(t, r.BusBWGBps)
+	m := bench.RandomCounts(doc.NRanks, 1<<20, 7)
+	moved, err := coll.BusBytes(coll.Alltoallv, doc.NRanks, 1<<20, m)
+	require.NoError(t, err)
+	uniform, err := coll.BusBytes(coll.Alltoallv, doc.NRanks, 1<<20, nil)
+	require.NoError(t, err)
+	require.Greater(t, math.Abs(uniform-moved)/moved, 0.01, "the random matrix moves other bytes than the uniform one")
+	// The CLI rounds counts to whole elements: equal within that.
+	assert.InEpsilon(t, moved/(*r.PredictedUS*1e3), *r.BusBWGBps, 1e-4)
 }
