@@ -12,6 +12,7 @@ func init() { subcommands = append(subcommands, newSimCmd) }
 type simFlags struct {
 	traffic                             trafficFlags
 	alg, topo, bytes, intra, png, dtype string
+	calib                               string
 	nodes, chunks                       int
 	json, gantt, serialCE, noProgress   bool
 }
@@ -50,6 +51,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.BoolVar(&f.gantt, "gantt", false, "with --png: draw the timeline of one run")
 	fl.BoolVar(&f.serialCE, "serial-ce", false, "each GPU's copy engine sends one intra-node transfer at a time")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar on stderr")
+	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file: the links it measured take its figures instead of the topology's")
 	f.traffic.register(fl)
 	return cmd
 }
@@ -66,11 +68,12 @@ type simRow struct {
 }
 
 type simDoc struct {
-	Collective string   `json:"collective"`
-	Topology   string   `json:"topology"`
-	Nodes      int      `json:"nodes"`
-	NRanks     int      `json:"nranks"`
-	Results    []simRow `json:"results"`
+	Collective  string   `json:"collective"`
+	Topology    string   `json:"topology"`
+	Nodes       int      `json:"nodes"`
+	NRanks      int      `json:"nranks"`
+	Calibration []string `json:"calibration,omitempty"` // the measured figures that replaced the topology's
+	Results     []simRow `json:"results"`
 }
 
 // runSim validates the invocation, then draws one timeline (--gantt) or

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -25,7 +26,8 @@ type simJob struct {
 	counts func(bytes int64) ([][]int64, error) // alltoallv's matrix per size; nil otherwise
 	base   sched.Spec
 	opt    sim.Options
-	key    string // what the cost table's predictions depend on
+	key    string   // what the cost table's predictions depend on
+	notes  []string // what --calibration changed
 }
 
 // newSimJob checks the flags, in the order the CLI has always reported
@@ -58,6 +60,12 @@ func newSimJob(collName string, f *simFlags) (*simJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	var notes []string
+	if f.calib != "" {
+		if notes, err = calibrateTopo(t, f.calib); err != nil {
+			return nil, err
+		}
+	}
 	algs, err := simAlgorithms(c, f.alg)
 	if err != nil {
 		return nil, err
@@ -70,7 +78,26 @@ func newSimJob(collName string, f *simFlags) (*simJob, error) {
 		base: sched.Spec{Collective: c, Topo: t, Intra: f.intra, DtypeBytes: dt.Size(), Chunks: f.chunks},
 		opt:  sim.Options{CopyEngineSerial: f.serialCE},
 		// Options change predictions, so they are part of the table's key.
-		key: fmt.Sprintf("%s intra=%s chunks=%d dtype=%d serialce=%t", model.CostTableKey(t), f.intra, f.chunks, dt.Size(), f.serialCE)}, nil
+		key:   fmt.Sprintf("%s intra=%s chunks=%d dtype=%d serialce=%t calibration=%q", model.CostTableKey(t), f.intra, f.chunks, dt.Size(), f.serialCE, notes),
+		notes: notes}, nil
+}
+
+// calibrateTopo gives t the figures a calibration file measured.
+func calibrateTopo(t *topo.Topology, file string) ([]string, error) {
+	fh, err := os.Open(file)
+	if err != nil {
+		return nil, fmt.Errorf("--calibration: %w", err)
+	}
+	defer fh.Close()
+	cal, err := model.ReadCalibration(fh)
+	if err != nil {
+		return nil, fmt.Errorf("--calibration %s: %w", file, err)
+	}
+	notes, err := cal.ApplyTo(t)
+	if err != nil {
+		return nil, fmt.Errorf("--calibration %s: %w", file, err)
+	}
+	return notes, nil
 }
 
 // checkSimFlags checks the flags that need nothing loaded.
@@ -225,7 +252,7 @@ func (j *simJob) results(s *simulator, auto bool) (*simDoc, error) {
 		m := s.run(alg, bytes)
 		return m.us, m.err
 	})
-	doc := &simDoc{Collective: string(j.c), Topology: j.topo.Name, Nodes: j.topo.NumNodes(), NRanks: j.topo.NumGPUs()}
+	doc := &simDoc{Collective: string(j.c), Topology: j.topo.Name, Nodes: j.topo.NumNodes(), NRanks: j.topo.NumGPUs(), Calibration: j.notes}
 	for _, n := range j.sizes {
 		if auto {
 			best, _, err := table.Best(n)
@@ -271,6 +298,9 @@ func writeSimDoc(out io.Writer, f *simFlags, doc *simDoc) error {
 		}
 		fmt.Fprintf(out, "wrote %s\n", f.png)
 		return nil
+	}
+	for _, n := range doc.Calibration {
+		fmt.Fprintf(out, "# calibration: %s\n", n)
 	}
 	printSimTable(out, doc, f.alg == "auto")
 	return nil

@@ -190,3 +190,42 @@ func TestSimAlltoallvBusBandwidthFollowsMatrix(t *testing.T) {
 	// The CLI rounds counts to whole elements: equal within that.
 	assert.InEpsilon(t, moved/(*r.PredictedUS*1e3), *r.BusBWGBps, 1e-4)
 }
+
+// goring sim --calibration: the measured links replace the preset's. On
+// h200x2 the preset's NVLink line rate predicts a 2-GPU allgather at 477
+// GB/s; a calibration measuring 393 GB/s brings the prediction to what the
+// copy engines deliver. GPUs the topology lacks are an error.
+func TestSimCalibration(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(doc), 0o644))
+		return p
+	}
+	good := write("cal.json", `{"schema":"goring.calibration/v1","host":"h","date":"d","ucx_tls":"sm","paths":[
+		{"path":"direct","from":"GPU 0","to":"GPU 1","alpha_us":2.5,"beta_GBps":393,"samples":[]},
+		{"path":"host","from":"GPU 0","to":"GPU 1","alpha_us":102,"beta_GBps":50,"samples":[]}],"skipped":[]}`)
+	busbw := func(extra ...string) (float64, []string) {
+		args := append([]string{"sim", "allgather", "--topo", "h200x2", "--alg", "ring", "--bytes", "256MiB", "--json", "--no-progress"}, extra...)
+		stdout, stderr, code := runCLI(t, args...)
+		require.Equal(t, 0, code, stderr)
+		var doc simDoc
+		require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
+		require.Len(t, doc.Results, 1)
+		require.NotNil(t, doc.Results[0].BusBWGBps)
+		return *doc.Results[0].BusBWGBps, doc.Calibration
+	}
+	nominal, notes := busbw()
+	assert.Empty(t, notes)
+	assert.Greater(t, nominal, 450.0, "the preset's NVLink line rate")
+	measured, notes := busbw("--calibration", good)
+	assert.Len(t, notes, 2, "both measured paths reported")
+	assert.InDelta(t, 393, measured, 5, "the measured direct path sets the prediction")
+	bad := write("bad.json", `{"schema":"goring.calibration/v1","paths":[{"path":"direct","from":"GPU 0","to":"GPU 5","alpha_us":1,"beta_GBps":300}]}`)
+	_, stderr, code := runCLI(t, "sim", "allgather", "--topo", "h200x2", "--alg", "ring", "--bytes", "1MiB", "--calibration", bad)
+	assert.NotZero(t, code)
+	assert.Contains(t, stderr, "has 2 GPUs per node")
+	_, stderr, code = runCLI(t, "sim", "allgather", "--topo", "h200x2", "--alg", "ring", "--bytes", "1MiB", "--calibration", filepath.Join(dir, "none.json"))
+	assert.NotZero(t, code)
+	assert.Contains(t, stderr, "--calibration")
+}
