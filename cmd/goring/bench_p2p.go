@@ -83,6 +83,8 @@ type p2pRun struct {
 	warmup   int
 }
 
+// p2pRank is one of the two ranks: join, set up the buffers and the
+// engine, fit the model, check contents, measure every row; rank 0 prints.
 func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	role, err := launch.FromEnv()
 	if err != nil {
@@ -107,13 +109,34 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	}
 	defer closeMem()
 	g := mem.(*cudaexec.GPU)
+	r, top, err := newP2PRun(f, rj, role.Rank, g, sizes)
+	if err != nil {
+		return err
+	}
+	defer r.close()
+	rep, err := r.report(ctx, rj, g, sizes, top)
+	if err != nil {
+		return fmt.Errorf("rank %d: %w", role.Rank, err)
+	}
+	if err := rj.sess.Barrier(ctx); err != nil {
+		return err
+	}
+	if role.Rank == 0 {
+		if err := writeP2P(cmd.OutOrStdout(), f, rep); err != nil {
+			return err
+		}
+	}
+	return rj.finish()
+}
+
+// newP2PRun makes the rank's engine and buffers, as large as the largest
+// size measured or fitted (top).
+func newP2PRun(f *benchFlags, rj *rankJob, rank int, g *cudaexec.GPU, sizes []int64) (*p2pRun, int64, error) {
 	top := sizes[len(sizes)-1]
 	for _, s := range p2pFitSizes {
 		top = max(top, s)
 	}
-	r := &p2pRun{rank: role.Rank, tr: rj.tr, eng: cudaexec.NewEngine(), ack: ucx.Alloc(8), iters: f.iters, warmup: f.warmup}
-	defer r.eng.Close()
-	defer ucx.Free(r.ack)
+	r := &p2pRun{rank: rank, tr: rj.tr, eng: cudaexec.NewEngine(), ack: ucx.Alloc(8), iters: f.iters, warmup: f.warmup}
 	if r.iters <= 0 {
 		r.iters = 10
 	}
@@ -121,49 +144,54 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 		r.warmup = 3
 	}
 	peers := rj.sess.Peers()
-	r.sameHost = func(p int) bool { return peers[p].Host == peers[role.Rank].Host }
-	if r.src, err = g.Alloc(top); err != nil {
-		return err
+	r.sameHost = func(p int) bool { return peers[p].Host == peers[rank].Host }
+	var err error
+	if r.src, err = g.Alloc(top); err == nil {
+		r.dst, err = g.Alloc(top)
 	}
-	if r.dst, err = g.Alloc(top); err != nil {
-		return err
+	if err != nil {
+		r.close()
+		return nil, 0, err
 	}
+	return r, top, nil
+}
+
+func (r *p2pRun) close() {
+	_ = r.eng.Close()
+	ucx.Free(r.ack)
+}
+
+// report fits the model (paths, then contention), checks contents, and
+// measures every (direction, window, size).
+func (r *p2pRun) report(ctx context.Context, rj *rankJob, g *cudaexec.GPU, sizes []int64, top int64) (*p2pReport, error) {
 	fits, err := r.calibrate(ctx, rj, g)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	opts := model.DefaultOptions()
 	paths := p2pPaths(fits.Direct, fits.D2H, fits.H2D, opts)
 	gamma, together, err := r.contention(ctx, rj, paths, opts)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	fits.DirectSlowdown, fits.Together = gamma, together
 	checked, err := r.checkContents(ctx, rj, g, paths, opts, top)
 	if err != nil {
-		return fmt.Errorf("rank %d: %w", role.Rank, err)
+		return nil, err
 	}
-	rep := p2pReport{Schema: "goring.p2p/v1", Fits: fits, Paths: paths, MaxSharePct: p2pMaxShare, Checked: checked}
+	rep := &p2pReport{Schema: "goring.p2p/v1", Fits: fits, Paths: paths, MaxSharePct: p2pMaxShare, Checked: checked}
 	for _, bidir := range []bool{false, true} {
 		for _, w := range p2pWindows {
 			for _, n := range sizes {
 				row, err := r.row(paths, opts, gamma, n, w, bidir)
 				if err != nil {
-					return fmt.Errorf("rank %d: %d bytes, window %d: %w", role.Rank, n, w, err)
+					return nil, fmt.Errorf("%d bytes, window %d: %w", n, w, err)
 				}
 				rep.Rows = append(rep.Rows, row)
 			}
 		}
 	}
-	if err := rj.sess.Barrier(ctx); err != nil {
-		return err
-	}
-	if role.Rank == 0 {
-		if err := writeP2P(cmd.OutOrStdout(), f, &rep); err != nil {
-			return err
-		}
-	}
-	return rj.finish()
+	return rep, nil
 }
 
 // p2pMaxShare is the largest host share the static search tries (percent).
