@@ -138,6 +138,13 @@ func markInliers(samples []Sample, a, b float64, in []bool) {
 	for i, s := range samples {
 		r[i] = (s.TimeUS - a - b*s.Bytes) / s.TimeUS
 	}
+	markResiduals(r, in)
+}
+
+// markResiduals sets in[i] for the residuals within OutlierMADs robust
+// standard deviations (1.4826 * median absolute deviation, at least
+// minRelSigma) of the median residual.
+func markResiduals(r []float64, in []bool) {
 	med := median(r)
 	dev := make([]float64, len(r))
 	for i := range r {

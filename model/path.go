@@ -26,6 +26,11 @@ type Path struct {
 	Beta2GBps float64 // bandwidth of the second hop; 0 for direct
 	EpsilonUS float64 // per-chunk staging synchronization; 0 for direct
 	Staged    bool
+	// Contention is how this staged path and the direct path of the same
+	// pair slow each other down while both carry bytes (contention.go).
+	// The zero value is the Multi-path model's assumption: no effect. It is
+	// ignored on a direct path.
+	Contention Contention
 }
 
 // Path names and family prefixes.
@@ -138,7 +143,8 @@ func (p Path) LaunchUS() float64 { return p.Alpha1US }
 func (p Path) valid() bool {
 	ok := finitePos(p.Beta1GBps) && finiteNonNeg(p.Alpha1US)
 	if p.Staged {
-		ok = ok && finitePos(p.Beta2GBps) && finiteNonNeg(p.Alpha2US) && finiteNonNeg(p.EpsilonUS)
+		ok = ok && finitePos(p.Beta2GBps) && finiteNonNeg(p.Alpha2US) && finiteNonNeg(p.EpsilonUS) &&
+			p.Contention.valid()
 	}
 	return ok
 }

@@ -27,6 +27,11 @@ import "math"
 //     one path, or swap a used path for an unused one, whichever most
 //     shortens the predicted time, until no move does. Each round is at
 //     most p + p^2/4 closed-form solves.
+//
+// Every set of paths is solved with the bandwidths its paths have while
+// they run together (contendedPaths; Path.Contention): an equal-finish
+// split keeps them all running to the end, so the lines of eq. 24 are
+// those of the contended paths. Without contention nothing changes.
 func solveClosed(paths []Path, n int64, o Options) Split {
 	p := len(paths)
 	sc := newClosedScratch(p)
@@ -105,6 +110,7 @@ type closedScratch struct {
 	idx    []int
 	lines  []Line
 	theta  []float64
+	eff    []Path // buffer of contendedPaths, allocated when contention needs it
 }
 
 func newClosedScratch(p int) *closedScratch {
@@ -128,6 +134,10 @@ func (sc *closedScratch) solveSet(paths []Path, n int64, o Options) float64 {
 	lim := o.limits()
 	active, off, x0, x, k := sc.active, sc.off, sc.x0, sc.x, sc.k
 	pipelined := func(i int) bool { return paths[i].Staged && !o.NoPipeline }
+	// eff is the paths with the bandwidths they have while the active set
+	// runs (contendedPaths): the paths of an equal-finish split run together
+	// from start to end, so its lines use these.
+	var eff []Path
 
 	// solveLines fills lines for idx from line(i) plus the launch offset,
 	// solves eq. 24 and returns the index (into paths) of the path to drop,
@@ -150,15 +160,15 @@ func (sc *closedScratch) solveSet(paths []Path, n int64, o Options) float64 {
 	}
 	tangent := func(i int) Line {
 		if !pipelined(i) {
-			return UnpipelinedLine(paths[i])
+			return UnpipelinedLine(eff[i])
 		}
-		return PipelineTangent(paths[i], x0[i], lim).Line
+		return PipelineTangent(eff[i], x0[i], lim).Line
 	}
 	exactLine := func(i int) Line {
 		if !paths[i].Staged {
-			return DirectLine(paths[i])
+			return DirectLine(eff[i])
 		}
-		return FixedChunksLine(paths[i], k[i], x[i])
+		return FixedChunksLine(eff[i], k[i], x[i])
 	}
 
 	for {
@@ -170,21 +180,25 @@ func (sc *closedScratch) solveSet(paths []Path, n int64, o Options) float64 {
 			}
 		}
 		launchOffsetsUS(paths, active, off)
+		eff = contendedPaths(paths, active, sc.eff)
+		if &eff[0] != &paths[0] {
+			sc.eff = eff
+		}
 		if len(sc.idx) == 1 {
 			i := sc.idx[0]
 			x[i], k[i] = nf, 1
 			if pipelined(i) {
-				k[i] = integerChunks(paths[i], nf, lim)
+				k[i] = integerChunks(eff[i], nf, lim)
 			}
 			break
 		}
 		// Pass 1: operating point from the bandwidth-only shares.
 		var sumB float64
 		for _, i := range sc.idx {
-			sumB += paths[i].BottleneckGBps()
+			sumB += eff[i].BottleneckGBps()
 		}
 		for _, i := range sc.idx {
-			x0[i] = nf * paths[i].BottleneckGBps() / sumB
+			x0[i] = nf * eff[i].BottleneckGBps() / sumB
 		}
 		if d := solveLines(tangent); d >= 0 {
 			active[d] = false
@@ -203,7 +217,7 @@ func (sc *closedScratch) solveSet(paths []Path, n int64, o Options) float64 {
 		for j, i := range sc.idx {
 			x[i], k[i] = sc.theta[j]*nf, 1
 			if pipelined(i) {
-				k[i] = integerChunks(paths[i], x[i], lim)
+				k[i] = integerChunks(eff[i], x[i], lim)
 			}
 		}
 		drop := -1
@@ -223,7 +237,7 @@ func (sc *closedScratch) solveSet(paths []Path, n int64, o Options) float64 {
 	var t float64
 	for i := range paths {
 		if x[i] > 0 {
-			t = math.Max(t, off[i]+paths[i].TimeUS(x[i], k[i]))
+			t = math.Max(t, off[i]+eff[i].TimeUS(x[i], k[i]))
 		}
 	}
 	return t

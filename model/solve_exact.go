@@ -120,6 +120,7 @@ func solveExact(paths []Path, n int64, o Options) Split {
 	k := make([]int, len(paths))
 	bestX := make([]float64, len(paths))
 	bestK := make([]int, len(paths))
+	var eff, effBuf []Path // the paths as they run together (contendedPaths of active)
 
 	// sumAt fills x and k for finish time T and returns the whole bytes the
 	// active paths can carry by then.
@@ -128,7 +129,7 @@ func solveExact(paths []Path, n int64, o Options) Split {
 		for i := range paths {
 			x[i], k[i] = 0, 0
 			if active[i] {
-				x[i], k[i] = maxBytesByUS(paths[i], T-off[i], lim, pipeline)
+				x[i], k[i] = maxBytesByUS(eff[i], T-off[i], lim, pipeline)
 				sum += math.Floor(x[i])
 			}
 		}
@@ -145,6 +146,9 @@ func solveExact(paths []Path, n int64, o Options) Split {
 			active[i] = i < p && mask&(1<<i) != 0
 		}
 		launchOffsetsUS(paths, active, off)
+		if eff = contendedPaths(paths, active, effBuf); &eff[0] != &paths[0] {
+			effBuf = eff
+		}
 		if sumAt(bestT) < nf {
 			continue // cannot finish by the best time so far
 		}
@@ -171,13 +175,17 @@ func solveExact(paths []Path, n int64, o Options) Split {
 	// The remainder path may carry less than its share at T; give it the
 	// chunk count that is best for what it really carries.
 	if rem := remainderIndex(paths, bestX); rem >= 0 {
+		for i := range active {
+			active[i] = bestX[i] > 0
+		}
+		eff = contendedPaths(paths, active, effBuf)
 		var others float64
 		for i := range paths {
 			if i != rem {
 				others += math.Floor(bestX[i])
 			}
 		}
-		bestK[rem] = bestChunks(paths[rem], nf-others, lim, pipeline)
+		bestK[rem] = bestChunks(eff[rem], nf-others, lim, pipeline)
 	}
 	return assemble(paths, n, bestX, bestK, o)
 }

@@ -16,7 +16,9 @@ type Share struct {
 	// StartUS is when the path is launched: the startups of the used paths
 	// launched before it (Algorithm 1 line 20).
 	StartUS float64
-	// PredictedUS is when the path finishes: StartUS plus its own time.
+	// PredictedUS is when the path finishes: StartUS plus its own time,
+	// with the bandwidth it has while the split's other paths run
+	// (Path.Contention).
 	PredictedUS float64
 }
 
@@ -79,7 +81,8 @@ func remainderIndex(paths []Path, x []float64) int {
 // k into a Split: every path but the remainder path gets the whole bytes of
 // its share, the remainder path the rest, so byte shares add up to n
 // exactly; then launch offsets and finish times are computed for the paths
-// that really carry bytes.
+// that really carry bytes, with the bandwidths they have together
+// (contendedPaths).
 func assemble(paths []Path, n int64, x []float64, k []int, o Options) Split {
 	p := len(paths)
 	shares := make([]Share, p)
@@ -120,6 +123,7 @@ func assemble(paths []Path, n int64, x []float64, k []int, o Options) Split {
 		}
 	}
 	launchOffsetsUS(paths, used, off)
+	eff := contendedPaths(paths, used, nil)
 	s := Split{Bytes: n, Paths: shares}
 	for i := range shares {
 		if !used[i] {
@@ -127,7 +131,7 @@ func assemble(paths []Path, n int64, x []float64, k []int, o Options) Split {
 		}
 		shares[i].Theta = float64(shares[i].Bytes) / float64(n)
 		shares[i].StartUS = off[i]
-		shares[i].PredictedUS = off[i] + paths[i].TimeUS(float64(shares[i].Bytes), shares[i].Chunks)
+		shares[i].PredictedUS = off[i] + eff[i].TimeUS(float64(shares[i].Bytes), shares[i].Chunks)
 		s.PredictedUS = math.Max(s.PredictedUS, shares[i].PredictedUS)
 	}
 	return s

@@ -258,13 +258,14 @@ func (s *Splitter) rescale(paths []Path, cfg *cachedConfig, n int64) Split {
 		}
 	}
 	launchOffsetsUS(paths, used, off)
+	eff := contendedPaths(paths, used, nil)
 	for i := range paths {
 		if !used[i] {
 			continue
 		}
-		l := DirectLine(paths[i])
+		l := DirectLine(eff[i])
 		if paths[i].Staged {
-			l = FixedChunksLine(paths[i], k[i], x[i])
+			l = FixedChunksLine(eff[i], k[i], x[i])
 		}
 		l.DeltaUS += off[i]
 		lines = append(lines, l)
