@@ -38,28 +38,6 @@ func TestSummarize(t *testing.T) {
 	assert.Equal(t, Summary{}, Summarize(nil))
 }
 
-func TestBusBandwidth(t *testing.T) {
-	const MB = 1e6
-	cases := []struct {
-		c      coll.Collective
-		n      int
-		counts [][]int64
-		want   float64
-	}{
-		{coll.Allgather, 4, nil, 3},                                      // (n-1)*B / t
-		{coll.ReduceScatter, 4, nil, 3},                                  // (n-1)*B / t
-		{coll.Allreduce, 4, nil, 1.5},                                    // 2(n-1)/n * B / t
-		{coll.Bcast, 4, nil, 1},                                          // B / t
-		{coll.Alltoallv, 4, nil, 3},                                      // uniform: as allgather
-		{coll.Alltoallv, 2, [][]int64{{5 * MB, 1 * MB}, {3 * MB, 0}}, 2}, // (1+3)MB off-rank / 2 ranks
-	}
-	for i, c := range cases {
-		got := BusBandwidthGBps(c.c, MB, c.n, c.counts, 1000)
-		assert.InDelta(t, c.want, got, 1e-9, "case %d", i)
-	}
-	assert.Zero(t, BusBandwidthGBps(coll.Allgather, MB, 4, nil, 0))
-}
-
 // decodeHalf is an independent float16 decoder for the encoder's test.
 func decodeHalf(h uint16) float64 {
 	sign := 1.0
@@ -263,9 +241,4 @@ func TestWriters(t *testing.T) {
 	assert.Contains(t, out, "Avg Latency(us)")
 	assert.Contains(t, out, "Bus BW(GB/s)")
 	assert.Contains(t, out, "1024                   12.50             10.00             15.00        1000            0.25")
-
-	var png bytes.Buffer
-	require.NoError(t, WritePNG(&png, "allgather", rows))
-	assert.True(t, bytes.HasPrefix(png.Bytes(), []byte("\x89PNG")))
-	assert.Error(t, WritePNG(&png, "x", nil))
 }

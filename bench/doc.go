@@ -1,6 +1,17 @@
-// Package bench holds what goring bench needs besides moving bytes: the
-// choice of warm-up and timed iterations, the validation patterns, the
-// statistics across ranks and the writers of results.
+// Package bench is goring's benchmark runner as a library: it times
+// collectives on one rank of a job over any exec transport, for goring
+// bench (over UCX), goring calibrate (PingPong) and the transports' own
+// tests. It holds what a measurement needs besides moving bytes:
+//
+//   - runner.go: Config, and Run, the loop over algorithms, sizes and
+//     iterations; rankcall.go: one rank's buffers, executor and pattern
+//     for one (algorithm, size); barrier.go: the barrier between
+//     iterations; memory.go: where buffers live (Memory).
+//   - iterations.go, pattern.go, stats.go: OMB's iteration counts, the
+//     validation patterns, the statistics across ranks.
+//   - results.go: the rows and their writers; traffic.go: alltoallv's
+//     traffic matrices, as the CLI's flags name them.
+//   - pingpong.go: the one-way latency between two ranks.
 //
 // It follows the OSU Micro-Benchmarks (OMB) conventions so that numbers
 // compare one to one with osu_allgather and friends:
@@ -18,12 +29,11 @@
 //     checked exactly. Reduction patterns use small integers so that every
 //     partial result is exact in every datatype (float16 and bfloat16
 //     included) whatever order the algorithm reduces in.
-//   - Bus bandwidth follows nccl-tests: the bytes each rank must move across
-//     the slowest cut, divided by the time: (n-1)/n of the algorithm
-//     bandwidth for allgather, reduce_scatter and alltoallv, 2(n-1)/n for
-//     allreduce, 1 for bcast.
+//   - Bus bandwidth follows nccl-tests, with the rules of
+//     coll.BusBandwidthGBps (shared with goring sim's predictions).
 //
-// The output formats are a table in OSU's layout, CSV, the JSON document of
-// docs/contracts.md ({"results":[...]}) and a PNG of latency against size, one line
-// per algorithm (gonum.org/v1/plot).
+// The output formats are a table in OSU's layout, CSV and the JSON document
+// of docs/contracts.md ({"results":[...]}); the CLI draws the PNG itself,
+// so that nothing below it (the team layer, the executor's tests) links a
+// plotting library.
 package bench

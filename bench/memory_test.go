@@ -10,30 +10,10 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/exec/fakedev"
 	"github.com/goring-hpc/goring/exec/memtransport"
 	"github.com/goring-hpc/goring/sched"
 )
-
-// fakeMem is Memory on a fake device: buffers the host cannot read, an
-// out-of-order executor, patterns staged through Write and Read.
-type fakeMem struct {
-	a   *fakedev.Arena
-	dev int
-}
-
-func (f fakeMem) Alloc(n int64) (exec.Region, error) { return f.a.Alloc(f.dev, n), nil }
-func (f fakeMem) Free(exec.Region) error             { return nil }
-func (f fakeMem) Write(dst exec.Region, b []byte) error {
-	return f.a.Write(dst.Slice(0, int64(len(b))), b)
-}
-func (f fakeMem) Read(dst []byte, src exec.Region) error {
-	b, err := f.a.Read(src.Slice(0, int64(len(dst))))
-	copy(dst, b)
-	return err
-}
-func (f fakeMem) NewLocal() (exec.LocalExecutor, error) { return f.a.Local(), nil }
 
 // The runner on device memory: every collective validated every
 // iteration with buffers on two fake devices, rows marked "fake".
@@ -69,7 +49,7 @@ func TestRunValidatesInDeviceMemory(t *testing.T) {
 				cfg := Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: algs, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
 					Iters: 2, Warmup: 1, Validate: true, Root: 1, CallTimeout: 10 * time.Second,
 					Traffic: func(b int64) ([][]int64, error) { return UniformCounts(n, b), nil },
-					Memory:  fakeMem{arena, r % 2}}
+					Memory:  fakedev.Memory{Arena: arena, Dev: r % 2}}
 				rows[r], errs[r] = Run(context.Background(), cfg, memT{net.Endpoint(r)}, rankCtrl{ctrl, r})
 				if errs[r] != nil {
 					net.Abort(errs[r])

@@ -6,6 +6,9 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
+
+	"github.com/goring-hpc/goring/exec"
 )
 
 // Row is one measured (collective, algorithm, size), the element of the
@@ -96,4 +99,14 @@ func commentSep(c string) string {
 		return ""
 	}
 	return ", " + c
+}
+
+// memName is the memory kind of a result row, without the device number
+// (ranks of one row use different GPUs).
+func memName(m exec.Mem) string {
+	s := m.String()
+	if i := strings.IndexByte(s, ':'); i >= 0 {
+		return s[:i]
+	}
+	return s
 }

@@ -2,10 +2,7 @@ package bench
 
 import (
 	"context"
-	"encoding/binary"
 	"fmt"
-	"math"
-	"strings"
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
@@ -114,75 +111,18 @@ func Run(ctx context.Context, cfg Config, t Transport, ctrl Ctrl) ([]Row, error)
 	return rows, nil
 }
 
+// runOne measures one (algorithm, size) on this rank: warm-up and timed
+// iterations in lockstep with the other ranks (a barrier after each, as
+// OMB), validated when asked, then the row every rank agrees on.
 func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctrl Ctrl) (Row, error) {
-	rank := cfg.Rank
-	prog := &plan.Ranks[rank]
-	pat := &Pattern{Coll: cfg.Collective, Dtype: cfg.Dtype, Op: cfg.Op, NRanks: plan.NRanks, Bytes: plan.Bytes, Counts: plan.Counts, Root: cfg.Root}
-	if !cfg.Collective.Reduces() {
-		pat.Dtype = coll.Uint8
-	}
-	mem := cfg.Memory
-	if mem == nil {
-		mem = newHostMemory(cfg.Alloc, cfg.Free)
-	}
-	z := prog.Sizes
-	if z.Dst != pat.DstBytes(rank) {
-		return Row{}, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, pat.DstBytes(rank))
-	}
-	var (
-		bufs exec.Buffers
-		err  error
-	)
-	for _, b := range []struct {
-		r *exec.Region
-		n int64
-	}{{&bufs.Src, z.Src}, {&bufs.Dst, z.Dst}, {&bufs.Scratch, z.Scratch}} {
-		r, err := mem.Alloc(b.n)
-		if err != nil {
-			return Row{}, fmt.Errorf("rank %d: %d-byte buffer: %w", rank, b.n, err)
-		}
-		defer func() { _ = mem.Free(r) }()
-		*b.r = r
-	}
-	ecfg := exec.ConfigFor(plan, cfg.Dtype, cfg.Op)
-	if !cfg.Collective.Reduces() {
-		ecfg.Dtype, ecfg.Op = coll.DtypeInvalid, coll.OpInvalid
-	}
-	if ecfg.Local, err = mem.NewLocal(); err != nil {
-		return Row{}, err
-	}
-	if c, ok := ecfg.Local.(interface{ Close() error }); ok {
-		defer func() { _ = c.Close() }()
-	}
-	m, err := exec.New(prog, bufs, ecfg)
+	rc, err := newRankCall(cfg, plan)
 	if err != nil {
 		return Row{}, err
 	}
-	// Patterns are made and checked in host memory; on a device they are
-	// staged through these (outside the timed region).
-	var hostSrc, hostDst []byte
-	if !bufs.Src.IsHost() {
-		hostSrc, hostDst = make([]byte, z.Src), make([]byte, z.Dst)
-	} else {
-		hostSrc, hostDst = bufs.Src.Bytes(), bufs.Dst.Bytes()
-	}
+	defer rc.close()
 	timed, skip := Iterations(plan.Bytes, cfg.Iters, cfg.Warmup)
-	timeout := cfg.CallTimeout
-	if timeout <= 0 {
-		timeout = exec.TimeoutFor(z.Dst + z.Src)
-	}
-	fillSrc := func(it int) error {
-		if pat.Coll == coll.Bcast && rank != cfg.Root {
-			return nil
-		}
-		pat.FillSrc(hostSrc[:pat.SrcBytes(rank)], rank, it)
-		if bufs.Src.IsHost() {
-			return nil
-		}
-		return mem.Write(bufs.Src, hostSrc[:pat.SrcBytes(rank)])
-	}
 	if !cfg.Validate {
-		if err := fillSrc(0); err != nil {
+		if err := rc.fillSrc(0); err != nil {
 			return Row{}, err
 		}
 	}
@@ -191,132 +131,48 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	}
 	var total time.Duration
 	for it := 0; it < timed+skip; it++ {
-		if cfg.Validate {
-			if err := fillSrc(it); err != nil {
-				return Row{}, err
-			}
-		}
-		if cfg.StragglerDelay > 0 && rank == cfg.Straggler {
-			time.Sleep(cfg.StragglerDelay)
-		}
-		t.NextCall()
-		start := time.Now()
-		err := exec.Run(ctx, m, t, start.Add(timeout))
-		elapsed := time.Since(start)
+		elapsed, err := rc.iteration(ctx, t, it)
 		if err != nil {
 			return Row{}, err
-		}
-		if cfg.Validate {
-			if !bufs.Dst.IsHost() {
-				if err := mem.Read(hostDst, bufs.Dst); err != nil {
-					return Row{}, err
-				}
-			}
-			if err := pat.Check(hostDst, rank, it); err != nil {
-				return Row{}, fmt.Errorf("%s/%s %d bytes: %w", plan.Collective, plan.Algorithm, plan.Bytes, err)
-			}
 		}
 		if it >= skip {
 			total += elapsed
 		}
-		if err := Barrier(ctx, t, rank, plan.NRanks, start.Add(timeout)); err != nil {
-			return Row{}, err
-		}
-		if rank == 0 && cfg.OnIteration != nil {
-			cfg.OnIteration()
-		}
 	}
 	avgUS := float64(total.Nanoseconds()) / 1e3 / float64(max(timed, 1))
-	var b [8]byte
-	binary.LittleEndian.PutUint64(b[:], math.Float64bits(avgUS))
-	all, err := ctrl.Allgather(ctx, b[:])
-	if err != nil {
-		return Row{}, err
-	}
-	per := make([]float64, len(all))
-	for r, d := range all {
-		if len(d) != 8 {
-			return Row{}, fmt.Errorf("rank %d sent a %d-byte timing, want 8", r, len(d))
-		}
-		per[r] = math.Float64frombits(binary.LittleEndian.Uint64(d))
-	}
-	s := Summarize(per)
-	return Row{
-		Collective: string(plan.Collective), Algorithm: plan.Algorithm, Bytes: plan.Bytes,
-		AvgUS: s.AvgUS, MinUS: s.MinUS, MaxUS: s.MaxUS, Iterations: timed,
-		BusBWGBps: BusBandwidthGBps(plan.Collective, plan.Bytes, plan.NRanks, plan.Counts, s.AvgUS),
-		Validated: cfg.Validate, Mem: memName(bufs.Dst.Mem()),
-	}, nil
+	return gatherRow(ctx, ctrl, cfg, plan, avgUS, timed, memName(rc.bufs.Dst.Mem()))
 }
 
-// BarrierTagBase is the highest step tag; barrier round k uses
-// BarrierTagBase-k, above any tag a generator uses.
-const BarrierTagBase = 1<<24 - 1
-
-// barrierToken marks the barrier's own operations (the executor's tokens
-// never set the top bit).
-const barrierToken = uint64(1) << 63
-
-// Barrier is a dissemination barrier over the data plane (ceil(log2 n)
-// rounds of empty messages), used between timed iterations as OMB uses
-// MPI_Barrier. It starts a call of its own (NextCall).
-func Barrier(ctx context.Context, t Transport, rank, n int, deadline time.Time) error {
-	if n <= 1 {
-		return nil
+// iteration runs the collective once: the pattern filled first when
+// validating (outside the timed region), the call timed, its output
+// checked, and the barrier that keeps the ranks in step.
+func (rc *rankCall) iteration(ctx context.Context, t Transport, it int) (time.Duration, error) {
+	cfg, rank := rc.cfg, rc.cfg.Rank
+	if cfg.Validate {
+		if err := rc.fillSrc(it); err != nil {
+			return 0, err
+		}
+	}
+	if cfg.StragglerDelay > 0 && rank == cfg.Straggler {
+		time.Sleep(cfg.StragglerDelay)
 	}
 	t.NextCall()
-	var comps [4]exec.Completion
-	for k, round := 1, 0; k < n; k, round = k*2, round+1 {
-		to, from := (rank+k)%n, (rank-k+n)%n
-		tag := uint32(BarrierTagBase - round)
-		rt, st := barrierToken|uint64(round)<<1, barrierToken|uint64(round)<<1|1
-		if err := t.PostRecv(&exec.Post{Peer: from, Tag: tag, Buf: exec.HostRegion(nil), Token: rt}); err != nil {
-			return fmt.Errorf("barrier round %d: %w", round, err)
-		}
-		if err := t.PostSend(&exec.Post{Peer: to, Tag: tag, Buf: exec.HostRegion(nil), Token: st}); err != nil {
-			_ = t.Cancel(rt)
-			return fmt.Errorf("barrier round %d: %w", round, err)
-		}
-		pending := 2
-		for pending > 0 {
-			if err := ctx.Err(); err != nil {
-				_ = t.Cancel(rt)
-				_ = t.Cancel(st)
-				return err
-			}
-			if !time.Now().Before(deadline) {
-				_ = t.Cancel(rt)
-				_ = t.Cancel(st)
-				return fmt.Errorf("barrier round %d: rank %d waited for rank %d past the deadline: %w", round, rank, from, exec.ErrDeadline)
-			}
-			wait := deadline
-			if ctx.Done() != nil && time.Until(wait) > 50*time.Millisecond {
-				wait = time.Now().Add(50 * time.Millisecond)
-			}
-			got, err := t.Wait(wait, comps[:0])
-			if err != nil {
-				return fmt.Errorf("barrier round %d: %w", round, err)
-			}
-			for _, c := range got {
-				if c.Token != rt && c.Token != st {
-					continue // a stale completion of a cancelled operation
-				}
-				if c.Err != nil {
-					return fmt.Errorf("barrier round %d: %w", round, c.Err)
-				}
-				pending--
-			}
+	start := time.Now()
+	err := exec.Run(ctx, rc.m, t, start.Add(rc.timeout))
+	elapsed := time.Since(start)
+	if err != nil {
+		return 0, err
+	}
+	if cfg.Validate {
+		if err := rc.check(it); err != nil {
+			return 0, err
 		}
 	}
-	return nil
-}
-
-// memName is the memory kind of a result row, without the device number
-// (ranks of one row use different GPUs).
-func memName(m exec.Mem) string {
-	s := m.String()
-	if i := strings.IndexByte(s, ':'); i >= 0 {
-		return s[:i]
+	if err := Barrier(ctx, t, rank, rc.plan.NRanks, start.Add(rc.timeout)); err != nil {
+		return 0, err
 	}
-	return s
+	if rank == 0 && cfg.OnIteration != nil {
+		cfg.OnIteration()
+	}
+	return elapsed, nil
 }

@@ -1,9 +1,13 @@
 package bench
 
 import (
+	"context"
+	"encoding/binary"
+	"fmt"
 	"math"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
 )
 
 // Summary is the spread of per-rank average latencies, in microseconds.
@@ -28,37 +32,30 @@ func Summarize(perRankUS []float64) Summary {
 	return s
 }
 
-// BusBandwidthGBps is the nccl-tests bus bandwidth of one collective call
-// of bytes (UCC's meaning, see package coll) over n ranks taking avgUS.
-// counts is the alltoallv byte matrix (nil otherwise).
-func BusBandwidthGBps(c coll.Collective, bytes int64, n int, counts [][]int64, avgUS float64) float64 {
-	if avgUS <= 0 || n < 1 {
-		return 0
+// gatherRow shares this rank's average latency with every rank (ctrl's
+// allgather, as OMB's MPI_Reduce) and makes the row they all agree on.
+func gatherRow(ctx context.Context, ctrl Ctrl, cfg *Config, plan *sched.Plan, avgUS float64, timed int, mem string) (Row, error) {
+	var b [8]byte
+	binary.LittleEndian.PutUint64(b[:], math.Float64bits(avgUS))
+	all, err := ctrl.Allgather(ctx, b[:])
+	if err != nil {
+		return Row{}, err
 	}
-	var moved float64 // bytes per rank across the bus
-	B := float64(bytes)
-	nf := float64(n)
-	switch c {
-	case coll.Allgather, coll.ReduceScatter:
-		moved = (nf - 1) * B
-	case coll.Allreduce:
-		moved = 2 * (nf - 1) / nf * B
-	case coll.Bcast:
-		moved = B
-	case coll.Alltoallv:
-		if counts == nil {
-			moved = (nf - 1) * B
-			break
+	per := make([]float64, len(all))
+	for r, d := range all {
+		if len(d) != 8 {
+			return Row{}, fmt.Errorf("rank %d sent a %d-byte timing, want 8", r, len(d))
 		}
-		var off float64
-		for i := range counts {
-			for j, v := range counts[i] {
-				if i != j {
-					off += float64(v)
-				}
-			}
-		}
-		moved = off / nf
+		per[r] = math.Float64frombits(binary.LittleEndian.Uint64(d))
 	}
-	return moved / (avgUS * 1e-6) / 1e9
+	s := Summarize(per)
+	// A call too fast for the clock (0 us) has no bus bandwidth: the row
+	// says 0.
+	busbw, _ := coll.BusBandwidthGBps(plan.Collective, plan.NRanks, plan.Bytes, plan.Counts, s.AvgUS)
+	return Row{
+		Collective: string(plan.Collective), Algorithm: plan.Algorithm, Bytes: plan.Bytes,
+		AvgUS: s.AvgUS, MinUS: s.MinUS, MaxUS: s.MaxUS, Iterations: timed,
+		BusBWGBps: busbw,
+		Validated: cfg.Validate, Mem: mem,
+	}, nil
 }

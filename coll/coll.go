@@ -18,11 +18,10 @@ const (
 	ReduceScatter Collective = "reduce_scatter"
 	Alltoallv     Collective = "alltoallv"
 	Bcast         Collective = "bcast"
-	Dispatch      Collective = "dispatch"
 )
 
 // Collectives lists every collective in a stable order.
-var Collectives = []Collective{Allgather, Allreduce, ReduceScatter, Alltoallv, Bcast, Dispatch}
+var Collectives = []Collective{Allgather, Allreduce, ReduceScatter, Alltoallv, Bcast}
 
 // ParseCollective maps a name to a Collective.
 func ParseCollective(s string) (Collective, error) {
@@ -36,6 +35,18 @@ func ParseCollective(s string) (Collective, error) {
 
 // Reduces reports whether the collective combines data with a reduction op.
 func (c Collective) Reduces() bool { return c == Allreduce || c == ReduceScatter }
+
+// Reduction is the datatype and operator a call of c reduces with: d and o
+// when c reduces, none (the invalid zero values) when it only moves bytes.
+// Callers pass whatever the user or UCC gave; a moving collective's dtype
+// is meaningless, and an executor handed one would look for a reduction
+// kernel it never needs.
+func (c Collective) Reduction(d Dtype, o Op) (Dtype, Op) {
+	if !c.Reduces() {
+		return DtypeInvalid, OpInvalid
+	}
+	return d, o
+}
 
 func joinNames[T ~string](xs []T) string {
 	s := make([]string, len(xs))

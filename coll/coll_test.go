@@ -42,3 +42,16 @@ func TestSupports(t *testing.T) {
 	assert.False(t, Supports(OpInvalid, Int8))
 	assert.False(t, Supports(Sum, DtypeInvalid))
 }
+
+func TestReductionOnlyForReducingCollectives(t *testing.T) {
+	for _, c := range Collectives {
+		d, o := c.Reduction(Float32, Sum)
+		if c.Reduces() {
+			assert.Equal(t, Float32, d, "%s", c)
+			assert.Equal(t, Sum, o, "%s", c)
+		} else {
+			assert.Equal(t, DtypeInvalid, d, "%s", c)
+			assert.Equal(t, OpInvalid, o, "%s", c)
+		}
+	}
+}

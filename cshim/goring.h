@@ -2,8 +2,9 @@
  * goring.h: the C API between goring's UCC team layer shim (cshim/) and
  * its Go side (ucc_tl_goring/, built as a shared library).
  *
- * One call per UCC entry point, all coarse: a context owns one UCX worker,
- * a team owns the endpoints to its peers, a collective is initialised,
+ * One call per UCC entry point, all coarse: a context owns a UCX context,
+ * a team owns a UCX worker of its own and the endpoints to its peers
+ * (teams never share a tag space), a collective is initialised,
  * posted, tested and finalised. goring_coll_test never blocks, so it can
  * run from UCC's progress engine. Nothing here calls back into the
  * caller. Handles are opaque 64-bit values, 0 meaning none. A negative
@@ -93,10 +94,10 @@ int goring_api_version(void);
  *   tls=LIST           UCX transports (default: UCX's own choice)
  *   alg_<coll>=NAME    algorithm per collective (allgather, allreduce,
  *                      reduce_scatter, bcast), or "auto"
- *   timeout_ms=N|inf   deadline of one collective, an opt-in failure detector
- *                      (default inf: a late rank is waited for; a dead peer
- *                      is detected by its process on this host, by UCX on
- *                      others)
+ *   timeout_ms=N|inf   deadline of one collective (default inf: none; the
+ *                      timeout policy is goring's exec/deadline.go)
+ *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
+ *                      pushes them itself with CUDA IPC; n through UCX
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

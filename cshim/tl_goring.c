@@ -30,6 +30,10 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "deadline of one collective in milliseconds, an opt-in failure detector (inf: none; a late "
      "rank is waited for and a dead one on this host is detected by its process)",
      ucc_offsetof(ucc_tl_goring_context_config_t, timeout_ms), UCC_CONFIG_TYPE_STRING},
+    {"IPC", "y",
+     "CUDA buffers of ranks on one host: y, goring pushes them itself (CUDA IPC, UCX carries two "
+     "small messages per transfer); n, through UCX's cuda_ipc. Every rank must say the same",
+     ucc_offsetof(ucc_tl_goring_context_config_t, ipc), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

@@ -43,6 +43,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *alg_reduce_scatter;
     char                   *alg_bcast;
     char                   *timeout_ms; /* checked by goring: inf or N > 0 */
+    char                   *ipc;        /* checked by goring: y or n */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

@@ -66,6 +66,7 @@ GC_FN(cuModuleUnload, gc_module);
 GC_FN(cuLaunchKernel, gc_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
       unsigned, gc_stream, void **, void **);
 GC_FN(cuPointerGetAttribute, void *, int, gc_dptr);
+GC_FN(cuMemGetAddressRange, gc_dptr *, size_t *, gc_dptr);
 
 int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
 {
@@ -140,6 +141,7 @@ int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
     GC_SYM(cuModuleUnload, "cuModuleUnload");
     GC_SYM(cuLaunchKernel, "cuLaunchKernel");
     GC_SYM(cuPointerGetAttribute, "cuPointerGetAttribute");
+    GC_SYM(cuMemGetAddressRange, "cuMemGetAddressRange_v2");
     return 0;
 }
 
@@ -406,6 +408,12 @@ gc_result gc_launch_reduce(gc_ctx ctx, gc_function f, unsigned grid, unsigned bl
 gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p)
 {
     return p_cuPointerGetAttribute(out, attr, p);
+}
+
+gc_result gc_mem_get_address_range(gc_ctx ctx, gc_dptr *base, size_t *size, gc_dptr p)
+{
+    GC_CURRENT(ctx);
+    return p_cuMemGetAddressRange(base, size, p);
 }
 
 gc_result gc_ctx_make_current(gc_ctx ctx)

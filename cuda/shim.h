@@ -107,5 +107,6 @@ gc_result gc_ctx_make_current(gc_ctx ctx);
 
 /* cuPointerGetAttribute (no context needed). */
 gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p);
+gc_result gc_mem_get_address_range(gc_ctx ctx, gc_dptr *base, size_t *size, gc_dptr p);
 
 #endif

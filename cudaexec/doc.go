@@ -13,6 +13,9 @@
 //	src, _ := g.Alloc(1 << 20)          // exec.Region on cuda:0
 //	cfg.Local = g.Local()               // the executor's copies and reductions on GPU 0
 //
-// The transport side (device pointers to UCX, cuda_ipc between processes)
-// is package ucx_mp's; this package knows nothing of the network.
+// Engine is the CUDA side of ucx_mp's push protocol: IPC handles of a
+// receiver's allocations, their mappings in the sender (cached), copies on
+// a stream per (device, peer). Which messages take it, and the messages
+// that tell a peer to write or that the bytes are there, are ucx_mp's;
+// this package knows nothing of the network.
 package cudaexec

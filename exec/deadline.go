@@ -13,6 +13,13 @@ import "time"
 // goring's own launcher (goring bench) watches its ranks and runs
 // benchmarks, where a call that takes far longer than the bytes explain is
 // a stuck peer: there every call gets TimeoutFor its size.
+//
+// Run, the blocking driver of tests and tools, never waits forever: a call
+// given neither a deadline nor a context deadline gets DefaultTimeout.
+
+// DefaultTimeout bounds a call when neither Run's deadline nor the context
+// gives one: nothing waits forever.
+const DefaultTimeout = 30 * time.Second
 
 // TimeoutFor is the deadline of one benchmark call moving bytes through a
 // rank's buffers: 10 s plus 1 s per 50 MB, generous for a slow machine yet
@@ -20,6 +27,10 @@ import "time"
 func TimeoutFor(bytes int64) time.Duration {
 	return 10*time.Second + time.Duration(bytes/50_000_000)*time.Second
 }
+
+// TimeoutRule is TimeoutFor in words, for help texts (goring bench
+// --timeout), kept beside it so that the two change together.
+const TimeoutRule = "10s + 1s per 50 MB"
 
 // A Watch checks, while a call waits, that its peers are still alive. Check
 // returns nil while they are, else an error naming the peer that failed;

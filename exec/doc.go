@@ -86,25 +86,13 @@
 // from the algorithm and the message size; the executor allocates exactly
 // that (8-byte aligned) once per Machine, or uses the caller's buffer, and
 // reuses it for every call. It is never grown at run time: a step whose
-// range does not fit is rejected by New. Per rank, with n ranks, B =
-// Plan.Bytes (UCC's meaning: the allreduce vector, the reduce_scatter
-// output block) and e the element size, the generators of today need:
+// range does not fit is rejected by New.
 //
-//	allgather (ring, neighbor, recursive_doubling, bruck, parallel_rings)  0
-//	alltoallv/pairwise, bcast/knomial                                       0
-//	allreduce/ring             2·(B/n + e)   one ring block, double-buffered
-//	allreduce/rabenseifner     B + n·e       (measured: B)
-//	allreduce/lane             B + n·e       (measured: 3B/4 on one node, B across nodes)
-//	allreduce/parallel_rings   2B + 2n·e     (measured: 0.28B–1.25B)
-//	reduce_scatter/ring        2B            output-sized block, double-buffered
-//	reduce_scatter/parallel_rings 2nB + 2n·e (measured: 3B at 4 ranks, 10B at 8–16, 18B at 64)
-//
-// Data-moving collectives land data in dst and forward from there, so they
-// need none. TestScratchBounds checks these bounds against the plans of
-// every registered algorithm over shapes of 2 to 64 ranks and sizes from
-// one element to 1 MiB; an algorithm not in the table must stay within
-// twice its src+dst, and a generator that needs more fails the test until
-// the table (and this comment) says why.
+// How much each algorithm needs is package sched's to say, as the owner of
+// the layouts: its package comment ("Scratch memory") has the bound per
+// algorithm, and sched's TestScratchWithinDocumentedBound holds every
+// generator to it. TestScratchBounds here only keeps a coarse ceiling per
+// algorithm from the executor's side.
 //
 // Package exec/reduce holds the host reduction kernels and the
 // float16/bfloat16 conversions; package exec/memtransport is the in-memory

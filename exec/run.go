@@ -9,10 +9,6 @@ import (
 	"github.com/goring-hpc/goring/sched"
 )
 
-// DefaultTimeout bounds a call when neither Run's deadline nor the context
-// gives one: nothing waits forever.
-const DefaultTimeout = 30 * time.Second
-
 // pollSlice bounds one Wait when the context can be cancelled, so that a
 // cancellation is seen within this time even if the transport sleeps.
 const pollSlice = 50 * time.Millisecond

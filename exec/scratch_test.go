@@ -10,10 +10,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// scratchBound is the most scratch (bytes per rank) an algorithm may ask
-// for: n ranks, B = Plan.Bytes, e = element size, io = the rank's src+dst
-// bytes. The figures are those documented in doc.go; a generator that
-// starts needing more must update both.
+// scratchBound is a coarse ceiling on the scratch (bytes per rank) an
+// algorithm may ask the executor for: n ranks, B = Plan.Bytes, e = element
+// size, io = the rank's src+dst bytes. The exact bounds are package sched's
+// (its package comment, "Scratch memory", checked by sched's
+// TestScratchWithinDocumentedBound); these catch a generator that starts
+// asking for far more than any algorithm of its kind.
 func scratchBound(c coll.Collective, alg string, n int, B, e, io int64) int64 {
 	blk := (B/int64(n) + e) // one ring block, rounded up to a whole element
 	switch c + "/" + coll.Collective(alg) {

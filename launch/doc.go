@@ -25,6 +25,14 @@
 // that does not parse ends that connection with an error frame that says
 // why. No length a peer sends is trusted beyond those bounds.
 //
+// # The data plane
+//
+// The payload a rank presents is its RankWorker's address. Once the table
+// arrives, RankWorker.Connect turns every rank's address into the UCX
+// transport the executor runs on. The UCC team layer joins through the
+// same RankWorker, with UCC's out-of-band allgather in the coordinator's
+// place.
+//
 // # Failure detection
 //
 // A rank that disconnects before its bye, or sends nothing for

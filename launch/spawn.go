@@ -40,6 +40,19 @@ type exitEvent struct {
 	err  error
 }
 
+// localRun is one RunLocal in progress: the coordinator, the rank
+// processes, and what the supervisor has learnt so far.
+type localRun struct {
+	job     LocalJob
+	grace   time.Duration
+	coord   *Coordinator
+	procs   []*exec.Cmd
+	exits   chan exitEvent
+	exitErr []error          // per rank, once exited
+	first   error            // the failure RunLocal reports
+	graceC  <-chan time.Time // armed by the first failure
+}
+
 // RunLocal hosts the coordinator, starts the ranks and waits for them. It
 // returns nil when every rank left cleanly, and otherwise an error naming
 // the first rank that failed (a *RankFailedError in its chain). It never
@@ -56,45 +69,50 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 			return fmt.Errorf("finding this executable: %w", err)
 		}
 	}
-	grace := job.Grace
-	if grace <= 0 {
-		grace = 2 * time.Second
+	lr := &localRun{job: job, grace: job.Grace, procs: make([]*exec.Cmd, job.NP), exits: make(chan exitEvent, job.NP), exitErr: make([]error, job.NP)}
+	if lr.grace <= 0 {
+		lr.grace = 2 * time.Second
 	}
 	token, err := NewToken()
 	if err != nil {
 		return err
 	}
-	coord, err := NewCoordinator("127.0.0.1:0", token, job.NP, job.Options)
-	if err != nil {
+	if lr.coord, err = NewCoordinator("127.0.0.1:0", token, job.NP, job.Options); err != nil {
 		return err
 	}
 	serveCtx, cancelServe := context.WithCancel(ctx)
 	defer cancelServe()
 	coordDone := make(chan error, 1)
-	go func() { coordDone <- coord.Serve(serveCtx) }()
+	go func() { coordDone <- lr.coord.Serve(serveCtx) }()
+	if err := lr.startRanks(exe, token); err != nil {
+		return err
+	}
+	coordC := lr.supervise(ctx, coordDone)
+	cancelServe()
+	if coordC != nil {
+		if cerr := <-coordC; cerr != nil && lr.first == nil && !errors.Is(cerr, context.Canceled) {
+			lr.first = cerr
+		}
+	}
+	return lr.verdict()
+}
 
+// startRanks starts the NP copies of exe with their rank's environment.
+// If one cannot start, those already started are killed and reaped.
+func (lr *localRun) startRanks(exe, token string) error {
+	job := lr.job
 	// Ranks share one stderr; a writer that is not a file is written by one
 	// copying goroutine per rank, so serialise them.
 	stderr := job.Stderr
 	if _, isFile := stderr.(*os.File); stderr != nil && !isFile {
 		stderr = &lockedWriter{w: stderr}
 	}
-	procs := make([]*exec.Cmd, job.NP)
-	exits := make(chan exitEvent, job.NP)
-	killAll := func() {
-		for _, p := range procs {
-			if p != nil && p.Process != nil {
-				_ = p.Process.Kill()
-			}
-		}
-	}
-	started := 0
 	for r := 0; r < job.NP; r++ {
 		cmd := exec.Command(exe, job.Args...)
 		cmd.Env = append(os.Environ(), job.Env...)
 		cmd.Env = append(cmd.Env,
 			EnvRank+"="+strconv.Itoa(r), EnvSize+"="+strconv.Itoa(job.NP), EnvLocalRank+"="+strconv.Itoa(r),
-			EnvCoord+"="+coord.Addr(), EnvToken+"="+token)
+			EnvCoord+"="+lr.coord.Addr(), EnvToken+"="+token)
 		if r == 0 {
 			cmd.Stdout = job.Stdout
 		}
@@ -102,71 +120,98 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 		// A rank must not outlive its launcher.
 		cmd.SysProcAttr = &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
 		if err := cmd.Start(); err != nil {
-			killAll()
-			for i := 0; i < started; i++ {
-				<-exits
+			lr.killAll()
+			for i := 0; i < r; i++ {
+				<-lr.exits
 			}
 			return fmt.Errorf("starting rank %d: %w", r, err)
 		}
-		procs[r] = cmd
-		started++
-		go func(r int, cmd *exec.Cmd) { exits <- exitEvent{r, cmd.Wait()} }(r, cmd)
+		lr.procs[r] = cmd
+		go func(r int, cmd *exec.Cmd) { lr.exits <- exitEvent{r, cmd.Wait()} }(r, cmd)
 	}
+	return nil
+}
 
-	var first error
-	exitErr := make([]error, job.NP)
-	exited := 0
-	var graceC <-chan time.Time
-	fail := func(err error) {
-		if first == nil {
-			first = err
-			graceC = time.After(grace)
-		}
-	}
-	coordC := (<-chan error)(coordDone)
-	for exited < job.NP {
+// supervise waits until every rank has exited, turning the first failure
+// (a rank's exit, the coordinator's verdict, ctx) into lr.first and
+// killing what is left once the grace period is over. It returns the
+// coordinator's channel if the coordinator has not finished yet.
+func (lr *localRun) supervise(ctx context.Context, coordDone <-chan error) <-chan error {
+	coordC := coordDone
+	for exited := 0; exited < lr.job.NP; {
 		select {
-		case ev := <-exits:
+		case ev := <-lr.exits:
 			exited++
-			exitErr[ev.rank] = ev.err
-			if job.OnExit != nil {
-				job.OnExit(ev.rank, procs[ev.rank].ProcessState)
-			}
-			if ev.err != nil {
-				// The coordinator usually knows the root cause first: a
-				// rank exiting after the failure broadcast is a victim.
-				if cerr := coord.Err(); cerr != nil {
-					fail(cerr)
-				} else {
-					fail(&RankFailedError{Rank: ev.rank, Reason: "exited: " + ev.err.Error()})
-				}
-			}
+			lr.rankExited(ev)
 		case cerr := <-coordC:
 			coordC = nil
-			if cerr != nil {
-				fail(cerr)
-				if r, ok := FailedRank(cerr); ok && r >= 0 && r < job.NP && procs[r] != nil && exitErr[r] == nil {
-					_ = procs[r].Process.Kill() // stalled: it would never leave
-				}
-			}
+			lr.coordinatorDone(cerr)
 		case <-ctx.Done():
-			fail(ctx.Err())
-			killAll()
-		case <-graceC:
-			killAll()
-			graceC = nil
+			lr.fail(ctx.Err())
+			lr.killAll()
+		case <-lr.graceC:
+			lr.killAll()
+			lr.graceC = nil
 		}
 	}
-	cancelServe()
-	if coordC != nil {
-		if cerr := <-coordC; cerr != nil && first == nil && !errors.Is(cerr, context.Canceled) {
-			first = cerr
+	return coordC
+}
+
+// rankExited records a rank's exit; a failed one fails the job.
+func (lr *localRun) rankExited(ev exitEvent) {
+	lr.exitErr[ev.rank] = ev.err
+	if lr.job.OnExit != nil {
+		lr.job.OnExit(ev.rank, lr.procs[ev.rank].ProcessState)
+	}
+	if ev.err == nil {
+		return
+	}
+	// The coordinator usually knows the root cause first: a rank exiting
+	// after the failure broadcast is a victim.
+	if cerr := lr.coord.Err(); cerr != nil {
+		lr.fail(cerr)
+	} else {
+		lr.fail(&RankFailedError{Rank: ev.rank, Reason: "exited: " + ev.err.Error()})
+	}
+}
+
+// coordinatorDone takes the coordinator's verdict; the rank it names is
+// killed at once if still there (stalled: it would never leave).
+func (lr *localRun) coordinatorDone(cerr error) {
+	if cerr == nil {
+		return
+	}
+	lr.fail(cerr)
+	if r, ok := FailedRank(cerr); ok && r >= 0 && r < lr.job.NP && lr.procs[r] != nil && lr.exitErr[r] == nil {
+		_ = lr.procs[r].Process.Kill()
+	}
+}
+
+// fail keeps the first failure and starts the grace period.
+func (lr *localRun) fail(err error) {
+	if lr.first == nil {
+		lr.first = err
+		lr.graceC = time.After(lr.grace)
+	}
+}
+
+func (lr *localRun) killAll() {
+	for _, p := range lr.procs {
+		if p != nil && p.Process != nil {
+			_ = p.Process.Kill()
 		}
 	}
+}
+
+// verdict is RunLocal's error: the first failure, with the failed rank's
+// own exit status added when the failure was reported otherwise (a stall
+// the coordinator saw, say).
+func (lr *localRun) verdict() error {
+	first := lr.first
 	if first != nil {
 		var f *RankFailedError
-		if errors.As(first, &f) && f.Rank >= 0 && f.Rank < job.NP && exitErr[f.Rank] != nil && !strings.HasPrefix(f.Reason, "exited") {
-			return fmt.Errorf("%w (exit: %v)", first, exitErr[f.Rank])
+		if errors.As(first, &f) && f.Rank >= 0 && f.Rank < lr.job.NP && lr.exitErr[f.Rank] != nil && !strings.HasPrefix(f.Reason, "exited") {
+			return fmt.Errorf("%w (exit: %v)", first, lr.exitErr[f.Rank])
 		}
 	}
 	return first

@@ -49,8 +49,8 @@ type CalibratedPath struct {
 	From string `json:"from"` // "GPU 0", or a process for the host-memory path
 	To   string `json:"to"`
 	// ChunkBytes is the chunk a staged path was pipelined in (optional:
-	// files written before it leave it out, and the model then keeps the
-	// topology's figures for that staged path, see PairPaths).
+	// files written before it leave it out; see MeasuredStagedPath for what
+	// the model makes of a staged path without it).
 	ChunkBytes int64              `json:"chunk_bytes,omitempty"`
 	AlphaUS    float64            `json:"alpha_us"`
 	BetaGBps   float64            `json:"beta_GBps"`
@@ -150,10 +150,10 @@ func (c *Calibration) Validate() error {
 
 func (p CalibratedPath) validate() error {
 	switch {
-	case p.Path == "" || p.From == "" || p.To == "":
-		return fmt.Errorf("path, from and to must be named")
 	case !finiteNonNeg(p.AlphaUS) || !finitePos(p.BetaGBps):
 		return fmt.Errorf("alpha %g us, beta %g GB/s: want a finite alpha >= 0 and beta > 0", p.AlphaUS, p.BetaGBps)
+	case p.Path == "" || p.From == "" || p.To == "":
+		return fmt.Errorf("path, from and to must be named")
 	case !finiteNonNeg(p.RelRMS):
 		return fmt.Errorf("rel_rms %g: want a finite value >= 0", p.RelRMS)
 	case p.ChunkBytes < 0:

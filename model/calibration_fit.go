@@ -2,12 +2,12 @@ package model
 
 import "fmt"
 
-// FitCalibratedPath fits the Hockney line to a calibrated path's samples
-// (FitHockney) and stores alpha, beta, the relative RMS residual and the
-// sizes left out as outliers in p. It is what `goring calibrate` does with
-// every path it measures; a library that measures paths itself can call it
-// to produce the same document.
-func FitCalibratedPath(p *CalibratedPath) error {
+// Fit fits the Hockney line to p's samples (FitHockney) and stores alpha,
+// beta, the relative RMS residual and the sizes left out as outliers in p.
+// It is what `goring calibrate` does with every path it measures; a
+// library that measures paths itself can call it to produce the same
+// document.
+func (p *CalibratedPath) Fit() error {
 	samples := make([]Sample, len(p.Samples))
 	for i, s := range p.Samples {
 		samples[i] = Sample{Bytes: float64(s.Bytes), TimeUS: s.US}

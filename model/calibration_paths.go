@@ -15,11 +15,10 @@ import (
 //
 //   - the direct path gets the fitted startup and bandwidth
 //     (MeasuredDirectPath);
-//   - a staged path measured with its chunk size gets the hop bandwidth
-//     that reproduces the measured pipeline rate with the options' epsilon
-//     (MeasuredStagedPath); one without a chunk size (files written before
-//     chunk_bytes) keeps the topology's figures, since its rate cannot be
-//     split into hops and per-chunk cost;
+//   - a staged path gets the hop bandwidth that reproduces the measured
+//     pipeline rate with the options' epsilon at the measured chunk size
+//     (MeasuredStagedPath); without a chunk size (files written before
+//     chunk_bytes) the hops get the measured rate and epsilon on top;
 //   - a staged path with a contention entry for the pair gets its fitted
 //     Contention.
 //
@@ -96,7 +95,7 @@ func (c *Calibration) CheckNode(node *topo.Node) error {
 	check := func(what, from, to string) error {
 		for _, e := range [2]string{from, to} {
 			if i, ok := parseGPU(e); ok && i >= g {
-				return fmt.Errorf("calibration %s %s -> %s: node %q has GPUs 0..%d", what, from, to, node.Name, g-1)
+				return fmt.Errorf("calibration %s %s -> %s: node %q has %d GPUs (0..%d)", what, from, to, node.Name, g, g-1)
 			}
 		}
 		return nil
@@ -143,7 +142,7 @@ func (c *Calibration) PairPaths(node *topo.Node, src, dst int, o Options) (paths
 		if !paths[i].Staged {
 			continue
 		}
-		if sp, ok := c.gpuPath(paths[i].Name, src, dst); ok && sp.ChunkBytes > 0 {
+		if sp, ok := c.gpuPath(paths[i].Name, src, dst); ok {
 			paths[i] = MeasuredStagedPath(sp.Path, sp.BetaGBps, sp.ChunkBytes, paths[i].EpsilonUS)
 		}
 		for _, t := range c.Contention {

@@ -91,7 +91,7 @@ func TestCalibrationRejectsBadDocuments(t *testing.T) {
 	assert.Equal(t, "h200-node", cal.Host)
 }
 
-func TestFitCalibratedPath(t *testing.T) {
+func TestCalibratedPathFit(t *testing.T) {
 	p := CalibratedPath{Path: "direct", From: "GPU 0", To: "GPU 1"}
 	for _, n := range []int64{1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20} {
 		us := 10 + float64(n)/390e3
@@ -100,12 +100,12 @@ func TestFitCalibratedPath(t *testing.T) {
 		}
 		p.Samples = append(p.Samples, CalibratedSample{Bytes: n, US: us})
 	}
-	require.NoError(t, FitCalibratedPath(&p))
+	require.NoError(t, p.Fit())
 	assert.InDelta(t, 10, p.AlphaUS, 0.01)
 	assert.InDelta(t, 390, p.BetaGBps, 0.01)
 	assert.Equal(t, []int64{16 << 20}, p.Outliers)
 	p.Samples = p.Samples[:1]
-	err := FitCalibratedPath(&p)
+	err := p.Fit()
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "fitting path direct GPU 0 -> GPU 1")
 }

@@ -30,15 +30,19 @@ import (
 //     cannot be told apart, so those startups stay;
 //   - a link that several measured paths cross gets the smallest of their
 //     bandwidths, and a link a full-duplex bundle carries both ways gets
-//     the figure of the direction measured.
+//     the figure of the direction measured;
+//   - GPUs named in the file that the node lacks, or a file of another GPU
+//     count or model, are errors (CheckNode): predictions must not mix one
+//     machine's figures with another's shape.
 //
 // Contention is not carried over: the simulator shares links between
 // flows (max-min), and paths that contend without sharing a link are
 // beyond it.
 
 // CalibrateTopology returns a copy of t (t is not modified) whose links
-// carry the file's measured figures as described above, and one line per
-// changed link of the first node (every node gets the same changes). It
+// carry the file's measured figures as described above, and one note per
+// measured GPU path: what it measured and the links of the first node it
+// changed, old and new figures (every node gets the same changes). It
 // fails when a node does not match the file (CheckNode), when a measured
 // path has no route in the topology, or when the file measured no GPU
 // path at all.
@@ -54,7 +58,11 @@ func (c *Calibration) CalibrateTopology(t *topo.Topology) (*topo.Topology, []str
 		router := orig.Router() // routes over the data-sheet figures
 		beta := map[int]float64{}
 		alpha := map[int]float64{}
-		measured := 0
+		type measured struct {
+			p     CalibratedPath
+			links []int
+		}
+		var paths []measured
 		for _, p := range c.Paths {
 			src, ok1 := parseGPU(p.From)
 			dst, ok2 := parseGPU(p.To)
@@ -68,7 +76,7 @@ func (c *Calibration) CalibrateTopology(t *topo.Topology) (*topo.Topology, []str
 			if legs == nil {
 				continue
 			}
-			measured++
+			m := measured{p: p}
 			narrow := math.Inf(1)
 			for _, leg := range legs {
 				_, b := router.PathCost(leg)
@@ -80,6 +88,7 @@ func (c *Calibration) CalibrateTopology(t *topo.Topology) (*topo.Topology, []str
 					if l.BandwidthGBps() > narrow {
 						continue
 					}
+					m.links = append(m.links, h.Link)
 					per := p.BetaGBps / float64(l.Count)
 					if old, ok := beta[h.Link]; !ok || per < old {
 						beta[h.Link] = per
@@ -89,8 +98,9 @@ func (c *Calibration) CalibrateTopology(t *topo.Topology) (*topo.Topology, []str
 			if len(legs) == 1 && len(legs[0]) == 1 && p.Path == DirectName {
 				alpha[legs[0][0].Link] = p.AlphaUS
 			}
+			paths = append(paths, m)
 		}
-		if measured == 0 {
+		if len(paths) == 0 {
 			why := "no GPU path"
 			if len(c.Skipped) > 0 {
 				why += " (skipped: " + strings.Join(c.Skipped, "; ") + ")"
@@ -99,27 +109,30 @@ func (c *Calibration) CalibrateTopology(t *topo.Topology) (*topo.Topology, []str
 		}
 		n := *orig
 		n.Links = append([]topo.Link(nil), orig.Links...)
-		for li := range n.Links {
-			l := &n.Links[li]
-			b, okB := beta[li]
-			a, okA := alpha[li]
-			if !okB && !okA {
-				continue
-			}
-			note := fmt.Sprintf("%s %s-%s x%d:", l.Kind, l.A, l.B, l.Count)
-			if okB {
-				note += fmt.Sprintf(" %.2f -> %.2f GB/s", l.BandwidthGBps(), b*float64(l.Count))
-				l.BetaGBps = b
-			}
-			if okA {
-				note += fmt.Sprintf(", startup %.2f -> %.2f us", l.AlphaUS, a)
-				l.AlphaUS = a
-			}
-			if ni == 0 {
-				notes = append(notes, note)
-			}
+		for li, b := range beta {
+			n.Links[li].BetaGBps = b
+		}
+		for li, a := range alpha {
+			n.Links[li].AlphaUS = a
 		}
 		out.Nodes[ni] = n
+		if ni > 0 {
+			continue
+		}
+		for _, m := range paths {
+			note := fmt.Sprintf("%s %s -> %s measured %.2f GB/s, %.2f us:", m.p.Path, m.p.From, m.p.To, m.p.BetaGBps, m.p.AlphaUS)
+			for k, li := range m.links {
+				was, now := orig.Links[li], n.Links[li]
+				if k > 0 {
+					note += ";"
+				}
+				note += fmt.Sprintf(" %s %s-%s x%d %.2f -> %.2f GB/s", was.Kind, was.A, was.B, was.Count, was.BandwidthGBps(), now.BandwidthGBps())
+				if was.AlphaUS != now.AlphaUS {
+					note += fmt.Sprintf(", startup %.2f -> %.2f us", was.AlphaUS, now.AlphaUS)
+				}
+			}
+			notes = append(notes, note)
+		}
 	}
 	return &out, notes, nil
 }

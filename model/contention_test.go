@@ -24,12 +24,14 @@ func TestMeasuredStagedPathReproducesMeasuredRate(t *testing.T) {
 	const c = 8 << 20
 	t1, t2 := h.TimeUS(32*c, 32), h.TimeUS(64*c, 64)
 	assert.InEpsilon(t, 51, 32*c/(t2-t1)/1e3, 1e-9)
-	// Unknown chunk, or an epsilon that leaves no time for the bytes: the
-	// hops carry the measured rate, epsilon 0.
-	for _, p := range []Path{MeasuredStagedPath(HostName, 51, 0, 10), MeasuredStagedPath(HostName, 51, 1000, 100)} {
-		assert.Equal(t, 51.0, p.Beta1GBps)
-		assert.Zero(t, p.EpsilonUS)
-	}
+	// Unknown chunk: the hops carry the measured rate and epsilon is paid
+	// on top. An epsilon that leaves no time for the bytes: epsilon 0.
+	unknown := MeasuredStagedPath(HostName, 51, 0, 10)
+	assert.Equal(t, 51.0, unknown.Beta1GBps)
+	assert.Equal(t, 10.0, unknown.EpsilonUS)
+	tooBig := MeasuredStagedPath(HostName, 51, 1000, 100)
+	assert.Equal(t, 51.0, tooBig.Beta1GBps)
+	assert.Zero(t, tooBig.EpsilonUS)
 }
 
 func TestContendedPaths(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 )
 
 // CostPredictor predicts the time in microseconds of running algorithm alg
-// on bytes (UCC's meaning per collective). goring sim builds one on
-// sim.Run (cmd/goring/sim_runs.go); closed forms can too. An error that wraps
+// on bytes (UCC's meaning per collective). goring sim gives the
+// simulator as one (cmd/goring/sim_job.go); closed forms can too. An error that wraps
 // sched.UnsupportedError, or any other error, marks the algorithm as
 // unusable at that size; the table remembers it.
 //

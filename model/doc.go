@@ -48,6 +48,10 @@
 //   - CalibrateTopology (calibration_topo.go) puts the measured figures on a
 //     topology's links: `goring sim --calibration` simulates on that.
 //
+// The runtime's split (package mpath, cudaexec's engine) is fed by goring
+// bench p2p's in-run fits today, and the team layer does not read a
+// calibration yet; NewCalibratedSplitter is the entry point for both.
+//
 // The package reads no files: LoadCalibration takes an io.Reader and
 // ParseCalibration bytes; the CLI opens the file.
 //

@@ -28,20 +28,23 @@ func MeasuredDirectPath(alphaUS, betaGBps float64) Path {
 
 // MeasuredStagedPath is the staged path called name ("host", "gpu:K") whose
 // pipeline, in chunks of chunkBytes, was measured at betaGBps end to end,
-// with epsilonUS per chunk (see above). If epsilonUS would leave no time
-// for the bytes of a chunk (epsilon >= C/beta), or the chunk is unknown
-// (chunkBytes <= 0), epsilon is taken as 0 and the hops get the measured
+// with epsilonUS per chunk (see above). When the chunk is unknown
+// (chunkBytes <= 0, files written before calibrate recorded it) the hops
+// get the measured bandwidth and epsilon is paid on top: the per-chunk cost
+// is then counted twice, which errs towards sending less over the staged
+// path. If epsilonUS would leave no time for the bytes of a chunk
+// (epsilon >= C/beta), it is taken as 0 and the hops get the measured
 // bandwidth.
 func MeasuredStagedPath(name string, betaGBps float64, chunkBytes int64, epsilonUS float64) Path {
-	p := Path{Name: name, Staged: true, Beta1GBps: betaGBps, Beta2GBps: betaGBps}
+	p := Path{Name: name, Staged: true, Beta1GBps: betaGBps, Beta2GBps: betaGBps, EpsilonUS: epsilonUS}
 	if chunkBytes <= 0 {
 		return p
 	}
 	inv := usPerByte(betaGBps) - epsilonUS/float64(chunkBytes)
 	if !(inv > 0) {
+		p.EpsilonUS = 0
 		return p
 	}
-	p.EpsilonUS = epsilonUS
 	b := 1 / inv / 1e3 // bytes per us to GB/s
 	p.Beta1GBps, p.Beta2GBps = b, b
 	return p

@@ -183,8 +183,8 @@ func TestMWUHotDestinationTwoNodes(t *testing.T) {
 }
 
 // On dgx-h100 every intra-node path crosses the source's and the
-// destination's NVSwitch links, so relays never help inside a node (seed
-// 002 section VII); the planner keeps intra-node demands direct.
+// destination's NVSwitch links, so relays never help inside a node (NIMBLE,
+// section VII); the planner keeps intra-node demands direct.
 func TestMWUNVSwitchNoIntraRelay(t *testing.T) {
 	tp := mwuTopo(t, "dgx-h100", 1)
 	p, err := PlanMWU(tp, demands(8, map[[2]int]int64{{1, 0}: 256 << 20, {2, 0}: 64 << 20}), MWUOptions{})

@@ -36,12 +36,8 @@ func wrapRuns(first, m, n int) [][2]int {
 
 func allgatherBruckRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	n := plan.NRanks
-	r := prog.Rank
-	B := spec.Bytes
-	elem := spec.DtypeBytes
-	prog.Sizes = Sizes{Src: B, Dst: int64(n) * B}
-	h := NewHazards(prog.Sizes)
-	h.Copy(prog, At(BufSrc, 0), At(BufDst, int64(r)*B), B)
+	h := startAllgather(spec, plan, prog)
+	r, B, elem := prog.Rank, spec.Bytes, spec.DtypeBytes
 	k := ChunkCount(B, spec.Chunks, elem)
 	ls := newLockstep(2 * k)
 	for round, d := 0, 1; d < n; round, d = round+1, d*2 {
@@ -58,12 +54,12 @@ func allgatherBruckRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 				if part < len(sendRuns) {
 					run := sendRuns[part]
 					sp := ChunkSpan(Span{int64(run[0]) * B, int64(run[1]) * B}, k, c, elem)
-					ids = append(ids, h.Send(prog, to, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...))
+					ids = append(ids, h.Send(to, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...))
 				}
 				if part < len(recvRuns) {
 					run := recvRuns[part]
 					rp := ChunkSpan(Span{int64(run[0]) * B, int64(run[1]) * B}, k, c, elem)
-					ids = append(ids, h.Recv(prog, from, tag, At(BufDst, rp.Off), rp.Len, deps...))
+					ids = append(ids, h.Recv(from, tag, At(BufDst, rp.Off), rp.Len, deps...))
 				}
 				if len(ids) > 0 {
 					ls.set(slot, ids...)

@@ -31,16 +31,12 @@ import "github.com/goring-hpc/goring/coll"
 // 6.4: relays reuse the receive buffers).
 
 func init() {
-	Register(Algorithm{
+	registerWholePlan(Algorithm{
 		Collective: coll.Allgather,
 		Name:       "multiwrite",
 		Desc:       "relay multicast: one copy per remote node over the same-index rail, replicated inside the node; direct writes in the node",
 		Paper:      "MultiWrite sections 3.2, 4.3.3, 5.2 (MultiWrite same-index relay)",
-		Generate:   func(spec *Spec, plan *Plan) error { return allgatherMultiwrite(spec, plan, -1) },
-		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
-			return allgatherMultiwrite(spec, plan, prog.Rank)
-		},
-	})
+	}, allgatherMultiwrite)
 }
 
 // allgatherMultiwrite builds every rank's program (only < 0) or rank

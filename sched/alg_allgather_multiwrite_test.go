@@ -9,7 +9,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Seed 004 sections 3.2 and 5.2: the multiwrite allgather is correct over
+// MultiWrite, sections 3.2 and 5.2: the multiwrite allgather is correct over
 // the grid, and its inter-node transfers are exactly one per (block,
 // remote node): every node's rails carry each block once.
 func TestAllgatherMultiwriteGrid(t *testing.T) {

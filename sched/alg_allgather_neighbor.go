@@ -35,12 +35,8 @@ func allgatherNeighborRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	if n%2 != 0 {
 		return Unsupported("neighbor", "neighbor exchange needs an even number of ranks, have %d", n)
 	}
-	r := prog.Rank
-	B := spec.Bytes
-	elem := spec.DtypeBytes
-	prog.Sizes = Sizes{Src: B, Dst: int64(n) * B}
-	h := NewHazards(prog.Sizes)
-	h.Copy(prog, At(BufSrc, 0), At(BufDst, int64(r)*B), B)
+	h := startAllgather(spec, plan, prog)
+	r, B, elem := prog.Rank, spec.Bytes, spec.DtypeBytes
 	k := ChunkCount(B, spec.Chunks, elem)
 	ls := newLockstep(2 * k) // slot = position in the group (0 low, 1 high) * k + piece
 	pos := r % 2
@@ -49,8 +45,8 @@ func allgatherNeighborRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	for c := 0; c < k; c++ {
 		piece := ChunkSpan(Span{0, B}, k, c, elem)
 		tag := ChunkTag(0, c, 2*k)
-		sid := h.Send(prog, pair, tag, At(BufSrc, piece.Off), piece.Len, Path{})
-		rid := h.Recv(prog, pair, tag, At(BufDst, int64(pair)*B+piece.Off), piece.Len)
+		sid := h.Send(pair, tag, At(BufSrc, piece.Off), piece.Len, Path{})
+		rid := h.Recv(pair, tag, At(BufDst, int64(pair)*B+piece.Off), piece.Len)
 		ls.set((1-pos)*k+c, sid, rid)
 		ls.set(pos*k+c, sid, rid)
 	}
@@ -79,8 +75,8 @@ func allgatherNeighborRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 				slot := b*k + c
 				tag := ChunkTag(i, slot, 2*k)
 				deps := ls.deps(slot)
-				sid := h.Send(prog, peer, tag, At(BufDst, int64(2*sendG+b)*B+piece.Off), piece.Len, Path{}, deps...)
-				rid := h.Recv(prog, peer, tag, At(BufDst, int64(2*recvG+b)*B+piece.Off), piece.Len, deps...)
+				sid := h.Send(peer, tag, At(BufDst, int64(2*sendG+b)*B+piece.Off), piece.Len, Path{}, deps...)
+				rid := h.Recv(peer, tag, At(BufDst, int64(2*recvG+b)*B+piece.Off), piece.Len, deps...)
 				ls.set(slot, sid, rid)
 			}
 		}

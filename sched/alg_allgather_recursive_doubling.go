@@ -26,12 +26,8 @@ func allgatherRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	if !isPow2(n) {
 		return Unsupported("recursive_doubling", "recursive doubling needs a power-of-two number of ranks, have %d", n)
 	}
-	r := prog.Rank
-	B := spec.Bytes
-	elem := spec.DtypeBytes
-	prog.Sizes = Sizes{Src: B, Dst: int64(n) * B}
-	h := NewHazards(prog.Sizes)
-	h.Copy(prog, At(BufSrc, 0), At(BufDst, int64(r)*B), B)
+	h := startAllgather(spec, plan, prog)
+	r, B, elem := prog.Rank, spec.Bytes, spec.DtypeBytes
 	k := ChunkCount(B, spec.Chunks, elem)
 	ls := newLockstep(k)
 	for round, d := 0, 1; d < n; round, d = round+1, d*2 {
@@ -43,8 +39,8 @@ func allgatherRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 			rp := ChunkSpan(theirs, k, c, elem)
 			tag := ChunkTag(round, c, k)
 			deps := ls.deps(c)
-			sid := h.Send(prog, peer, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...)
-			rid := h.Recv(prog, peer, tag, At(BufDst, rp.Off), rp.Len, deps...)
+			sid := h.Send(peer, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...)
+			rid := h.Recv(peer, tag, At(BufDst, rp.Off), rp.Len, deps...)
 			ls.set(c, sid, rid)
 		}
 	}

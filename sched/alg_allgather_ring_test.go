@@ -11,7 +11,7 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// Seed 000 section II: the flat ring allgather (Open MPI / UCC tl/ucp
+// Parallel Rings, section II: the flat ring allgather (Open MPI / UCC tl/ucp
 // baseline) verifies for nodes x GPUs x sizes x chunks, and its critical
 // path is P-1 lock-stepped rounds.
 func TestAllgatherRingVerifies(t *testing.T) {

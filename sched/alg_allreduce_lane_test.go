@@ -10,7 +10,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Seed 001 Algorithm 2: the lane allreduce verifies over nodes 1-16 x GPUs
+// Multi-lane, Algorithm 2: the lane allreduce verifies over nodes 1-16 x GPUs
 // 1-8 and vectors from one element to 64 MiB: every element of every
 // rank's dst reduced over all ranks exactly once.
 func TestLaneAllreduceVerifies(t *testing.T) {

@@ -49,9 +49,9 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 	if n > 1 {
 		prog.Sizes.Scratch = B
 	}
-	h := NewHazards(prog.Sizes)
+	h := NewHazards(prog)
 	if n == 1 {
-		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
+		h.Copy(At(BufSrc, 0), At(BufDst, 0), B)
 		return nil
 	}
 	cur := BufSrc // where this rank's partial vector is: src until a reduction writes dst
@@ -80,7 +80,7 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 			tag := ChunkTag(phase, c, max(spec.Chunks, 1))
 			if d != recvOnly && c < ks {
 				sp := ChunkSpan(sendSp, ks, c, elem)
-				roundIDs = append(roundIDs, h.Send(prog, peer, tag, At(from, sp.Off), sp.Len, Path{}, prevRound...))
+				roundIDs = append(roundIDs, h.Send(peer, tag, At(from, sp.Off), sp.Len, Path{}, prevRound...))
 			}
 			if d != sendOnly && c < kr {
 				rp := ChunkSpan(recvSp, kr, c, elem)
@@ -88,12 +88,12 @@ func allreduceRabenseifnerRank(spec *Spec, plan *Plan, prog *RankProgram) error 
 				if into == BufScratch {
 					at = At(BufScratch, rp.Off-recvSp.Off)
 				}
-				roundIDs = append(roundIDs, h.Recv(prog, peer, tag, at, rp.Len, prevRound...))
+				roundIDs = append(roundIDs, h.Recv(peer, tag, at, rp.Len, prevRound...))
 				switch {
 				case reduce && from == BufSrc:
-					h.Reduce(prog, At(BufSrc, rp.Off), at, rp.Len)
+					h.Reduce(At(BufSrc, rp.Off), at, rp.Len)
 				case reduce:
-					h.Reduce(prog, at, At(BufDst, rp.Off), rp.Len)
+					h.Reduce(at, At(BufDst, rp.Off), rp.Len)
 				}
 			}
 		}

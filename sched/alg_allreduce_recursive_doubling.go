@@ -52,9 +52,9 @@ func allreduceRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	if n > 1 && B > 0 {
 		prog.Sizes.Scratch = B
 	}
-	h := NewHazards(prog.Sizes)
+	h := NewHazards(prog)
 	if n == 1 || B == 0 {
-		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
+		h.Copy(At(BufSrc, 0), At(BufDst, 0), B)
 		return nil
 	}
 	whole := Span{0, B}
@@ -62,7 +62,7 @@ func allreduceRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	send := func(peer, round int, from Buf) {
 		for c := 0; c < k; c++ {
 			sp := ChunkSpan(whole, k, c, elem)
-			h.Send(prog, peer, ChunkTag(round, c, spec.Chunks), At(from, sp.Off), sp.Len, Path{})
+			h.Send(peer, ChunkTag(round, c, spec.Chunks), At(from, sp.Off), sp.Len, Path{})
 		}
 	}
 	// recvReduce receives the peer's partial into 'into' and reduces the
@@ -70,14 +70,14 @@ func allreduceRecursiveDoublingRank(spec *Spec, plan *Plan, prog *RankProgram) e
 	recvReduce := func(peer, round int, into, mine Buf) {
 		for c := 0; c < k; c++ {
 			sp := ChunkSpan(whole, k, c, elem)
-			h.Recv(prog, peer, ChunkTag(round, c, spec.Chunks), At(into, sp.Off), sp.Len)
-			h.Reduce(prog, At(mine, sp.Off), At(into, sp.Off), sp.Len)
+			h.Recv(peer, ChunkTag(round, c, spec.Chunks), At(into, sp.Off), sp.Len)
+			h.Reduce(At(mine, sp.Off), At(into, sp.Off), sp.Len)
 		}
 	}
 	recv := func(peer, round int, into Buf) {
 		for c := 0; c < k; c++ {
 			sp := ChunkSpan(whole, k, c, elem)
-			h.Recv(prog, peer, ChunkTag(round, c, spec.Chunks), At(into, sp.Off), sp.Len)
+			h.Recv(peer, ChunkTag(round, c, spec.Chunks), At(into, sp.Off), sp.Len)
 		}
 	}
 	rounds := ceilLog2(fold.p2)

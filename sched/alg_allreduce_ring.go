@@ -38,57 +38,50 @@ func allreduceRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	elem := spec.DtypeBytes
 	maxBlock := MaxBlockLen(B, n, elem)
 	prog.Sizes = Sizes{Src: B, Dst: B}
-	h := NewHazards(prog.Sizes)
+	h := NewHazards(prog)
 	if n == 1 {
-		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
+		h.Copy(At(BufSrc, 0), At(BufDst, 0), B)
 		return nil
 	}
 	next, prev := (r+1)%n, (r-1+n)%n
 	mod := func(x int) int { return ((x % n) + n) % n }
 	kmax := max(1, ChunkCount(maxBlock, spec.Chunks, elem))
 	ls := newLockstep(kmax)
-	for s := 0; s < n-1; s++ {
-		sb, rb := BlockSpan(B, n, mod(r-s), elem), BlockSpan(B, n, mod(r-s-1), elem)
-		// The block sent in round 0 is still intact in src; later ones are
-		// partial sums in dst.
-		sendBuf := BufDst
-		if s == 0 {
-			sendBuf = BufSrc
-		}
+	// exchange is one round, lock-stepped per piece: block sb, read from
+	// buffer from, goes to next; block rb comes from prev straight into dst,
+	// and with reduce the rank's own src block is reduced into it.
+	exchange := func(round int, sb Span, from Buf, rb Span, reduce bool) {
 		ks, kr := ChunkCount(sb.Len, spec.Chunks, elem), ChunkCount(rb.Len, spec.Chunks, elem)
 		for c := 0; c < max(ks, kr); c++ {
-			tag := ChunkTag(s, c, kmax)
+			tag := ChunkTag(round, c, kmax)
 			deps := ls.deps(c)
 			var ids []int
 			if c < ks {
 				sp := ChunkSpan(sb, ks, c, elem)
-				ids = append(ids, h.Send(prog, next, tag, At(sendBuf, sp.Off), sp.Len, Path{}, deps...))
+				ids = append(ids, h.Send(next, tag, At(from, sp.Off), sp.Len, Path{}, deps...))
 			}
 			if c < kr {
 				rp := ChunkSpan(rb, kr, c, elem)
-				ids = append(ids, h.Recv(prog, prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
-				h.Reduce(prog, At(BufSrc, rp.Off), At(BufDst, rp.Off), rp.Len)
+				ids = append(ids, h.Recv(prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
+				if reduce {
+					h.Reduce(At(BufSrc, rp.Off), At(BufDst, rp.Off), rp.Len)
+				}
 			}
 			ls.set(c, ids...)
 		}
 	}
+	block := func(i int) Span { return BlockSpan(B, n, mod(i), elem) }
 	for s := 0; s < n-1; s++ {
-		sb, rb := BlockSpan(B, n, mod(r+1-s), elem), BlockSpan(B, n, mod(r-s), elem)
-		ks, kr := ChunkCount(sb.Len, spec.Chunks, elem), ChunkCount(rb.Len, spec.Chunks, elem)
-		for c := 0; c < max(ks, kr); c++ {
-			tag := ChunkTag(n-1+s, c, kmax)
-			deps := ls.deps(c)
-			var ids []int
-			if c < ks {
-				sp := ChunkSpan(sb, ks, c, elem)
-				ids = append(ids, h.Send(prog, next, tag, At(BufDst, sp.Off), sp.Len, Path{}, deps...))
-			}
-			if c < kr {
-				rp := ChunkSpan(rb, kr, c, elem)
-				ids = append(ids, h.Recv(prog, prev, tag, At(BufDst, rp.Off), rp.Len, deps...))
-			}
-			ls.set(c, ids...)
+		// The block sent in round 0 is still intact in src; later ones are
+		// partial sums in dst.
+		from := BufDst
+		if s == 0 {
+			from = BufSrc
 		}
+		exchange(s, block(r-s), from, block(r-s-1), true)
+	}
+	for s := 0; s < n-1; s++ {
+		exchange(n-1+s, block(r+1-s), BufDst, block(r-s), false)
 	}
 	return nil
 }

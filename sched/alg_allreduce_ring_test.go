@@ -8,7 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Seed 001 Algorithm 1: ring allreduce verifies and takes 2(P-1) rounds
+// Multi-lane, Algorithm 1: ring allreduce verifies and takes 2(P-1) rounds
 // whenever every block is non-empty.
 func TestAllreduceRingVerifies(t *testing.T) {
 	verifyGrid(t, coll.Allreduce, "ring", nil,

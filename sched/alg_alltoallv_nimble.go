@@ -56,19 +56,14 @@ const (
 )
 
 func init() {
-	Register(Algorithm{
+	registerWholePlan(Algorithm{
 		Collective: coll.Alltoallv,
 		Name:       "nimble",
 		Desc:       "NIMBLE: min-congestion multi-path split (2-hop NVLink relays, rail-matched paths) of every demand of 1 MiB or more",
 		Paper:      "NIMBLE section IV (IV-B hop-adaptive MCF by multiplicative weights, IV-C relay pipeline)",
-		Generate: func(spec *Spec, plan *Plan) error {
-			_, err := nimbleBuild(spec, plan, -1, model.MWUOptions{})
-			return err
-		},
-		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
-			_, err := nimbleBuild(spec, plan, prog.Rank, model.MWUOptions{})
-			return err
-		},
+	}, func(spec *Spec, plan *Plan, only int) error {
+		_, err := nimbleBuild(spec, plan, only, model.MWUOptions{})
+		return err
 	})
 }
 
@@ -88,13 +83,6 @@ func GenerateNimble(spec Spec, o model.MWUOptions) (*Plan, *model.MWUPlan, error
 	return plan, mp, nil
 }
 
-// Relay pools (see the file comment).
-const (
-	nimblePoolFirst = iota
-	nimblePoolLast
-	nimblePools
-)
-
 // nimbleChunk is one chunk of a piece: bytes [off, off+len) of the pair's
 // block, on path.
 type nimbleChunk struct {
@@ -106,107 +94,43 @@ type nimbleChunk struct {
 // nimbleBuild plans the split and emits the programs of every rank (only <
 // 0) or of rank only.
 func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.MWUPlan, error) {
-	n := plan.NRanks
-	elem := spec.DtypeBytes
-	o.ElemBytes = elem
+	o.ElemBytes = spec.DtypeBytes
 	mp, err := model.PlanMWU(spec.Topo, spec.Counts, o)
 	if err != nil {
 		return nil, Unsupported("nimble", "%v", err)
 	}
+	if err := nimbleHintsFit(plan, mp); err != nil {
+		return nil, err
+	}
+	b := newNimbleRun(spec, plan, only)
+	nimbleChunks(spec, mp, b.countSlots)
+	b.startPrograms()
+	nimbleChunks(spec, mp, b.emit)
+	plan.Note = nimbleNote(mp)
+	return mp, nil
+}
+
+// nimbleHintsFit checks that every rail and relay GPU of the split fits the
+// one byte of a path hint.
+func nimbleHintsFit(plan *Plan, mp *model.MWUPlan) error {
 	for _, d := range mp.Demands {
 		for _, p := range d.Paths {
 			if p.Rail > 255 {
-				return nil, Unsupported("nimble", "rail %d does not fit a path hint", p.Rail)
+				return Unsupported("nimble", "rail %d does not fit a path hint", p.Rail)
 			}
 			for _, r := range p.Ranks {
 				if plan.Ranks[r].Local > 255 {
-					return nil, Unsupported("nimble", "GPU %d of a node does not fit a path hint", plan.Ranks[r].Local)
+					return Unsupported("nimble", "GPU %d of a node does not fit a path hint", plan.Ranks[r].Local)
 				}
 			}
 		}
 	}
-	sd := make([][]int64, n)
-	rd := make([][]int64, n)
-	for r := range n {
-		sd[r], rd[r] = AlltoallvDispls(spec.Counts, r)
-	}
-	mine := func(r int) bool { return only < 0 || r == only }
+	return nil
+}
 
-	// Pass 1: the largest chunk and the chunk count of every relay pool.
-	var slotLen, slotCount [][nimblePools]int64
-	slotLen = make([][nimblePools]int64, n)
-	slotCount = make([][nimblePools]int64, n)
-	nimbleChunks(spec, mp, func(c nimbleChunk) {
-		for i, m := range c.path.Ranks[1 : len(c.path.Ranks)-1] {
-			pool := nimblePool(c.path, i+1)
-			slotLen[m][pool] = max(slotLen[m][pool], c.len)
-			slotCount[m][pool] = min(slotCount[m][pool]+1, nimbleRelaySlots)
-		}
-	})
-	hz := make([]*Hazards, n)
-	for r := range n {
-		if !mine(r) {
-			continue
-		}
-		prog := &plan.Ranks[r]
-		var scratch int64
-		for pool := range nimblePools {
-			scratch += slotLen[r][pool] * slotCount[r][pool]
-		}
-		prog.Sizes = Sizes{Src: sd[r][n], Dst: rd[r][n], Scratch: scratch}
-		hz[r] = NewHazards(prog.Sizes)
-		if c := spec.Counts[r][r]; c > 0 {
-			hz[r].Copy(prog, At(BufSrc, sd[r][r]), At(BufDst, rd[r][r]), c)
-		}
-	}
-
-	// Pass 2: emit every hop of every chunk in the global order.
-	tags := make([]int32, n*n)
-	chain := nimbleChain{}
-	used := make([][nimblePools]int64, n) // chunks through each pool so far
-	refs := make([]Ref, 0, 4)
-	nimbleChunks(spec, mp, func(c nimbleChunk) {
-		ranks := c.path.Ranks
-		// Where the chunk sits at each rank of its path.
-		refs = append(refs[:0], At(BufSrc, sd[c.src][c.dst]+c.off))
-		for i, m := range ranks[1 : len(ranks)-1] {
-			pool := nimblePool(c.path, i+1)
-			slot := used[m][pool] % slotCount[m][pool]
-			used[m][pool]++
-			base := int64(0)
-			if pool == nimblePoolLast {
-				base = slotLen[m][nimblePoolFirst] * slotCount[m][nimblePoolFirst]
-			}
-			refs = append(refs, At(BufScratch, base+slot*slotLen[m][pool]))
-		}
-		refs = append(refs, At(BufDst, rd[c.dst][c.src]+c.off))
-		for h := range len(ranks) - 1 {
-			from, to := ranks[h], ranks[h+1]
-			tag := int(tags[from*n+to])
-			tags[from*n+to]++
-			if mine(from) {
-				var after []int
-				if h > 0 {
-					after = chain.prev(from, nimblePool(c.path, h), to, 0)
-				}
-				id := hz[from].Send(&plan.Ranks[from], to, tag, refs[h], c.len, nimbleHint(plan, c.path, h), after...)
-				if h > 0 {
-					chain.set(from, nimblePool(c.path, h), to, 0, id)
-				}
-			}
-			if mine(to) {
-				relay := h+1 < len(ranks)-1
-				var after []int
-				if relay {
-					after = chain.prev(to, nimblePool(c.path, h+1), from, 1)
-				}
-				id := hz[to].Recv(&plan.Ranks[to], from, tag, refs[h+1], c.len, after...)
-				if relay {
-					chain.set(to, nimblePool(c.path, h+1), from, 1, id)
-				}
-			}
-		}
-	})
+// nimbleNote is the plan's note: how much the planner split and relayed,
+// and the busiest link before and after.
+func nimbleNote(mp *model.MWUPlan) string {
 	split, relayed := 0, 0
 	for _, d := range mp.Demands {
 		if d.Split() {
@@ -218,9 +142,8 @@ func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.M
 			}
 		}
 	}
-	plan.Note = fmt.Sprintf("nimble: %d of %d demands split, %d relayed pieces; max link busy %.1f us (%s) -> %.1f us (%s)",
+	return fmt.Sprintf("nimble: %d of %d demands split, %d relayed pieces; max link busy %.1f us (%s) -> %.1f us (%s)",
 		split, len(mp.Demands), relayed, mp.MaxBeforeUS, mp.BottleneckBefore, mp.MaxAfterUS, mp.BottleneckAfter)
-	return mp, nil
 }
 
 // nimbleChunks calls fn for every chunk of the plan in the global order:
@@ -266,44 +189,4 @@ func nimbleChunks(spec *Spec, mp *model.MWUPlan, fn func(nimbleChunk)) {
 			}
 		}
 	}
-}
-
-// nimbleChain remembers a relay's last recv from each sender and last send
-// to each receiver per pool, so that the chunks of one lane go in order:
-// with every chunk of a lane in flight at once, a relay's slots would fill
-// together, drain together and leave each link idle half the time; in
-// order, chunk c+1 arrives while chunk c leaves.
-type nimbleChain map[[4]int]int
-
-func (ch nimbleChain) prev(rank, pool, peer, dir int) []int {
-	if id, ok := ch[[4]int{rank, pool, peer, dir}]; ok {
-		return []int{id}
-	}
-	return nil
-}
-
-func (ch nimbleChain) set(rank, pool, peer, dir, id int) { ch[[4]int{rank, pool, peer, dir}] = id }
-
-// nimblePool is the pool of the relay at position i (0 < i < hops) of p.
-func nimblePool(p *model.MWUPath, i int) int {
-	if i+1 == len(p.Ranks)-1 {
-		return nimblePoolLast
-	}
-	return nimblePoolFirst
-}
-
-// nimbleHint is the path hint of hop h of p: "rail:R" across nodes,
-// "gpu:N" into or out of intra-node relay N, "direct" otherwise.
-func nimbleHint(plan *Plan, p *model.MWUPath, h int) Path {
-	from, to := p.Ranks[h], p.Ranks[h+1]
-	if plan.Ranks[from].Node != plan.Ranks[to].Node {
-		return Path{Kind: PathRail, Index: uint8(p.Rail)}
-	}
-	switch {
-	case h > 0:
-		return Path{Kind: PathGPU, Index: uint8(plan.Ranks[from].Local)}
-	case h+1 < len(p.Ranks)-1:
-		return Path{Kind: PathGPU, Index: uint8(plan.Ranks[to].Local)}
-	}
-	return Path{Kind: PathDirect}
 }

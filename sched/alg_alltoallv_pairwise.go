@@ -42,9 +42,9 @@ func alltoallvPairwiseRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	elem := spec.DtypeBytes
 	sd, rd := AlltoallvDispls(C, r)
 	prog.Sizes = Sizes{Src: sd[n], Dst: rd[n]}
-	h := NewHazards(prog.Sizes)
+	h := NewHazards(prog)
 	if C[r][r] > 0 {
-		h.Copy(prog, At(BufSrc, sd[r]), At(BufDst, rd[r]), C[r][r])
+		h.Copy(At(BufSrc, sd[r]), At(BufDst, rd[r]), C[r][r])
 	}
 	kmax := max(spec.Chunks, 1)
 	var prev []int
@@ -56,11 +56,11 @@ func alltoallvPairwiseRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 			tag := ChunkTag(s, c, kmax)
 			if c < ks {
 				sp := ChunkSpan(Span{sd[to], C[r][to]}, ks, c, elem)
-				ids = append(ids, h.Send(prog, to, tag, At(BufSrc, sp.Off), sp.Len, Path{}, prev...))
+				ids = append(ids, h.Send(to, tag, At(BufSrc, sp.Off), sp.Len, Path{}, prev...))
 			}
 			if c < kr {
 				rp := ChunkSpan(Span{rd[from], C[from][r]}, kr, c, elem)
-				ids = append(ids, h.Recv(prog, from, tag, At(BufDst, rp.Off), rp.Len, prev...))
+				ids = append(ids, h.Recv(from, tag, At(BufDst, rp.Off), rp.Len, prev...))
 			}
 		}
 		if len(ids) > 0 {

@@ -33,7 +33,7 @@ func bcastKnomialRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	B := spec.Bytes
 	elem := spec.DtypeBytes
 	prog.Sizes = Sizes{Src: B, Dst: B}
-	h := NewHazards(prog.Sizes)
+	h := NewHazards(prog)
 	v := (r - root + n) % n
 	real := func(x int) int { return (x + root) % n }
 	k := ChunkCount(B, spec.Chunks, elem)
@@ -45,14 +45,14 @@ func bcastKnomialRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 			parent := v - v%(bcastRadix*mask)
 			for c := 0; c < k; c++ {
 				p := ChunkSpan(whole, k, c, elem)
-				h.Recv(prog, real(parent), c, At(BufDst, p.Off), p.Len)
+				h.Recv(real(parent), c, At(BufDst, p.Off), p.Len)
 			}
 			break
 		}
 		mask *= bcastRadix
 	}
 	if v == 0 {
-		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
+		h.Copy(At(BufSrc, 0), At(BufDst, 0), B)
 		src = BufSrc // the root sends from its input, not waiting for the copy
 	}
 	for m := mask / bcastRadix; m >= 1; m /= bcastRadix {
@@ -63,7 +63,7 @@ func bcastKnomialRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 			}
 			for c := 0; c < k; c++ {
 				p := ChunkSpan(whole, k, c, elem)
-				h.Send(prog, real(child), c, At(src, p.Off), p.Len, Path{})
+				h.Send(real(child), c, At(src, p.Off), p.Len, Path{})
 			}
 		}
 	}

@@ -20,16 +20,12 @@ import "github.com/goring-hpc/goring/coll"
 // Scratch: none; relays forward from their dst.
 
 func init() {
-	Register(Algorithm{
+	registerWholePlan(Algorithm{
 		Collective: coll.Bcast,
 		Name:       "multiwrite",
 		Desc:       "relay multicast from the root: one copy per remote node over the same-index rail, direct writes inside each node",
 		Paper:      "MultiWrite sections 3.2, 4.3 (MultiWrite same-index relay)",
-		Generate:   func(spec *Spec, plan *Plan) error { return bcastMultiwrite(spec, plan, -1) },
-		Rank: func(spec *Spec, plan *Plan, prog *RankProgram) error {
-			return bcastMultiwrite(spec, plan, prog.Rank)
-		},
-	})
+	}, bcastMultiwrite)
 }
 
 func bcastMultiwrite(spec *Spec, plan *Plan, only int) error {

@@ -8,7 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Seed 004 sections 3.2 and 4.3.3: the multiwrite bcast is correct over
+// MultiWrite, sections 3.2 and 4.3.3: the multiwrite bcast is correct over
 // the grid (the root is a middle rank, so it is rarely local 0), every
 // remote node gets the message once through same-index relays, the root's
 // port sends one copy per level of the binomial tree over nodes, and no

@@ -39,39 +39,26 @@ func init() {
 		Name:       "parallel_rings",
 		Desc:       "hierarchical: intra-node exchange, one inter-node ring per local rank/rail, overlapped redistribution (--intra selects the intra-node phase)",
 		Paper:      "Parallel Rings section III, Algorithms 1 and 2",
+		Intra:      true,
 		Rank:       parallelRingsAllgatherRank,
 	})
 }
 
 // allgatherRun is the state of one rank's parallel-rings allgather.
 type allgatherRun struct {
-	spec  *Spec
-	p     *RankProgram
-	sh    hierShape
-	blk   *hierBlocks
-	tags  hierTags
-	phase int
+	ringsRun
 	intra intraAlgorithm
 	ctx   [2][]intraGroup // the groups of the current and the previous round, per piece
 }
 
 func parallelRingsAllgatherRank(spec *Spec, plan *Plan, prog *RankProgram) error {
-	const alg = "parallel_rings"
-	sh, err := hierShapeOf(alg, spec)
+	run, intra, err := newRingsRun(spec, prog, true, true, 1)
 	if err != nil {
 		return err
 	}
-	intra, err := selectIntra(alg, spec, sh)
-	if err != nil {
-		return err
-	}
-	blk, tags, err := newHierLayout(alg, spec, sh, true, hierKinds(sh.gpus), 1)
-	if err != nil {
-		return err
-	}
-	prog.Sizes = Sizes{Src: spec.Bytes, Dst: int64(sh.nranks) * spec.Bytes}
-	run := allgatherRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, intra: intra}
-	run.emit(nil)
+	prog.Sizes = Sizes{Src: spec.Bytes, Dst: int64(run.sh.nranks) * spec.Bytes}
+	ag := allgatherRun{ringsRun: run, intra: intra}
+	ag.emit(nil)
 	return nil
 }
 
@@ -117,11 +104,11 @@ func (a *allgatherRun) emit(ownReady []int) {
 		for c := 0; c < K; c++ {
 			// Stage 2: one hop of this rank's ring (Alg. 1 lines 21-23).
 			if ps := blk.piece(sm*G+l, c); ps.Len > 0 {
-				addStep(p, Step{Op: OpSend, Peer: int32(next), Tag: int32(a.tags.tag(a.phase, sm, c, kindRing)), SrcBuf: BufDst, SrcOff: ps.Off, Len: ps.Len, Path: path}, last[c])
+				p.Send(next, a.tags.tag(a.phase, sm, c, kindRing), At(BufDst, ps.Off), ps.Len, path, last[c])
 			}
 			rid := -1
 			if pr := blk.piece(rm*G+l, c); pr.Len > 0 {
-				rid = addStep(p, Step{Op: OpRecv, Peer: int32(prev), Tag: int32(a.tags.tag(a.phase, rm, c, kindRing)), DstBuf: BufDst, DstOff: pr.Off, Len: pr.Len})
+				rid = p.Recv(prev, a.tags.tag(a.phase, rm, c, kindRing), At(BufDst, pr.Off), pr.Len)
 			}
 			last[c] = rid
 			// The previous round's deferred phase, then stage 3 of this
@@ -139,13 +126,4 @@ func (a *allgatherRun) emit(ownReady []int) {
 
 func (a *allgatherRun) initGroup(g *intraGroup, m, c, ready int) {
 	*g = intraGroup{run: a, m: m, c: c, ready: ready, stash: g.stash[:0]}
-}
-
-// deps1 is the dependency list of a step that waits for id, or for
-// nothing when id < 0 (a piece that did not exist).
-func deps1(id int) []int {
-	if id < 0 {
-		return nil
-	}
-	return []int{id}
 }

@@ -39,7 +39,7 @@ func pairTopo(nodes, gpus int) *topo.Topology {
 
 var fullMeshIntras = []string{"auto", "linear", "btdd", "btddh", "knomial", "iallgather_linear", "rd"}
 
-// Seed 000 section III, Algorithm 1: parallel_rings allgather with every
+// Parallel Rings, section III, Algorithm 1: parallel_rings allgather with every
 // full-mesh intra-node variant verifies over nodes 1-16 x GPUs 1-8 and sizes
 // from one element to 64 MiB.
 func TestParallelRingsAllgatherVerifies(t *testing.T) {
@@ -72,7 +72,7 @@ func TestParallelRingsAllgatherIntraVariants(t *testing.T) {
 	}
 }
 
-// Seed 000 section III-C, Algorithm 2: the congestion-aware variant on
+// Parallel Rings, section III-C, Algorithm 2: the congestion-aware variant on
 // cluster A nodes and on synthetic 2-socket nodes of 2, 4, 6 and 8 GPUs.
 func TestParallelRingsAllgatherCongestionAware(t *testing.T) {
 	clusterA, err := topo.Preset("clusterA")
@@ -106,7 +106,7 @@ func TestParallelRingsAllgatherCongestionAware(t *testing.T) {
 	}
 }
 
-// Seed 000 section III (item 3, "Scalable"): on cluster B (4 GPUs and 4
+// Parallel Rings, section III (item 3, "Scalable"): on cluster B (4 GPUs and 4
 // HCAs per node) the flat ring has P-1 inter-node transfers on its critical
 // path, Parallel Rings P/HCA - 1 = nodes - 1 (15 instead of 63 for P = 64).
 func TestParallelRingsCriticalPathClusterB(t *testing.T) {

@@ -23,28 +23,21 @@ func init() {
 		Name:       "parallel_rings",
 		Desc:       "reduce-scatter then allgather, both as parallel rings (one inter-node ring per local rank/rail)",
 		Paper:      "Parallel Rings section V-A (RSA with Parallel Rings for both phases)",
+		Intra:      true,
 		Rank:       parallelRingsAllreduceRank,
 	})
 }
 
 func parallelRingsAllreduceRank(spec *Spec, plan *Plan, prog *RankProgram) error {
-	const alg = "parallel_rings"
-	sh, err := hierShapeOf(alg, spec)
+	run, intra, err := newRingsRun(spec, prog, false, true, 2)
 	if err != nil {
 		return err
 	}
-	intra, err := selectIntra(alg, spec, sh)
-	if err != nil {
-		return err
-	}
-	blk, tags, err := newHierLayout(alg, spec, sh, false, hierKinds(sh.gpus), 2)
-	if err != nil {
-		return err
-	}
-	rs := reduceScatterRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, inPlace: true}
+	rs := reduceScatterRun{ringsRun: run, inPlace: true}
 	prog.Sizes = Sizes{Src: spec.Bytes, Dst: spec.Bytes, Scratch: rs.scratchBytes()}
 	rs.emit()
-	ag := allgatherRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags, phase: 1, intra: intra}
+	run.phase = 1
+	ag := allgatherRun{ringsRun: run, intra: intra}
 	ag.emit(rs.final)
 	return nil
 }

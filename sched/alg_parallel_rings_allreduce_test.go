@@ -9,7 +9,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Seed 000 section V-A: the parallel_rings allreduce (reduce-scatter then
+// Parallel Rings, section V-A: the parallel_rings allreduce (reduce-scatter then
 // allgather, both parallel rings) verifies over nodes 1-16 x GPUs 1-8 and
 // vectors from one element (most blocks empty) to 64 MiB, with every
 // intra-node variant of the allgather half.

@@ -48,29 +48,19 @@ func init() {
 }
 
 func parallelRingsReduceScatterRank(spec *Spec, plan *Plan, prog *RankProgram) error {
-	const alg = "parallel_rings"
-	sh, err := hierShapeOf(alg, spec)
+	run, _, err := newRingsRun(spec, prog, true, false, 1)
 	if err != nil {
 		return err
 	}
-	blk, tags, err := newHierLayout(alg, spec, sh, true, 2, 1)
-	if err != nil {
-		return err
-	}
-	rs := reduceScatterRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags}
-	prog.Sizes = Sizes{Src: int64(sh.nranks) * spec.Bytes, Dst: spec.Bytes, Scratch: rs.scratchBytes()}
+	rs := reduceScatterRun{ringsRun: run}
+	prog.Sizes = Sizes{Src: int64(run.sh.nranks) * spec.Bytes, Dst: spec.Bytes, Scratch: rs.scratchBytes()}
 	rs.emit()
 	return nil
 }
 
 // reduceScatterRun is the state of one rank's parallel-rings reduce-scatter.
 type reduceScatterRun struct {
-	spec  *Spec
-	p     *RankProgram
-	sh    hierShape
-	blk   *hierBlocks
-	tags  hierTags
-	phase int
+	ringsRun
 	// inPlace writes the result at the block's own offset in dst (allreduce)
 	// instead of at offset 0 (reduce_scatter).
 	inPlace bool
@@ -162,11 +152,11 @@ func (rs *reduceScatterRun) emit() {
 				default:
 					accRef = rs.slot(q, accSlot, b, c, ps)
 				}
-				deps := -1
+				freed := -1 // the accumulator slot's last reader
 				if !last {
-					deps = *lr(q, c, accSlot)
+					freed = *lr(q, c, accSlot)
 				}
-				acc = addStep(p, Step{Op: OpCopy, SrcBuf: BufSrc, SrcOff: ps.Off, DstBuf: accRef.Buf, DstOff: accRef.Off, Len: ps.Len}, deps)
+				acc = p.Copy(At(BufSrc, ps.Off), accRef, ps.Len, freed)
 			}
 			// This GPU's contributions to the other local GPUs' blocks of
 			// group m, posted when this GPU starts on group m itself.
@@ -175,7 +165,7 @@ func (rs *reduceScatterRun) emit() {
 					continue
 				}
 				if pj := blk.piece(m*G+j, c); pj.Len > 0 {
-					p.Send(base+j, tagIntra, At(BufSrc, pj.Off), pj.Len, Path{}, deps1(acc)...)
+					p.Send(base+j, tagIntra, At(BufSrc, pj.Off), pj.Len, Path{}, acc)
 				}
 			}
 			if ps.Len == 0 {
@@ -189,7 +179,7 @@ func (rs *reduceScatterRun) emit() {
 					continue
 				}
 				ref := rs.slot(q, i, b, c, ps)
-				rid := addStep(p, Step{Op: OpRecv, Peer: int32(base + j), Tag: int32(tagIntra), DstBuf: ref.Buf, DstOff: ref.Off, Len: ps.Len}, *lr(q, c, i))
+				rid := p.Recv(base+j, tagIntra, ref, ps.Len, *lr(q, c, i))
 				acc = p.Reduce(ref, accRef, ps.Len, rid, acc)
 				*lr(q, c, i) = acc
 				i++
@@ -197,7 +187,7 @@ func (rs *reduceScatterRun) emit() {
 			// The partial sum of block b from the previous node.
 			if k > 0 {
 				ref := rs.slot(q, ringSlot, b, c, ps)
-				rid := addStep(p, Step{Op: OpRecv, Peer: int32(prev), Tag: int32(rs.tags.tag(rs.phase, m, c, kindRing)), DstBuf: ref.Buf, DstOff: ref.Off, Len: ps.Len}, *lr(q, c, ringSlot))
+				rid := p.Recv(prev, rs.tags.tag(rs.phase, m, c, kindRing), ref, ps.Len, *lr(q, c, ringSlot))
 				acc = p.Reduce(ref, accRef, ps.Len, rid, acc)
 				*lr(q, c, ringSlot) = acc
 			}

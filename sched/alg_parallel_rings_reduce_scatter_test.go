@@ -9,7 +9,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Seed 000 section V-A: the parallel_rings reduce-scatter (one ring per
+// Parallel Rings, section V-A: the parallel_rings reduce-scatter (one ring per
 // rail) verifies over nodes 1-16 x GPUs 1-8 and sizes from one element to
 // 64 MiB: every output element reduced over every rank exactly once.
 func TestParallelRingsReduceScatterVerifies(t *testing.T) {

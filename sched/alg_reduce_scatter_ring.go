@@ -33,9 +33,9 @@ func reduceScatterRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 	if n > 2 {
 		prog.Sizes.Scratch = 2 * B
 	}
-	h := NewHazards(prog.Sizes)
+	h := NewHazards(prog)
 	if n == 1 {
-		h.Copy(prog, At(BufSrc, 0), At(BufDst, 0), B)
+		h.Copy(At(BufSrc, 0), At(BufDst, 0), B)
 		return nil
 	}
 	next, prev := (r+1)%n, (r-1+n)%n
@@ -58,9 +58,9 @@ func reduceScatterRingRank(spec *Spec, plan *Plan, prog *RankProgram) error {
 			}
 			tag := ChunkTag(s, c, k)
 			deps := ls.deps(c)
-			sid := h.Send(prog, next, tag, src, piece.Len, Path{}, deps...)
-			rid := h.Recv(prog, prev, tag, into, piece.Len, deps...)
-			h.Reduce(prog, At(BufSrc, int64(rb)*B+piece.Off), into, piece.Len)
+			sid := h.Send(next, tag, src, piece.Len, Path{}, deps...)
+			rid := h.Recv(prev, tag, into, piece.Len, deps...)
+			h.Reduce(At(BufSrc, int64(rb)*B+piece.Off), into, piece.Len)
 			ls.set(c, sid, rid)
 		}
 	}

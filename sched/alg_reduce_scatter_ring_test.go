@@ -8,7 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Seed 001 Algorithm 1, first loop: ring reduce-scatter verifies (every
+// Multi-lane, Algorithm 1, first loop: ring reduce-scatter verifies (every
 // element of rank r's block reduced over all ranks exactly once) and takes
 // P-1 rounds.
 func TestReduceScatterRingVerifies(t *testing.T) {

@@ -40,14 +40,17 @@
 // packed by destination and dst by source, displacements being prefix sums
 // of Counts (AlltoallvDispls); bcast every rank has src and dst of Bytes.
 //
-// Generators share a few helpers so a block means the same bytes
-// everywhere: BlockSpan splits a message into blocks of whole elements as
-// even as elements allow (never splitting an element, so any size of at
-// least one element works); ChunkCount, ChunkSpan and ChunkTag split a
-// transfer into pipelined pieces when Spec.Chunks > 1; Hazards gives each
-// step exactly the dependencies that make a program race-free, so a
-// generator can emit steps in program order and add only the ordering its
-// algorithm wants on top (lock-stepped rounds, for instance).
+// Every generator adds its steps one way (steps.go): prog.Send, Recv, Copy
+// and Reduce, each with the ids of the steps it waits for, a negative id
+// standing for none. A generator may write the same verbs on a Hazards
+// over the program instead, which adds exactly the dependencies that make
+// the program race-free, so that it can emit steps in program order and
+// give only the ordering its algorithm wants on top (lock-stepped rounds,
+// for instance). Generators share a few helpers so a block means the same
+// bytes everywhere: BlockSpan splits a message into blocks of whole
+// elements as even as elements allow (never splitting an element, so any
+// size of at least one element works); ChunkCount, ChunkSpan and ChunkTag
+// split a transfer into pipelined pieces when Spec.Chunks > 1.
 //
 // # Verification
 //
@@ -74,16 +77,19 @@
 //
 // # Algorithms
 //
-// One file per algorithm, each registered in init with the paper section it
-// implements: allgather ring, neighbor, recursive_doubling, bruck (the
-// baselines of Parallel Rings section II) and parallel_rings (Parallel Rings
-// Algorithms 1 and 2); reduce_scatter ring and parallel_rings (Parallel Rings
-// section V-A); allreduce ring (Multi-lane Algorithm 1), rabenseifner, lane
-// (Multi-lane Algorithm 2), recursive_doubling and parallel_rings; alltoallv
-// pairwise; bcast knomial; allgather and bcast multiwrite (the MultiWrite paper's relay
-// multicast, planned by multiwrite.go, which also builds the grouped TP=4
-// allgather that VerifyMulticast checks). `goring plan` prints any of them,
-// verifies it and draws it.
+// One file per algorithm (alg_*.go), each registered in init with the
+// paper section it implements: allgather ring, neighbor,
+// recursive_doubling, bruck (the baselines of Parallel Rings section II)
+// and parallel_rings (Parallel Rings Algorithms 1 and 2); reduce_scatter
+// ring and parallel_rings (Parallel Rings section V-A); allreduce ring
+// (Multi-lane Algorithm 1), rabenseifner, lane (Multi-lane Algorithm 2),
+// recursive_doubling and parallel_rings; alltoallv pairwise and nimble
+// (NIMBLE section IV); bcast knomial; allgather and bcast multiwrite (the
+// MultiWrite paper's relay multicast, planned by multiwrite.go, which also
+// builds the grouped TP=4 allgather that VerifyMulticast checks). The
+// intra-node phase of parallel_rings has a table of its own (intra.go,
+// Spec.Intra), one file per variant (intra_*.go). `goring plan` prints any
+// of them, verifies it and draws it.
 //
 // # Scratch memory
 //

@@ -135,24 +135,6 @@ func runAlgorithm(a Algorithm, spec *Spec, only int) (*Plan, error) {
 	return plan, nil
 }
 
-// perRank turns a one-rank generator into a whole-plan generator.
-func perRank(fn func(*Spec, *Plan, *RankProgram) error) func(*Spec, *Plan) error {
-	return func(spec *Spec, plan *Plan) error {
-		for r := range plan.Ranks {
-			if err := fn(spec, plan, &plan.Ranks[r]); err != nil {
-				return err
-			}
-		}
-		return nil
-	}
-}
-
-// registerPerRank registers an algorithm written one rank at a time.
-func registerPerRank(a Algorithm) {
-	a.Generate = perRank(a.Rank)
-	Register(a)
-}
-
 // newPlan fills the header and the rank/node/local of every program.
 func newPlan(spec *Spec, alg string) *Plan {
 	t := spec.Topo

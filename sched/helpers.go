@@ -1,7 +1,5 @@
 package sched
 
-import "slices"
-
 // Shared helpers for every generator: how a message splits into blocks of
 // whole elements, where a block lies, and how tags are numbered. All
 // generators (baselines, parallel rings, lane) use these so that a block
@@ -45,15 +43,6 @@ func BlockSpan(n int64, parts, i, elem int) Span {
 	return s
 }
 
-// SplitBlocks returns all blocks of BlockSpan(n, parts, i, elem) in order.
-func SplitBlocks(n int64, parts, elem int) []Span {
-	out := make([]Span, parts)
-	for i := range out {
-		out[i] = BlockSpan(n, parts, i, elem)
-	}
-	return out
-}
-
 // MaxBlockLen is the length of the largest block of BlockSpan(n, parts, ., elem),
 // which is the size of a scratch slot that can hold any block.
 func MaxBlockLen(n int64, parts, elem int) int64 {
@@ -70,13 +59,19 @@ func PrefixSums(sizes []int64) []int64 {
 	return out
 }
 
-// At returns the Ref of offset off+delta in buffer b.
+// At returns the Ref of offset off in buffer b.
 func At(b Buf, off int64) Ref { return Ref{Buf: b, Off: off} }
 
-// NodeOf returns the node and local index of rank r in the plan's
-// programs, which Generate fills before the algorithm runs.
-func (p *Plan) NodeOf(r int) (node, local int) {
-	return p.Ranks[r].Node, p.Ranks[r].Local
+// startAllgather starts a flat allgather whose steps Hazards orders
+// (bruck, neighbor, recursive_doubling): it sizes the buffers (dst holds
+// rank j's block at j*Bytes), copies the rank's own block from src to its
+// place in dst, and returns the Hazards to add the rest through.
+func startAllgather(spec *Spec, plan *Plan, prog *RankProgram) *Hazards {
+	B := spec.Bytes
+	prog.Sizes = Sizes{Src: B, Dst: int64(plan.NRanks) * B}
+	h := NewHazards(prog)
+	h.Copy(At(BufSrc, 0), At(BufDst, int64(prog.Rank)*B), B)
+	return h
 }
 
 // SetSizes sets the buffer sizes of every rank of the plan to z.
@@ -96,135 +91,3 @@ func ceilLog2(n int) int {
 }
 
 func isPow2(n int) bool { return n > 0 && n&(n-1) == 0 }
-
-// Hazards orders the steps of one rank by the bytes they touch, so a
-// generator can emit steps in program order and get exactly the deps that
-// make it race-free: a step waits for the last writer of every byte it reads
-// or writes (read-after-write, write-after-write) and for every reader since
-// then of every byte it writes (write-after-read). It is the same
-// bookkeeping Verify uses to find races, run forwards. Use one Hazards per
-// rank program:
-//
-//	h := NewHazards(prog.Sizes)
-//	id := h.Add(prog, Step{Op: OpRecv, ...}, lockstepDeps...)
-//
-// Cost: O(log segments + touched segments) per step; deps are deduplicated.
-type Hazards struct {
-	maps [4]*imap[raceVal]
-	pool readerPool
-	seen map[int32]bool
-}
-
-// NewHazards tracks buffers of sizes z (sizes must be final: set
-// prog.Sizes before adding steps).
-func NewHazards(z Sizes) *Hazards {
-	h := &Hazards{seen: map[int32]bool{}}
-	for b := BufSrc; b <= BufScratch; b++ {
-		h.maps[b] = newIMap(z.Of(b), raceVal{writer: -1, readers: -1}, raceShift, nil)
-	}
-	return h
-}
-
-// Deps returns the steps s must wait for, plus extra, sorted and unique.
-func (h *Hazards) Deps(s Step, extra ...int) []int {
-	clear(h.seen)
-	var out []int
-	add := func(id int32) {
-		if id >= 0 && !h.seen[id] {
-			h.seen[id] = true
-			out = append(out, int(id))
-		}
-	}
-	for _, e := range extra {
-		add(int32(e))
-	}
-	visit := func(b Buf, off, n int64, write bool) {
-		if n == 0 {
-			return
-		}
-		m := h.maps[b]
-		for i := m.find(off); i < len(m.segs) && m.segs[i].lo < off+n; i++ {
-			add(m.segs[i].v.writer)
-			if write {
-				for x := m.segs[i].v.readers; x >= 0; x = h.pool.next[x] {
-					add(h.pool.step[x])
-				}
-			}
-		}
-	}
-	switch s.Op {
-	case OpSend:
-		visit(s.SrcBuf, s.SrcOff, s.Len, false)
-	case OpRecv:
-		visit(s.DstBuf, s.DstOff, s.Len, true)
-	case OpCopy, OpReduce:
-		visit(s.SrcBuf, s.SrcOff, s.Len, false)
-		visit(s.DstBuf, s.DstOff, s.Len, true)
-	}
-	slices.Sort(out)
-	return out
-}
-
-// Record notes that step id (already added) accesses what s accesses.
-func (h *Hazards) Record(id int, s Step) {
-	read := func(b Buf, off, n int64) {
-		if n == 0 {
-			return
-		}
-		m := h.maps[b]
-		i, j := m.span(off, off+n)
-		for k := i; k < j; k++ {
-			m.segs[k].v.readers = h.pool.push(m.segs[k].v.readers, int32(id))
-		}
-	}
-	write := func(b Buf, off, n int64) {
-		if n == 0 {
-			return
-		}
-		m := h.maps[b]
-		i, j := m.span(off, off+n)
-		m.segs[i] = seg[raceVal]{m.segs[i].lo, m.segs[j-1].hi, raceVal{writer: int32(id), readers: -1}}
-		m.segs = append(m.segs[:i+1], m.segs[j:]...)
-	}
-	switch s.Op {
-	case OpSend:
-		read(s.SrcBuf, s.SrcOff, s.Len)
-	case OpRecv:
-		write(s.DstBuf, s.DstOff, s.Len)
-	case OpCopy:
-		read(s.SrcBuf, s.SrcOff, s.Len)
-		write(s.DstBuf, s.DstOff, s.Len)
-	case OpReduce:
-		read(s.SrcBuf, s.SrcOff, s.Len)
-		write(s.DstBuf, s.DstOff, s.Len)
-	}
-}
-
-// Add appends s to prog with the deps its bytes need plus extra, records
-// it, and returns its id.
-func (h *Hazards) Add(prog *RankProgram, s Step, extra ...int) int {
-	id := prog.Add(s, h.Deps(s, extra...)...)
-	h.Record(id, s)
-	return id
-}
-
-// Send, Recv, Copy and Reduce are the RankProgram builders with hazard
-// deps added.
-func (h *Hazards) Send(prog *RankProgram, peer, tag int, src Ref, n int64, path Path, extra ...int) int {
-	return h.Add(prog, Step{Op: OpSend, Peer: int32(peer), Tag: int32(tag), SrcBuf: src.Buf, SrcOff: src.Off, Len: n, Path: path}, extra...)
-}
-
-// Recv: see Send.
-func (h *Hazards) Recv(prog *RankProgram, peer, tag int, dst Ref, n int64, extra ...int) int {
-	return h.Add(prog, Step{Op: OpRecv, Peer: int32(peer), Tag: int32(tag), DstBuf: dst.Buf, DstOff: dst.Off, Len: n}, extra...)
-}
-
-// Copy: see Send.
-func (h *Hazards) Copy(prog *RankProgram, src, dst Ref, n int64, extra ...int) int {
-	return h.Add(prog, Step{Op: OpCopy, SrcBuf: src.Buf, SrcOff: src.Off, DstBuf: dst.Buf, DstOff: dst.Off, Len: n}, extra...)
-}
-
-// Reduce: see Send.
-func (h *Hazards) Reduce(prog *RankProgram, src, dst Ref, n int64, extra ...int) int {
-	return h.Add(prog, Step{Op: OpReduce, SrcBuf: src.Buf, SrcOff: src.Off, DstBuf: dst.Buf, DstOff: dst.Off, Len: n}, extra...)
-}

@@ -1,46 +1,9 @@
 package sched
 
-import "github.com/goring-hpc/goring/coll"
-
 // The machinery the hierarchical generators share (parallel_rings
 // allgather, reduce_scatter and allreduce; lane allreduce uses the tags):
 // the node-major shape, the placement of blocks and pieces, the tag layout
 // and the rail hint of a ring send.
-
-// registerHier registers a hierarchical algorithm written one rank at a
-// time. Its whole-plan generator builds each rank into one reused program
-// and copies the result into slices of the exact size, so a large plan
-// holds no spare capacity and no step is allocated on its own.
-func registerHier(a Algorithm) {
-	rank := a.Rank
-	a.Generate = func(spec *Spec, plan *Plan) error {
-		var work RankProgram
-		for r := range plan.Ranks {
-			prog := &plan.Ranks[r]
-			resetProgram(&work, prog)
-			if err := rank(spec, plan, &work); err != nil {
-				return err
-			}
-			prog.Sizes = work.Sizes
-			prog.Steps = append(make([]Step, 0, len(work.Steps)), work.Steps...)
-			prog.deps = append(make([]int32, 0, len(work.deps)), work.deps...)
-		}
-		if a.Name == "parallel_rings" && a.Collective != coll.ReduceScatter && (spec.Intra == "" || spec.Intra == "auto") {
-			plan.Note = "intra: auto chose " + AutoIntra(spec.Topo)
-		}
-		return nil
-	}
-	Register(a)
-}
-
-// resetProgram makes work an empty program of the rank of like, keeping
-// work's storage.
-func resetProgram(work, like *RankProgram) {
-	work.Rank, work.Node, work.Local = like.Rank, like.Node, like.Local
-	work.Sizes = Sizes{}
-	work.Steps = work.Steps[:0]
-	work.deps = work.deps[:0]
-}
 
 // hierShape is the node-major arrangement the hierarchical algorithms need:
 // nodes equal nodes of gpus GPUs each.
@@ -150,15 +113,42 @@ const (
 	kindIntra = 1 // first kind an intra-node algorithm may use
 )
 
-// newHierLayout is the prelude of the parallel-rings generators: the blocks
-// (uniform: one rank's Bytes each; else the vector split over the ranks)
-// and a tag layout of kinds tag kinds that must number phases phases
-// within 32 bits, else the spec is unsupported.
-func newHierLayout(alg string, spec *Spec, sh hierShape, uniform bool, kinds, phases int) (hierBlocks, hierTags, error) {
+// ringsRun is what one rank's run of a parallel_rings generator knows: the
+// spec, the program it adds to, the shape, the blocks, the tags, and the
+// tag phase of the half it emits (the allreduce runs two).
+type ringsRun struct {
+	spec  *Spec
+	p     *RankProgram
+	sh    hierShape
+	blk   *hierBlocks
+	tags  hierTags
+	phase int
+}
+
+// newRingsRun is the prelude of the parallel_rings generators: the shape
+// (equal nodes), the intra-node algorithm Spec.Intra selects when the
+// collective has an intra-node allgather (withIntra), the blocks (uniform:
+// one rank's Bytes each; else the vector split over the ranks) and a tag
+// layout that must number phases phases within 32 bits, else the spec is
+// unsupported.
+func newRingsRun(spec *Spec, prog *RankProgram, uniform, withIntra bool, phases int) (ringsRun, intraAlgorithm, error) {
+	const alg = "parallel_rings"
+	sh, err := hierShapeOf(alg, spec)
+	if err != nil {
+		return ringsRun{}, nil, err
+	}
+	kinds := 2 // the ring hop and the intra-node reduction
+	var intra intraAlgorithm
+	if withIntra {
+		if intra, err = selectIntra(alg, spec, sh); err != nil {
+			return ringsRun{}, nil, err
+		}
+		kinds = hierKinds(sh.gpus)
+	}
 	blk := newHierBlocks(uniform, spec.Bytes, sh.nranks, spec.DtypeBytes, spec.Chunks)
 	tags := hierTags{groups: sh.nodes, pieces: max(blk.pieces, 1), kinds: kinds}
 	if !tags.fits(phases) {
-		return blk, tags, Unsupported(alg, "%d nodes x %d pieces x %d tag kinds overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces, kinds)
+		return ringsRun{}, nil, Unsupported(alg, "%d nodes x %d pieces x %d tag kinds overflow 32-bit tags; use fewer chunks", sh.nodes, blk.pieces, kinds)
 	}
-	return blk, tags, nil
+	return ringsRun{spec: spec, p: prog, sh: sh, blk: &blk, tags: tags}, intra, nil
 }

@@ -1,11 +1,11 @@
 package sched
 
-// intraCongestionAware is the congestion-aware intra-node algorithm of seed
-// 000 section III-C (Table I "Proposed", Fig. 6, Algorithm 2), generalised
-// from the paper's 4-GPU node to any node whose GPUs pair up by NVLink
-// across two sockets. The pairing comes from the topology's NVLink links
-// (nvlinkPairs); pairs are ordered by their lower GPU index, pair k = (a_k,
-// b_k) with a_k < b_k, and the virtual ring is
+// intraCongestionAware is the congestion-aware intra-node algorithm of
+// Parallel Rings section III-C (Table I "Proposed", Fig. 6, Algorithm 2),
+// generalised from the paper's 4-GPU node to any node whose GPUs pair up
+// by NVLink across two sockets. The pairing comes from the topology's
+// NVLink links (nvlinkPairs); pairs are ordered by their lower GPU index,
+// pair k = (a_k, b_k) with a_k < b_k, and the virtual ring is
 //
 //	L = a_0, a_1, ..., a_{M-1}, b_0, b_1, ..., b_{M-1}     (M = G/2 pairs)
 //
@@ -32,7 +32,10 @@ type intraCongestionAware struct {
 	ring []int // the virtual ring L
 }
 
-func newIntraCongestionAware(alg string, spec *Spec) (intraAlgorithm, error) {
+func newIntraCongestionAware(alg string, spec *Spec, sh hierShape) (intraAlgorithm, error) {
+	if sh.gpus == 1 {
+		return intraLinear{}, nil // nothing to exchange inside a node
+	}
 	node := &spec.Topo.Nodes[0]
 	peer, reason := nvlinkPairs(node)
 	if reason != "" {

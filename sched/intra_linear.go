@@ -36,21 +36,18 @@ func linearUniform(g *intraGroup, G, l int, size int64) {
 	}
 	a := g.run
 	p := a.p
-	base := int32(p.Node * G)
+	base := p.Node * G
 	first := int64(g.m*G) * size // the group's blocks lie back to back
-	s := Step{Op: OpRecv, Tag: int32(a.tags.tag(a.phase, g.m, g.c, kindIntra)), DstBuf: BufDst, Len: size}
+	tag := a.tags.tag(a.phase, g.m, g.c, kindIntra)
 	for q := 0; q < G; q++ {
 		if q != l {
-			s.Peer, s.DstOff = base+int32(q), first+int64(q)*size
-			pushStep(p, &s, -1)
+			p.Recv(base+q, tag, At(BufDst, first+int64(q)*size), size)
 		}
 	}
-	s.Op, s.DstBuf, s.DstOff = OpSend, 0, 0
-	s.SrcBuf, s.SrcOff = BufDst, first+int64(l)*size
+	own := At(BufDst, first+int64(l)*size)
 	for q := 0; q < G; q++ {
 		if q != l {
-			s.Peer = base + int32(q)
-			pushStep(p, &s, g.ready)
+			p.Send(base+q, tag, own, size, Path{}, g.ready)
 		}
 	}
 }

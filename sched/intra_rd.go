@@ -84,13 +84,11 @@ func (g *intraGroup) rangeXfer(send bool, peer, kind, a, b int, deps []int) []in
 			continue
 		}
 		a := g.run
-		st := Step{Peer: int32(a.p.Node*a.sh.gpus + peer), Tag: int32(a.tags.tag(a.phase, g.m, g.c, kind)), Len: s.Len}
+		to, tag := a.p.Node*a.sh.gpus+peer, a.tags.tag(a.phase, g.m, g.c, kind)
 		if send {
-			st.Op, st.SrcBuf, st.SrcOff = OpSend, BufDst, s.Off
-			addStep(a.p, st, deps...)
+			a.p.Send(to, tag, At(BufDst, s.Off), s.Len, Path{}, deps...)
 		} else {
-			st.Op, st.DstBuf, st.DstOff = OpRecv, BufDst, s.Off
-			deps = append(deps, addStep(a.p, st))
+			deps = append(deps, a.p.Recv(to, tag, At(BufDst, s.Off), s.Len))
 		}
 	}
 	return deps

@@ -534,13 +534,13 @@ func parseStep(rp *RankProgram, js *jsonStep, n int) error {
 	if len(deps) > 0xffff {
 		return fmt.Errorf("%d deps: at most 65535", len(deps))
 	}
-	ds := make([]int, len(deps))
+	ds := make([]int32, len(deps))
 	for i, d := range deps {
 		if d < 0 || d >= int64(id) {
 			return fmt.Errorf("deps: step %d is not an earlier step of this rank", d)
 		}
-		ds[i] = int(d)
+		ds[i] = int32(d)
 	}
-	rp.Add(s, ds...)
+	rp.addParsed(s, ds)
 	return nil
 }

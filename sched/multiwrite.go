@@ -11,7 +11,7 @@ import (
 
 // MultiWrite relay multicast (MultiWrite) as a pure schedule.
 //
-// Seed 004 removes redundant copies of one message from bottleneck links:
+// MultiWrite removes redundant copies of one message from bottleneck links:
 // the source injects ONE copy per next hop, and GPUs on the way (relays)
 // replicate it to the destinations their part of the message's destination
 // set names. This file is the planner (which GPU relays which part to whom)

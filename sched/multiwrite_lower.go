@@ -66,7 +66,7 @@ func newMulticastLowerer(plan *Plan, only, elem, chunks int) (*multicastLowerer,
 		z := plan.Ranks[r].Sizes
 		l.scratch[r] = z.Scratch
 		z.Scratch = hazardScratch
-		l.hz[r] = NewHazards(z)
+		l.hz[r] = newHazardsSized(&plan.Ranks[r], z)
 	}
 	return l, nil
 }
@@ -77,7 +77,7 @@ func (l *multicastLowerer) mine(r int) bool { return l.only < 0 || r == l.only }
 // part, piece by piece.
 func (l *multicastLowerer) message(i int, m Multicast, tr RelayTree, pl Placement) {
 	if m.Dests.Has(m.Src) && m.Bytes > 0 && l.mine(m.Src) {
-		l.hz[m.Src].Copy(&l.plan.Ranks[m.Src], pl.From, At(BufDst, pl.DstOff), m.Bytes)
+		l.hz[m.Src].Copy(pl.From, At(BufDst, pl.DstOff), m.Bytes)
 	}
 	for pi, part := range tr.Parts {
 		l.slot = l.slot[:0]
@@ -115,14 +115,10 @@ func (l *multicastLowerer) message(i int, m Multicast, tr RelayTree, pl Placemen
 					// send waits for piece c's), so the relay forwards piece
 					// c while piece c+1 is on the wire; sent all at once they
 					// would share the link and arrive together.
-					var after []int
-					if prev >= 0 {
-						after = []int{prev}
-					}
-					prev = l.hz[hp.From].Send(&l.plan.Ranks[hp.From], hp.To, tag, Ref{from.Buf, from.Off + pc.Off}, pc.Len, hp.Path, after...)
+					prev = l.hz[hp.From].Send(hp.To, tag, Ref{from.Buf, from.Off + pc.Off}, pc.Len, hp.Path, prev)
 				}
 				if l.mine(hp.To) {
-					l.hz[hp.To].Recv(&l.plan.Ranks[hp.To], hp.From, tag, Ref{to.Buf, to.Off + pc.Off}, pc.Len)
+					l.hz[hp.To].Recv(hp.From, tag, Ref{to.Buf, to.Off + pc.Off}, pc.Len)
 				}
 			}
 			l.last = append(l.last, prev) // the hop's last send (on From), for hops After it

@@ -125,7 +125,7 @@ func pairBytes(p *Plan) map[[2]int]int64 {
 	return out
 }
 
-// Seed 004 section 3.1's derivation, checked on link loads: two TP=4
+// MultiWrite section 3.1's derivation, checked on link loads: two TP=4
 // allgathers on ascend-8p with S bytes per rank. The busiest direct link
 // carries S (baseline), 3S/4 (unicast multipath: three copies of the
 // relayed quarter on the cross link) and S/2 (MultiWrite): latency 50%

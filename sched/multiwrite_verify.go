@@ -66,33 +66,12 @@ func VerifyMulticast(p *Plan, msgs []Multicast, place []Placement) (*Report, err
 func (v *verifier) replayMoves() ([]*imap[cval], error) {
 	p := v.p
 	n := len(p.Ranks)
-	v.singles = make([]*rankSet, n)
-	for r := range v.singles {
-		v.singles[r] = single(n, r)
-	}
-	v.all = fullSet(n)
-	maps := make([][4]*imap[cval], n)
-	for r := range p.Ranks {
-		z := p.Ranks[r].Sizes
-		maps[r][BufSrc] = newIMap(z.Src, cval{set: v.singles[r]}, cshift, csame)
-		maps[r][BufDst] = newIMap(z.Dst, cval{}, cshift, csame)
-		maps[r][BufScratch] = newIMap(z.Scratch, cval{}, cshift, csame)
-	}
-	var buf []seg[cval]
-	for _, g := range v.order {
-		s, r, id := v.step(g)
-		switch s.Op {
-		case OpRecv:
-			ss, sr, _ := v.step(v.partner[g])
-			buf = maps[sr][ss.SrcBuf].read(ss.SrcOff, ss.SrcOff+ss.Len, buf[:0])
-		case OpCopy:
-			buf = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, buf[:0])
-		case OpReduce:
-			return nil, verr("content", "%s: a multicast plan does not reduce", describe(p, r, id))
-		default:
-			continue
-		}
-		maps[r][s.DstBuf].write(s.DstOff, buf)
+	maps := v.startContents()
+	err := v.replay(maps, func(s *Step, r, id int) error {
+		return verr("content", "%s: a multicast plan does not reduce", describe(p, r, id))
+	})
+	if err != nil {
+		return nil, err
 	}
 	out := make([]*imap[cval], n)
 	for r := range out {

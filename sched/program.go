@@ -151,46 +151,6 @@ func (p *RankProgram) Deps(id int) []int32 {
 	return p.deps[s.depOff : s.depOff+uint32(s.depLen)]
 }
 
-// Add appends a step that waits for deps and returns its id. It panics on a
-// dependency that is not an earlier step (a generator bug, not user input):
-// programs are acyclic by construction because deps point backwards.
-func (p *RankProgram) Add(s Step, deps ...int) int {
-	id := len(p.Steps)
-	if len(deps) > 0xffff {
-		panic("sched: too many dependencies on one step")
-	}
-	s.depOff = uint32(len(p.deps))
-	s.depLen = uint16(len(deps))
-	for _, d := range deps {
-		if d < 0 || d >= id {
-			panic(fmt.Sprintf("sched: rank %d step %d depends on step %d, which is not earlier", p.Rank, id, d))
-		}
-		p.deps = append(p.deps, int32(d))
-	}
-	p.Steps = append(p.Steps, s)
-	return id
-}
-
-// Send appends a send of n bytes at src to peer with tag.
-func (p *RankProgram) Send(peer, tag int, src Ref, n int64, path Path, deps ...int) int {
-	return p.Add(Step{Op: OpSend, Peer: int32(peer), Tag: int32(tag), SrcBuf: src.Buf, SrcOff: src.Off, Len: n, Path: path}, deps...)
-}
-
-// Recv appends a receive of n bytes from peer with tag into dst.
-func (p *RankProgram) Recv(peer, tag int, dst Ref, n int64, deps ...int) int {
-	return p.Add(Step{Op: OpRecv, Peer: int32(peer), Tag: int32(tag), DstBuf: dst.Buf, DstOff: dst.Off, Len: n}, deps...)
-}
-
-// Copy appends dst = src for n bytes.
-func (p *RankProgram) Copy(src, dst Ref, n int64, deps ...int) int {
-	return p.Add(Step{Op: OpCopy, SrcBuf: src.Buf, SrcOff: src.Off, DstBuf: dst.Buf, DstOff: dst.Off, Len: n}, deps...)
-}
-
-// Reduce appends dst = dst OP src for n bytes.
-func (p *RankProgram) Reduce(src, dst Ref, n int64, deps ...int) int {
-	return p.Add(Step{Op: OpReduce, SrcBuf: src.Buf, SrcOff: src.Off, DstBuf: dst.Buf, DstOff: dst.Off, Len: n}, deps...)
-}
-
 // Plan is the programs of every rank of one collective call.
 type Plan struct {
 	Collective coll.Collective

@@ -2,7 +2,6 @@ package sched
 
 import (
 	"fmt"
-	"slices"
 	"strconv"
 	"strings"
 
@@ -123,6 +122,19 @@ func Verify(p *Plan) (*Report, error) {
 // races) and returns the verifier, whose completion order a content check
 // replays (Verify's per collective, VerifyMulticast's per message).
 func verifyExecution(p *Plan) (*verifier, error) {
+	return checkPlan(p, throughRaces)
+}
+
+// Verify's checks 2-4, for checkPlan to stop after.
+const (
+	throughMatching = iota + 2
+	throughCompletion
+	throughRaces
+)
+
+// checkPlan runs Verify's checks from the structure up to and including
+// last, and returns the verifier they filled.
+func checkPlan(p *Plan, last int) (*verifier, error) {
 	if p == nil {
 		return nil, verr("structure", "nil plan")
 	}
@@ -133,12 +145,16 @@ func verifyExecution(p *Plan) (*verifier, error) {
 	if err := v.match(); err != nil {
 		return nil, err
 	}
-	if err := v.run(); err != nil {
-		return nil, err
-	}
-	for r := range p.Ranks {
-		if err := checkRaces(p, r); err != nil {
+	if last >= throughCompletion {
+		if err := v.run(); err != nil {
 			return nil, err
+		}
+	}
+	if last >= throughRaces {
+		for r := range p.Ranks {
+			if err := checkRaces(p, r); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return v, nil
@@ -150,17 +166,8 @@ func verifyExecution(p *Plan) (*verifier, error) {
 // x axis of `goring plan --svg`. It fails as Verify's first three checks do
 // (structure, matching, deadlock).
 func Levels(p *Plan) ([][]int32, error) {
-	if p == nil {
-		return nil, verr("structure", "nil plan")
-	}
-	if err := checkStructure(p); err != nil {
-		return nil, err
-	}
-	v := newVerifier(p)
-	if err := v.match(); err != nil {
-		return nil, err
-	}
-	if err := v.run(); err != nil {
+	v, err := checkPlan(p, throughCompletion)
+	if err != nil {
 		return nil, err
 	}
 	out := make([][]int32, len(p.Ranks))
@@ -174,14 +181,8 @@ func Levels(p *Plan) ([][]int32, error) {
 // peer (the peer is Step.Peer), or -1 for copy and reduce. It fails on a
 // plan whose structure or matching is wrong.
 func Partners(p *Plan) ([][]int32, error) {
-	if p == nil {
-		return nil, verr("structure", "nil plan")
-	}
-	if err := checkStructure(p); err != nil {
-		return nil, err
-	}
-	v := newVerifier(p)
-	if err := v.match(); err != nil {
+	v, err := checkPlan(p, throughMatching)
+	if err != nil {
 		return nil, err
 	}
 	out := make([][]int32, len(p.Ranks))
@@ -317,156 +318,6 @@ func (v *verifier) step(g int32) (*Step, int, int) {
 	r := int(v.rankOf[g])
 	id := int(g) - v.base[r]
 	return &v.p.Ranks[r].Steps[id], r, id
-}
-
-// match pairs sends and recvs: for each (sender, receiver, tag) the k-th
-// send in step order matches the k-th recv in step order. Both sides are
-// sorted by (receiver, sender, tag, step) and walked together, which is
-// cheaper than a map for the 10^4..10^6 transfers of big plans.
-func (v *verifier) match() error {
-	type ent struct {
-		from, to, tag int32
-		g             int32
-	}
-	p := v.p
-	n := len(p.Ranks)
-	// Both lists in (receiver, sender, tag, step) order. Recvs come grouped
-	// by receiver already; sends are bucketed by receiver (a counting sort,
-	// stable), then every bucket is sorted on its own, which is much
-	// cheaper than one global sort.
-	perTo := make([]int, n+1)
-	nsend, nrecv := 0, 0
-	for r := range p.Ranks {
-		for id := range p.Ranks[r].Steps {
-			switch s := &p.Ranks[r].Steps[id]; s.Op {
-			case OpSend:
-				perTo[s.Peer+1]++
-				nsend++
-			case OpRecv:
-				nrecv++
-			}
-		}
-	}
-	for r := 0; r < n; r++ {
-		perTo[r+1] += perTo[r]
-	}
-	sends := make([]ent, nsend)
-	recvs := make([]ent, 0, nrecv)
-	recvAt := make([]int, n+1)
-	fill := append([]int(nil), perTo[:n]...)
-	for r := range p.Ranks {
-		recvAt[r] = len(recvs)
-		for id := range p.Ranks[r].Steps {
-			s := &p.Ranks[r].Steps[id]
-			g := int32(v.base[r] + id)
-			switch s.Op {
-			case OpSend:
-				sends[fill[s.Peer]] = ent{int32(r), s.Peer, s.Tag, g}
-				fill[s.Peer]++
-			case OpRecv:
-				recvs = append(recvs, ent{s.Peer, int32(r), s.Tag, g})
-			}
-		}
-	}
-	recvAt[n] = len(recvs)
-	cmp := func(a, b ent) int {
-		switch {
-		case a.to != b.to:
-			return int(a.to) - int(b.to)
-		case a.from != b.from:
-			return int(a.from) - int(b.from)
-		case a.tag != b.tag:
-			if a.tag < b.tag {
-				return -1
-			}
-			return 1
-		}
-		return int(a.g) - int(b.g)
-	}
-	sorted := func(x []ent) bool {
-		for i := 1; i < len(x); i++ {
-			if cmp(x[i-1], x[i]) > 0 {
-				return false
-			}
-		}
-		return true
-	}
-	for r := 0; r < n; r++ {
-		if b := sends[perTo[r]:perTo[r+1]]; !sorted(b) {
-			slices.SortFunc(b, cmp)
-		}
-		if b := recvs[recvAt[r]:recvAt[r+1]]; !sorted(b) {
-			slices.SortFunc(b, cmp)
-		}
-	}
-	v.partner = make([]int32, v.total)
-	for i := range v.partner {
-		v.partner[i] = -1
-	}
-	i, j := 0, 0
-	bad := false
-	for i < len(sends) || j < len(recvs) {
-		var c int
-		switch {
-		case i == len(sends):
-			c = 1
-		case j == len(recvs):
-			c = -1
-		default:
-			c = cmp(ent{sends[i].from, sends[i].to, sends[i].tag, 0}, ent{recvs[j].from, recvs[j].to, recvs[j].tag, 0})
-		}
-		switch {
-		case c < 0:
-			bad, i = true, i+1 // a send with no recv left for its key
-		case c > 0:
-			bad, j = true, j+1
-		default:
-			ss, sr, sid := v.step(sends[i].g)
-			rs, rr, rid := v.step(recvs[j].g)
-			if ss.Len != rs.Len {
-				return verr("match", "%s sends %d bytes but its matching %s receives %d", describe(p, sr, sid), ss.Len, describe(p, rr, rid), rs.Len)
-			}
-			v.partner[sends[i].g] = recvs[j].g
-			v.partner[recvs[j].g] = sends[i].g
-			i++
-			j++
-		}
-	}
-	if bad {
-		if err := v.unmatched(OpRecv); err != nil {
-			return err
-		}
-		return v.unmatched(OpSend)
-	}
-	return nil
-}
-
-// unmatched reports the first (by rank, step) step of op that has no partner.
-func (v *verifier) unmatched(op StepOp) error {
-	p := v.p
-	for r := range p.Ranks {
-		for id := range p.Ranks[r].Steps {
-			s := &p.Ranks[r].Steps[id]
-			if s.Op != op || v.partner[v.base[r]+id] >= 0 {
-				continue
-			}
-			// Count how many partners of this key exist, for the message.
-			n := 0
-			for id2 := range p.Ranks[s.Peer].Steps {
-				t := &p.Ranks[s.Peer].Steps[id2]
-				if t.Op != op && (t.Op == OpSend || t.Op == OpRecv) && t.Peer == int32(r) && t.Tag == s.Tag {
-					n++
-				}
-			}
-			if op == OpSend {
-				return verr("match", "%s has no matching recv: rank %d receives from rank %d with tag %d only %d time(s)",
-					describe(p, r, id), s.Peer, r, s.Tag, n)
-			}
-			return verr("match", "%s has no matching send: rank %d sends rank %d with tag %d only %d time(s)",
-				describe(p, r, id), s.Peer, r, s.Tag, n)
-		}
-	}
-	return nil
 }
 
 // run simulates the programs with rendezvous transfers: a step is posted

@@ -46,18 +46,18 @@ func (v *verifier) describeVal(x cval) string {
 	return fmt.Sprintf("origin offset %d reduced over %d of %d ranks (missing %v)", x.off, x.set.n, n, x.set.missing(n, 4))
 }
 
-// contents replays the completion order over symbolic buffers and checks
-// every dst against the collective's result.
-func (v *verifier) contents() error {
+// startContents returns every rank's buffers before the plan runs, as
+// symbolic contents: src holds the rank's own data, dst and scratch
+// nothing. It also sets the rank sets the contents share.
+func (v *verifier) startContents() [][4]*imap[cval] {
 	p := v.p
 	n := len(p.Ranks)
-	elem := int64(p.DtypeBytes)
-	maps := make([][4]*imap[cval], n)
 	v.singles = make([]*rankSet, n)
 	for r := range v.singles {
 		v.singles[r] = single(n, r)
 	}
 	v.all = fullSet(n)
+	maps := make([][4]*imap[cval], n)
 	for r := range p.Ranks {
 		z := p.Ranks[r].Sizes
 		maps[r][BufSrc] = newIMap(z.Src, cval{set: v.singles[r]}, cshift, csame)
@@ -68,56 +68,16 @@ func (v *verifier) contents() error {
 		}
 		maps[r][BufScratch] = newIMap(z.Scratch, cval{}, cshift, csame)
 	}
-	var bufA, bufB, out []seg[cval]
-	for _, g := range v.order {
-		s, r, id := v.step(g)
-		switch s.Op {
-		case OpRecv:
-			ss, sr, _ := v.step(v.partner[g])
-			bufA = maps[sr][ss.SrcBuf].read(ss.SrcOff, ss.SrcOff+ss.Len, bufA[:0])
-			maps[r][s.DstBuf].write(s.DstOff, bufA)
-		case OpCopy:
-			bufA = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, bufA[:0])
-			maps[r][s.DstBuf].write(s.DstOff, bufA)
-		case OpReduce:
-			if s.Len%elem != 0 {
-				return verr("content", "%s: length is not a whole number of %d-byte elements", describe(p, r, id), elem)
-			}
-			bufA = maps[r][s.DstBuf].read(s.DstOff, s.DstOff+s.Len, bufA[:0])
-			bufB = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, bufB[:0])
-			out = out[:0]
-			i, j := 0, 0
-			for i < len(bufA) && j < len(bufB) {
-				a, b := bufA[i], bufB[j]
-				lo := max(a.lo, b.lo)
-				hi := min(a.hi, b.hi)
-				x, y := cshift(a.v, lo-a.lo), cshift(b.v, lo-b.lo)
-				if x.set == nil || y.set == nil {
-					which := "destination"
-					if y.set == nil {
-						which = "source"
-					}
-					return verr("content", "%s: reduces bytes [%d,%d) of the step whose %s was never written", describe(p, r, id), lo, hi, which)
-				}
-				if x.off != y.off {
-					return verr("content", "%s: at byte %d of the step it combines %s with %s (different elements)", describe(p, r, id), lo, v.describeVal(x), v.describeVal(y))
-				}
-				if x.off%elem != 0 || (hi-lo)%elem != 0 {
-					return verr("content", "%s: bytes [%d,%d) of the step are not whole %d-byte elements (origin offset %d): misaligned reduction", describe(p, r, id), lo, hi, elem, x.off)
-				}
-				if k := x.set.overlap(y.set); k >= 0 {
-					return verr("content", "%s: rank %d's contribution at origin offset %d would be reduced twice", describe(p, r, id), k, x.off)
-				}
-				out = append(out, seg[cval]{lo, hi, cval{set: x.set.union(y.set), off: x.off}})
-				if a.hi == hi {
-					i++
-				}
-				if b.hi == hi {
-					j++
-				}
-			}
-			maps[r][s.DstBuf].write(s.DstOff, out)
-		}
+	return maps
+}
+
+// contents replays the completion order over symbolic buffers and checks
+// every dst against the collective's result.
+func (v *verifier) contents() error {
+	p := v.p
+	maps := v.startContents()
+	if err := v.replay(maps, v.reducer(maps)); err != nil {
+		return err
 	}
 	for r := range p.Ranks {
 		want, err := v.expected(r)
@@ -130,6 +90,81 @@ func (v *verifier) contents() error {
 		}
 	}
 	return nil
+}
+
+// replay applies the completion order to the symbolic buffers maps: a
+// recv writes what its matched send reads, a copy what it reads, and a
+// reduce is handed to reduce.
+func (v *verifier) replay(maps [][4]*imap[cval], reduce func(s *Step, r, id int) error) error {
+	var buf []seg[cval]
+	for _, g := range v.order {
+		s, r, id := v.step(g)
+		switch s.Op {
+		case OpRecv:
+			ss, sr, _ := v.step(v.partner[g])
+			buf = maps[sr][ss.SrcBuf].read(ss.SrcOff, ss.SrcOff+ss.Len, buf[:0])
+		case OpCopy:
+			buf = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, buf[:0])
+		case OpReduce:
+			if err := reduce(s, r, id); err != nil {
+				return err
+			}
+			continue
+		default:
+			continue
+		}
+		maps[r][s.DstBuf].write(s.DstOff, buf)
+	}
+	return nil
+}
+
+// reducer returns the replay of a reduce step over maps: the step must
+// combine the same whole elements of disjoint sets of ranks, and its
+// destination then holds their union.
+func (v *verifier) reducer(maps [][4]*imap[cval]) func(s *Step, r, id int) error {
+	p := v.p
+	elem := int64(p.DtypeBytes)
+	var bufA, bufB, out []seg[cval]
+	return func(s *Step, r, id int) error {
+		if s.Len%elem != 0 {
+			return verr("content", "%s: length is not a whole number of %d-byte elements", describe(p, r, id), elem)
+		}
+		bufA = maps[r][s.DstBuf].read(s.DstOff, s.DstOff+s.Len, bufA[:0])
+		bufB = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, bufB[:0])
+		out = out[:0]
+		i, j := 0, 0
+		for i < len(bufA) && j < len(bufB) {
+			a, b := bufA[i], bufB[j]
+			lo := max(a.lo, b.lo)
+			hi := min(a.hi, b.hi)
+			x, y := cshift(a.v, lo-a.lo), cshift(b.v, lo-b.lo)
+			if x.set == nil || y.set == nil {
+				which := "destination"
+				if y.set == nil {
+					which = "source"
+				}
+				return verr("content", "%s: reduces bytes [%d,%d) of the step whose %s was never written", describe(p, r, id), lo, hi, which)
+			}
+			if x.off != y.off {
+				return verr("content", "%s: at byte %d of the step it combines %s with %s (different elements)", describe(p, r, id), lo, v.describeVal(x), v.describeVal(y))
+			}
+			if x.off%elem != 0 || (hi-lo)%elem != 0 {
+				return verr("content", "%s: bytes [%d,%d) of the step are not whole %d-byte elements (origin offset %d): misaligned reduction", describe(p, r, id), lo, hi, elem, x.off)
+			}
+			if k := x.set.overlap(y.set); k >= 0 {
+				return verr("content", "%s: rank %d's contribution at origin offset %d would be reduced twice", describe(p, r, id), k, x.off)
+			}
+			out = append(out, seg[cval]{lo, hi, cval{set: x.set.union(y.set), off: x.off}})
+			if a.hi == hi {
+				i++
+			}
+			if b.hi == hi {
+				j++
+			}
+		}
+		maps[r][s.DstBuf].write(s.DstOff, out)
+		return nil
+	}
 }
 
 // expected returns what rank r's dst must hold, checking the buffer sizes

@@ -7,6 +7,8 @@
 # scripts/device_test.sh runs it there.
 #
 #   scripts/device_bundle.sh            # then carry [".carry"]
+#   scripts/device_bundle.sh osu        # .carry-osu/ for device_osu.sh (Open MPI,
+#                                       # UCC, OMB sources autogen'd here; carry [".carry-osu"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
 make -s deps
@@ -44,3 +46,30 @@ if [ -f ../shared/vendor/ucc-1.8.0.tar.gz ]; then
   tar czf "$out/ucc-autogen.tar.gz" -C "$t" ucc && rm -rf "$t"
 fi
 du -sh "$out"
+
+[ "${1:-}" = osu ] || exit 0
+# .carry-osu: what device_osu.sh builds Open MPI + coll/ucc, UCC and OMB
+# from, the team layer and the UCX wheel. Open MPI's release tarball is a
+# source tree without configure and without its flex outputs; the device
+# has neither autotools nor flex, so both are made here.
+o=.carry-osu
+rm -rf "$o" && mkdir -p "$o/lib" "$o/.deps"
+cp -a "$out/.deps/ucx-cu13" "$o/.deps/"
+cp "$out/lib/libgoring.so" "$out/ucc-autogen.tar.gz" "$o/lib/" && mv "$o/lib/ucc-autogen.tar.gz" "$o/"
+cp ../shared/vendor/osu-micro-benchmarks-7.4.tar.gz "$o/"
+cp -r cshim scripts/device_osu.sh "$o/"
+t=$(mktemp -d); mkdir "$t/ompi"
+tar xzf ../shared/vendor/ompi-4.1.8.tar.gz -C "$t/ompi" --strip-components=1
+(
+  cd "$t/ompi" && ./autogen.pl --no-oshmem >/dev/null 2>&1
+  lex() { flex -P"$2" -o "${1%.l}.c" "$1"; }
+  lex opal/util/keyval/keyval_lex.l opal_util_keyval_yy
+  lex opal/util/show_help_lex.l opal_show_help_yy
+  lex opal/mca/btl/openib/btl_openib_lex.l btl_openib_ini_yy
+  lex opal/mca/pmix/pmix3x/pmix/src/util/keyval/keyval_lex.l pmix_util_keyval_yy
+  lex opal/mca/pmix/pmix3x/pmix/src/util/show_help_lex.l pmix_show_help_yy
+  lex orte/util/hostfile/hostfile_lex.l orte_util_hostfile_
+  lex orte/mca/rmaps/rank_file/rmaps_rank_file_lex.l orte_rmaps_rank_file_
+)
+tar czf "$o/ompi-4.1.8.tar.gz" -C "$t" ompi && rm -rf "$t"
+du -sh "$o"

@@ -3,17 +3,18 @@
 # from what scripts/device_bundle.sh put in .carry/ (nothing else needed:
 # no Go, no toolkit, no network). Run from the repository root there:
 #
-#   bash .carry/device_test.sh [quick|full]   # OUT=dir keeps the logs
+#   bash .carry/device_test.sh [quick|correct|p2p|full]   # OUT=dir keeps the logs
 #
 # 1. the GPU tests: package cuda (driver binding, reduction kernels
 #    bit-identical to the host's), package cudaexec (every algorithm of
 #    every collective run whole on one GPU, equal to host memory), and the
 #    reduction's rate against a copy of the same size;
-# 2. goring bench --mem cuda between processes (UCX cuda_ipc): every
+# 2. goring bench --mem cuda between processes (goring's CUDA IPC push): every
 #    algorithm of every collective, validated, 2, 3, 4 and 8 processes on
 #    the GPUs the machine has (several per GPU);
-# 3. (full) the speed table: allgather and allreduce, 4 processes,
-#    4-256 MiB per rank.
+# 3. (correct, full) 16 MiB and 256 MiB per rank, validated, 4 processes;
+# 4. (full) the speed table: allgather and allreduce, 4 processes,
+#    4-256 MiB per rank, push engine and UCX cuda_ipc in the same run.
 set -uo pipefail
 cd "$(dirname "$0")"
 B=$PWD/bin
@@ -49,6 +50,7 @@ run cudaexec.test bash -c "cd '$ROOT/cudaexec' && '$B/cudaexec.test' -test.v -te
 grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
 
+[ "$MODE" = p2p ] && SKIPBENCH=1
 step "goring bench --mem cuda, validated (UCX $GORING_LIBUCP)"
 for np in 2 3 4 8; do
   for c in allgather allreduce reduce_scatter bcast alltoallv; do
@@ -59,19 +61,46 @@ for np in 2 3 4 8; do
       reduce_scatter) extra=(--dtype int32 --op max); sizes="4,28,16396,280004,1MiB" ;;
     esac
     [ "$MODE" = quick ] && [ "$np" != 4 ] && continue
+    [ -n "${SKIPBENCH:-}" ] && continue
     run "bench_${c}_np$np" "$B/goring" bench "$c" --np "$np" --mem cuda --gpus "$GPUS" --bytes "$sizes" \
       --iters 3 --warmup 1 --validate --json "${extra[@]}"
   done
 done
 for dt in float16:sum bfloat16:prod int8:bxor uint64:min float64:max; do
+  [ -n "${SKIPBENCH:-}" ] && continue
   run "bench_allreduce_np4_${dt%%:*}" "$B/goring" bench allreduce --np 4 --mem cuda --gpus "$GPUS" \
     --bytes "8,4096,1MiB,16777224" --iters 2 --warmup 1 --validate --json --dtype "${dt%%:*}" --op "${dt##*:}"
 done
 
+if [ "$MODE" = p2p ] || [ "$MODE" = full ]; then
+  # One transfer between two processes over every path (Multi-path model):
+  # direct push, UCX cuda_ipc, the model's split, the best static split.
+  step "goring bench p2p --mem cuda"
+  run p2p_json "$B/goring" bench p2p --mem cuda --gpus "$GPUS" --bytes 1MiB:1GiB --json
+  cp "$LOGS/p2p_json.log" "$OUT/p2p.json"
+  "$B/goring" bench p2p --mem cuda --gpus "$GPUS" --bytes 1MiB:1GiB 2>&1 | tee "$OUT/p2p.txt"
+fi
+[ "$MODE" = p2p ] && { tar czf "$OUT/logs.tgz" -C "$LOGS" .; exit $fail; }
+
+if [ "$MODE" != quick ]; then
+  step "large messages, validated: 4 processes, up to 256 MiB per rank"
+  for c in allgather allreduce reduce_scatter bcast alltoallv; do
+    extra=()
+    case $c in allreduce|reduce_scatter) extra=(--dtype float32 --op sum) ;; esac
+    run "big_${c}_np4" "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --bytes "16777220,268435456" \
+      --iters 2 --warmup 1 --validate --json "${extra[@]}"
+    grep -o '"bytes":[0-9]*' "$LOGS/big_${c}_np4.log" | sort -u | tr '\n' ' ' | sed "s/^/  $c rows: /"; echo
+  done
+fi
+
 if [ "$MODE" = full ]; then # "correct": the checks without this table
-  step "speed: 4 processes, --mem cuda, bus bandwidth"
+  # goring's own CUDA IPC push (--ipc, the default) against the same
+  # collectives through UCX's cuda_ipc (--ipc=false), same run.
+  step "speed: 4 processes, --mem cuda, push engine vs UCX cuda_ipc"
   for c in allgather allreduce; do
-    "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --bytes 4MiB:256MiB --iters 20 --warmup 5 2>&1 | tee "$OUT/speed_$c.txt"
+    for ipc in true false; do
+      "$B/goring" bench "$c" --np 4 --mem cuda --gpus "$GPUS" --ipc=$ipc --bytes 4MiB:256MiB --iters 20 --warmup 5 2>&1 | tee "$OUT/speed_${c}_ipc_$ipc.txt"
+    done
   done
 fi
 tar czf "$OUT/logs.tgz" -C "$LOGS" .

@@ -45,9 +45,8 @@
 //	res, err := sim.Simulate(topology, plan, sim.Options{})
 //	fmt.Println(res.TotalUS, res.Bottleneck)
 //
-// Run generates the plan from a sched.Spec first; goring sim memoizes Run
-// per (algorithm, size) and hands it to model.CostTable as the table's
-// predictor (cmd/goring/sim_runs.go).
+// Run generates the plan from a sched.Spec first (goring sim wraps it as
+// the predictor of a model.CostTable for --alg auto).
 //
 // With Options.Trace every transfer is recorded with the links it shared;
 // ClassifyTransfers turns such a trace into the congestion classes of

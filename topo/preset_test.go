@@ -96,7 +96,7 @@ func TestPresetRoutesFollowTheHardware(t *testing.T) {
 		kinds            []LinkKind
 		alphaUS, GBps    float64
 	}{
-		// Seed 000 Fig. 2b: cross-socket GPUs talk over PCIe, UPI, PCIe.
+		// Parallel Rings Fig. 2b: cross-socket GPUs talk over PCIe, UPI, PCIe.
 		/*0*/ {"clusterA", "gpu:1", "gpu:2", []LinkKind{PCIe, UPI, PCIe}, 2*pcieAlphaUS + upiAlphaUS, 25},
 		/*1*/ {"clusterA", "gpu:2", "gpu:3", []LinkKind{NVLink}, nvlinkAlphaUS, 100},
 		// Rail-dedicated NICs on the host in cluster A.

@@ -72,8 +72,8 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		alg = t.ctx.opts.algs[a.coll]
 	}
 	fallback := "" // the host default, where a device default does not serve the shape
-	if a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && deviceAlgs[a.coll] != "" {
-		alg, fallback = deviceAlgs[a.coll], alg
+	if dev := t.deviceAlg(a.coll); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
+		alg, fallback = dev, alg
 	}
 	if alg == "" {
 		return nil, notSupported("collective %s", a.coll)
@@ -141,10 +141,8 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		c.pm.scratch = ucx.Alloc(int(z))
 		bufs.Scratch = exec.HostRegion(c.pm.scratch)
 	}
-	cfg := exec.ConfigFor(plan, a.dtype, a.op)
-	if !a.coll.Reduces() {
-		cfg.Dtype, cfg.Op = coll.DtypeInvalid, coll.OpInvalid
-	}
+	dtype, op := a.coll.Reduction(a.dtype, a.op)
+	cfg := exec.ConfigFor(plan, dtype, op)
 	if c.gpu != nil {
 		if c.pm.devScratch, err = c.gpu.g.Alloc(prog.Sizes.Scratch); err != nil {
 			return nil, resourceErr{err}

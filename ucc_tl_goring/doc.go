@@ -9,26 +9,29 @@
 //
 // The objects follow UCC's:
 //
-//   - a context (goring_context_create) owns a UCX context;
-//   - a team owns a UCX worker and publishes a card: the worker address,
-//     the host name and the process (pid, start time), which the shim
-//     gathers over UCC's out-of-band allgather;
-//   - a team (goring_team_create) connects to every peer from the gathered
-//     cards, maps ranks onto nodes by host (ranks of one host must be
-//     contiguous and equally many for the hierarchical algorithms to see
-//     nodes; otherwise the team is one flat node), and runs its collectives
-//     one at a time in post order;
+//   - a context (goring_context_create) owns a UCX context and the options;
+//     it has no worker;
+//   - a team (goring_team_create) owns a UCX worker of its own (teams never
+//     share a tag space; launch.RankWorker, as goring bench's ranks) and
+//     publishes a card: the worker address, the host name and the process
+//     (pid, start time), which the shim gathers over UCC's out-of-band
+//     allgather. goring_team_connect then connects to every peer from the
+//     gathered cards, maps ranks onto nodes by host (ranks of one host must
+//     be contiguous and equally many for the hierarchical algorithms to see
+//     nodes; otherwise the team is one flat node), and the team runs its
+//     collectives one at a time in post order;
 //   - a collective (goring_coll_init) is a per-rank program from package
 //     sched for the UCC arguments, an exec.Machine over the caller's
 //     buffers, and an exec.Call that goring_coll_test progresses without
 //     ever blocking. A call has no deadline unless the user asks for one
-//     (timeout_ms): a late rank is waited for, as MPI requires, and a dead
-//     peer is found by its process (same host, watch.go) or by UCX (other
+//     (timeout_ms; the timeout policy is exec/deadline.go's); a dead peer
+//     is found by its process (same host, watch.go) or by UCX (other
 //     hosts).
 //
-// Host memory only for now: device memory, alltoallv and anything else
-// goring cannot run return GORING_ERR_NOT_SUPPORTED, which the shim turns
-// into UCC_ERR_NOT_SUPPORTED so that UCC falls back to another team layer.
+// Buffers may be host or CUDA device memory (gpu.go). Alltoallv, managed
+// memory and anything else goring cannot run return
+// GORING_ERR_NOT_SUPPORTED, which the shim turns into
+// UCC_ERR_NOT_SUPPORTED so that UCC falls back to another team layer.
 // Panics never cross into C: every exported function recovers and returns
 // GORING_ERR_INTERNAL with the panic in goring_last_error.
 //

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
@@ -73,8 +74,16 @@ func (t *tlTeam) gpu(ord int) (*teamGPU, error) {
 	if tg := t.gpus[ord]; tg != nil {
 		return tg, nil
 	}
-	if !t.memTypes.Has(ucx.MemCUDA) {
-		return nil, notSupported("CUDA memory: the UCX in use (%s) moves no CUDA memory", ucx.Library())
+	// Without CUDA in UCX, device messages the push engine does not carry
+	// (peers on other hosts, or ipc=n) are staged through pinned host
+	// memory: slower, but the collective runs.
+	if !t.memTypes.Has(ucx.MemCUDA) && t.stager == nil && (t.engine == nil || !t.oneHost) {
+		st, err := cudaexec.NewStager(ord)
+		if err != nil {
+			return nil, notSupportedErr{fmt.Errorf("CUDA memory: the UCX in use (%s) moves none, and host staging cannot start: %w", ucx.Library(), err)}
+		}
+		t.stager = st
+		t.tr.UseStager(st)
 	}
 	g, err := cudaexec.Open(ord)
 	if err != nil {
@@ -108,4 +117,14 @@ func (c *tlColl) current() {
 			c.abort(err)
 		}
 	}
+}
+
+// deviceAlg is the default algorithm of c on CUDA buffers for this team
+// ("" where the host default serves): the push engine's where every
+// transfer takes it, else the UCX path's.
+func (t *tlTeam) deviceAlg(c coll.Collective) string {
+	if a := pushAlgs[c]; a != "" && t.engine != nil && t.oneHost {
+		return a
+	}
+	return deviceAlgs[c]
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/topo"
@@ -23,7 +25,7 @@ type tlTeam struct {
 	mu         sync.Mutex
 	ctx        *tlContext
 	rank, size int
-	w          *ucx.Worker
+	rw         *launch.RankWorker
 	card       []byte
 	tr         *ucxmp.Transport // nil until connect
 	topo       *topo.Topology
@@ -33,6 +35,9 @@ type tlTeam struct {
 	watch      exec.Watch // this host's peers, checked while a call waits
 	memTypes   ucx.MemoryTypes
 	gpus       map[int]*teamGPU // by device ordinal, opened on first use
+	engine     *cudaexec.Engine // CUDA push engine for peers on this host; nil: none
+	oneHost    bool             // every rank runs on this host
+	stager     *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -42,13 +47,8 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 	if size-1 > ucx.MaxTagSender {
 		return nil, notSupported("a team of %d ranks exceeds the %d senders goring's tags can name", size, ucx.MaxTagSender+1)
 	}
-	w, err := ctx.uctx.NewWorker(ucx.WorkerOptions{})
+	rw, err := launch.OpenRankWorker(ctx.uctx)
 	if err != nil {
-		return nil, resourceErr{err}
-	}
-	addr, err := w.Address()
-	if err != nil {
-		_ = w.Close()
 		return nil, resourceErr{err}
 	}
 	host, _ := os.Hostname()
@@ -59,8 +59,8 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 		// card with pid 0, which peers take as "cannot be watched".
 		pid, start = 0, 0
 	}
-	c := card{host: host, pid: pid, start: start, addr: addr}
-	return &tlTeam{ctx: ctx, rank: rank, size: size, w: w, card: encodeCard(c)}, nil
+	c := card{host: host, pid: pid, start: start, addr: rw.Address}
+	return &tlTeam{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c)}, nil
 }
 
 // connect decodes the gathered cards (size slots of slot bytes), connects
@@ -94,16 +94,24 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	// fails the endpoint). Shared-memory endpoints stay in the default
 	// mode, which keeps UCX's fast intra-node transports.
 	self := hosts[t.rank]
-	mts, err := t.ctx.uctx.MemoryTypes()
-	if err != nil {
-		return resourceErr{err}
-	}
-	tr, err := ucxmp.New(t.w, t.rank, addrs, ucxmp.Options{MemoryTypes: mts, PeerErrorsTo: func(peer int) bool { return hosts[peer] != self }})
+	tr, mts, err := t.rw.Connect(t.rank, addrs, func(peer int) bool { return hosts[peer] != self })
 	if err != nil {
 		return resourceErr{err}
 	}
 	t.tr, t.topo, t.memTypes = tr, tp, mts
 	t.watch = newPeerWatch(t.rank, all)
+	t.oneHost = true
+	for _, h := range hosts {
+		t.oneHost = t.oneHost && h == self
+	}
+	// The push engine serves CUDA buffers of peers on this host. Whether
+	// a rank has one must be the same on both ends of a pair: it depends
+	// on the ipc option (the same for every rank) and on the CUDA driver
+	// loading, which is the same on one host.
+	if !t.ctx.opts.noIPC && cuda.Load() == nil {
+		t.engine = cudaexec.NewEngine()
+		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
+	}
 	return nil
 }
 
@@ -177,6 +185,14 @@ func (t *tlTeam) destroy() error {
 	}
 	t.queue = nil
 	t.plans.clear()
+	if t.engine != nil {
+		errs = append(errs, t.engine.Close())
+		t.engine = nil
+	}
+	if t.stager != nil {
+		errs = append(errs, t.stager.Close())
+		t.stager = nil
+	}
 	for _, tg := range t.gpus {
 		errs = append(errs, tg.close())
 	}
@@ -184,14 +200,13 @@ func (t *tlTeam) destroy() error {
 	if t.tr != nil {
 		errs = append(errs, t.tr.Close())
 	}
-	errs = append(errs, t.w.Close())
+	errs = append(errs, t.rw.Close())
 	return errors.Join(errs...)
 }
 
 // deadline is when a collective starting now must have finished: never
-// (the zero time) unless the user opted into a deadline with timeout_ms.
-// MPI lets a rank be late; only a failed peer ends a collective, and the
-// watch and UCX's peer errors find those.
+// (the zero time) unless the user opted into a deadline with timeout_ms,
+// as the timeout policy in exec/deadline.go has it.
 func (t *tlTeam) deadline() time.Time {
 	if t.ctx.opts.timeout > 0 {
 		return time.Now().Add(t.ctx.opts.timeout)

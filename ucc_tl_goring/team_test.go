@@ -295,7 +295,11 @@ func TestOptions(t *testing.T) {
 	o, err = parseOptions("")
 	require.NoError(t, err)
 	assert.Zero(t, o.timeout, "no deadline by default: MPI lets a rank be late")
-	for i, bad := range []string{"nope=1", "alg_allreduce=tree", "alg_alltoallv=pairwise", "alg_gather=ring", "timeout_ms=0", "timeout_ms=x", "timeout_ms=-5", "timeout_ms=99999999999999999", "justakey"} {
+	assert.False(t, o.noIPC, "goring's CUDA IPC is on by default")
+	o, err = parseOptions("ipc=n")
+	require.NoError(t, err)
+	assert.True(t, o.noIPC)
+	for i, bad := range []string{"ipc=maybe", "nope=1", "alg_allreduce=tree", "alg_alltoallv=pairwise", "alg_gather=ring", "timeout_ms=0", "timeout_ms=x", "timeout_ms=-5", "timeout_ms=99999999999999999", "justakey"} {
 		_, err := parseOptions(bad)
 		assert.Error(t, err, "case %d: %s", i, bad)
 	}

@@ -3,12 +3,14 @@
 //
 // The architecture calls this layer multi-path: one logical transfer split over
 // the direct link, GPU-staged and host-staged paths (theta/k of Multi-path model),
-// pipelined in chunks, relayed and forwarded. Today it has one path, the
-// direct one: each send becomes one ucp_tag_send_nbx on the endpoint to the
-// peer, each receive one ucp_tag_recv_nbx (ucx_transport.go). The Post's
-// sched.Path hint is where further paths will hook in; a transfer then
-// becomes several UCX operations whose completions are merged back into
-// the one Completion the executor expects.
+// pipelined in chunks, relayed and forwarded. Host memory, and device
+// memory of peers on other hosts, take one path: each send becomes one
+// ucp_tag_send_nbx on the endpoint to the peer, each receive one
+// ucp_tag_recv_nbx (ucx_transport.go). Device memory of peers on this
+// host, when the transport has a DeviceEngine, is pushed by the sender
+// into the receiver's buffer, UCX carrying only a clear-to-send and a done
+// message (ipc.go); the engine receives the Post's sched.Path hint, which
+// is where a split over several paths hooks in.
 //
 // # Tags
 //

@@ -50,6 +50,14 @@ type Transport struct {
 	// worker's event fd, so while any is in flight Wait polls (yielding
 	// the CPU between polls) instead of sleeping on the fd.
 	devOps map[uint64]struct{}
+
+	// The push protocol for device memory on this host (ipc.go).
+	engine   DeviceEngine
+	sameHost func(peer int) bool
+	ipcOps   map[uint64]*ipcOp
+	ctsReady []*ipcOp
+	copying  []*ipcOp
+	stager   Stager // host staging where neither the engine nor UCX moves device memory (stage.go)
 }
 
 var _ exec.Transport = (*Transport)(nil)
@@ -72,6 +80,17 @@ type Options struct {
 	// (ucx.Context.MemoryTypes); device buffers of a type not in it are
 	// refused at post time with the reason. Host memory always moves.
 	MemoryTypes ucx.MemoryTypes
+	// Engine, when set, moves device memory between ranks of one host
+	// (SameHost) itself, UCX carrying only small control messages (see
+	// DeviceEngine and ipc.go). Every rank of a team must agree on
+	// whether it has one.
+	Engine DeviceEngine
+	// SameHost reports whether peer runs on this rank's host; the engine
+	// serves only those peers. Nil means none.
+	SameHost func(peer int) bool
+	// Stager, when set, carries device memory that neither the engine nor
+	// UCX can move through host buffers (see Stager).
+	Stager Stager
 }
 
 // New connects worker w of rank to every peer, given every rank's worker
@@ -84,7 +103,8 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	if len(addrs)-1 > ucx.MaxTagSender {
 		return nil, fmt.Errorf("ucxmp: %d ranks exceed the tag's sender field (%d)", len(addrs), ucx.MaxTagSender+1)
 	}
-	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes, devOps: map[uint64]struct{}{}}
+	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes, devOps: map[uint64]struct{}{},
+		engine: opts.Engine, sameHost: opts.SameHost, ipcOps: map[uint64]*ipcOp{}, stager: opts.Stager}
 	for p, a := range addrs {
 		peer := p
 		peerErrors := opts.PeerErrors
@@ -103,6 +123,12 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 		t.eps[p] = ep
 	}
 	return t, nil
+}
+
+// UseEngine sets the push engine and the same-host rule after New (see
+// Options.Engine), before the first post.
+func (t *Transport) UseEngine(e DeviceEngine, sameHost func(peer int) bool) {
+	t.engine, t.sameHost = e, sameHost
 }
 
 // Rank is this transport's rank.
@@ -147,11 +173,22 @@ func (t *Transport) memType(b exec.Region) (ucx.MemoryType, error) {
 
 // PostSend implements exec.Transport.
 func (t *Transport) PostSend(p *exec.Post) error {
-	peer, token := p.Peer, p.Token
-	ep, err := t.peer(peer)
-	if err != nil {
+	if _, err := t.peer(p.Peer); err != nil {
 		return err
 	}
+	if t.useIPC(p.Peer, p.Tag, p.Buf) {
+		return t.postIPCSend(p)
+	}
+	if t.useStaging(p.Buf) {
+		return t.postStagedSend(p)
+	}
+	return t.postUCXSend(p)
+}
+
+// postUCXSend sends p's buffer with one UCP tag send.
+func (t *Transport) postUCXSend(p *exec.Post) error {
+	peer, token := p.Peer, p.Token
+	ep := t.eps[peer]
 	wt, err := ucx.MakeTag(t.rank, t.seq, int(p.Tag))
 	if err != nil {
 		return err
@@ -180,10 +217,21 @@ func (t *Transport) PostSend(p *exec.Post) error {
 
 // PostRecv implements exec.Transport.
 func (t *Transport) PostRecv(p *exec.Post) error {
-	peer, token := p.Peer, p.Token
-	if _, err := t.peer(peer); err != nil {
+	if _, err := t.peer(p.Peer); err != nil {
 		return err
 	}
+	if t.useIPC(p.Peer, p.Tag, p.Buf) {
+		return t.postIPCRecv(p)
+	}
+	if t.useStaging(p.Buf) {
+		return t.postStagedRecv(p)
+	}
+	return t.postUCXRecv(p)
+}
+
+// postUCXRecv receives into p's buffer with one UCP tag receive.
+func (t *Transport) postUCXRecv(p *exec.Post) error {
+	peer, token := p.Peer, p.Token
 	wt, err := ucx.MakeTag(peer, t.seq, int(p.Tag))
 	if err != nil {
 		return err
@@ -216,6 +264,9 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 	spins := 0
 	var yieldUntil time.Time
 	for len(t.comps) == 0 {
+		if t.engine != nil {
+			t.ipcStep() // CTS messages a sleep on the event fd delivered
+		}
 		if t.peerErr != nil {
 			return dst, t.peerErr
 		}
@@ -225,7 +276,7 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 			// must not block (exec.Call.Progress from a UCC progress
 			// function) passes one.
 			spins++
-			t.w.Progress()
+			t.progress()
 			if len(t.comps) == 0 && !time.Now().Before(deadline) {
 				return dst, nil
 			}
@@ -238,7 +289,7 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 			}
 			if (now.Before(yieldUntil) || len(t.devOps) > 0) && now.Before(deadline) {
 				schedYield()
-				t.w.Progress()
+				t.progress()
 				continue
 			}
 		}
@@ -258,6 +309,15 @@ func (t *Transport) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Comp
 	return dst, nil
 }
 
+// progress progresses the worker (its callbacks run) and then the push
+// protocol's device work.
+func (t *Transport) progress() {
+	t.w.Progress()
+	if t.engine != nil {
+		t.ipcStep()
+	}
+}
+
 // schedYield gives the CPU to another runnable thread (sched_yield(2)).
 func schedYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 0) }
 
@@ -265,22 +325,34 @@ func schedYield() { _, _, _ = syscall.RawSyscall(syscall.SYS_SCHED_YIELD, 0, 0, 
 // operation has completed (cancelled or not), so that UCX no longer
 // touches its buffer, and drops the completion.
 func (t *Transport) Cancel(token uint64) error {
+	if op := t.ipcOps[token]; op != nil {
+		return t.cancelIPC(op)
+	}
 	r := t.reqs[token]
 	if r == nil {
 		t.drop(token)
 		return nil
 	}
+	if err := t.waitCancelled(r); err != nil {
+		return fmt.Errorf("ucxmp: operation %#x: %w", token, err)
+	}
+	t.drop(token)
+	return nil
+}
+
+// waitCancelled cancels r and progresses the worker until UCX has let go
+// of r's buffer.
+func (t *Transport) waitCancelled(r *ucx.Request) error {
 	r.Cancel()
 	deadline := time.Now().Add(cancelTimeout)
 	for !r.Done() {
 		if !time.Now().Before(deadline) {
-			return fmt.Errorf("ucxmp: operation %#x still in flight %v after cancel", token, cancelTimeout)
+			return fmt.Errorf("still in flight %v after cancel", cancelTimeout)
 		}
 		if _, err := t.w.Wait(10 * time.Millisecond); err != nil {
 			return err
 		}
 	}
-	t.drop(token)
 	return nil
 }
 

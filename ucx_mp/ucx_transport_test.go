@@ -21,6 +21,12 @@ import (
 // mesh builds n transports over n workers of one in-process context.
 func mesh(t *testing.T, n int) []*Transport {
 	t.Helper()
+	return meshWith(t, n, func(int) Options { return Options{} })
+}
+
+// meshWith is mesh with rank r's transport built with opts(r).
+func meshWith(t *testing.T, n int, opts func(r int) Options) []*Transport {
+	t.Helper()
 	if err := ucx.Load(); err != nil {
 		t.Skipf("UCX not loadable: %v", err)
 	}
@@ -36,7 +42,7 @@ func mesh(t *testing.T, n int) []*Transport {
 	}
 	ts := make([]*Transport, n)
 	for i := range ts {
-		ts[i], err = New(ws[i], i, addrs, Options{})
+		ts[i], err = New(ws[i], i, addrs, opts(i))
 		require.NoError(t, err)
 	}
 	t.Cleanup(func() {

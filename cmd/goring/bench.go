@@ -1,25 +1,19 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
-	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
-	"github.com/goring-hpc/goring/units"
 )
 
 func init() { subcommands = append(subcommands, newBenchCmd) }
@@ -44,6 +38,7 @@ type benchFlags struct {
 	timeout  time.Duration
 	mem      string
 	gpus     int
+	ipc      bool
 	// Measurement aids, hidden from help.
 	straggler string
 	cpuReport bool
@@ -86,8 +81,9 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.IntVar(&f.root, "root", 0, "root rank of bcast")
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
-	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: 10s + 1s per 50 MB)")
+	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")
+	fl.BoolVar(&f.ipc, "ipc", true, "with --mem cuda: ranks of one host push device memory to each other themselves (CUDA IPC; false: through UCX's cuda_ipc)")
 	fl.IntVar(&f.gpus, "gpus", 0, "with --mem cuda: how many GPUs the ranks share round-robin (default: every GPU of the machine; several ranks per GPU allowed)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
@@ -100,201 +96,14 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	return cmd
 }
 
-// benchJob is a validated benchmark: what the launcher checks before it
-// starts anything and every rank recomputes identically.
-type benchJob struct {
-	cfg   bench.Config
-	np    int
-	algs  []string
-	skips []string // "alg: reason" for algorithms skipped at some size
-	steps int      // total iterations (progress bar)
-	mem   string   // --mem
-}
-
-func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
-	c, err := coll.ParseCollective(collName)
-	if err != nil {
-		return nil, err
-	}
-	if c == coll.Dispatch {
-		return nil, errors.New("dispatch (MoE token dispatch) has no algorithm yet: plan, sim and bench do not run it")
-	}
-	if np < 1 {
-		return nil, errors.New("--np is required (number of processes, at least 1)")
-	}
-	if f.json && f.csv {
-		return nil, errors.New("--json and --csv exclude each other")
-	}
-	dtype, op := coll.DtypeInvalid, coll.OpInvalid
-	elem := int64(1)
-	if c.Reduces() {
-		if dtype, err = coll.ParseDtype(f.dtype); err != nil {
-			return nil, err
-		}
-		if op, err = coll.ParseOp(f.op); err != nil {
-			return nil, err
-		}
-		if !coll.Supports(op, dtype) {
-			return nil, fmt.Errorf("--op %s is not defined for --dtype %s", op, dtype)
-		}
-		elem = int64(dtype.Size())
-	}
-	sizes, err := units.ParseRange(f.bytes)
-	if err != nil {
-		return nil, fmt.Errorf("--bytes: %w", err)
-	}
-	for _, s := range sizes {
-		if s%elem != 0 {
-			return nil, fmt.Errorf("--bytes: %d is not a multiple of the %d-byte %s", s, elem, dtype)
-		}
-	}
-	tp, err := benchTopo(f.topo, f.nodes, np)
-	if err != nil {
-		return nil, err
-	}
-	if c == coll.Bcast && (f.root < 0 || f.root >= np) {
-		return nil, fmt.Errorf("--root %d: out of range [0,%d)", f.root, np)
-	}
-	traffic, err := f.traffic.matrix(c, np, 1)
-	if err != nil {
-		return nil, err
-	}
-	straggler, delay := -1, time.Duration(0)
-	if f.straggler != "" {
-		rs, ds, ok := strings.Cut(f.straggler, ":")
-		r, err1 := strconv.Atoi(rs)
-		d, err2 := time.ParseDuration(ds)
-		if !ok || err1 != nil || err2 != nil || r < 0 || r >= np || d < 0 {
-			return nil, fmt.Errorf("--straggler %q: want RANK:DURATION with a rank in [0,%d), e.g. 1:5ms", f.straggler, np)
-		}
-		straggler, delay = r, d
-	}
-	job := &benchJob{np: np, mem: f.mem, cfg: bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
-		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout}}
-	if f.chunks < 0 {
-		return nil, fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
-	}
-	if f.iters < 0 {
-		return nil, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
-	}
-	var candidates []string
-	if f.alg == "all" {
-		for _, a := range sched.Algorithms(c) {
-			candidates = append(candidates, a.Name)
-		}
-		if len(candidates) == 0 {
-			return nil, fmt.Errorf("no algorithms registered for %s", c)
-		}
-	} else {
-		if _, err := sched.Lookup(c, f.alg); err != nil {
-			return nil, err
-		}
-		candidates = []string{f.alg}
-	}
-	for _, alg := range candidates {
-		var unsupported []string
-		ran := false
-		for _, s := range sizes {
-			_, err := job.cfg.Plan(alg, s)
-			switch {
-			case sched.IsUnsupported(err):
-				if f.alg != "all" {
-					return nil, fmt.Errorf("%s at %d bytes on %d ranks: %w", c, s, np, err)
-				}
-				unsupported = append(unsupported, fmt.Sprintf("%d bytes: %v", s, err))
-			case err != nil:
-				return nil, fmt.Errorf("%s/%s at %d bytes: %w", c, alg, s, err)
-			default:
-				ran = true
-				ti, sk := bench.Iterations(s, f.iters, f.warmup)
-				job.steps += ti + sk
-			}
-		}
-		if len(unsupported) > 0 {
-			job.skips = append(job.skips, fmt.Sprintf("%s at %s", alg, strings.Join(unsupported, "; ")))
-		}
-		if ran {
-			job.algs = append(job.algs, alg)
-		}
-	}
-	if len(job.algs) == 0 {
-		return nil, fmt.Errorf("no %s algorithm supports these sizes on %d ranks (%s)", c, np, strings.Join(job.skips, "; "))
-	}
-	job.cfg.Algorithms = job.algs
-	return job, nil
-}
-
-// benchTopo resolves --topo/--nodes for np ranks. Without --topo the
-// topology is emulated: --nodes nodes (default 1) of np/nodes GPUs each,
-// built like clusterB's node (full NVLink mesh, one NIC rail per GPU), so
-// the hierarchical algorithms have nodes and rails to work with.
-func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
-	if spec != "" {
-		t, err := loadTopo(spec, nodes)
-		if err != nil {
-			return nil, err
-		}
-		if t.NumGPUs() != np {
-			return nil, fmt.Errorf("--np %d does not match topology %s with %d GPUs (%d nodes): use --np %d", np, t.Name, t.NumGPUs(), t.NumNodes(), t.NumGPUs())
-		}
-		return t, nil
-	}
-	if nodes == 0 {
-		nodes = 1
-	}
-	if nodes < 0 || np%nodes != 0 {
-		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
-	}
-	return emulatedTopo(nodes, np/nodes)
-}
-
-func emulatedTopo(nodes, gpus int) (*topo.Topology, error) {
-	ref, err := topo.Preset("clusterB")
-	if err != nil {
-		return nil, err
-	}
-	figs := map[topo.LinkKind]topo.Link{}
-	for _, l := range ref.Nodes[0].Links {
-		if _, ok := figs[l.Kind]; !ok {
-			figs[l.Kind] = l
-		}
-	}
-	nv, pcie, nic := figs[topo.NVLink], figs[topo.PCIe], figs[topo.NIC]
-	rail := ref.Rails[0]
-	n := topo.Node{Name: "node0", Sockets: 1}
-	add := func(proto topo.Link, a, b string) {
-		l := proto
-		l.A, l.B = a, b
-		n.Links = append(n.Links, l)
-	}
-	var rails []topo.Rail
-	for i := 0; i < gpus; i++ {
-		n.GPUs = append(n.GPUs, topo.GPU{Index: i, Model: "emulated", Socket: 0, NUMA: 0, Rail: i})
-		n.NICs = append(n.NICs, topo.NICPort{Index: i, Socket: 0})
-		r := rail
-		r.Index = i
-		rails = append(rails, r)
-	}
-	for i := 0; i < gpus; i++ {
-		for j := i + 1; j < gpus; j++ {
-			add(nv, topo.GPUEndpoint(i), topo.GPUEndpoint(j))
-		}
-		add(pcie, topo.GPUEndpoint(i), topo.HostEndpoint(0))
-		add(nic, topo.NICEndpoint(i), topo.RailEndpoint(i))
-		add(pcie, topo.NICEndpoint(i), topo.HostEndpoint(0))
-	}
-	t := &topo.Topology{Schema: topo.Schema, Name: fmt.Sprintf("emulated-%dx%d", nodes, gpus), Nodes: []topo.Node{n}, Rails: rails}
-	if err := t.Validate(); err != nil {
-		return nil, fmt.Errorf("emulated topology: %w", err)
-	}
-	return t.Repeat(nodes)
-}
-
 // failureGrace is how long a rank whose collective failed waits for the
 // coordinator to report a failed peer before it reports its own error.
 const failureGrace = 2 * time.Second
 
 func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
+	if collName == "p2p" {
+		return runP2P(cmd, f)
+	}
 	if launch.IsRank() {
 		return benchRank(cmd, f, collName)
 	}
@@ -355,7 +164,7 @@ func writeBenchOutput(out io.Writer, f *benchFlags, collName string, rows []benc
 		if err != nil {
 			return fmt.Errorf("--png: %w", err)
 		}
-		if err := bench.WritePNG(pf, "goring bench "+collName, rows); err != nil {
+		if err := writeBenchPNG(pf, "goring bench "+collName, rows); err != nil {
 			pf.Close()
 			return fmt.Errorf("--png: %w", err)
 		}

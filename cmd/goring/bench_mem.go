@@ -2,13 +2,29 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"runtime"
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/ucx"
+	"github.com/goring-hpc/goring/ucx_mp"
 )
+
+var _ ucxmp.DeviceEngine = (*cudaexec.Engine)(nil)
+
+// usePushEngine gives tr goring's CUDA push engine for the peers on this
+// rank's host (every rank of a local job; the emulated nodes of --nodes
+// are one host too) and returns its closer.
+func usePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int) func() {
+	e := cudaexec.NewEngine()
+	self := peers[rank].Host
+	tr.UseEngine(e, func(p int) bool { return peers[p].Host == self })
+	return func() { _ = e.Close() }
+}
 
 // checkBenchMem validates --mem and --gpus before any rank starts: with
 // --mem cuda and no driver, one line and exit 3 (as topo detect), nothing
@@ -67,4 +83,20 @@ func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
 		return nil, nil, err
 	}
 	return g, g.Close, nil
+}
+
+// useStaging gives tr the host-staging fallback when the UCX in use moves
+// no CUDA memory (rank 0 says so in one line): device messages the push
+// engine does not carry go through pinned host buffers.
+func useStaging(tr *ucxmp.Transport, mem bench.Memory, rank int, stderr io.Writer) (func(), error) {
+	g := mem.(*cudaexec.GPU)
+	st, err := cudaexec.NewStager(g.Mem().Device)
+	if err != nil {
+		return nil, err
+	}
+	if rank == 0 {
+		fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), st.MaxPinned>>20)
+	}
+	tr.UseStager(st)
+	return func() { _ = st.Close() }, nil
 }

@@ -82,44 +82,20 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	tr.Yield = f.yield
 
 	out := cmd.OutOrStdout()
-	var bar *progressbar.ProgressBar
-	var table *bench.TableWriter
-	if role.Rank == 0 && isTerminal(stderr) {
-		bar = progressbar.NewOptions(job.steps, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("bench "+collName),
-			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())
-		job.cfg.OnIteration = func() { _ = bar.Add(1) }
-	}
-	if role.Rank == 0 && !f.json && !f.csv {
-		table = &bench.TableWriter{W: out, Comment: describeJob(job)}
-		job.cfg.OnRow = func(r bench.Row) {
-			if bar != nil {
-				_ = bar.Clear()
-			}
-			_ = table.Row(r)
-		}
-	}
+	bar := rankOutput(job, f, collName, role.Rank, out, stderr)
 	job.cfg.Alloc = ucx.Alloc
 	job.cfg.Free = ucx.Free
-	mem, closeMem, err := rankMemory(f, role.Rank)
+	mem, closeMem, err := rankDeviceMemory(f, tr, sess.Peers(), role.Rank, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeMem()
 	job.cfg.Memory = mem
-	if dir := os.Getenv("GORING_CPUPROFILE_DIR"); dir != "" {
-		// A measurement aid: one CPU profile per rank.
-		pf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.pprof", role.Rank)))
-		if err != nil {
-			return err
-		}
-		if err := pprof.StartCPUProfile(pf); err != nil {
-			return err
-		}
-		defer func() {
-			pprof.StopCPUProfile()
-			pf.Close()
-		}()
+	stopProfile, err := startRankProfile(role.Rank)
+	if err != nil {
+		return err
 	}
+	defer stopProfile()
 	rows, err := bench.Run(ctx, job.cfg, tr, sess)
 	if err != nil {
 		rj.waitVerdict()
@@ -137,6 +113,80 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		}
 	}
 	return rj.finish()
+}
+
+// rankOutput wires rank 0's progress bar (on a terminal) and OSU-style
+// table (unless --json/--csv) into the job; the bar, or nil, is returned
+// for the caller to finish.
+func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, stderr io.Writer) *progressbar.ProgressBar {
+	if rank != 0 {
+		return nil
+	}
+	var bar *progressbar.ProgressBar
+	if isTerminal(stderr) {
+		bar = progressbar.NewOptions(job.steps, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("bench "+collName),
+			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())
+		job.cfg.OnIteration = func() { _ = bar.Add(1) }
+	}
+	if !f.json && !f.csv {
+		table := &bench.TableWriter{W: out, Comment: describeJob(job)}
+		job.cfg.OnRow = func(r bench.Row) {
+			if bar != nil {
+				_ = bar.Clear()
+			}
+			_ = table.Row(r)
+		}
+	}
+	return bar
+}
+
+// rankDeviceMemory is the rank's memory for --mem (nil for host) and, for
+// device memory, the transport's push engine (--ipc) and host staging
+// where UCX moves no CUDA memory; the closer releases them, newest first.
+func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, rank int, stderr io.Writer) (bench.Memory, func(), error) {
+	mem, closeMem, err := rankMemory(f, rank)
+	if err != nil {
+		return nil, nil, err
+	}
+	closers := []func(){func() { _ = closeMem() }}
+	closeAll := func() {
+		for i := len(closers) - 1; i >= 0; i-- {
+			closers[i]()
+		}
+	}
+	if mem != nil && f.ipc {
+		closers = append(closers, usePushEngine(tr, peers, rank))
+	}
+	if mem != nil && !tr.MovesCUDA() {
+		closeStager, err := useStaging(tr, mem, rank, stderr)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		closers = append(closers, closeStager)
+	}
+	return mem, closeAll, nil
+}
+
+// startRankProfile writes this rank's CPU profile into
+// $GORING_CPUPROFILE_DIR, if set (a measurement aid).
+func startRankProfile(rank int) (func(), error) {
+	dir := os.Getenv("GORING_CPUPROFILE_DIR")
+	if dir == "" {
+		return func() {}, nil
+	}
+	pf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.pprof", rank)))
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(pf); err != nil {
+		pf.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		pf.Close()
+	}, nil
 }
 
 // isTerminal reports whether w is a terminal: the progress bar is drawn
@@ -183,17 +233,13 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 		return nil, err
 	}
 	rj.closers = append(rj.closers, func() { uctx.Close() })
-	w, err := uctx.NewWorker(ucx.WorkerOptions{})
+	rw, err := launch.OpenRankWorker(uctx)
 	if err != nil {
 		return nil, err
 	}
-	rj.closers = append(rj.closers, func() { w.Close() })
-	addr, err := w.Address()
-	if err != nil {
-		return nil, err
-	}
+	rj.closers = append(rj.closers, func() { rw.Close() })
 	host, _ := os.Hostname()
-	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: addr}, launch.Options{})
+	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: rw.Address}, launch.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -214,11 +260,8 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 	for i, p := range peers {
 		addrs[i] = p.Payload
 	}
-	mts, err := uctx.MemoryTypes()
-	if err != nil {
-		return nil, err
-	}
-	tr, err := ucxmp.New(w, role.Rank, addrs, ucxmp.Options{MemoryTypes: mts})
+	// No UCX peer errors: the coordinator watches every rank.
+	tr, _, err := rw.Connect(role.Rank, addrs, nil)
 	if err != nil {
 		return nil, err
 	}

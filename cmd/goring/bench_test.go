@@ -68,6 +68,8 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "allgather", "--np", "2", "--mem", "rocm"}, "--mem \"rocm\": want host or cuda"},
 		{[]string{"bench", "allgather", "--np", "2", "--mem", "cuda:1"}, "--mem \"cuda:1\""},
 		{[]string{"bench", "allgather", "--np", "2", "--gpus", "2"}, "--gpus 2 needs --mem cuda"},
+		{[]string{"bench", "p2p"}, "bench p2p measures GPU paths: it needs --mem cuda"},
+		{[]string{"bench", "p2p", "--mem", "cuda", "--np", "3"}, "bench p2p runs 2 processes"},
 	}
 	for i, c := range cases {
 		stdout, stderr, code := runCLI(t, c.args...)
@@ -89,6 +91,10 @@ func TestBenchMemCUDAWithoutDriver(t *testing.T) {
 	assert.Equal(t, 3, code)
 	assert.Empty(t, stdout)
 	assert.Equal(t, 1, strings.Count(stderr, "\n"), "one line: %q", stderr)
+	assert.Contains(t, stderr, "--mem cuda: no CUDA driver")
+	stdout, stderr, code = runCLI(t, "bench", "p2p", "--mem", "cuda", "--bytes", "1MiB")
+	assert.Equal(t, 3, code, "bench p2p without a driver")
+	assert.Empty(t, stdout)
 	assert.Contains(t, stderr, "--mem cuda: no CUDA driver")
 }
 

@@ -193,7 +193,7 @@ func buildCalibration(sizes []int64, latUS []float64) (*model.Calibration, error
 	for i, n := range sizes {
 		p.Samples = append(p.Samples, model.CalibratedSample{Bytes: n, US: latUS[i]})
 	}
-	if err := model.FitCalibratedPath(&p); err != nil {
+	if err := p.Fit(); err != nil {
 		return nil, err
 	}
 	return &model.Calibration{Schema: model.CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls,

@@ -185,7 +185,7 @@ func measurePair(ia, ib int, sizes []int64, chunk int64, iters int, shares []flo
 		host.Samples = append(host.Samples, model.CalibratedSample{Bytes: n, US: us})
 	}
 	for _, cp := range []*model.CalibratedPath{&direct, &host} {
-		if err := model.FitCalibratedPath(cp); err != nil {
+		if err := cp.Fit(); err != nil {
 			return nil, nil, err
 		}
 	}

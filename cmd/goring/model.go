@@ -70,7 +70,7 @@ then accounts for how the paths slow each other down when they run together
 	fl.StringVar(&f.paths, "paths", "direct,gpu,host", "path families to consider: direct, gpu, host (comma-separated)")
 	fl.BoolVar(&f.exact, "exact", false, "use the reference solver instead of the closed form")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
-	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file: measured path figures and contention")
+	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file (goring calibrate --out): the pair's paths as measured and how they contend, instead of the topology's figures")
 	return c
 }
 
@@ -144,11 +144,11 @@ func splitterFor(topoName string, node *topo.Node, f modelSplitFlags) (*model.Sp
 		return nil, nil, fmt.Errorf("--calibration %s: topology %s: %w", f.calib, topoName, err)
 	}
 	if !cal.Measured(f.src, f.dst) {
-		measured := "no GPU pair"
-		if pairs := cal.MeasuredPairs(); len(pairs) > 0 {
-			measured = strings.Join(pairs, ", ")
+		pairs := cal.MeasuredPairs()
+		if len(pairs) == 0 {
+			return nil, nil, fmt.Errorf("--calibration %s: the file measured no GPU direct path (skipped: %s)", f.calib, strings.Join(cal.Skipped, "; "))
 		}
-		return nil, nil, fmt.Errorf("--calibration %s: no figures for GPU %d -> GPU %d (the file measured %s)", f.calib, f.src, f.dst, measured)
+		return nil, nil, fmt.Errorf("--calibration %s: no figures for GPU %d -> GPU %d (the file measured %s)", f.calib, f.src, f.dst, strings.Join(pairs, ", "))
 	}
 	return sp, cal, nil
 }

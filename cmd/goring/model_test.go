@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -161,6 +162,50 @@ func TestModelSplitBadInput(t *testing.T) {
 	}
 }
 
+// model split --calibration: the pair's paths are the file's, so the
+// direct path alone takes alpha + bytes/beta as measured; a file without
+// a GPU direct path, a wrong schema or a missing file is one clear error.
+func TestModelSplitCalibration(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, doc string) string {
+		p := filepath.Join(dir, name)
+		require.NoError(t, os.WriteFile(p, []byte(doc), 0o644))
+		return p
+	}
+	good := write("good.json", `{"schema":"goring.calibration/v1","host":"h","date":"d","ucx_tls":"sm","paths":[
+		{"path":"direct","from":"GPU 0","to":"GPU 1","alpha_us":10,"beta_GBps":100,"samples":[]},
+		{"path":"host","from":"GPU 0","to":"GPU 1","alpha_us":20,"beta_GBps":40,"samples":[]}],"skipped":[]}`)
+	stdout, stderr, code := runCLI(t, "model", "split", "--topo", "h200x2", "--src", "0", "--dst", "1", "--bytes", "100MB", "--json", "--calibration", good)
+	require.Equal(t, 0, code, stderr)
+	var got struct {
+		DirectOnlyUS float64 `json:"direct_only_us"`
+		Paths        []struct {
+			Path     string  `json:"path"`
+			BetaGBps float64 `json:"beta_GBps"`
+		} `json:"paths"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(stdout), &got), stdout)
+	assert.InDelta(t, 10+1e8/(100*1e3), got.DirectOnlyUS, 1e-6, "direct alone: the file's alpha and beta")
+	names := map[string]float64{}
+	for _, p := range got.Paths {
+		names[p.Path] = p.BetaGBps
+	}
+	assert.Equal(t, map[string]float64{"direct": 100, "host": 40}, names, "only the file's paths")
+	for i, c := range []struct{ doc, want string }{
+		{`{"schema":"goring.calibration/v1","paths":[{"path":"host","from":"process 0","to":"process 1","alpha_us":3,"beta_GBps":9}],"skipped":["GPU paths: no driver"]}`, "measured no GPU direct path"},
+		{`{"schema":"other/v9","paths":[]}`, "schema"},
+		{`{"schema":"goring.calibration/v1","paths":[{"path":"direct","from":"GPU 0","alpha_us":1,"beta_GBps":0}]}`, "beta"},
+	} {
+		f := write(fmt.Sprintf("bad%d.json", i), c.doc)
+		_, stderr, code := runCLI(t, "model", "split", "--topo", "h200x2", "--src", "0", "--dst", "1", "--bytes", "1MiB", "--calibration", f)
+		assert.NotZero(t, code, "case %d", i)
+		assert.Contains(t, stderr, c.want, "case %d", i)
+	}
+	_, stderr, code = runCLI(t, "model", "split", "--topo", "h200x2", "--src", "0", "--dst", "1", "--bytes", "1MiB", "--calibration", filepath.Join(dir, "none.json"))
+	assert.NotZero(t, code)
+	assert.Contains(t, stderr, "--calibration")
+}
+
 // calibrationFixture is what calibrate writes on the 2xH200 machine
 // (model/testdata: direct 390 GB/s, host-staged 51 GB/s, the together
 // samples of docs/gpu.md and their contention fit).
@@ -189,7 +234,7 @@ func badCalibrationFiles(t *testing.T) []struct{ file, topo, want string } {
 // --calibration: the pair's measured figures and contention decide the
 // split, which lands where the 2xH200 measurements put the best share
 // (6-8% on the host path) instead of the preset's guess.
-func TestModelSplitCalibration(t *testing.T) {
+func TestModelSplitCalibrationFixture(t *testing.T) {
 	args := []string{"--topo", "h200x2", "--src", "0", "--dst", "1", "--bytes", "256MiB"}
 	preset := modelSplitJSON(t, args...)
 	cal := modelSplitJSON(t, append(args, "--calibration", calibrationFixture)...)

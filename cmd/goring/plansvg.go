@@ -7,7 +7,6 @@ import (
 	"io"
 
 	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/units"
 )
 
 // The --svg timeline of `goring plan`: one row per rank, one column per
@@ -32,49 +31,92 @@ var opColour = map[sched.StepOp]string{
 	sched.OpReduce: "#e15759",
 }
 
+// Layout figures, in SVG user units.
+const (
+	svgSubH   = 13 // height of one stacked box
+	svgLabelW = 92 // the rank labels left of the first round
+	svgTop    = 58 // title and legend above the first row
+)
+
+// svgLayout places a plan's steps: cells[r][l] holds the step ids of rank
+// r in round l, for the ranks and rounds drawn.
+type svgLayout struct {
+	plan                       *sched.Plan
+	partners                   [][]int32
+	nr                         int // ranks drawn
+	nl                         int // rounds in the plan
+	shownL                     int // rounds drawn
+	cells                      [][][]int
+	stack                      int // boxes stacked in the fullest cell drawn
+	cellW, rowH, width, height int
+}
+
+// svgPrint writes one piece of the SVG document.
+type svgPrint func(format string, args ...any)
+
+// svgPos is the centre of a drawn box, where a send-recv line ends.
+type svgPos struct{ x, y int }
+
 func writePlanSVG(out io.Writer, plan *sched.Plan) error {
-	levels, err := sched.Levels(plan)
+	l, err := layoutPlanSVG(plan)
 	if err != nil {
 		return err
+	}
+	w := bufio.NewWriter(out)
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	l.header(p)
+	l.rows(p)
+	l.roundAxis(p)
+	where := l.boxes(p)
+	l.transferLines(p, where)
+	l.truncationNote(p)
+	p("</svg>\n")
+	return w.Flush()
+}
+
+// layoutPlanSVG puts every drawn step in its cell (sched.Levels gives the
+// round) and sizes the picture from the fullest cell and the round count.
+func layoutPlanSVG(plan *sched.Plan) (*svgLayout, error) {
+	levels, err := sched.Levels(plan)
+	if err != nil {
+		return nil, err
 	}
 	partners, err := sched.Partners(plan)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	nr := min(len(plan.Ranks), svgMaxRanks)
-	nl := 0
-	for r := 0; r < nr; r++ {
-		for _, l := range levels[r] {
-			nl = max(nl, int(l)+1)
+	l := &svgLayout{plan: plan, partners: partners, nr: min(len(plan.Ranks), svgMaxRanks), stack: 1}
+	for r := 0; r < l.nr; r++ {
+		for _, lv := range levels[r] {
+			l.nl = max(l.nl, int(lv)+1)
 		}
 	}
-	shownL := min(nl, svgMaxLevels)
-	// cells[r][l] = step ids of rank r in round l
-	cells := make([][][]int, nr)
-	stack := 1
-	for r := 0; r < nr; r++ {
-		cells[r] = make([][]int, shownL)
-		for id, l := range levels[r] {
-			if int(l) < shownL {
-				cells[r][l] = append(cells[r][l], id)
-				stack = max(stack, min(len(cells[r][l]), svgMaxStack))
+	l.shownL = min(l.nl, svgMaxLevels)
+	l.cells = make([][][]int, l.nr)
+	for r := 0; r < l.nr; r++ {
+		l.cells[r] = make([][]int, l.shownL)
+		for id, lv := range levels[r] {
+			if int(lv) < l.shownL {
+				l.cells[r][lv] = append(l.cells[r][lv], id)
+				l.stack = max(l.stack, min(len(l.cells[r][lv]), svgMaxStack))
 			}
 		}
 	}
-	cellW := 1100 / max(shownL, 1)
-	cellW = max(12, min(cellW, 90))
-	const subH, labelW, top = 13, 92, 58
-	rowH := stack*subH + 8
-	width := max(labelW+shownL*cellW+20, 820) // room for the legend
-	height := top + nr*rowH + 46
+	l.cellW = 1100 / max(l.shownL, 1)
+	l.cellW = max(12, min(l.cellW, 90))
+	l.rowH = l.stack*svgSubH + 8
+	l.width = max(svgLabelW+l.shownL*l.cellW+20, 820) // room for the legend
+	l.height = svgTop + l.nr*l.rowH + 46
+	return l, nil
+}
 
-	w := bufio.NewWriter(out)
-	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">`+"\n", width, height, width, height)
+// header opens the document: background, title and the legend.
+func (l *svgLayout) header(p svgPrint) {
+	plan := l.plan
+	p(`<svg xmlns="http://www.w3.org/2000/svg" width="%d" height="%d" viewBox="0 0 %d %d" font-family="DejaVu Sans, Helvetica, Arial, sans-serif">`+"\n", l.width, l.height, l.width, l.height)
 	p(`<rect width="100%%" height="100%%" fill="white"/>` + "\n")
 	title := fmt.Sprintf("%s / %s on %s: %d ranks, %s", plan.Collective, plan.Algorithm, plan.Topology, plan.NRanks, bytesLabel(plan.Bytes))
 	p(`<text x="10" y="20" font-size="15" font-weight="bold">%s</text>`+"\n", html.EscapeString(title))
-	// Legend.
 	lx := 10
 	for _, op := range []sched.StepOp{sched.OpSend, sched.OpRecv, sched.OpCopy, sched.OpReduce} {
 		p(`<rect x="%d" y="30" width="12" height="12" fill="%s"/><text x="%d" y="40" font-size="11">%s</text>`+"\n", lx, opColour[op], lx+16, op)
@@ -83,121 +125,104 @@ func writePlanSVG(out io.Writer, plan *sched.Plan) error {
 	p(`<rect x="%d" y="30" width="12" height="12" fill="white" stroke="#f28e2b" stroke-width="2"/><text x="%d" y="40" font-size="11">inter-node transfer</text>`+"\n", lx, lx+16)
 	lx += 140
 	p(`<text x="%d" y="40" font-size="11" fill="#555">x: dependency round; &#8594;p send to p, &#8592;p recv from p</text>`+"\n", lx)
+}
 
-	// Rows.
-	for r := 0; r < nr; r++ {
-		y := top + r*rowH
+// rows draws each rank's row: a stripe every other rank, the label, and a
+// darker line where a new node begins.
+func (l *svgLayout) rows(p svgPrint) {
+	for r := 0; r < l.nr; r++ {
+		y := svgTop + r*l.rowH
 		if r%2 == 1 {
-			p(`<rect x="0" y="%d" width="%d" height="%d" fill="#f4f4f4"/>`+"\n", y, width, rowH)
+			p(`<rect x="0" y="%d" width="%d" height="%d" fill="#f4f4f4"/>`+"\n", y, l.width, l.rowH)
 		}
-		rp := &plan.Ranks[r]
+		rp := &l.plan.Ranks[r]
 		p(`<text x="6" y="%d" font-size="11">rank %d</text><text x="56" y="%d" font-size="9" fill="#666">n%d.%d</text>`+"\n",
-			y+rowH/2+4, r, y+rowH/2+4, rp.Node, rp.Local)
-		if r > 0 && plan.Ranks[r-1].Node != rp.Node {
-			p(`<line x1="0" y1="%d" x2="%d" y2="%d" stroke="#333" stroke-width="1.5"/>`+"\n", y, width, y)
+			y+l.rowH/2+4, r, y+l.rowH/2+4, rp.Node, rp.Local)
+		if r > 0 && l.plan.Ranks[r-1].Node != rp.Node {
+			p(`<line x1="0" y1="%d" x2="%d" y2="%d" stroke="#333" stroke-width="1.5"/>`+"\n", y, l.width, y)
 		}
 	}
-	// Round axis.
-	tick := max(1, shownL/20)
-	axisY := top + nr*rowH + 14
-	for l := 0; l < shownL; l += tick {
-		x := labelW + l*cellW + cellW/2
-		p(`<text x="%d" y="%d" font-size="9" text-anchor="middle" fill="#555">%d</text>`+"\n", x, axisY, l)
-		p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#ddd" stroke-width="0.5"/>`+"\n", labelW+l*cellW, top, labelW+l*cellW, top+nr*rowH)
+}
+
+// roundAxis numbers the rounds below the rows (about 20 ticks) with a
+// faint grid line per tick.
+func (l *svgLayout) roundAxis(p svgPrint) {
+	tick := max(1, l.shownL/20)
+	axisY := svgTop + l.nr*l.rowH + 14
+	for lv := 0; lv < l.shownL; lv += tick {
+		x := svgLabelW + lv*l.cellW + l.cellW/2
+		p(`<text x="%d" y="%d" font-size="9" text-anchor="middle" fill="#555">%d</text>`+"\n", x, axisY, lv)
+		p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#ddd" stroke-width="0.5"/>`+"\n", svgLabelW+lv*l.cellW, svgTop, svgLabelW+lv*l.cellW, svgTop+l.nr*l.rowH)
 	}
 	p(`<text x="%d" y="%d" font-size="10" fill="#555">round</text>`+"\n", 10, axisY)
+}
 
-	// Positions of drawn boxes, for the send-recv lines.
-	type pos struct{ x, y int }
-	where := make([]map[int]pos, nr)
-	for r := 0; r < nr; r++ {
-		where[r] = map[int]pos{}
-		for l := 0; l < shownL; l++ {
-			ids := cells[r][l]
+// boxes draws one box per step (a cell's overflow as "+n") and returns
+// where each drawn step's box is, by rank and step id.
+func (l *svgLayout) boxes(p svgPrint) []map[int]svgPos {
+	plan := l.plan
+	where := make([]map[int]svgPos, l.nr)
+	for r := 0; r < l.nr; r++ {
+		where[r] = map[int]svgPos{}
+		for lv := 0; lv < l.shownL; lv++ {
+			ids := l.cells[r][lv]
 			for k, id := range ids {
-				x := labelW + l*cellW + 1
-				y := top + r*rowH + 4 + k*subH
+				x := svgLabelW + lv*l.cellW + 1
+				y := svgTop + r*l.rowH + 4 + k*svgSubH
 				if k == svgMaxStack-1 && len(ids) > svgMaxStack {
 					p(`<text x="%d" y="%d" font-size="9" fill="#333">+%d</text>`+"\n", x+2, y+9, len(ids)-k)
 					break
 				}
-				s := &rp(plan, r).Steps[id]
-				where[r][id] = pos{x + (cellW-2)/2, y + (subH-2)/2}
+				s := &plan.Ranks[r].Steps[id]
+				where[r][id] = svgPos{x + (l.cellW-2)/2, y + (svgSubH-2)/2}
 				stroke := ""
 				if (s.Op == sched.OpSend || s.Op == sched.OpRecv) && plan.Ranks[s.Peer].Node != plan.Ranks[r].Node {
 					stroke = ` stroke="#f28e2b" stroke-width="2"`
 				}
 				p(`<rect x="%d" y="%d" width="%d" height="%d" rx="2" fill="%s"%s><title>%s</title></rect>`+"\n",
-					x, y, cellW-2, subH-2, opColour[s.Op], stroke, html.EscapeString(stepText(plan, r, id)))
-				if cellW >= 22 {
+					x, y, l.cellW-2, svgSubH-2, opColour[s.Op], stroke, html.EscapeString(stepText(plan, r, id)))
+				if l.cellW >= 22 {
 					p(`<text x="%d" y="%d" font-size="8" fill="white" text-anchor="middle" pointer-events="none">%s</text>`+"\n",
-						x+(cellW-2)/2, y+8, html.EscapeString(stepLabel(s)))
+						x+(l.cellW-2)/2, y+8, html.EscapeString(stepLabel(s)))
 				}
 			}
 		}
 	}
+	return where
+}
+
+// transferLines joins each drawn send to its recv with a thin line, when
+// there are few enough ranks and transfers for the lines to be read.
+func (l *svgLayout) transferLines(p svgPrint, where []map[int]svgPos) {
 	transfers := 0
-	for r := 0; r < nr; r++ {
-		for _, s := range plan.Ranks[r].Steps {
+	for r := 0; r < l.nr; r++ {
+		for _, s := range l.plan.Ranks[r].Steps {
 			if s.Op == sched.OpSend {
 				transfers++
 			}
 		}
 	}
-	if nr <= 16 && transfers <= 800 {
-		for r := 0; r < nr; r++ {
-			for id, s := range plan.Ranks[r].Steps {
-				if s.Op != sched.OpSend || int(s.Peer) >= nr {
-					continue
-				}
-				a, ok1 := where[r][id]
-				b, ok2 := where[s.Peer][int(partners[r][id])]
-				if ok1 && ok2 {
-					p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333" stroke-opacity="0.3" stroke-width="1"/>`+"\n", a.x, a.y, b.x, b.y)
-				}
+	if l.nr > 16 || transfers > 800 {
+		return
+	}
+	for r := 0; r < l.nr; r++ {
+		for id, s := range l.plan.Ranks[r].Steps {
+			if s.Op != sched.OpSend || int(s.Peer) >= l.nr {
+				continue
+			}
+			a, ok1 := where[r][id]
+			b, ok2 := where[s.Peer][int(l.partners[r][id])]
+			if ok1 && ok2 {
+				p(`<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333" stroke-opacity="0.3" stroke-width="1"/>`+"\n", a.x, a.y, b.x, b.y)
 			}
 		}
 	}
-	if nr < len(plan.Ranks) || shownL < nl {
+}
+
+// truncationNote says which ranks and rounds were left out, if any.
+func (l *svgLayout) truncationNote(p svgPrint) {
+	if l.nr < len(l.plan.Ranks) || l.shownL < l.nl {
 		p(`<text x="10" y="%d" font-size="10" fill="#a00">showing ranks 0..%d of %d and rounds 0..%d of %d</text>`+"\n",
-			height-8, nr-1, len(plan.Ranks), shownL-1, nl)
-	}
-	p("</svg>\n")
-	return w.Flush()
-}
-
-func rp(plan *sched.Plan, r int) *sched.RankProgram { return &plan.Ranks[r] }
-
-func bytesLabel(n int64) string {
-	s := units.FormatBytes(n)
-	if s == fmt.Sprint(n) {
-		return s + " B"
-	}
-	return s
-}
-
-func stepLabel(s *sched.Step) string {
-	switch s.Op {
-	case sched.OpSend:
-		return fmt.Sprintf("→%d", s.Peer)
-	case sched.OpRecv:
-		return fmt.Sprintf("←%d", s.Peer)
-	case sched.OpCopy:
-		return "cp"
-	default:
-		return "+"
-	}
-}
-
-func stepText(plan *sched.Plan, r, id int) string {
-	s := &plan.Ranks[r].Steps[id]
-	deps := plan.Ranks[r].Deps(id)
-	switch s.Op {
-	case sched.OpSend:
-		return fmt.Sprintf("rank %d step %d: send %s[%d,+%d) to %d tag %d, deps %v", r, id, s.SrcBuf, s.SrcOff, s.Len, s.Peer, s.Tag, deps)
-	case sched.OpRecv:
-		return fmt.Sprintf("rank %d step %d: recv %s[%d,+%d) from %d tag %d, deps %v", r, id, s.DstBuf, s.DstOff, s.Len, s.Peer, s.Tag, deps)
-	default:
-		return fmt.Sprintf("rank %d step %d: %s %s[%d,+%d) into %s[%d], deps %v", r, id, s.Op, s.SrcBuf, s.SrcOff, s.Len, s.DstBuf, s.DstOff, deps)
+			l.height-8, l.nr-1, len(l.plan.Ranks), l.shownL-1, l.nl)
 	}
 }

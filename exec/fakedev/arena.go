@@ -3,7 +3,6 @@ package fakedev
 import (
 	"fmt"
 	"math/rand/v2"
-	"sort"
 	"sync"
 
 	"github.com/goring-hpc/goring/exec"
@@ -25,12 +24,14 @@ type Arena struct {
 	allocs []allocation // ascending addr
 	seed   uint64
 	nlocal uint64
+	serial uint64
 }
 
 type allocation struct {
-	mem  exec.Mem
-	addr uintptr
-	b    []byte
+	mem    exec.Mem
+	addr   uintptr
+	b      []byte
+	serial uint64 // tells allocations apart, as CUDA's buffer id does
 }
 
 // New makes an arena; seed fixes the order its executors complete work.
@@ -45,7 +46,8 @@ func (a *Arena) Alloc(dev int, n int64) exec.Region {
 	for i := range b {
 		b[i] = 0xDD
 	}
-	a.allocs = append(a.allocs, allocation{mem: mem, addr: a.next, b: b})
+	a.serial++
+	a.allocs = append(a.allocs, allocation{mem: mem, addr: a.next, b: b, serial: a.serial})
 	a.next += (uintptr(n) + 2*align - 1) / align * align
 	return exec.DeviceRegion(mem, a.allocs[len(a.allocs)-1].addr, n)
 }
@@ -57,7 +59,7 @@ func (a *Arena) bytes(r exec.Region) ([]byte, error) {
 		return nil, fmt.Errorf("fakedev: %v is not fake device memory", r)
 	}
 	addr := r.Addr()
-	i := sort.Search(len(a.allocs), func(i int) bool { return a.allocs[i].addr > addr }) - 1
+	i := a.find(addr)
 	if i < 0 {
 		return nil, fmt.Errorf("fakedev: %v is in no allocation", r)
 	}

@@ -1,4 +1,4 @@
-package bench
+package main
 
 import (
 	"fmt"
@@ -9,11 +9,15 @@ import (
 	"gonum.org/v1/plot/plotter"
 	"gonum.org/v1/plot/plotutil"
 	"gonum.org/v1/plot/vg"
+
+	"github.com/goring-hpc/goring/bench"
 )
 
-// WritePNG draws average latency against message size, one line per
-// algorithm, on log-log axes, as a PNG.
-func WritePNG(w io.Writer, title string, rows []Row) error {
+// writeBenchPNG draws goring bench's average latency against message size,
+// one line per algorithm, on log-log axes, as a PNG (--png). It lives with
+// the CLI so that the library runner (package bench) and what imports it
+// never pull in the plotting library.
+func writeBenchPNG(w io.Writer, title string, rows []bench.Row) error {
 	if len(rows) == 0 {
 		return fmt.Errorf("no results to plot")
 	}

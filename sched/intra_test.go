@@ -32,7 +32,7 @@ func intraEdges(t *testing.T, tp *topo.Topology, intra string) map[int][]string 
 	return out
 }
 
-// Seed 000 Table I: the intra-node algorithms move blocks between the four
+// Parallel Rings, Table I: the intra-node algorithms move blocks between the four
 // GPUs of an inter-socket node (cluster A) in exactly the table's pairs.
 // Tree broadcasts use one kind per root (kind 1+root); the other algorithms
 // one kind per step.
@@ -121,7 +121,7 @@ func TestCongestionAwareRoundsAreIncastFree(t *testing.T) {
 	}
 }
 
-// Seed 000 section V-A with the congestion-aware allgather half: the
+// Parallel Rings, section V-A with the congestion-aware allgather half: the
 // parallel_rings allreduce and reduce_scatter on cluster A and synthetic
 // 2-socket nodes.
 func TestParallelRingsReductionsOnSocketPairs(t *testing.T) {

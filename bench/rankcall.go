@@ -1,0 +1,119 @@
+package bench
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+)
+
+// rankCall is one rank's share of one measured (algorithm, size): its
+// buffers in the configured memory, the executor over them, the
+// validation pattern, and the host copies the pattern is staged through
+// when the buffers are on a device.
+type rankCall struct {
+	cfg              *Config
+	plan             *sched.Plan
+	pat              *Pattern
+	mem              Memory
+	bufs             exec.Buffers
+	m                *exec.Machine
+	hostSrc, hostDst []byte
+	timeout          time.Duration // deadline of one call
+	release          []func()      // run newest first by close
+}
+
+// newRankCall allocates the buffers the plan's program needs and builds
+// its executor. The caller closes it, also after an error here.
+func newRankCall(cfg *Config, plan *sched.Plan) (_ *rankCall, err error) {
+	rank := cfg.Rank
+	prog := &plan.Ranks[rank]
+	rc := &rankCall{cfg: cfg, plan: plan, mem: cfg.Memory}
+	defer func() {
+		if err != nil {
+			rc.close()
+		}
+	}()
+	rc.pat = &Pattern{Coll: cfg.Collective, Dtype: cfg.Dtype, Op: cfg.Op, NRanks: plan.NRanks, Bytes: plan.Bytes, Counts: plan.Counts, Root: cfg.Root}
+	if !cfg.Collective.Reduces() {
+		rc.pat.Dtype = coll.Uint8
+	}
+	if rc.mem == nil {
+		rc.mem = newHostMemory(cfg.Alloc, cfg.Free)
+	}
+	z := prog.Sizes
+	if z.Dst != rc.pat.DstBytes(rank) {
+		return nil, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, rc.pat.DstBytes(rank))
+	}
+	for _, b := range []struct {
+		r *exec.Region
+		n int64
+	}{{&rc.bufs.Src, z.Src}, {&rc.bufs.Dst, z.Dst}, {&rc.bufs.Scratch, z.Scratch}} {
+		r, err := rc.mem.Alloc(b.n)
+		if err != nil {
+			return nil, fmt.Errorf("rank %d: %d-byte buffer: %w", rank, b.n, err)
+		}
+		rc.release = append(rc.release, func() { _ = rc.mem.Free(r) })
+		*b.r = r
+	}
+	dtype, op := cfg.Collective.Reduction(cfg.Dtype, cfg.Op)
+	ecfg := exec.ConfigFor(plan, dtype, op)
+	if ecfg.Local, err = rc.mem.NewLocal(); err != nil {
+		return nil, err
+	}
+	if c, ok := ecfg.Local.(interface{ Close() error }); ok {
+		rc.release = append(rc.release, func() { _ = c.Close() })
+	}
+	if rc.m, err = exec.New(prog, rc.bufs, ecfg); err != nil {
+		return nil, err
+	}
+	// Patterns are made and checked in host memory; on a device they are
+	// staged through these (outside the timed region).
+	if !rc.bufs.Src.IsHost() {
+		rc.hostSrc, rc.hostDst = make([]byte, z.Src), make([]byte, z.Dst)
+	} else {
+		rc.hostSrc, rc.hostDst = rc.bufs.Src.Bytes(), rc.bufs.Dst.Bytes()
+	}
+	rc.timeout = cfg.CallTimeout
+	if rc.timeout <= 0 {
+		rc.timeout = exec.TimeoutFor(z.Dst + z.Src)
+	}
+	return rc, nil
+}
+
+// fillSrc writes iteration it's input pattern into src (a bcast's only
+// input is the root's).
+func (rc *rankCall) fillSrc(it int) error {
+	rank := rc.cfg.Rank
+	if rc.pat.Coll == coll.Bcast && rank != rc.cfg.Root {
+		return nil
+	}
+	rc.pat.FillSrc(rc.hostSrc[:rc.pat.SrcBytes(rank)], rank, it)
+	if rc.bufs.Src.IsHost() {
+		return nil
+	}
+	return rc.mem.Write(rc.bufs.Src, rc.hostSrc[:rc.pat.SrcBytes(rank)])
+}
+
+// check compares dst with what iteration it must have produced.
+func (rc *rankCall) check(it int) error {
+	if !rc.bufs.Dst.IsHost() {
+		if err := rc.mem.Read(rc.hostDst, rc.bufs.Dst); err != nil {
+			return err
+		}
+	}
+	if err := rc.pat.Check(rc.hostDst, rc.cfg.Rank, it); err != nil {
+		return fmt.Errorf("%s/%s %d bytes: %w", rc.plan.Collective, rc.plan.Algorithm, rc.plan.Bytes, err)
+	}
+	return nil
+}
+
+// close releases what newRankCall acquired, newest first.
+func (rc *rankCall) close() {
+	for i := len(rc.release) - 1; i >= 0; i-- {
+		rc.release[i]()
+	}
+	rc.release = nil
+}

@@ -1,0 +1,224 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
+	"github.com/goring-hpc/goring/units"
+)
+
+// benchJob is a validated benchmark: what the launcher checks before it
+// starts anything and every rank recomputes identically.
+type benchJob struct {
+	cfg   bench.Config
+	np    int
+	algs  []string
+	skips []string // "alg: reason" for algorithms skipped at some size
+	steps int      // total iterations (progress bar)
+	mem   string   // --mem
+}
+
+// prepareBench checks goring bench's flags for np ranks and picks the
+// algorithms that serve at least one size; errors name the flag at fault.
+func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
+	cfg, err := benchConfig(f, collName, np)
+	if err != nil {
+		return nil, err
+	}
+	job := &benchJob{np: np, mem: f.mem, cfg: cfg}
+	candidates, err := benchCandidates(cfg.Collective, f.alg)
+	if err != nil {
+		return nil, err
+	}
+	for _, alg := range candidates {
+		if err := job.admit(alg, f.alg != "all"); err != nil {
+			return nil, err
+		}
+	}
+	if len(job.algs) == 0 {
+		return nil, fmt.Errorf("no %s algorithm supports these sizes on %d ranks (%s)", cfg.Collective, np, strings.Join(job.skips, "; "))
+	}
+	job.cfg.Algorithms = job.algs
+	return job, nil
+}
+
+// benchConfig builds the configuration every rank shares (its Rank and
+// Algorithms are filled later) from the flags, checking each.
+func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
+	c, err := coll.ParseCollective(collName)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	if np < 1 {
+		return bench.Config{}, errors.New("--np is required (number of processes, at least 1)")
+	}
+	if f.json && f.csv {
+		return bench.Config{}, errors.New("--json and --csv exclude each other")
+	}
+	dtype, op, err := benchReduction(c, f.dtype, f.op)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	sizes, err := benchSizes(f.bytes, dtype)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	tp, err := benchTopo(f.topo, f.nodes, np)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	if c == coll.Bcast && (f.root < 0 || f.root >= np) {
+		return bench.Config{}, fmt.Errorf("--root %d: out of range [0,%d)", f.root, np)
+	}
+	traffic, err := f.traffic.matrix(c, np, 1)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	straggler, delay, err := parseStraggler(f.straggler, np)
+	if err != nil {
+		return bench.Config{}, err
+	}
+	if f.chunks < 0 {
+		return bench.Config{}, fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
+	}
+	if f.iters < 0 {
+		return bench.Config{}, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
+	}
+	return bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
+		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout}, nil
+}
+
+// benchReduction parses --dtype and --op for a reducing collective; a
+// moving one has neither (and moves bytes).
+func benchReduction(c coll.Collective, dtypeName, opName string) (coll.Dtype, coll.Op, error) {
+	if !c.Reduces() {
+		return coll.DtypeInvalid, coll.OpInvalid, nil
+	}
+	dtype, err := coll.ParseDtype(dtypeName)
+	if err != nil {
+		return dtype, coll.OpInvalid, err
+	}
+	op, err := coll.ParseOp(opName)
+	if err != nil {
+		return dtype, op, err
+	}
+	if !coll.Supports(op, dtype) {
+		return dtype, op, fmt.Errorf("--op %s is not defined for --dtype %s", op, dtype)
+	}
+	return dtype, op, nil
+}
+
+// benchSizes parses --bytes; every size must be whole elements of dtype
+// (bytes when the collective does not reduce).
+func benchSizes(spec string, dtype coll.Dtype) ([]int64, error) {
+	sizes, err := units.ParseRange(spec)
+	if err != nil {
+		return nil, fmt.Errorf("--bytes: %w", err)
+	}
+	elem := int64(max(dtype.Size(), 1))
+	for _, s := range sizes {
+		if s%elem != 0 {
+			return nil, fmt.Errorf("--bytes: %d is not a multiple of the %d-byte %s", s, elem, dtype)
+		}
+	}
+	return sizes, nil
+}
+
+// parseStraggler reads the hidden --straggler RANK:DURATION; "" is none
+// (rank -1).
+func parseStraggler(spec string, np int) (int, time.Duration, error) {
+	if spec == "" {
+		return -1, 0, nil
+	}
+	rs, ds, ok := strings.Cut(spec, ":")
+	r, err1 := strconv.Atoi(rs)
+	d, err2 := time.ParseDuration(ds)
+	if !ok || err1 != nil || err2 != nil || r < 0 || r >= np || d < 0 {
+		return -1, 0, fmt.Errorf("--straggler %q: want RANK:DURATION with a rank in [0,%d), e.g. 1:5ms", spec, np)
+	}
+	return r, d, nil
+}
+
+// benchCandidates are the algorithms --alg names: every registered one
+// for "all", else the one named.
+func benchCandidates(c coll.Collective, alg string) ([]string, error) {
+	if alg != "all" {
+		if _, err := sched.Lookup(c, alg); err != nil {
+			return nil, err
+		}
+		return []string{alg}, nil
+	}
+	var names []string
+	for _, a := range sched.Algorithms(c) {
+		names = append(names, a.Name)
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no algorithms registered for %s", c)
+	}
+	return names, nil
+}
+
+// admit plans alg at every size: the sizes it serves count towards the
+// progress bar, those it does not are noted as skips, or are an error when
+// the user named alg (strict).
+func (j *benchJob) admit(alg string, strict bool) error {
+	c := j.cfg.Collective
+	var unsupported []string
+	ran := false
+	for _, s := range j.cfg.Sizes {
+		_, err := j.cfg.Plan(alg, s)
+		switch {
+		case sched.IsUnsupported(err):
+			if strict {
+				return fmt.Errorf("%s at %d bytes on %d ranks: %w", c, s, j.np, err)
+			}
+			unsupported = append(unsupported, fmt.Sprintf("%d bytes: %v", s, err))
+		case err != nil:
+			return fmt.Errorf("%s/%s at %d bytes: %w", c, alg, s, err)
+		default:
+			ran = true
+			ti, sk := bench.Iterations(s, j.cfg.Iters, j.cfg.Warmup)
+			j.steps += ti + sk
+		}
+	}
+	if len(unsupported) > 0 {
+		j.skips = append(j.skips, fmt.Sprintf("%s at %s", alg, strings.Join(unsupported, "; ")))
+	}
+	if ran {
+		j.algs = append(j.algs, alg)
+	}
+	return nil
+}
+
+// benchTopo resolves --topo/--nodes for np ranks. Without --topo the
+// topology is emulated: --nodes nodes (default 1) of np/nodes GPUs each,
+// topo.Synthetic's clusterB-like nodes (full NVLink mesh, one NIC rail per
+// GPU), so the hierarchical algorithms have nodes and rails to work with,
+// and the plans are those the team layer makes for the same shape.
+func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
+	if spec != "" {
+		t, err := loadTopo(spec, nodes)
+		if err != nil {
+			return nil, err
+		}
+		if t.NumGPUs() != np {
+			return nil, fmt.Errorf("--np %d does not match topology %s with %d GPUs (%d nodes): use --np %d", np, t.Name, t.NumGPUs(), t.NumNodes(), t.NumGPUs())
+		}
+		return t, nil
+	}
+	if nodes == 0 {
+		nodes = 1
+	}
+	if nodes < 0 || np%nodes != 0 {
+		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
+	}
+	gpus := np / nodes
+	return topo.Synthetic(fmt.Sprintf("emulated-%dx%d", nodes, gpus), nodes, gpus, 1)
+}

@@ -1,0 +1,105 @@
+package cudaexec
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/exec"
+)
+
+// DefaultMaxPinned bounds the pinned host memory a Stager holds.
+const DefaultMaxPinned = 256 << 20
+
+// Stager is the host-staging fallback of package ucx_mp (ucxmp.Stager) on
+// CUDA: device bytes are copied to a host buffer and sent through UCX, or
+// received into one and copied to the device. Buffers are pinned (the
+// copies run at the DMA engines' rate), kept for reuse, at most MaxPinned
+// bytes in all; beyond that, a request gets ordinary host memory, slower
+// to copy but never refused. Use from one goroutine.
+type Stager struct {
+	dev *cuda.Device
+	// MaxPinned bounds the pinned memory held (DefaultMaxPinned).
+	MaxPinned int64
+	held      int64
+	idle      []*cuda.HostBuffer
+	busy      map[*byte]*cuda.HostBuffer
+}
+
+// NewStager opens GPU ordinal for staging copies.
+func NewStager(ordinal int) (*Stager, error) {
+	d, err := cuda.Open(ordinal)
+	if err != nil {
+		return nil, err
+	}
+	return &Stager{dev: d, MaxPinned: DefaultMaxPinned, busy: map[*byte]*cuda.HostBuffer{}}, nil
+}
+
+// Buffer implements ucxmp.Stager: the smallest idle pinned buffer that
+// fits, a new one within MaxPinned, or Go memory.
+func (s *Stager) Buffer(n int64) ([]byte, error) {
+	if n <= 0 {
+		return make([]byte, 0, 1), nil
+	}
+	best := -1
+	for i, h := range s.idle {
+		if int64(h.Len()) >= n && (best < 0 || h.Len() < s.idle[best].Len()) {
+			best = i
+		}
+	}
+	var h *cuda.HostBuffer
+	switch {
+	case best >= 0:
+		h = s.idle[best]
+		s.idle = append(s.idle[:best], s.idle[best+1:]...)
+	case s.held+n <= s.MaxPinned:
+		var err error
+		if h, err = s.dev.AllocHost(int(n)); err != nil {
+			return nil, err
+		}
+		s.held += n
+	default:
+		return make([]byte, n), nil
+	}
+	b := h.Bytes()[:n]
+	s.busy[unsafe.SliceData(b)] = h
+	return b, nil
+}
+
+// Release implements ucxmp.Stager.
+func (s *Stager) Release(b []byte) {
+	if h := s.busy[unsafe.SliceData(b)]; h != nil {
+		delete(s.busy, unsafe.SliceData(b))
+		s.idle = append(s.idle, h)
+	}
+}
+
+// ToHost implements ucxmp.Stager.
+func (s *Stager) ToHost(b []byte, src exec.Region) error {
+	if src.Mem().Kind != exec.MemCUDA || int64(len(b)) != src.Len() {
+		return fmt.Errorf("cudaexec: staging %v into %d host bytes", src, len(b))
+	}
+	return s.dev.CopyToHostAddr(b, cuda.DevicePtr(src.Addr()))
+}
+
+// ToDevice implements ucxmp.Stager.
+func (s *Stager) ToDevice(dst exec.Region, b []byte) error {
+	if dst.Mem().Kind != exec.MemCUDA || int64(len(b)) != dst.Len() {
+		return fmt.Errorf("cudaexec: staging %d host bytes into %v", len(b), dst)
+	}
+	return s.dev.CopyFromHostAddr(cuda.DevicePtr(dst.Addr()), b)
+}
+
+// Close frees the pinned buffers (none may be in use).
+func (s *Stager) Close() error {
+	var errs []error
+	for _, h := range s.idle {
+		errs = append(errs, h.Free())
+	}
+	for _, h := range s.busy {
+		errs = append(errs, h.Free())
+	}
+	s.idle, s.busy, s.held = nil, map[*byte]*cuda.HostBuffer{}, 0
+	return errors.Join(append(errs, s.dev.Close())...)
+}

@@ -1,0 +1,95 @@
+#!/usr/bin/env bash
+# device_osu.sh: the users' own path on a GPU machine: Open MPI 4.1.8 with
+# coll/ucc, UCC 1.8.0 and OMB 7.4 (--enable-cuda), all built there from the
+# pinned release sources (Open MPI's and UCC's autogen'd here: the device
+# has no autotools) that scripts/device_bundle.sh osu puts in .carry-osu/,
+# against the carried CUDA-enabled UCX; then osu_allgather and
+# osu_allreduce -d cuda, validated (-c), through coll/ucc with UCC's tl/ucp
+# and with tl/goring, in one run. Nothing of it is kept.
+#
+#   bash .carry-osu/device_osu.sh build     # ~6 min on 16 cores, idempotent
+#   bash .carry-osu/device_osu.sh run [np]  # the table (builds first if needed)
+set -uo pipefail
+cd "$(dirname "$0")"
+C=$PWD
+MODE=${1:-run}
+NP=${2:-4}
+OUT=${OUT:-/tmp/goring-device}
+mkdir -p "$OUT"
+export NCCL_NVLS_ENABLE=0
+UCX=$C/.deps/ucx-cu13/libucx
+CUDA=${CUDA_HOME:-/usr/local/cuda}
+W=/tmp/goring-osu
+J=$(nproc)
+for l in ucp uct ucs ucm; do ln -sf "lib$l.so.0" "$UCX/lib/lib$l.so"; done
+step() { # step NAME CMD...: once (marker), log in $W/NAME.log
+  local name=$1; shift
+  [ -f "$W/.done-$name" ] && return 0
+  local t0=$SECONDS
+  if (set -e; "$@") >"$W/$name.log" 2>&1; then
+    touch "$W/.done-$name"; echo "device_osu: $name built in $((SECONDS - t0)) s"
+  else
+    echo "device_osu: $name FAILED"; tail -25 "$W/$name.log"; exit 1
+  fi
+}
+build_ucc() {
+  rm -rf "$W/ucc-src" && mkdir -p "$W/ucc-src" && tar xzf "$C/ucc-autogen.tar.gz" -C "$W/ucc-src" --strip-components=1
+  cd "$W/ucc-src"
+  local major; major=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader | head -1 | tr -d .)
+  ./configure --prefix="$W/ucc" --with-ucx="$UCX" --with-cuda="$CUDA" --with-tls=ucp,self \
+    --with-nvcc-gencode="-gencode=arch=compute_$major,code=sm_$major" --disable-gtest --with-mpi=no \
+    LDFLAGS="-Wl,-rpath,$UCX/lib"
+  make -j"$J" install
+  gcc -shared -fPIC -O2 -I"$W/ucc-src" -I"$W/ucc-src/src" -I"$W/ucc/include" -I"$UCX/include" -I"$C/cshim" \
+    "$C"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/ucc/lib" -lucc -Wl,-rpath,'$ORIGIN' \
+    -o "$W/ucc/lib/ucc/libucc_tl_goring.so"
+  cp "$C/lib/libgoring.so" "$W/ucc/lib/ucc/"
+}
+build_ompi() { # coll/ucc is configured against the UCC built first
+  rm -rf "$W/ompi-src" && mkdir -p "$W/ompi-src" && tar xzf "$C/ompi-4.1.8.tar.gz" -C "$W/ompi-src" --strip-components=1
+  cd "$W/ompi-src"
+  ./configure --prefix="$W/ompi" --with-ucx="$UCX" --with-ucc="$W/ucc" --with-cuda="$CUDA" --disable-mpi-fortran \
+    --disable-io-romio --disable-mpi-cxx --without-verbs --enable-mca-no-build=btl-openib,btl-usnic,btl-uct,coll-han,coll-adapt \
+    LDFLAGS="-Wl,-rpath,$UCX/lib -Wl,-rpath,$W/ucc/lib"
+  make -j"$J" install
+  "$W/ompi/bin/ompi_info" | grep -i "coll: ucc"
+}
+build_omb() {
+  rm -rf "$W/omb-src" && mkdir -p "$W/omb-src" && tar xzf "$C/osu-micro-benchmarks-7.4.tar.gz" -C "$W/omb-src" --strip-components=1
+  cd "$W/omb-src"
+  # OMB 7.4 predates CUDA 13, whose cudaMemPrefetchAsync takes a location
+  # and flags: a forced-in header maps the old call onto the new one.
+  cat >"$W/omb_cuda13.h" <<'H'
+#include <cuda_runtime_api.h>
+#if CUDART_VERSION >= 13000
+static inline cudaError_t omb_prefetch(const void *p, size_t n, int dev, cudaStream_t s)
+{
+    struct cudaMemLocation l = {cudaMemLocationTypeDevice, dev};
+    return cudaMemPrefetchAsync(p, n, l, 0, s);
+}
+#define cudaMemPrefetchAsync omb_prefetch
+#endif
+H
+  ./configure CC="$W/ompi/bin/mpicc" CXX="$W/ompi/bin/mpicxx" --enable-cuda --with-cuda="$CUDA" --prefix="$W/omb"
+  make -j"$J" CFLAGS="-O2 -include $W/omb_cuda13.h"
+}
+mkdir -p "$W"
+[ -f "$C/ompi-4.1.8.tar.gz" ] || { echo "device_osu: no ompi-4.1.8.tar.gz in $C"; exit 1; }
+step ucc build_ucc
+step ompi build_ompi
+step omb build_omb
+[ "$MODE" = build ] && exit 0
+
+export LD_LIBRARY_PATH=$W/ucc/lib:$UCX/lib:$W/ompi/lib
+B=$W/omb-src/c/mpi/collective/blocking
+MPIRUN=("$W/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$NP" --mca pml ucx --mca btl ^openib,uct
+  --mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE)
+for c in allgather allreduce; do
+  for tl in ucp goring; do
+    env=(-x UCC_TLS=ucp)
+    [ $tl = goring ] && env=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf)
+    echo "== osu_$c -d cuda -c, $NP processes, coll/ucc with tl/$tl"
+    timeout 70 "${MPIRUN[@]}" "${env[@]}" "$B/osu_$c" -d cuda -c -m 4194304:268435456 -i 10 -x 2 2>&1 | tee "$OUT/osu_${c}_$tl.txt" | grep -E "^#|^[0-9]|rror|FAIL" | head -14
+    [ $tl = goring ] && timeout 30 "${MPIRUN[@]}" "${env[@]}" -x UCC_COLL_TRACE=info "$B/osu_$c" -d cuda -m 4194304:4194304 -i 2 -x 0 2>&1 | grep -o "TL_[A-Z]*" | sort | uniq -c
+  done
+done
