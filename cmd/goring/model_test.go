@@ -162,16 +162,20 @@ func TestModelSplitBadInput(t *testing.T) {
 	}
 }
 
+// writeTestFile writes doc into dir/name and returns the path.
+func writeTestFile(t *testing.T, dir, name, doc string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	require.NoError(t, os.WriteFile(p, []byte(doc), 0o644))
+	return p
+}
+
 // model split --calibration: the pair's paths are the file's, so the
 // direct path alone takes alpha + bytes/beta as measured; a file without
 // a GPU direct path, a wrong schema or a missing file is one clear error.
 func TestModelSplitCalibration(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, doc string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(doc), 0o644))
-		return p
-	}
+	write := func(name, doc string) string { return writeTestFile(t, dir, name, doc) }
 	good := write("good.json", `{"schema":"goring.calibration/v1","host":"h","date":"d","ucx_tls":"sm","paths":[
 		{"path":"direct","from":"GPU 0","to":"GPU 1","alpha_us":10,"beta_GBps":100,"samples":[]},
 		{"path":"host","from":"GPU 0","to":"GPU 1","alpha_us":20,"beta_GBps":40,"samples":[]}],"skipped":[]}`)

@@ -197,11 +197,7 @@ func TestSimAlltoallvBusBandwidthFollowsMatrix(t *testing.T) {
 // copy engines deliver. GPUs the topology lacks are an error.
 func TestSimCalibration(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, doc string) string {
-		p := filepath.Join(dir, name)
-		require.NoError(t, os.WriteFile(p, []byte(doc), 0o644))
-		return p
-	}
+	write := func(name, doc string) string { return writeTestFile(t, dir, name, doc) }
 	good := write("cal.json", `{"schema":"goring.calibration/v1","host":"h","date":"d","ucx_tls":"sm","paths":[
 		{"path":"direct","from":"GPU 0","to":"GPU 1","alpha_us":2.5,"beta_GBps":393,"samples":[]},
 		{"path":"host","from":"GPU 0","to":"GPU 1","alpha_us":102,"beta_GBps":50,"samples":[]}],"skipped":[]}`)
