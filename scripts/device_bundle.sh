@@ -11,6 +11,8 @@
 #                                       # UCC, OMB sources autogen'd here; carry [".carry-osu"])
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# The pinned release sources (scripts/stack.sh reads the same folder).
+VENDOR=${GORING_VENDOR:-../shared/vendor}
 make -s deps
 out=.carry
 rm -rf "$out"
@@ -39,9 +41,9 @@ if [ -d "$w" ]; then
 fi
 cp scripts/device_test.sh scripts/device_ucc.sh "$out/"
 # UCC for the baseline, autogen'd here (the device has no autotools).
-if [ -f ../shared/vendor/ucc-1.8.0.tar.gz ]; then
+if [ -f "$VENDOR/ucc-1.8.0.tar.gz" ]; then
   t=$(mktemp -d); mkdir "$t/ucc"
-  tar xzf ../shared/vendor/ucc-1.8.0.tar.gz -C "$t/ucc" --strip-components=1
+  tar xzf "$VENDOR/ucc-1.8.0.tar.gz" -C "$t/ucc" --strip-components=1
   (cd "$t/ucc" && ./autogen.sh >/dev/null 2>&1)
   tar czf "$out/ucc-autogen.tar.gz" -C "$t" ucc && rm -rf "$t"
 fi
@@ -56,10 +58,10 @@ o=.carry-osu
 rm -rf "$o" && mkdir -p "$o/lib" "$o/.deps"
 cp -a "$out/.deps/ucx-cu13" "$o/.deps/"
 cp "$out/lib/libgoring.so" "$out/ucc-autogen.tar.gz" "$o/lib/" && mv "$o/lib/ucc-autogen.tar.gz" "$o/"
-cp ../shared/vendor/osu-micro-benchmarks-7.4.tar.gz "$o/"
+cp "$VENDOR/osu-micro-benchmarks-7.4.tar.gz" "$o/"
 cp -r cshim scripts/device_osu.sh "$o/"
 t=$(mktemp -d); mkdir "$t/ompi"
-tar xzf ../shared/vendor/ompi-4.1.8.tar.gz -C "$t/ompi" --strip-components=1
+tar xzf "$VENDOR/ompi-4.1.8.tar.gz" -C "$t/ompi" --strip-components=1
 (
   cd "$t/ompi" && ./autogen.pl --no-oshmem >/dev/null 2>&1
   lex() { flex -P"$2" -o "${1%.l}.c" "$1"; }

@@ -44,13 +44,13 @@ func benchSimulate(b *testing.B, alg string, nodes int, bytes int64) {
 	b.ReportMetric(res.TotalUS, "predicted_us")
 }
 
-// Issue 4: parallel_rings allgather on 64 GPUs (clusterB x16) at 256 MB must
-// simulate in under 2 s.
+// The simulator's speed goal: parallel_rings allgather on 64 GPUs
+// (clusterB x16) at 256 MB simulates in under 2 s.
 func BenchmarkParallelRings64GPUs256MB(b *testing.B) {
 	benchSimulate(b, "parallel_rings", 16, 256<<20)
 }
 
-// Issue 4: 4096 GPUs (clusterB x1024) at 64 MB in under 60 s.
+// And 4096 GPUs (clusterB x1024) at 64 MB in under 60 s.
 func BenchmarkParallelRings4096GPUs64MB(b *testing.B) {
 	if testing.Short() {
 		b.Skip("4096 GPUs: long")
