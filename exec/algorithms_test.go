@@ -18,20 +18,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// synthTopology is a cluster of nodes identical nodes with gpus GPUs each,
-// two sockets, an NVLink full mesh and one rail per GPU (topo.Synthetic).
-func synthTopology(nodes, gpus int) *topo.Topology {
-	sockets := 1
-	if gpus > 1 {
-		sockets = 2
-	}
-	t, err := topo.Synthetic(fmt.Sprintf("synth%dx%d", nodes, gpus), nodes, gpus, sockets)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
 type shape struct{ nodes, gpus int }
 
 // Shapes from 2 to 64 ranks: single nodes, several small nodes, odd
@@ -226,7 +212,7 @@ func TestEveryAlgorithmMovesRealData(t *testing.T) {
 			}
 			for si, sh := range shapes {
 				n := sh.nodes * sh.gpus
-				tp := synthTopology(sh.nodes, sh.gpus)
+				tp := topo.SweepShape(sh.nodes, sh.gpus)
 				for _, elems := range []int64{1, 7, 1003} {
 					if n >= 32 && elems == 1003 && testing.Short() {
 						continue

@@ -13,6 +13,7 @@ import (
 	"github.com/goring-hpc/goring/exec/memtransport"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // The grid of TestEveryAlgorithmMovesRealData keeps alltoallv counts small,
@@ -34,7 +35,7 @@ func TestNimbleRelaysMoveRealData(t *testing.T) {
 		counts[n-1][1] = 3<<20 + 1 // an odd hot pair
 		for k, mode := range modes {
 			name := fmt.Sprintf("case %d.%d: %dx%d mode %+v", i, k, sh[0], sh[1], mode)
-			spec := sched.Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: synthTopology(sh[0], sh[1]), DtypeBytes: 1, Counts: counts, Chunks: k}
+			spec := sched.Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: topo.SweepShape(sh[0], sh[1]), DtypeBytes: 1, Counts: counts, Chunks: k}
 			plan, mp, err := sched.GenerateNimble(spec, model.MWUOptions{})
 			require.NoError(t, err, name)
 			relayed := false

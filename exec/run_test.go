@@ -10,6 +10,7 @@ import (
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/exec/memtransport"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -213,7 +214,7 @@ func TestSteadyStateAllocatesNothing(t *testing.T) {
 		coll coll.Collective
 		alg  string
 	}{{coll.Allgather, "ring"}, {coll.Allgather, "parallel_rings"}, {coll.Allreduce, "ring"}, {coll.Allreduce, "parallel_rings"}} {
-		plan, err := sched.Generate(sched.Spec{Collective: c.coll, Algorithm: c.alg, Topo: synthTopology(2, 2), Bytes: 4096, DtypeBytes: 4})
+		plan, err := sched.Generate(sched.Spec{Collective: c.coll, Algorithm: c.alg, Topo: topo.SweepShape(2, 2), Bytes: 4096, DtypeBytes: 4})
 		require.NoError(t, err)
 		plans = append(plans, plan)
 	}
@@ -272,7 +273,7 @@ func BenchmarkExecutor(b *testing.B) {
 }
 
 func generated(tb testing.TB, c coll.Collective, alg string, nodes, gpus int, bytes int64) *sched.Plan {
-	plan, err := sched.Generate(sched.Spec{Collective: c, Algorithm: alg, Topo: synthTopology(nodes, gpus), Bytes: bytes, DtypeBytes: 4})
+	plan, err := sched.Generate(sched.Spec{Collective: c, Algorithm: alg, Topo: topo.SweepShape(nodes, gpus), Bytes: bytes, DtypeBytes: 4})
 	require.NoError(tb, err)
 	return plan
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
 	"github.com/stretchr/testify/require"
 )
 
@@ -46,7 +47,7 @@ func TestScratchBounds(t *testing.T) {
 					for _, chunks := range []int{0, 4} {
 						caseNo++
 						n := sh.nodes * sh.gpus
-						spec := sched.Spec{Collective: c, Algorithm: alg.Name, Topo: synthTopology(sh.nodes, sh.gpus), Bytes: B, DtypeBytes: 4, Chunks: chunks}
+						spec := sched.Spec{Collective: c, Algorithm: alg.Name, Topo: topo.SweepShape(sh.nodes, sh.gpus), Bytes: B, DtypeBytes: 4, Chunks: chunks}
 						if c == coll.Alltoallv {
 							spec.Counts = randomCounts(rng, n, B/4)
 							for _, row := range spec.Counts {

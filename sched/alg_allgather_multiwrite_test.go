@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // MultiWrite, sections 3.2 and 5.2: the multiwrite allgather is correct over
@@ -47,7 +48,7 @@ func TestMultiwriteGenerateRankMatchesGenerate(t *testing.T) {
 		nodes, gpus int
 		chunks      int
 	}{{coll.Allgather, 3, 2, 2}, {coll.Allgather, 2, 4, 0}, {coll.Bcast, 3, 2, 3}, {coll.Bcast, 1, 5, 0}} {
-		tp := synthTopo(c.nodes, c.gpus)
+		tp := topo.SweepShape(c.nodes, c.gpus)
 		spec := Spec{Collective: c.coll, Algorithm: "multiwrite", Topo: tp, Bytes: 64, DtypeBytes: 4, Chunks: c.chunks, Root: 1}
 		full, err := Generate(spec)
 		require.NoError(t, err)

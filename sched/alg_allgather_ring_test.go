@@ -17,7 +17,7 @@ import (
 func TestAllgatherRingVerifies(t *testing.T) {
 	for i, c := range sampleGrid() {
 		t.Run(fmt.Sprintf("case%d_%dx%d_%dB_d%d_k%d", i, c.nodes, c.gpus, c.bytes, c.dtype, c.chunks), func(t *testing.T) {
-			spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(c.nodes, c.gpus), Bytes: c.bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
+			spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(c.nodes, c.gpus), Bytes: c.bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
 			_, rep := mustVerify(t, spec)
 			p := c.nodes * c.gpus
 			assert.Equal(t, p-1, rep.CriticalTransfers, "critical transfers")

@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // Multi-lane, Algorithm 2: the lane allreduce verifies over nodes 1-16 x GPUs
@@ -20,7 +21,7 @@ func TestLaneAllreduceVerifies(t *testing.T) {
 			bytes *= int64(c.nodes * c.gpus)
 		}
 		t.Run(fmt.Sprintf("case%d_%dx%d_%dB_d%d_k%d", i, c.nodes, c.gpus, bytes, c.dtype, c.chunks), func(t *testing.T) {
-			spec := Spec{Collective: coll.Allreduce, Algorithm: "lane", Topo: synthTopo(c.nodes, c.gpus), Bytes: bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
+			spec := Spec{Collective: coll.Allreduce, Algorithm: "lane", Topo: topo.SweepShape(c.nodes, c.gpus), Bytes: bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
 			plan, rep := mustVerify(t, spec)
 			if c.nodes > 1 && bytes >= int64(c.nodes*c.gpus*c.dtype) {
 				// Ring allreduce per lane (Multi-lane Alg. 1): 2(nodes-1) hops.
@@ -36,14 +37,14 @@ func TestLaneAllreduceVerifies(t *testing.T) {
 	}
 	for i, elems := range []int64{1, 3, 7, 33} {
 		t.Run(fmt.Sprintf("short%d_%delems", i, elems), func(t *testing.T) {
-			mustVerify(t, Spec{Collective: coll.Allreduce, Algorithm: "lane", Topo: synthTopo(5, 8), Bytes: 8 * elems, DtypeBytes: 8, Chunks: 2})
+			mustVerify(t, Spec{Collective: coll.Allreduce, Algorithm: "lane", Topo: topo.SweepShape(5, 8), Bytes: 8 * elems, DtypeBytes: 8, Chunks: 2})
 		})
 	}
 }
 
 // Ranks that do not split into equal nodes cannot form lanes.
 func TestHierarchicalRejectUnequalNodes(t *testing.T) {
-	tp := synthTopo(3, 4)
+	tp := topo.SweepShape(3, 4)
 	tp.Nodes[2].GPUs = tp.Nodes[2].GPUs[:2]
 	cases := []struct {
 		coll coll.Collective

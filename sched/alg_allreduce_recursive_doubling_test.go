@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // Recursive-doubling allreduce (Thakur, Rabenseifner and Gropp 2005 section
@@ -42,7 +43,7 @@ func TestAllreduceRecursiveDoublingShape(t *testing.T) {
 		{2, 1, 1}, {4, 1, 2}, {8, 1, 3}, {4, 3, 6},
 	}
 	for i, c := range cases {
-		spec := Spec{Collective: coll.Allreduce, Algorithm: "recursive_doubling", Topo: synthTopo(1, c.ranks), Bytes: 1 << 12, DtypeBytes: 4, Chunks: c.chunks}
+		spec := Spec{Collective: coll.Allreduce, Algorithm: "recursive_doubling", Topo: topo.SweepShape(1, c.ranks), Bytes: 1 << 12, DtypeBytes: 4, Chunks: c.chunks}
 		plan, err := Generate(spec)
 		require.NoError(t, err, "case %d", i)
 		_, err = Verify(plan)

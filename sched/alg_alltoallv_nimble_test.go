@@ -13,6 +13,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // Uniform counts over the grid (NIMBLE: no gain, and no split, for
@@ -64,7 +65,7 @@ func TestAlltoallvNimbleRandomCounts(t *testing.T) {
 		counts := nimbleCounts(rng, n, d, min(n, 6))
 		for _, chunks := range []int{0, 3} {
 			t.Run(fmt.Sprintf("case%d_%dx%d_d%d_k%d", i, sh[0], sh[1], d, chunks), func(t *testing.T) {
-				spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: synthTopo(sh[0], sh[1]), DtypeBytes: d, Counts: counts, Chunks: chunks}
+				spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: topo.SweepShape(sh[0], sh[1]), DtypeBytes: d, Counts: counts, Chunks: chunks}
 				plan, rep := mustVerify(t, spec)
 				var offDiag int64
 				for a := range counts {
@@ -103,7 +104,7 @@ func TestAlltoallvNimbleTagsAndHints(t *testing.T) {
 		}
 		counts[i][0] = 64 << 20 // hot destination 0
 	}
-	spec := Spec{Collective: coll.Alltoallv, Topo: synthTopo(2, 4), DtypeBytes: 4, Counts: counts}
+	spec := Spec{Collective: coll.Alltoallv, Topo: topo.SweepShape(2, 4), DtypeBytes: 4, Counts: counts}
 	plan, mp, err := GenerateNimble(spec, model.MWUOptions{})
 	require.NoError(t, err)
 	_, err = Verify(plan)
@@ -151,7 +152,7 @@ func TestAlltoallvNimbleTagsAndHints(t *testing.T) {
 func TestAlltoallvNimblePerRankMatchesWhole(t *testing.T) {
 	rng := rand.New(rand.NewPCG(7, 1))
 	counts := nimbleCounts(rng, 8, 4, 5)
-	spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: synthTopo(2, 4), DtypeBytes: 4, Counts: counts}
+	spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: topo.SweepShape(2, 4), DtypeBytes: 4, Counts: counts}
 	whole, err := Generate(spec)
 	require.NoError(t, err)
 	for r := range whole.Ranks {
@@ -175,7 +176,7 @@ func TestAlltoallvNimbleScratchBounded(t *testing.T) {
 		counts[i] = make([]int64, 4)
 	}
 	counts[1][0] = 192 << 20
-	spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: synthTopo(1, 4), DtypeBytes: 4, Counts: counts}
+	spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: topo.SweepShape(1, 4), DtypeBytes: 4, Counts: counts}
 	plan, rep := mustVerify(t, spec)
 	for _, r := range []int{2, 3} {
 		// A third of 192 MiB in 16 chunks of a little under 4 MiB.
@@ -200,11 +201,11 @@ func TestAlltoallvNimbleThresholdAndUnsupported(t *testing.T) {
 		counts[i] = make([]int64, 4)
 		counts[i][0] = 1<<20 - 4
 	}
-	plan, rep := mustVerify(t, Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: synthTopo(1, 4), DtypeBytes: 4, Counts: counts})
+	plan, rep := mustVerify(t, Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: topo.SweepShape(1, 4), DtypeBytes: 4, Counts: counts})
 	assert.Equal(t, int64(3*(1<<20-4)), rep.BytesMoved)
 	assert.Contains(t, plan.Note, "0 of 3 demands split")
 
-	tp := synthTopo(2, 2)
+	tp := topo.SweepShape(2, 2)
 	tp.Rails = nil
 	_, err := Generate(Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: tp, DtypeBytes: 4, Bytes: 4})
 	require.Error(t, err)
@@ -217,7 +218,7 @@ func TestAlltoallvNimbleThresholdAndUnsupported(t *testing.T) {
 // Regenerate with go test ./sched -run Golden -rewrite.
 func TestAlltoallvNimbleGolden(t *testing.T) {
 	const hot = 3<<20 + 4
-	spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: synthTopo(1, 3), DtypeBytes: 4,
+	spec := Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: topo.SweepShape(1, 3), DtypeBytes: 4,
 		Counts: [][]int64{{4, 8, 0}, {hot, 4, 12}, {16, 0, 4}}}
 	plan, rep := mustVerify(t, spec)
 	var got bytes.Buffer

@@ -9,6 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // Pairwise alltoallv (NIMBLE baseline): uniform counts over the grid.
@@ -38,7 +39,7 @@ func TestAlltoallvPairwiseRandomCounts(t *testing.T) {
 		counts[0][n-1] = 4 << 20 // one hot pair
 		for _, chunks := range []int{0, 3} {
 			t.Run(fmt.Sprintf("case%d_k%d", i, chunks), func(t *testing.T) {
-				spec := Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: synthTopo(shape[0], shape[1]), DtypeBytes: 4, Counts: counts, Chunks: chunks}
+				spec := Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: topo.SweepShape(shape[0], shape[1]), DtypeBytes: 4, Counts: counts, Chunks: chunks}
 				plan, _ := mustVerify(t, spec)
 				sd, rd := AlltoallvDispls(counts, n-1)
 				require.Equal(t, sd[n], plan.Ranks[n-1].Sizes.Src)

@@ -46,7 +46,7 @@ func TestParallelRingsAllgatherVerifies(t *testing.T) {
 	for i, c := range sampleGrid() {
 		intra := fullMeshIntras[i%len(fullMeshIntras)]
 		t.Run(fmt.Sprintf("case%d_%dx%d_%dB_d%d_k%d_%s", i, c.nodes, c.gpus, c.bytes, c.dtype, c.chunks, intra), func(t *testing.T) {
-			spec := Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: intra, Topo: synthTopo(c.nodes, c.gpus), Bytes: c.bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
+			spec := Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: intra, Topo: topo.SweepShape(c.nodes, c.gpus), Bytes: c.bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
 			_, rep := mustVerify(t, spec)
 			if c.nodes > 1 {
 				assert.Equal(t, c.nodes-1, rep.CriticalInterNode, "inter-node steps on the critical path")
@@ -64,7 +64,7 @@ func TestParallelRingsAllgatherIntraVariants(t *testing.T) {
 				i++
 				elems := int64(1 + (i*7)%13)
 				t.Run(fmt.Sprintf("case%d_%s_%dx%d", i, intra, nodes, g), func(t *testing.T) {
-					spec := Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: intra, Topo: synthTopo(nodes, g), Bytes: 4 * elems, DtypeBytes: 4, Chunks: i % 3}
+					spec := Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: intra, Topo: topo.SweepShape(nodes, g), Bytes: 4 * elems, DtypeBytes: 4, Chunks: i % 3}
 					mustVerify(t, spec)
 				})
 			}
@@ -167,7 +167,7 @@ func TestParallelRingsIntraSelection(t *testing.T) {
 	assert.Equal(t, "linear", AutoIntra(clusterB))
 	assert.Equal(t, "linear", AutoIntra(dgx))
 	assert.Equal(t, "congestion_aware", AutoIntra(pairTopo(1, 6)))
-	assert.Equal(t, "linear", AutoIntra(synthTopo(1, 1)))
+	assert.Equal(t, "linear", AutoIntra(topo.SweepShape(1, 1)))
 
 	bad := []struct {
 		tp    *topo.Topology
@@ -176,7 +176,7 @@ func TestParallelRingsIntraSelection(t *testing.T) {
 	}{
 		{clusterB, "congestion_aware", "a GPU has NVLinks to more than one other GPU"},
 		{dgx, "congestion_aware", "has no NVLink peer"},
-		{synthTopo(2, 3), "congestion_aware", "odd number of GPUs"},
+		{topo.SweepShape(2, 3), "congestion_aware", "odd number of GPUs"},
 		{clusterA, "tree", `unknown intra-node algorithm "tree"`},
 	}
 	for i, c := range bad {
@@ -190,7 +190,7 @@ func TestParallelRingsIntraSelection(t *testing.T) {
 		}
 	}
 	// Only one GPU per node: nothing to exchange inside, any variant works.
-	mustVerify(t, Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: "congestion_aware", Topo: synthTopo(3, 1), Bytes: 8, DtypeBytes: 4})
+	mustVerify(t, Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: "congestion_aware", Topo: topo.SweepShape(3, 1), Bytes: 8, DtypeBytes: 4})
 }
 
 // The hierarchical generators build each rank on its own (Algorithm.Rank)
@@ -202,10 +202,10 @@ func TestHierarchicalGenerateRankMatches(t *testing.T) {
 	require.NoError(t, err)
 	cases := []Spec{
 		{Collective: coll.Allgather, Algorithm: "parallel_rings", Topo: tpA, Bytes: 44, DtypeBytes: 4, Chunks: 3},
-		{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: "rd", Topo: synthTopo(3, 6), Bytes: 6, DtypeBytes: 2, Chunks: 2},
-		{Collective: coll.ReduceScatter, Algorithm: "parallel_rings", Topo: synthTopo(3, 4), Bytes: 20, DtypeBytes: 4, Chunks: 2},
+		{Collective: coll.Allgather, Algorithm: "parallel_rings", Intra: "rd", Topo: topo.SweepShape(3, 6), Bytes: 6, DtypeBytes: 2, Chunks: 2},
+		{Collective: coll.ReduceScatter, Algorithm: "parallel_rings", Topo: topo.SweepShape(3, 4), Bytes: 20, DtypeBytes: 4, Chunks: 2},
 		{Collective: coll.Allreduce, Algorithm: "parallel_rings", Topo: tpA, Bytes: 4 * 37, DtypeBytes: 4, Chunks: 2},
-		{Collective: coll.Allreduce, Algorithm: "lane", Topo: synthTopo(3, 4), Bytes: 4 * 37, DtypeBytes: 4, Chunks: 2},
+		{Collective: coll.Allreduce, Algorithm: "lane", Topo: topo.SweepShape(3, 4), Bytes: 4 * 37, DtypeBytes: 4, Chunks: 2},
 	}
 	for i, spec := range cases {
 		t.Run(fmt.Sprintf("case%d_%s_%s", i, spec.Collective, spec.Algorithm), func(t *testing.T) {

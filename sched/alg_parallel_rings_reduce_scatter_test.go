@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // Parallel Rings, section V-A: the parallel_rings reduce-scatter (one ring per
@@ -15,7 +16,7 @@ import (
 func TestParallelRingsReduceScatterVerifies(t *testing.T) {
 	for i, c := range sampleGrid() {
 		t.Run(fmt.Sprintf("case%d_%dx%d_%dB_d%d_k%d", i, c.nodes, c.gpus, c.bytes, c.dtype, c.chunks), func(t *testing.T) {
-			spec := Spec{Collective: coll.ReduceScatter, Algorithm: "parallel_rings", Topo: synthTopo(c.nodes, c.gpus), Bytes: c.bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
+			spec := Spec{Collective: coll.ReduceScatter, Algorithm: "parallel_rings", Topo: topo.SweepShape(c.nodes, c.gpus), Bytes: c.bytes, DtypeBytes: c.dtype, Chunks: c.chunks}
 			plan, rep := mustVerify(t, spec)
 			if c.nodes > 1 {
 				assert.Equal(t, c.nodes-1, rep.CriticalInterNode, "inter-node steps on the critical path")

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // FuzzParseProgram: ParseProgram never panics, and what it accepts encodes
@@ -11,7 +12,7 @@ import (
 func FuzzParseProgram(f *testing.F) {
 	f.Add([]byte(designExample))
 	for _, spec := range []Spec{
-		{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(2, 2), Bytes: 8, DtypeBytes: 4, Chunks: 2},
+		{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(2, 2), Bytes: 8, DtypeBytes: 4, Chunks: 2},
 	} {
 		plan, err := Generate(spec)
 		if err != nil {
@@ -72,7 +73,7 @@ func FuzzGenerate(f *testing.F) {
 			nodes = 128 / gpus // quadratic plans: keep one fuzz run quick
 		}
 		dtype := []int{1, 2, 4, 8}[int(dsel)%4]
-		spec := Spec{Collective: c, Algorithm: alg.Name, Topo: synthTopo(nodes, gpus),
+		spec := Spec{Collective: c, Algorithm: alg.Name, Topo: topo.SweepShape(nodes, gpus),
 			Bytes: int64(elems%4096+1) * int64(dtype), DtypeBytes: dtype, Chunks: int(chunks8 % 6)}
 		if c == coll.Bcast {
 			spec.Root = int(elems) % (nodes * gpus)

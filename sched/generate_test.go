@@ -11,22 +11,6 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// synthTopo builds a cluster of nodes identical nodes with gpus GPUs each
-// (topo.Synthetic: an NVLink full mesh, the GPUs over two sockets, one rail
-// per GPU). Tests of every generator in package sched use it so that they
-// cover shapes no preset has.
-func synthTopo(nodes, gpus int) *topo.Topology {
-	sockets := 1
-	if gpus > 1 {
-		sockets = 2
-	}
-	t, err := topo.Synthetic(fmt.Sprintf("synth%dx%d", nodes, gpus), nodes, gpus, sockets)
-	if err != nil {
-		panic(err)
-	}
-	return t
-}
-
 // mustVerify generates and verifies spec, failing the test with the spec in
 // the message.
 func mustVerify(t *testing.T, spec Spec) (*Plan, *Report) {
@@ -39,7 +23,7 @@ func mustVerify(t *testing.T, spec Spec) (*Plan, *Report) {
 }
 
 func TestGenerateRejectsBadSpecs(t *testing.T) {
-	tp := synthTopo(2, 2)
+	tp := topo.SweepShape(2, 2)
 	cases := []struct {
 		name string
 		spec Spec
@@ -69,7 +53,7 @@ func TestGenerateRejectsBadSpecs(t *testing.T) {
 }
 
 func TestGenerateFillsHeader(t *testing.T) {
-	tp := synthTopo(3, 2)
+	tp := topo.SweepShape(3, 2)
 	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 64, DtypeBytes: 4})
 	require.NoError(t, err)
 	assert.Equal(t, coll.Allgather, plan.Collective)
@@ -87,7 +71,7 @@ func TestGenerateFillsHeader(t *testing.T) {
 
 // GenerateRank must give each rank exactly the program Generate gives it.
 func TestGenerateRankMatchesGenerate(t *testing.T) {
-	tp := synthTopo(3, 2)
+	tp := topo.SweepShape(3, 2)
 	for _, c := range []struct {
 		coll coll.Collective
 		alg  string
@@ -156,7 +140,7 @@ func verifyGrid(t *testing.T, c coll.Collective, alg string, unsupported func(nr
 	t.Helper()
 	for i, g := range sampleGrid() {
 		t.Run(fmt.Sprintf("case%d_%dx%d_%dB_d%d_k%d", i, g.nodes, g.gpus, g.bytes, g.dtype, g.chunks), func(t *testing.T) {
-			spec := Spec{Collective: c, Algorithm: alg, Topo: synthTopo(g.nodes, g.gpus), Bytes: g.bytes, DtypeBytes: g.dtype, Chunks: g.chunks}
+			spec := Spec{Collective: c, Algorithm: alg, Topo: topo.SweepShape(g.nodes, g.gpus), Bytes: g.bytes, DtypeBytes: g.dtype, Chunks: g.chunks}
 			if c == coll.Bcast {
 				spec.Root = (g.nodes*g.gpus - 1) / 2
 			}
@@ -183,7 +167,7 @@ func TestAutoFallsBackPastUnsupported(t *testing.T) {
 	saved := AutoOrder[coll.Allgather]
 	defer func() { AutoOrder[coll.Allgather] = saved }()
 	AutoOrder[coll.Allgather] = []string{"recursive_doubling", "neighbor", "no_such_algorithm", "bruck"}
-	tp := synthTopo(3, 1)
+	tp := topo.SweepShape(3, 1)
 	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4, DtypeBytes: 4})
 	require.NoError(t, err)
 	assert.Equal(t, "bruck", plan.Algorithm)
@@ -216,7 +200,7 @@ func TestAutoFallsBackPastUnsupported(t *testing.T) {
 // One rank's program of the 4096-rank (1024 nodes x 4) flat ring: what a
 // real rank builds, in O(its own steps).
 func BenchmarkGenerateRankRing4096(b *testing.B) {
-	spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(1024, 4), Bytes: 1 << 20, DtypeBytes: 4}
+	spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(1024, 4), Bytes: 1 << 20, DtypeBytes: 4}
 	b.ReportAllocs()
 	for b.Loop() {
 		if _, err := GenerateRank(spec, 1234); err != nil {

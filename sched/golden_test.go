@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // rewrite regenerates the golden transcripts:
@@ -25,41 +26,41 @@ var goldenCases = []struct {
 	spec func() Spec
 }{
 	{"allgather_ring_2x2", func() Spec {
-		return Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(2, 2), Bytes: 8, DtypeBytes: 4}
+		return Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(2, 2), Bytes: 8, DtypeBytes: 4}
 	}},
 	{"allgather_ring_1x2_chunks2", func() Spec {
-		return Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(1, 2), Bytes: 12, DtypeBytes: 4, Chunks: 2}
+		return Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(1, 2), Bytes: 12, DtypeBytes: 4, Chunks: 2}
 	}},
 	{"allgather_neighbor_1x4", func() Spec {
-		return Spec{Collective: coll.Allgather, Algorithm: "neighbor", Topo: synthTopo(1, 4), Bytes: 4, DtypeBytes: 4}
+		return Spec{Collective: coll.Allgather, Algorithm: "neighbor", Topo: topo.SweepShape(1, 4), Bytes: 4, DtypeBytes: 4}
 	}},
 	{"allgather_recursive_doubling_2x2", func() Spec {
-		return Spec{Collective: coll.Allgather, Algorithm: "recursive_doubling", Topo: synthTopo(2, 2), Bytes: 4, DtypeBytes: 4}
+		return Spec{Collective: coll.Allgather, Algorithm: "recursive_doubling", Topo: topo.SweepShape(2, 2), Bytes: 4, DtypeBytes: 4}
 	}},
 	{"allgather_bruck_1x3", func() Spec {
-		return Spec{Collective: coll.Allgather, Algorithm: "bruck", Topo: synthTopo(1, 3), Bytes: 4, DtypeBytes: 4}
+		return Spec{Collective: coll.Allgather, Algorithm: "bruck", Topo: topo.SweepShape(1, 3), Bytes: 4, DtypeBytes: 4}
 	}},
 	{"reduce_scatter_ring_1x3", func() Spec {
-		return Spec{Collective: coll.ReduceScatter, Algorithm: "ring", Topo: synthTopo(1, 3), Bytes: 8, DtypeBytes: 4}
+		return Spec{Collective: coll.ReduceScatter, Algorithm: "ring", Topo: topo.SweepShape(1, 3), Bytes: 8, DtypeBytes: 4}
 	}},
 	{"allreduce_ring_1x3", func() Spec {
-		return Spec{Collective: coll.Allreduce, Algorithm: "ring", Topo: synthTopo(1, 3), Bytes: 20, DtypeBytes: 4}
+		return Spec{Collective: coll.Allreduce, Algorithm: "ring", Topo: topo.SweepShape(1, 3), Bytes: 20, DtypeBytes: 4}
 	}},
 	{"allreduce_rabenseifner_1x3", func() Spec {
-		return Spec{Collective: coll.Allreduce, Algorithm: "rabenseifner", Topo: synthTopo(1, 3), Bytes: 16, DtypeBytes: 4}
+		return Spec{Collective: coll.Allreduce, Algorithm: "rabenseifner", Topo: topo.SweepShape(1, 3), Bytes: 16, DtypeBytes: 4}
 	}},
 	{"alltoallv_pairwise_1x3", func() Spec {
-		return Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: synthTopo(1, 3), DtypeBytes: 4,
+		return Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: topo.SweepShape(1, 3), DtypeBytes: 4,
 			Counts: [][]int64{{4, 8, 0}, {0, 4, 12}, {16, 0, 4}}}
 	}},
 	{"bcast_knomial_1x6_root2", func() Spec {
-		return Spec{Collective: coll.Bcast, Algorithm: "knomial", Topo: synthTopo(1, 6), Bytes: 8, DtypeBytes: 4, Root: 2}
+		return Spec{Collective: coll.Bcast, Algorithm: "knomial", Topo: topo.SweepShape(1, 6), Bytes: 8, DtypeBytes: 4, Root: 2}
 	}},
 	{"allgather_multiwrite_2x2", func() Spec {
-		return Spec{Collective: coll.Allgather, Algorithm: "multiwrite", Topo: synthTopo(2, 2), Bytes: 8, DtypeBytes: 4}
+		return Spec{Collective: coll.Allgather, Algorithm: "multiwrite", Topo: topo.SweepShape(2, 2), Bytes: 8, DtypeBytes: 4}
 	}},
 	{"bcast_multiwrite_2x3_root4_chunks2", func() Spec {
-		return Spec{Collective: coll.Bcast, Algorithm: "multiwrite", Topo: synthTopo(2, 3), Bytes: 8, DtypeBytes: 4, Root: 4, Chunks: 2}
+		return Spec{Collective: coll.Bcast, Algorithm: "multiwrite", Topo: topo.SweepShape(2, 3), Bytes: 8, DtypeBytes: 4, Root: 4, Chunks: 2}
 	}},
 }
 

@@ -156,7 +156,7 @@ func TestIntraAutoNote(t *testing.T) {
 	for i, c := range []struct {
 		tp   *topo.Topology
 		want string
-	}{{clusterA, "intra: auto chose congestion_aware"}, {synthTopo(2, 4), "intra: auto chose linear"}} {
+	}{{clusterA, "intra: auto chose congestion_aware"}, {topo.SweepShape(2, 4), "intra: auto chose linear"}} {
 		plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "parallel_rings", Topo: c.tp, Bytes: 8, DtypeBytes: 4})
 		require.NoError(t, err, "case %d", i)
 		assert.Equal(t, c.want, plan.Note, "case %d", i)
@@ -177,7 +177,7 @@ func FuzzHierarchical(f *testing.F) {
 		intras := IntraAlgorithms()
 		intra := intras[int(intraSel)%len(intras)]
 		nodes, gpus := int(nodes8)%64+1, int(gpus8)%8+1
-		tp := synthTopo(nodes, gpus)
+		tp := topo.SweepShape(nodes, gpus)
 		if intraSel&0x80 != 0 || intra == "congestion_aware" {
 			tp = pairTopo(nodes, gpus+gpus%2) // socket pairs need an even GPU count
 		}

@@ -8,11 +8,12 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 func TestProgramJSONRoundTrip(t *testing.T) {
 	cases := []Spec{
-		{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(2, 2), Bytes: 12, DtypeBytes: 4, Chunks: 2},
+		{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(2, 2), Bytes: 12, DtypeBytes: 4, Chunks: 2},
 	}
 	for i, spec := range cases {
 		plan, err := Generate(spec)

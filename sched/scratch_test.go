@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // scratchBound is the documented bound on Sizes.Scratch of one algorithm
@@ -59,7 +60,7 @@ func TestScratchWithinDocumentedBound(t *testing.T) {
 			bound, ok := scratchBounds[key]
 			require.True(t, ok, "%s has no documented scratch bound: add it to doc.go and scratchBounds", key)
 			for i, sh := range shapes {
-				tp := synthTopo(sh[0], sh[1])
+				tp := topo.SweepShape(sh[0], sh[1])
 				for _, elems := range []int64{1, 3, 1000, 262147} {
 					for _, chunks := range []int{1, 4} {
 						spec := Spec{Collective: c, Algorithm: a.Name, Topo: tp, Bytes: 4 * elems, DtypeBytes: 4, Chunks: chunks}

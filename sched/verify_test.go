@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/topo"
 )
 
 // handPlan is an empty plan of n ranks, one rank per node.
@@ -229,7 +230,7 @@ func TestVerifyLongChainIsFast(t *testing.T) {
 func BenchmarkVerify64(b *testing.B) {
 	for _, alg := range []string{"parallel_rings", "ring"} {
 		b.Run(alg, func(b *testing.B) {
-			plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: alg, Topo: synthTopo(16, 4), Bytes: 64 << 20, DtypeBytes: 4})
+			plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: alg, Topo: topo.SweepShape(16, 4), Bytes: 64 << 20, DtypeBytes: 4})
 			require.NoError(b, err)
 			b.ReportAllocs()
 			for b.Loop() {
@@ -252,7 +253,7 @@ func TestLevelsAndPartners(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]int32{{-1, 2, 1}, {-1, 2, 1}}, pt)
 
-	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(1, 4), Bytes: 4, DtypeBytes: 4})
+	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(1, 4), Bytes: 4, DtypeBytes: 4})
 	require.NoError(t, err)
 	lv, err = Levels(plan)
 	require.NoError(t, err)
@@ -276,7 +277,7 @@ func TestRaceCheckOnDemandMode(t *testing.T) {
 	_, err := Verify(p)
 	assert.ErrorContains(t, err, "both write dst[8,16)")
 	for _, alg := range []string{"rabenseifner", "ring"} {
-		_, err = Verify(mustGenerate(t, Spec{Collective: coll.Allreduce, Algorithm: alg, Topo: synthTopo(3, 2), Bytes: 400, DtypeBytes: 4, Chunks: 3}))
+		_, err = Verify(mustGenerate(t, Spec{Collective: coll.Allreduce, Algorithm: alg, Topo: topo.SweepShape(3, 2), Bytes: 400, DtypeBytes: 4, Chunks: 3}))
 		assert.NoError(t, err, alg)
 	}
 }
@@ -290,7 +291,7 @@ func mustGenerate(t *testing.T, spec Spec) *Plan {
 
 // A big flat plan: 512 ranks of ring allgather (261 632 transfers).
 func BenchmarkVerifyRing512(b *testing.B) {
-	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(64, 8), Bytes: 1 << 20, DtypeBytes: 4})
+	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: topo.SweepShape(64, 8), Bytes: 1 << 20, DtypeBytes: 4})
 	require.NoError(b, err)
 	b.ReportAllocs()
 	for b.Loop() {

@@ -35,3 +35,19 @@ func Synthetic(name string, nodes, gpus, sockets int) (*Topology, error) {
 	}
 	return t.Repeat(nodes)
 }
+
+// SweepShape is the Synthetic cluster the tests of the schedules and the
+// executor sweep: named synthNxG, its GPUs over two sockets when there are
+// several (so the two-socket schedules are exercised). It panics on a shape
+// Synthetic refuses: callers pass constants.
+func SweepShape(nodes, gpus int) *Topology {
+	sockets := 1
+	if gpus > 1 {
+		sockets = 2
+	}
+	t, err := Synthetic(fmt.Sprintf("synth%dx%d", nodes, gpus), nodes, gpus, sockets)
+	if err != nil {
+		panic(err)
+	}
+	return t
+}
