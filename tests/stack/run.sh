@@ -16,6 +16,9 @@
 #    (UCC_COLL_TRACE=info) must show every allgather, allreduce and bcast
 #    run by TL_GORING, and every alltoallv (which goring refuses) by
 #    another layer: UCC fell back cleanly.
+# 3. tests/stack/robust.sh: a rank 10 s late (no error, no fallback, no
+#    leftovers), 1000 communicators created and freed (RSS against
+#    tl/ucp's), a rank killed in a collective (the job ends).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T0=$SECONDS
@@ -44,7 +47,7 @@ echo "== OMB through Open MPI's coll/ucc and tl/goring ($NP ranks)"
 export -n UCX_PREFIX
 set -a
 # shellcheck source=/dev/null
-. ompi-config/goring-ucc.env
+. ompi-config/goring-ucc-all.env
 set +a
 BIN=$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective
 OUT=$(mktemp -d)
@@ -83,6 +86,25 @@ omb allreduce
 omb allreduce -l
 omb bcast
 omb alltoallv
+
+# The shipped selection (ompi-config/goring-ucc.env) must parse, and keep
+# host-memory collectives on UCC's own layers (goring takes CUDA buffers
+# from 4 MiB there).
+sel=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' ompi-config/goring-ucc.env)
+log=$OUT/selected.txt
+if ! UCC_TL_GORING_TUNE=$sel "$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe \
+  --tune "$PWD/ompi-config/goring-mca-params.conf" -x UCC_TL_GORING_TUNE -x UCC_COLL_TRACE=info \
+  "$BIN/osu_allreduce" -m 4194304:4194304 -i 5 -x 2 >"$log" 2>&1; then
+  echo "FAIL goring-ucc.env: osu_allreduce failed"; tail -n 20 "$log"; fail=1
+elif grep -iE "failed to parse|invalid" "$log"; then
+  echo "FAIL goring-ucc.env: UCC refused UCC_TL_GORING_TUNE=$sel"; fail=1
+elif grep -i "coll_init: allreduce" "$log" | grep -q TL_GORING || ! grep -qi "coll_init: allreduce" "$log"; then
+  echo "FAIL goring-ucc.env: host allreduce at 4 MiB did not stay on UCC's own layers"; fail=1
+else
+  echo "goring-ucc.env ($sel): host allreduce at 4 MiB on $(grep -i 'coll_init: allreduce' "$log" | sed -n 's/.*{\([^}]*\)}.*/\1/p' | sort -u | tr '\n' ' ')"
+fi
 if [ $fail != 0 ]; then echo "tests/stack: FAILED (logs in $OUT)"; exit 1; fi
 rm -rf "$OUT"
+echo "== tests/stack/robust.sh $NP"
+tests/stack/robust.sh "$NP"
 echo "tests/stack: passed in $((SECONDS - T0)) s"

@@ -1,0 +1,154 @@
+/*
+ * robust: what an MPI program may do to a collective library that goring's
+ * team layer must survive, run through Open MPI's coll/ucc
+ * (tests/stack/robust.sh drives it).
+ *
+ *   robust late SECONDS     rank size-1 enters each collective SECONDS late
+ *   robust split ROUNDS     MPI_Comm_split + allreduce + MPI_Comm_free, ROUNDS times
+ *   robust kill             rank size-1 dies (SIGKILL) while the others wait
+ *
+ * late: an MPI_Allreduce (float, sum) and an MPI_Allgather (int) of 1 MiB
+ * per rank, the last rank sleeping SECONDS before each; every rank checks
+ * the contents and prints how long it waited. MPI allows any delay, so the
+ * calls must succeed and take SECONDS (not SECONDS plus a timeout and a
+ * fallback).
+ *
+ * split: the memory a rank holds after ROUNDS communicators have come and
+ * gone (VmRSS of /proc/self/status after the first round and after the
+ * last, rank 0), to compare goring with UCC's own layers.
+ *
+ * kill: the last rank kills itself after the others have entered an
+ * MPI_Allreduce; they must end (with an error, or killed by the launcher)
+ * rather than hang. robust.sh bounds the run with a timeout.
+ */
+#include <mpi.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define MIB (1 << 20)
+
+static long rss_kib(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kib = -1;
+    if (!f) return -1;
+    while (fgets(line, sizeof line, f))
+        if (sscanf(line, "VmRSS: %ld kB", &kib) == 1) break;
+    fclose(f);
+    return kib;
+}
+
+/* late_allreduce: every rank contributes rank+1 in each element; the sum
+ * is n(n+1)/2 everywhere. Returns the number of wrong elements. */
+static long late_allreduce(int rank, int n, int late, double *waited)
+{
+    int count = MIB / sizeof(float);
+    float *s = malloc(MIB), *r = malloc(MIB);
+    long bad = 0;
+    for (int i = 0; i < count; i++) { s[i] = rank + 1; r[i] = -1; }
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == n - 1) sleep(late);
+    double t = MPI_Wtime();
+    MPI_Allreduce(s, r, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    *waited = MPI_Wtime() - t;
+    for (int i = 0; i < count; i++)
+        if (r[i] != (float)n * (n + 1) / 2) bad++;
+    free(s); free(r);
+    return bad;
+}
+
+/* late_allgather: rank q's block holds q*count+i at index i. */
+static long late_allgather(int rank, int n, int late, double *waited)
+{
+    int count = MIB / sizeof(int);
+    int *s = malloc(MIB), *r = malloc((size_t)MIB * n);
+    long bad = 0;
+    for (int i = 0; i < count; i++) s[i] = rank * count + i;
+    memset(r, 0xff, (size_t)MIB * n);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == n - 1) sleep(late);
+    double t = MPI_Wtime();
+    MPI_Allgather(s, count, MPI_INT, r, count, MPI_INT, MPI_COMM_WORLD);
+    *waited = MPI_Wtime() - t;
+    for (long i = 0; i < (long)count * n; i++)
+        if (r[i] != (int)i) bad++;
+    free(s); free(r);
+    return bad;
+}
+
+static int run_late(int rank, int n, int late)
+{
+    double w1, w2, max1, max2;
+    long bad = late_allreduce(rank, n, late, &w1) + late_allgather(rank, n, late, &w2), total;
+    MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Reduce(&w1, &max1, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&w2, &max2, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("robust late %d s: allreduce waited %.2f s, allgather %.2f s, %ld wrong elements: %s\n",
+               late, max1, max2, total, total ? "FAILED" : "ok");
+    return total != 0;
+}
+
+static int run_split(int rank, int rounds)
+{
+    long start = -1;
+    int count = 1024, bad = 0;
+    float *s = malloc(count * sizeof(float)), *r = malloc(count * sizeof(float));
+    for (int i = 0; i < count; i++) s[i] = 1;
+    for (int k = 0; k < rounds; k++) {
+        MPI_Comm c;
+        int sz;
+        MPI_Comm_split(MPI_COMM_WORLD, (rank + k) % 2, rank, &c);
+        MPI_Comm_size(c, &sz);
+        MPI_Allreduce(s, r, count, MPI_FLOAT, MPI_SUM, c);
+        if (r[0] != sz || r[count - 1] != sz) bad++;
+        MPI_Comm_free(&c);
+        if (k == 0) start = rss_kib();
+    }
+    long end = rss_kib();
+    int total;
+    MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("robust split %d rounds: rank 0 VmRSS %ld KiB after round 1, %ld KiB after round %d (+%ld KiB), %d wrong: %s\n",
+               rounds, start, end, rounds, end - start, total, total ? "FAILED" : "ok");
+    free(s); free(r);
+    return total != 0;
+}
+
+static void run_kill(int rank, int n)
+{
+    int count = MIB / sizeof(float);
+    float *s = calloc(count, sizeof(float)), *r = calloc(count, sizeof(float));
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == n - 1) {
+        sleep(2); /* the others are inside the allreduce by now */
+        raise(SIGKILL);
+    }
+    MPI_Allreduce(s, r, count, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+    printf("robust kill: rank %d: allreduce returned although rank %d died\n", rank, n - 1);
+}
+
+int main(int argc, char **argv)
+{
+    int rank, n, rc = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &n);
+    if (argc == 3 && !strcmp(argv[1], "late")) {
+        rc = run_late(rank, n, atoi(argv[2]));
+    } else if (argc == 3 && !strcmp(argv[1], "split")) {
+        rc = run_split(rank, atoi(argv[2]));
+    } else if (argc == 2 && !strcmp(argv[1], "kill")) {
+        run_kill(rank, n);
+        rc = 1;
+    } else {
+        if (rank == 0) fprintf(stderr, "usage: robust late SECONDS | split ROUNDS | kill\n");
+        rc = 2;
+    }
+    MPI_Finalize();
+    return rc;
+}

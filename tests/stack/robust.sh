@@ -1,0 +1,94 @@
+#!/usr/bin/env bash
+# tests/stack/robust.sh: goring's team layer through Open MPI's coll/ucc
+# when an MPI program does what MPI allows (a late rank, many short-lived
+# communicators) and when a rank dies. Needs the stack scripts/stack.sh
+# builds, with tl/goring installed (tests/stack/run.sh does both and then
+# calls this); tests/stack/robust.c is the MPI program.
+#
+#   tests/stack/robust.sh [np]          LATE="10" ROUNDS=1000 by default
+#   LATE="10 30 120" tests/stack/robust.sh 4
+#
+# 1. late: the last rank enters an allreduce and an allgather LATE seconds
+#    after the others, goring forced (ompi-config/goring-ucc-all.env). Every call must return
+#    correct contents after about LATE seconds, UCC's trace must show both
+#    on TL_GORING, and the output must carry no timeout, no fallback and no
+#    UCX warning of requests or registrations left behind.
+# 2. split: ROUNDS of MPI_Comm_split + allreduce + MPI_Comm_free with goring
+#    forced, then with UCC's own layers alone (goring's score left at its
+#    default); rank 0's VmRSS growth is printed for both and goring's may
+#    not exceed tl/ucp's by more than SPLIT_SLACK_KIB (default 2048).
+# 3. kill: the last rank kills itself while the others wait in a goring
+#    allreduce; the job must end (non-zero) within KILL_LIMIT seconds.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+NP=${1:-4}
+LATE=${LATE:-10}
+ROUNDS=${ROUNDS:-1000}
+SPLIT_SLACK_KIB=${SPLIT_SLACK_KIB:-2048}
+KILL_LIMIT=${KILL_LIMIT:-60}
+for v in OMPI_PREFIX UCC_PREFIX; do
+  [ -n "${!v:-}" ] || { echo "tests/stack/robust: skipped: $v is not set (source the env file scripts/stack.sh prints)"; exit 0; }
+done
+export -n UCX_PREFIX
+# mpirun's local ranks inherit its environment: goring is chosen only
+# where a run passes UCC_TL_GORING_TUNE itself.
+unset UCC_TL_GORING_TUNE UCC_COLL_TRACE
+OUT=$(mktemp -d)
+"$OMPI_PREFIX/bin/mpicc" -O2 -Wall tests/stack/robust.c -o "$OUT/robust"
+MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe
+  --tune "$PWD/ompi-config/goring-mca-params.conf")
+TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' ompi-config/goring-ucc-all.env)
+fail=0
+
+# What must never appear when a rank is merely late: goring's opt-in
+# deadline, coll/ucc's fallback, UCX's complaints about leftovers at exit.
+LEFTOVER='Timeout expired|fallback|timed out|not released|still in flight|rcache|memtype_cache|leak'
+for s in $LATE; do
+  log=$OUT/late_$s.txt t=$SECONDS
+  if ! "${MPIRUN[@]}" -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_COLL_TRACE=info "$OUT/robust" late "$s" >"$log" 2>&1; then
+    echo "FAIL robust late $s: non-zero exit; last lines:"; tail -n 20 "$log"; fail=1; continue
+  fi
+  grep '^robust late' "$log"
+  ran=$(grep -ciE 'coll_init: (allreduce|allgather)[:; ].*TL_GORING' "$log" || true)
+  other=$(grep -iE 'coll_init: (allreduce|allgather)[:; ]' "$log" | grep -vc TL_GORING || true)
+  echo "  UCC trace: $ran allreduce/allgather on TL_GORING, $other elsewhere; $((SECONDS - t)) s in all"
+  if ! grep -q '^robust late.*: ok$' "$log"; then echo "FAIL robust late $s: contents"; fail=1; fi
+  if [ "$ran" -lt 2 ] || [ "$other" != 0 ]; then echo "FAIL robust late $s: not every call ran on goring"; fail=1; fi
+  if grep -iE "$LEFTOVER" "$log"; then echo "FAIL robust late $s: a timeout, fallback or leftover (lines above)"; fail=1; fi
+  waited=$(sed -n 's/.*allreduce waited \([0-9.]*\) s, allgather \([0-9.]*\) s.*/\1 \2/p' "$log")
+  for w in $waited; do
+    # About s seconds: a deadline and a fallback would add seconds more.
+    awk -v w="$w" -v s="$s" 'BEGIN { exit !(w >= s - 0.5 && w <= s + 3) }' ||
+      { echo "FAIL robust late $s: a call waited $w s"; fail=1; }
+  done
+done
+
+growth() { sed -n 's/.*(+\(-\{0,1\}[0-9]*\) KiB).*/\1/p' "$1"; }
+"${MPIRUN[@]}" -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_COLL_TRACE=info "$OUT/robust" split "$ROUNDS" >"$OUT/split_goring.txt" 2>&1 ||
+  { echo "FAIL robust split (goring): non-zero exit"; tail -n 20 "$OUT/split_goring.txt"; fail=1; }
+"${MPIRUN[@]}" "$OUT/robust" split "$ROUNDS" >"$OUT/split_ucp.txt" 2>&1 ||
+  { echo "FAIL robust split (tl/ucp): non-zero exit"; tail -n 20 "$OUT/split_ucp.txt"; fail=1; }
+g=$(growth "$OUT/split_goring.txt") u=$(growth "$OUT/split_ucp.txt")
+ng=$(grep -ciE 'coll_init: allreduce[:; ].*TL_GORING' "$OUT/split_goring.txt" || true)
+echo "robust split: goring $(grep '^robust split' "$OUT/split_goring.txt" | sed 's/^robust split //') [$ng allreduces on TL_GORING in rank 0's trace]"
+echo "robust split: tl/ucp $(grep '^robust split' "$OUT/split_ucp.txt" | sed 's/^robust split //')"
+if [ -z "$g" ] || [ -z "$u" ] || [ "$ng" -lt "$ROUNDS" ]; then
+  echo "FAIL robust split: no result or goring did not run every round"; fail=1
+elif [ "$g" -gt $((u + SPLIT_SLACK_KIB)) ]; then
+  echo "FAIL robust split: goring grew by $g KiB, tl/ucp by $u KiB"; fail=1
+fi
+
+t=$SECONDS
+set +e
+timeout "$KILL_LIMIT" "${MPIRUN[@]}" -x UCC_TL_GORING_TUNE="$TUNE" "$OUT/robust" kill >"$OUT/kill.txt" 2>&1
+rc=$?
+set -e
+echo "robust kill: the job ended with status $rc after $((SECONDS - t)) s"
+if [ $rc = 124 ]; then echo "FAIL robust kill: the survivors hung"; tail -n 20 "$OUT/kill.txt"; fail=1; fi
+if [ $rc = 0 ] || grep -q 'allreduce returned although' "$OUT/kill.txt"; then
+  echo "FAIL robust kill: a survivor's allreduce succeeded"; fail=1
+fi
+
+if [ $fail != 0 ]; then echo "tests/stack/robust: FAILED (logs in $OUT)"; exit 1; fi
+rm -rf "$OUT"
+echo "tests/stack/robust: passed"
