@@ -98,6 +98,9 @@ int goring_api_version(void);
  *                      timeout policy is goring's exec/deadline.go)
  *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
  *                      pushes them itself with CUDA IPC; n through UCX
+ *   wake_us=N          period of the goroutine that keeps the Go runtime
+ *                      ready while collectives are frequent (default 200;
+ *                      0: none)
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

@@ -156,10 +156,14 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long calls = argc > 1 ? atol(argv[1]) : 1000;
+    /* argv[2]: more context options, e.g. wake_us=0 to time the paused
+     * calls without the warmer. */
+    char opts[256];
+    snprintf(opts, sizeof(opts), "tls=self,sm;%s", argc > 2 ? argv[2] : "");
 
     CHECK(goring_api_version() == GORING_API_VERSION, "API version %d, header %d", goring_api_version(), GORING_API_VERSION);
     goring_context_h ctx;
-    goring_status_t st = goring_context_create("tls=self,sm", &ctx);
+    goring_status_t st = goring_context_create(opts, &ctx);
     if (st != GORING_OK) die_status("context_create", st);
     goring_team_h team = connect(ctx);
 
@@ -216,8 +220,8 @@ int main(int argc, char **argv)
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("capi_test: %d ranks, %s; %ld small allreduces at %.1f us each; after 5 ms of "
-               "computation %.1f us (median of %d)\n", size,
-               all ? "FAILED" : "all collectives correct", calls, per_us, paused_us, PAUSED);
+               "computation %.1f us (median of %d; options %s)\n", size,
+               all ? "FAILED" : "all collectives correct", calls, per_us, paused_us, PAUSED, opts);
     MPI_Finalize();
     return all ? 1 : 0;
 }
