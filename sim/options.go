@@ -29,6 +29,13 @@ type Options struct {
 	// Trace records every transfer with the links it shared in
 	// Result.Transfers (for congestion analysis of small runs).
 	Trace bool
+	// WorkerGBps > 0 models the host worker that drives each lane of each
+	// rank (lanes.go): its transfers and local steps cross a worker link
+	// of this rate. 0: not modelled.
+	WorkerGBps float64
+	// NodeCores > 0 (with WorkerGBps) bounds a node's workers together to
+	// NodeCores workers' rate: the CPU cores they share.
+	NodeCores int
 }
 
 // DefaultLaunchUS is the default startup of a local copy or reduction: a
