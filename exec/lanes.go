@@ -27,17 +27,37 @@ func (e *LaneError) Unwrap() error { return e.Err }
 // operations cancelled) and the error is a *LaneError naming it; a peer's
 // lane that waits for it fails by its own deadline, naming the same lane.
 func RunLanes(ctx context.Context, ms []*Machine, ts []Transport, deadline time.Time) error {
+	return runLanes(ctx, ms, ts, func(ctx context.Context, w int) error { return Run(ctx, ms[w], ts[w], deadline) })
+}
+
+// RunLanesWatched is RunLanes for a caller that waits for its peers as
+// long as they live (the UCC team layer): a zero deadline is none, as in
+// Call.Begin, and every lane checks its peers with watch while it waits
+// (nil: no checks; watch must be safe for concurrent use).
+func RunLanesWatched(ctx context.Context, ms []*Machine, ts []Transport, deadline time.Time, watch Watch) error {
+	return runLanes(ctx, ms, ts, func(ctx context.Context, w int) error {
+		var c Call
+		c.SetWatch(watch)
+		if err := c.Begin(ms[w], ts[w], deadline); err != nil {
+			return err
+		}
+		for {
+			done, err := c.Progress(time.Now().Add(pollSlice))
+			if err != nil || done {
+				return err
+			}
+			if err := ctx.Err(); err != nil {
+				return c.Abort(err)
+			}
+		}
+	})
+}
+
+// runLanes runs lane w with run(ctx, w), each lane but 0 on a goroutine of
+// its own, and joins them; see RunLanes for the errors.
+func runLanes(ctx context.Context, ms []*Machine, ts []Transport, run func(ctx context.Context, w int) error) error {
 	if len(ms) != len(ts) {
 		return fmt.Errorf("exec: %d lane machines for %d transports", len(ms), len(ts))
-	}
-	if len(ms) == 1 {
-		if ms[0] == nil {
-			return nil
-		}
-		if err := Run(ctx, ms[0], ts[0], deadline); err != nil {
-			return &LaneError{Lane: 0, Err: err}
-		}
-		return nil
 	}
 	lctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -46,11 +66,11 @@ func RunLanes(ctx context.Context, ms []*Machine, ts []Transport, deadline time.
 		first *LaneError
 		wg    sync.WaitGroup
 	)
-	run := func(w int) {
+	lane := func(w int) {
 		if ms[w] == nil {
 			return
 		}
-		err := Run(lctx, ms[w], ts[w], deadline)
+		err := run(lctx, w)
 		if err == nil {
 			return
 		}
@@ -66,10 +86,12 @@ func RunLanes(ctx context.Context, ms []*Machine, ts []Transport, deadline time.
 		wg.Add(1)
 		go func(w int) {
 			defer wg.Done()
-			run(w)
+			lane(w)
 		}(w)
 	}
-	run(0)
+	if len(ms) > 0 {
+		lane(0)
+	}
 	wg.Wait()
 	if first != nil {
 		return first

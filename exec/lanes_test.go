@@ -206,3 +206,54 @@ func TestLaneErrorFailsEveryRank(t *testing.T) {
 	assert.ErrorIs(t, errs[1], errLaneBroken)
 	assert.ErrorIs(t, errs[0], exec.ErrDeadline)
 }
+
+// failWatch reports a dead peer at its first check.
+type failWatch struct{}
+
+var errPeerGone = errors.New("peer gone")
+
+func (failWatch) Check() error         { return errPeerGone }
+func (failWatch) Every() time.Duration { return time.Millisecond }
+
+// RunLanesWatched: no deadline needed when all goes well; a watch that
+// finds a dead peer fails the rank's call, naming a lane.
+func TestRunLanesWatched(t *testing.T) {
+	tp := synthTopology(2, 2)
+	spec := sched.Spec{Collective: coll.Allreduce, Algorithm: "lane", Topo: tp, Bytes: 4 * 1001, DtypeBytes: 4}
+	inputs := laneInputs(rand.New(rand.NewPCG(3, 3)), 4, spec.Bytes)
+	ref, err := sched.Generate(spec)
+	require.NoError(t, err)
+	want, err := memtransport.RunPlan(ref, coll.Int32, coll.Sum, inputs)
+	require.NoError(t, err)
+	run := func(j *laneJob, deadline func() time.Time, watch func(r int) exec.Watch) []error {
+		errs := make([]error, len(j.ms))
+		var wg sync.WaitGroup
+		for r := range j.ms {
+			wg.Add(1)
+			go func(r int) {
+				defer wg.Done()
+				errs[r] = exec.RunLanesWatched(context.Background(), j.ms[r], j.ts[r], deadline(), watch(r))
+			}(r)
+		}
+		wg.Wait()
+		return errs
+	}
+	j := newLaneJob(t, spec, 3, coll.Int32, coll.Sum, inputs)
+	for r, err := range run(j, func() time.Time { return time.Time{} }, func(int) exec.Watch { return nil }) {
+		require.NoError(t, err, "rank %d", r)
+		assert.Equal(t, want[r], j.dst[r])
+	}
+	j = newLaneJob(t, spec, 3, coll.Int32, coll.Sum, inputs)
+	errs := run(j, func() time.Time { return time.Now().Add(300 * time.Millisecond) }, func(r int) exec.Watch {
+		if r == 1 {
+			return failWatch{}
+		}
+		return nil
+	})
+	var le *exec.LaneError
+	require.ErrorAs(t, errs[1], &le)
+	assert.ErrorIs(t, errs[1], errPeerGone)
+	for r, err := range errs {
+		assert.ErrorContains(t, err, "lane ", "rank %d", r)
+	}
+}
