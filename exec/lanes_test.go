@@ -225,10 +225,10 @@ func TestRunLanesWatched(t *testing.T) {
 	require.NoError(t, err)
 	want, err := memtransport.RunPlan(ref, coll.Int32, coll.Sum, inputs)
 	require.NoError(t, err)
-	run := func(j *laneJob, deadline func() time.Time, watch func(r int) exec.Watch) []error {
-		errs := make([]error, len(j.ms))
+	run := func(j *laneJob, ranks int, deadline func() time.Time, watch func(r int) exec.Watch) []error {
+		errs := make([]error, ranks)
 		var wg sync.WaitGroup
-		for r := range j.ms {
+		for r := range ranks {
 			wg.Add(1)
 			go func(r int) {
 				defer wg.Done()
@@ -239,12 +239,13 @@ func TestRunLanesWatched(t *testing.T) {
 		return errs
 	}
 	j := newLaneJob(t, spec, 3, coll.Int32, coll.Sum, inputs)
-	for r, err := range run(j, func() time.Time { return time.Time{} }, func(int) exec.Watch { return nil }) {
+	for r, err := range run(j, 4, func() time.Time { return time.Time{} }, func(int) exec.Watch { return nil }) {
 		require.NoError(t, err, "rank %d", r)
 		assert.Equal(t, want[r], j.dst[r])
 	}
+	// Rank 3 never starts: rank 1 waits, and its watch finds the peer gone.
 	j = newLaneJob(t, spec, 3, coll.Int32, coll.Sum, inputs)
-	errs := run(j, func() time.Time { return time.Now().Add(300 * time.Millisecond) }, func(r int) exec.Watch {
+	errs := run(j, 3, func() time.Time { return time.Now().Add(300 * time.Millisecond) }, func(r int) exec.Watch {
 		if r == 1 {
 			return failWatch{}
 		}
