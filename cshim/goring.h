@@ -98,6 +98,8 @@ int goring_api_version(void);
  *                      timeout policy is goring's exec/deadline.go)
  *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
  *                      pushes them itself with CUDA IPC; n through UCX
+ *   lanes=W            UCX workers per rank (default 1, at most 64): each
+ *                      drives part of a host buffer (Multi-lane)
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

@@ -34,6 +34,10 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "CUDA buffers of ranks on one host: y, goring pushes them itself (CUDA IPC, UCX carries two "
      "small messages per transfer); n, through UCX's cuda_ipc. Every rank must say the same",
      ucc_offsetof(ucc_tl_goring_context_config_t, ipc), UCC_CONFIG_TYPE_STRING},
+    {"LANES", "1",
+     "UCX workers per rank (Multi-lane): each drives part of a host buffer through the same "
+     "algorithm, 1 to 64. Every rank must say the same; device buffers run on one lane",
+     ucc_offsetof(ucc_tl_goring_context_config_t, lanes), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

@@ -21,6 +21,7 @@ type options struct {
 	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
 	timeout time.Duration            // 0: none (the timeout policy: exec/deadline.go)
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
+	lanes   int                      // lanes=W: UCX workers per rank, each driving part of a host buffer (lanes.go)
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -60,7 +61,7 @@ var pushAlgs = map[coll.Collective]string{
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1}
 	for k, v := range defaultAlgs {
 		o.algs[k] = v
 	}
@@ -96,6 +97,12 @@ func parseOptions(s string) (options, error) {
 			default:
 				return o, fmt.Errorf("option ipc=%q: want y or n", v)
 			}
+		case k == "lanes":
+			w, err := strconv.Atoi(v)
+			if err != nil || coll.CheckLanes(coll.Allreduce, w) != nil {
+				return o, fmt.Errorf("option lanes=%q: want a whole number of lanes from 1 (the default) to %d", v, coll.MaxLanes)
+			}
+			o.lanes = w
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -112,7 +119,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, alg_<collective>)", k)
 		}
 	}
 	return o, nil
