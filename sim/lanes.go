@@ -84,6 +84,9 @@ func SimulateLanes(t *topo.Topology, plans []*sched.Plan, opt Options) (*Result,
 	if err != nil {
 		return nil, err
 	}
+	if opt.LanesOnRails && t != nil && len(t.Rails) > 0 {
+		railLanes(merged, lanes, t)
+	}
 	return simulate(t, merged, opt, lanes)
 }
 
@@ -129,6 +132,28 @@ func mergeLanes(plans []*sched.Plan) (*sched.Plan, *laneSteps, error) {
 		}
 	}
 	return out, ls, nil
+}
+
+// railLanes gives lane w's sends to other nodes that name no path rail
+// w modulo the topology's rails (Options.LanesOnRails).
+func railLanes(p *sched.Plan, lanes *laneSteps, t *topo.Topology) {
+	for r := range p.Ranks {
+		prog := &p.Ranks[r]
+		for w, first := range lanes.first[r] {
+			end := len(prog.Steps)
+			if w+1 < len(lanes.first[r]) {
+				end = lanes.first[r][w+1]
+			}
+			rail := t.Rails[w%len(t.Rails)].Index
+			for id := first; id < end; id++ {
+				s := &prog.Steps[id]
+				if s.Op != sched.OpSend || s.Path.Kind != sched.PathAny || p.Ranks[s.Peer].Node == prog.Node {
+					continue
+				}
+				s.Path = sched.Path{Kind: sched.PathRail, Index: uint8(rail)}
+			}
+		}
+	}
 }
 
 // addWorkers adds the worker and cores links (Options.WorkerGBps > 0) and

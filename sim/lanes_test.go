@@ -76,3 +76,27 @@ func TestChooseLanes(t *testing.T) {
 	_, _, err = ChooseLanes(2, func(int) (float64, error) { return 0, errors.New("none") })
 	assert.ErrorContains(t, err, "none")
 }
+
+// Nodes of 4 rails whose GPUs all sit on rail 0 (one rank per NIC port,
+// as a testbed node whose one worker per rank takes rail 0): one lane
+// crosses rail 0 only; with LanesOnRails, 4 lanes spread over the 4 rails
+// and the inter-node phase speeds up.
+func TestLanesOnRails(t *testing.T) {
+	tp, err := topo.Synthetic("rails", 2, 4, 1)
+	require.NoError(t, err)
+	for ni := range tp.Nodes {
+		for gi := range tp.Nodes[ni].GPUs {
+			tp.Nodes[ni].GPUs[gi].Rail = 0
+		}
+	}
+	spec := sched.Spec{Collective: coll.Allreduce, Algorithm: "ring", Topo: tp, Bytes: 64 << 20, DtypeBytes: 4}
+	us := func(w int, opt Options) float64 {
+		res, err := RunLanes(spec, w, opt)
+		require.NoError(t, err)
+		return res.TotalUS
+	}
+	fast := Options{WorkerGBps: 1000}
+	assert.InDelta(t, us(1, fast), us(4, fast), us(1, fast)*0.05, "all lanes on rail 0: no gain")
+	fast.LanesOnRails = true
+	assert.Greater(t, us(1, fast)/us(4, fast), 1.3, "a rail per lane")
+}

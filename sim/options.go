@@ -36,6 +36,11 @@ type Options struct {
 	// NodeCores > 0 (with WorkerGBps) bounds a node's workers together to
 	// NodeCores workers' rate: the CPU cores they share.
 	NodeCores int
+	// LanesOnRails sends lane w's inter-node traffic over rail w (modulo
+	// the topology's rails) where a step names no path: each lane's UCX
+	// worker bound to a rail of its own, as GPU i owns HCA i in Parallel
+	// Rings. Off: every lane takes its GPU's rail.
+	LanesOnRails bool
 }
 
 // DefaultLaunchUS is the default startup of a local copy or reduction: a

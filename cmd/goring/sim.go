@@ -16,6 +16,7 @@ type simFlags struct {
 	lanes                               string  // --lanes (sim_lanes.go)
 	workerGBps                          float64 // --worker-gbps
 	nodeCores, maxLanes                 int
+	lanesOnRails                        bool
 	nodes, chunks                       int
 	json, gantt, serialCE, noProgress   bool
 }
@@ -59,6 +60,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.Float64Var(&f.workerGBps, "worker-gbps", 0, "with --lanes: the rate of one lane's host worker, GB/s (default sim.DefaultWorkerGBps)")
 	fl.IntVar(&f.nodeCores, "node-cores", 0, "with --lanes: CPU cores a node's workers share (0: unlimited)")
 	fl.IntVar(&f.maxLanes, "max-lanes", 8, "with --lanes auto: the most lanes tried")
+	fl.BoolVar(&f.lanesOnRails, "lanes-on-rails", false, "with --lanes: lane w's inter-node traffic takes rail w (a UCX worker bound to each rail)")
 	f.traffic.register(fl)
 	return cmd
 }

@@ -57,6 +57,7 @@ func laneOptions(opt sim.Options, f *simFlags) (sim.Options, error) {
 		opt.WorkerGBps = sim.DefaultWorkerGBps
 	}
 	opt.NodeCores = f.nodeCores
+	opt.LanesOnRails = f.lanesOnRails
 	return opt, nil
 }
 
