@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -189,13 +190,17 @@ func (failingTransport) PostSend(*exec.Post) error { return errLaneBroken }
 // TestLaneErrorFailsEveryRank breaks lane 2 of rank 1: rank 1 fails at once
 // naming lane 2 and its cause, and every other rank fails too, naming lane
 // 2 (its lane 2 never hears from rank 1), while their other lanes finish
-// or stop.
+// or stop; every lane goroutine has ended when the calls return.
 func TestLaneErrorFailsEveryRank(t *testing.T) {
 	tp := synthTopology(1, 3)
 	spec := sched.Spec{Collective: coll.Allreduce, Algorithm: "ring", Topo: tp, Bytes: 4 * 999, DtypeBytes: 4}
 	j := newLaneJob(t, spec, 4, coll.Int32, coll.Sum, laneInputs(rand.New(rand.NewPCG(1, 1)), 3, spec.Bytes))
 	j.ts[1][2] = failingTransport{j.ts[1][2]}
+	before := runtime.NumGoroutine()
 	errs := j.run(300 * time.Millisecond)
+	// RunLanes has joined its lanes; the network's goroutines, if any,
+	// were there before.
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "no lane goroutine outlives the call")
 	for r, err := range errs {
 		require.Error(t, err, "rank %d", r)
 		var le *exec.LaneError
