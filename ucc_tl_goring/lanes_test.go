@@ -4,6 +4,7 @@ package main
 
 import (
 	"errors"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -65,6 +66,7 @@ func TestTeamLaneFailureNamesLane(t *testing.T) {
 		colls = append(colls, c)
 	}
 	// Rank 1 never posts: rank 0's lanes pass their deadline.
+	before := runtime.NumGoroutine()
 	require.NoError(t, colls[0].post())
 	var err error
 	for polls := 0; polls < 50_000_000; polls++ {
@@ -78,9 +80,28 @@ func TestTeamLaneFailureNamesLane(t *testing.T) {
 	require.True(t, errors.As(err, &le), "%v", err)
 	assert.Contains(t, err.Error(), "lane ")
 	assert.ErrorIs(t, err, exec.ErrDeadline)
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "the lanes were joined before the call reported its failure")
 	for _, c := range colls {
 		c.finalize()
 	}
+}
+
+// A call withdrawn while its lanes run (goring_coll_finalize) stops and
+// joins them before it returns.
+func TestTeamLanesWithdrawn(t *testing.T) {
+	teams := newTestTeams(t, 2, "lanes=4")
+	const count = 4099
+	src, dst := cbuf(t, 4*count), cbuf(t, 4*count)
+	c, err := newColl(teams[0], collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dst), count: count, dtype: coll.Float32, op: coll.Sum})
+	require.NoError(t, err)
+	before := runtime.NumGoroutine()
+	require.NoError(t, c.post()) // rank 1 never joins: the lanes wait
+	done, err := c.test()
+	require.NoError(t, err)
+	require.False(t, done)
+	assert.Greater(t, runtime.NumGoroutine(), before, "the lanes run on goroutines")
+	c.finalize()
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "finalize joined the lanes")
 }
 
 func TestOptionLanes(t *testing.T) {
