@@ -117,8 +117,8 @@ func (rc *rankCall) runCall(ctx context.Context, ts []Transport, deadline time.T
 	return exec.RunLanes(ctx, rc.lanes, ets, deadline)
 }
 
-// laneCounts are the lane counts cfg runs (nil Lanes: one).
-func (c *Config) laneCounts() []int {
+// LaneCounts are the lane counts cfg runs (nil Lanes: one).
+func (c *Config) LaneCounts() []int {
 	if len(c.Lanes) == 0 {
 		return []int{1}
 	}

@@ -46,8 +46,8 @@ func runLanesInProcess(n, w int, cfg Config, wrap func(rank, lane int, t Transpo
 	return rows, errs
 }
 
-// TestRunLanesValidates measures allgather, reduce_scatter and allreduce
-// on 1, 2, 3, 4 and 8 lanes at sizes whose lane parts are unequal, with
+// TestRunLanesValidates measures allgather, reduce_scatter, allreduce and
+// bcast (from rank 2) on 1, 2, 3, 4 and 8 lanes at sizes whose lane parts are unequal, with
 // --validate's check of every iteration's output.
 func TestRunLanesValidates(t *testing.T) {
 	tp := synthTopo(t, 2) // 4 ranks on 2 nodes: the lane allreduce applies
@@ -61,10 +61,11 @@ func TestRunLanesValidates(t *testing.T) {
 		{coll.Allgather, coll.DtypeInvalid, []string{"ring", "recursive_doubling", "bruck", "parallel_rings"}, []int64{5, 1001, 65537}},
 		{coll.ReduceScatter, coll.Float32, []string{"ring", "parallel_rings"}, []int64{4, 4 * 251}},
 		{coll.Allreduce, coll.Float32, []string{"ring", "lane", "rabenseifner", "recursive_doubling"}, []int64{4 * 3, 4 * 1001, 4 * 16411}},
+		{coll.Bcast, coll.DtypeInvalid, []string{"knomial"}, []int64{7, 1001}},
 	}
 	for _, tc := range cases {
 		cfg := Config{Topo: tp, Collective: tc.c, Algorithms: tc.algs, Sizes: tc.sizes, Dtype: tc.dtype, Op: coll.Sum,
-			Iters: 2, Warmup: 1, Validate: true, CallTimeout: 10 * time.Second, Lanes: lanes}
+			Iters: 2, Warmup: 1, Validate: true, Root: 2, CallTimeout: 10 * time.Second, Lanes: lanes}
 		rows, errs := runLanesInProcess(4, 8, cfg, nil)
 		for r, err := range errs {
 			require.NoError(t, err, "%s rank %d", tc.c, r)

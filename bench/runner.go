@@ -99,13 +99,13 @@ func Run(ctx context.Context, cfg Config, t Transport, ctrl Ctrl) ([]Row, error)
 // the largest count in cfg.Lanes; lane 0's also carries the barriers.
 func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row, error) {
 	var rows []Row
-	for _, w := range cfg.laneCounts() {
+	for _, w := range cfg.LaneCounts() {
 		if w > len(ts) {
 			return rows, fmt.Errorf("%d lanes asked for, %d transports", w, len(ts))
 		}
 	}
 	for _, alg := range cfg.Algorithms {
-		for _, w := range cfg.laneCounts() {
+		for _, w := range cfg.LaneCounts() {
 			for _, size := range cfg.Sizes {
 				lp, err := cfg.planLanes(alg, size, w)
 				if sched.IsUnsupported(err) {
