@@ -19,7 +19,8 @@ type rankCall struct {
 	pat              *Pattern
 	mem              Memory
 	bufs             exec.Buffers
-	m                *exec.Machine
+	m                *exec.Machine   // one lane
+	lanes            []*exec.Machine // several lanes (nil: one); nil entries are empty lanes
 	hostSrc, hostDst []byte
 	timeout          time.Duration // deadline of one call
 	release          []func()      // run newest first by close
@@ -27,7 +28,8 @@ type rankCall struct {
 
 // newRankCall allocates the buffers the plan's program needs and builds
 // its executor. The caller closes it, also after an error here.
-func newRankCall(cfg *Config, plan *sched.Plan) (_ *rankCall, err error) {
+func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
+	plan := lp.whole
 	rank := cfg.Rank
 	prog := &plan.Ranks[rank]
 	rc := &rankCall{cfg: cfg, plan: plan, mem: cfg.Memory}
@@ -47,6 +49,9 @@ func newRankCall(cfg *Config, plan *sched.Plan) (_ *rankCall, err error) {
 	if z.Dst != rc.pat.DstBytes(rank) {
 		return nil, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, rc.pat.DstBytes(rank))
 	}
+	if lp.lanes != nil {
+		z.Scratch = 0 // each lane allocates its own
+	}
 	for _, b := range []struct {
 		r *exec.Region
 		n int64
@@ -58,15 +63,11 @@ func newRankCall(cfg *Config, plan *sched.Plan) (_ *rankCall, err error) {
 		rc.release = append(rc.release, func() { _ = rc.mem.Free(r) })
 		*b.r = r
 	}
-	dtype, op := cfg.Collective.Reduction(cfg.Dtype, cfg.Op)
-	ecfg := exec.ConfigFor(plan, dtype, op)
-	if ecfg.Local, err = rc.mem.NewLocal(); err != nil {
-		return nil, err
-	}
-	if c, ok := ecfg.Local.(interface{ Close() error }); ok {
-		rc.release = append(rc.release, func() { _ = c.Close() })
-	}
-	if rc.m, err = exec.New(prog, rc.bufs, ecfg); err != nil {
+	if lp.lanes != nil {
+		if err := rc.laneMachines(lp, rc.bufs, rc.mem.NewLocal); err != nil {
+			return nil, err
+		}
+	} else if err := rc.oneMachine(plan, prog); err != nil {
 		return nil, err
 	}
 	// Patterns are made and checked in host memory; on a device they are
@@ -81,6 +82,20 @@ func newRankCall(cfg *Config, plan *sched.Plan) (_ *rankCall, err error) {
 		rc.timeout = exec.TimeoutFor(z.Dst + z.Src)
 	}
 	return rc, nil
+}
+
+// oneMachine builds the executor of a call on one lane.
+func (rc *rankCall) oneMachine(plan *sched.Plan, prog *sched.RankProgram) (err error) {
+	dtype, op := rc.cfg.Collective.Reduction(rc.cfg.Dtype, rc.cfg.Op)
+	ecfg := exec.ConfigFor(plan, dtype, op)
+	if ecfg.Local, err = rc.mem.NewLocal(); err != nil {
+		return err
+	}
+	if c, ok := ecfg.Local.(interface{ Close() error }); ok {
+		rc.release = append(rc.release, func() { _ = c.Close() })
+	}
+	rc.m, err = exec.New(prog, rc.bufs, ecfg)
+	return err
 }
 
 // fillSrc writes iteration it's input pattern into src (a bcast's only

@@ -26,6 +26,9 @@ type Row struct {
 	// Mem is where the buffers were: "host" or "cuda" (device N of each
 	// rank is its rank's GPU, see goring bench --gpus).
 	Mem string `json:"mem"`
+	// Lanes is the number of lanes the call ran on (goring bench --lanes);
+	// absent when the run did not ask for lanes (one).
+	Lanes int `json:"lanes,omitempty"`
 }
 
 // Document is the --json output.
@@ -46,16 +49,29 @@ func WriteJSON(w io.Writer, rows []Row) error {
 // CSVHeader is the first line of the CSV output.
 var CSVHeader = []string{"collective", "algorithm", "bytes", "avg_us", "min_us", "max_us", "iterations", "busbw_GBps", "validated"}
 
-// WriteCSV writes a header and one line per row.
+// WriteCSV writes a header and one line per row; rows of a run on lanes
+// add a last column, lanes.
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
-	if err := cw.Write(CSVHeader); err != nil {
+	lanes := false
+	for _, r := range rows {
+		lanes = lanes || r.Lanes > 0
+	}
+	header := CSVHeader
+	if lanes {
+		header = append(append([]string{}, CSVHeader...), "lanes")
+	}
+	if err := cw.Write(header); err != nil {
 		return err
 	}
 	f := func(v float64) string { return strconv.FormatFloat(v, 'f', 3, 64) }
 	for _, r := range rows {
-		if err := cw.Write([]string{r.Collective, r.Algorithm, strconv.FormatInt(r.Bytes, 10), f(r.AvgUS), f(r.MinUS), f(r.MaxUS),
-			strconv.Itoa(r.Iterations), f(r.BusBWGBps), strconv.FormatBool(r.Validated)}); err != nil {
+		rec := []string{r.Collective, r.Algorithm, strconv.FormatInt(r.Bytes, 10), f(r.AvgUS), f(r.MinUS), f(r.MaxUS),
+			strconv.Itoa(r.Iterations), f(r.BusBWGBps), strconv.FormatBool(r.Validated)}
+		if lanes {
+			rec = append(rec, strconv.Itoa(r.Lanes))
+		}
+		if err := cw.Write(rec); err != nil {
 			return err
 		}
 	}
@@ -73,7 +89,7 @@ type TableWriter struct {
 
 // Row prints r, starting a new table when the algorithm changes.
 func (t *TableWriter) Row(r Row) error {
-	key := r.Collective + "/" + r.Algorithm
+	key := r.Collective + "/" + r.Algorithm + "/" + strconv.Itoa(r.Lanes)
 	if key != t.current {
 		sep := ""
 		if t.current != "" {
@@ -81,8 +97,11 @@ func (t *TableWriter) Row(r Row) error {
 		}
 		t.current = key
 		v := ""
+		if r.Lanes > 0 {
+			v = fmt.Sprintf(", lanes %d", r.Lanes)
+		}
 		if r.Validated {
-			v = ", validated"
+			v += ", validated"
 		}
 		if _, err := fmt.Fprintf(t.W, "%s# goring bench %s, algorithm %s%s%s\n%-10s%18s%18s%18s%12s%16s\n",
 			sep, r.Collective, r.Algorithm, commentSep(t.Comment), v,

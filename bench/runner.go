@@ -60,6 +60,10 @@ type Config struct {
 	// rank 0 after every iteration (progress).
 	OnRow       func(Row)
 	OnIteration func()
+	// Lanes are the lane counts to measure, each a series of rows
+	// (Multi-lane, §3; see lanes.go); RunLanes gets at least the largest
+	// count of transports. Nil: one lane, and rows carry no lane count.
+	Lanes []int
 }
 
 // Plan generates this rank's program for one (algorithm, size), with the
@@ -88,23 +92,39 @@ func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
 // too since statistics are gathered everywhere). Unsupported (algorithm,
 // size) pairs are skipped silently: the launcher reports them.
 func Run(ctx context.Context, cfg Config, t Transport, ctrl Ctrl) ([]Row, error) {
+	return RunLanes(ctx, cfg, []Transport{t}, ctrl)
+}
+
+// RunLanes is Run on lanes: ts[w] is lane w's transport, one per lane of
+// the largest count in cfg.Lanes; lane 0's also carries the barriers.
+func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row, error) {
 	var rows []Row
+	for _, w := range cfg.LaneCounts() {
+		if w > len(ts) {
+			return rows, fmt.Errorf("%d lanes asked for, %d transports", w, len(ts))
+		}
+	}
 	for _, alg := range cfg.Algorithms {
-		for _, size := range cfg.Sizes {
-			plan, err := cfg.Plan(alg, size)
-			if sched.IsUnsupported(err) {
-				continue
-			}
-			if err != nil {
-				return rows, err
-			}
-			row, err := runOne(ctx, &cfg, plan, t, ctrl)
-			if err != nil {
-				return rows, err
-			}
-			rows = append(rows, row)
-			if cfg.Rank == 0 && cfg.OnRow != nil {
-				cfg.OnRow(row)
+		for _, w := range cfg.LaneCounts() {
+			for _, size := range cfg.Sizes {
+				lp, err := cfg.planLanes(alg, size, w)
+				if sched.IsUnsupported(err) {
+					continue
+				}
+				if err != nil {
+					return rows, err
+				}
+				row, err := runOne(ctx, &cfg, lp, ts[:w], ctrl)
+				if err != nil {
+					return rows, err
+				}
+				if cfg.Lanes != nil {
+					row.Lanes = w
+				}
+				rows = append(rows, row)
+				if cfg.Rank == 0 && cfg.OnRow != nil {
+					cfg.OnRow(row)
+				}
 			}
 		}
 	}
@@ -114,8 +134,9 @@ func Run(ctx context.Context, cfg Config, t Transport, ctrl Ctrl) ([]Row, error)
 // runOne measures one (algorithm, size) on this rank: warm-up and timed
 // iterations in lockstep with the other ranks (a barrier after each, as
 // OMB), validated when asked, then the row every rank agrees on.
-func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctrl Ctrl) (Row, error) {
-	rc, err := newRankCall(cfg, plan)
+func runOne(ctx context.Context, cfg *Config, lp *lanePlans, ts []Transport, ctrl Ctrl) (Row, error) {
+	plan := lp.whole
+	rc, err := newRankCall(cfg, lp)
 	if err != nil {
 		return Row{}, err
 	}
@@ -131,7 +152,7 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 	}
 	var total time.Duration
 	for it := 0; it < timed+skip; it++ {
-		elapsed, err := rc.iteration(ctx, t, it)
+		elapsed, err := rc.iteration(ctx, ts, it)
 		if err != nil {
 			return Row{}, err
 		}
@@ -146,7 +167,7 @@ func runOne(ctx context.Context, cfg *Config, plan *sched.Plan, t Transport, ctr
 // iteration runs the collective once: the pattern filled first when
 // validating (outside the timed region), the call timed, its output
 // checked, and the barrier that keeps the ranks in step.
-func (rc *rankCall) iteration(ctx context.Context, t Transport, it int) (time.Duration, error) {
+func (rc *rankCall) iteration(ctx context.Context, ts []Transport, it int) (time.Duration, error) {
 	cfg, rank := rc.cfg, rc.cfg.Rank
 	if cfg.Validate {
 		if err := rc.fillSrc(it); err != nil {
@@ -156,9 +177,8 @@ func (rc *rankCall) iteration(ctx context.Context, t Transport, it int) (time.Du
 	if cfg.StragglerDelay > 0 && rank == cfg.Straggler {
 		time.Sleep(cfg.StragglerDelay)
 	}
-	t.NextCall()
 	start := time.Now()
-	err := exec.Run(ctx, rc.m, t, start.Add(rc.timeout))
+	err := rc.runCall(ctx, ts, start.Add(rc.timeout))
 	elapsed := time.Since(start)
 	if err != nil {
 		return 0, err
@@ -168,7 +188,7 @@ func (rc *rankCall) iteration(ctx context.Context, t Transport, it int) (time.Du
 			return 0, err
 		}
 	}
-	if err := Barrier(ctx, t, rank, rc.plan.NRanks, start.Add(rc.timeout)); err != nil {
+	if err := Barrier(ctx, ts[0], rank, rc.plan.NRanks, start.Add(rc.timeout)); err != nil {
 		return 0, err
 	}
 	if rank == 0 && cfg.OnIteration != nil {

@@ -101,6 +101,8 @@ int goring_api_version(void);
  *   wake_us=N          period of the goroutine that keeps the Go runtime
  *                      ready while collectives are frequent (default 200;
  *                      0: none)
+ *   lanes=W            UCX workers per rank (default 1, at most 64): each
+ *                      drives part of a host buffer (Multi-lane)
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

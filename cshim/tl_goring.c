@@ -39,6 +39,10 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "while collectives come within 100 ms of each other (cuts the first call after the "
      "application computed for a while from tens of microseconds to a few; 0: off)",
      ucc_offsetof(ucc_tl_goring_context_config_t, wake_us), UCC_CONFIG_TYPE_STRING},
+    {"LANES", "1",
+     "UCX workers per rank (Multi-lane): each drives part of a host buffer through the same "
+     "algorithm, 1 to 64. Every rank must say the same; device buffers run on one lane",
+     ucc_offsetof(ucc_tl_goring_context_config_t, lanes), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

@@ -21,7 +21,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"alg_bcast", cfg->alg_bcast},
               {"timeout_ms", cfg->timeout_ms},
               {"ipc", cfg->ipc},
-              {"wake_us", cfg->wake_us}};
+              {"wake_us", cfg->wake_us},
+              {"lanes", cfg->lanes}};
     size_t off = 0;
     int    n;
 

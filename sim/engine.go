@@ -19,6 +19,12 @@ import (
 // time a flow starts or ends on a link it shares (directly or through other
 // flows). Local copies and reductions are flows on their GPU's memory.
 func Simulate(t *topo.Topology, plan *sched.Plan, opt Options) (*Result, error) {
+	return simulate(t, plan, opt, nil)
+}
+
+// simulate is Simulate of a plan whose rank programs may be several
+// lanes' programs one after the other (lanes, see lanes.go; nil: one lane).
+func simulate(t *topo.Topology, plan *sched.Plan, opt Options, lanes *laneSteps) (*Result, error) {
 	if t == nil || plan == nil {
 		return nil, errors.New("sim: nil topology or plan")
 	}
@@ -32,7 +38,7 @@ func Simulate(t *topo.Topology, plan *sched.Plan, opt Options) (*Result, error) 
 	if err != nil {
 		return nil, fmt.Errorf("sim: topology %q: %w", t.Name, err)
 	}
-	e, err := newEngine(nw, plan, opt)
+	e, err := newEngine(nw, plan, opt, lanes)
 	if err != nil {
 		return nil, err
 	}
@@ -84,6 +90,13 @@ type engine struct {
 
 	transfers []Transfer
 	flowXfer  []int32 // per flow slot: index in transfers (Trace)
+
+	// Host workers (Options.WorkerGBps > 0; lanes.go): the link of rank
+	// r's lane w is workerBase + r*nLanes + w, its node's cores link
+	// coresBase + node (coresBase < 0: cores not limited).
+	workerBase, coresBase int32
+	nLanes                int32
+	laneOf                []uint8 // lane of each global step
 }
 
 type stepState struct {
@@ -110,8 +123,8 @@ type flow struct {
 	real   int64 // bytes the step moves (for link accounting)
 }
 
-func newEngine(nw *network, plan *sched.Plan, opt Options) (*engine, error) {
-	e := &engine{nw: nw, plan: plan, opt: opt, launchUS: opt.launchUS()}
+func newEngine(nw *network, plan *sched.Plan, opt Options, lanes *laneSteps) (*engine, error) {
+	e := &engine{nw: nw, plan: plan, opt: opt, launchUS: opt.launchUS(), workerBase: -1, coresBase: -1}
 	t := nw.t
 	nr := len(plan.Ranks)
 	e.rankBase = make([]int32, nr+1)
@@ -137,6 +150,9 @@ func newEngine(nw *network, plan *sched.Plan, opt Options) (*engine, error) {
 	e.memBytes = make([]float64, len(copyGBps))
 	for g := range copyGBps {
 		e.memBytes[g] = copyGBps[g] / reduceGBps[g]
+	}
+	if err := e.addWorkers(lanes); err != nil {
+		return nil, err
 	}
 	if err := e.buildDeps(); err != nil {
 		return nil, err
@@ -357,6 +373,7 @@ func (e *engine) ready(r int, g int32) error {
 			f.bytes *= e.memBytes[gpu]
 		}
 		f.links = append(f.links, e.nw.memBase+gpu)
+		f.links = e.appendWorker(f.links, r, g)
 		f.alpha = e.launchUS
 		e.schedule(e.now+f.alpha, evActivate, fi, 0)
 		return nil
@@ -413,6 +430,8 @@ func (e *engine) startTransfer(sr int, send int32, rr int, recv int32) error {
 	for _, l := range f.links {
 		f.alpha += e.nw.alphaUS[l]
 	}
+	f.links = e.appendWorker(f.links, sr, send)
+	f.links = e.appendWorker(f.links, rr, recv)
 	f.real = s.Len
 	f.bytes = float64(s.Len)
 	if e.opt.Trace {

@@ -29,6 +29,18 @@ type Options struct {
 	// Trace records every transfer with the links it shared in
 	// Result.Transfers (for congestion analysis of small runs).
 	Trace bool
+	// WorkerGBps > 0 models the host worker that drives each lane of each
+	// rank (lanes.go): its transfers and local steps cross a worker link
+	// of this rate. 0: not modelled.
+	WorkerGBps float64
+	// NodeCores > 0 (with WorkerGBps) bounds a node's workers together to
+	// NodeCores workers' rate: the CPU cores they share.
+	NodeCores int
+	// LanesOnRails sends lane w's inter-node traffic over rail w (modulo
+	// the topology's rails) where a step names no path: each lane's UCX
+	// worker bound to a rail of its own, as GPU i owns HCA i in Parallel
+	// Rings. Off: every lane takes its GPU's rail.
+	LanesOnRails bool
 }
 
 // DefaultLaunchUS is the default startup of a local copy or reduction: a

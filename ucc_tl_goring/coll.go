@@ -51,7 +51,8 @@ type tlColl struct {
 	gpu     *teamGPU      // nil for host memory
 	state   collState
 	err     error
-	trivial bool // zero elements: done at post
+	trivial bool     // zero elements: done at post
+	lanes   *laneRun // host buffers on several lanes (lanes.go); nil: one lane
 }
 
 // newColl plans the call and builds its executor over the caller's
@@ -126,6 +127,14 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	bufs, err := c.buffers(a, mem, prog.Sizes, B)
 	if err != nil {
 		return nil, err
+	}
+	if len(t.lanes) > 0 && mem.IsHost() {
+		// The whole call's plan gave the buffers; each lane plans its part.
+		c.entry = nil
+		if err := c.planLanes(a, plan.Algorithm, B, bufs); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	if c.pm = entry.take(); c.pm != nil {
 		// A finished call's executor: only the buffers change (its
@@ -279,6 +288,10 @@ func (c *tlColl) test() (done bool, err error) {
 // order, which MPI's collective ordering makes the same on every rank, so
 // the call sequence numbers in the tags agree).
 func (c *tlColl) start(tr *ucxmp.Transport) {
+	if c.lanes != nil {
+		c.startLanes()
+		return
+	}
 	tr.NextCall()
 	c.state = collRunning
 	c.call.SetWatch(c.team.watch)
@@ -293,6 +306,9 @@ func (c *tlColl) poll() bool {
 	if c.state != collRunning {
 		return true
 	}
+	if c.lanes != nil {
+		return c.pollLanes()
+	}
 	done, err := c.call.Progress(time.Time{})
 	switch {
 	case err != nil:
@@ -306,6 +322,10 @@ func (c *tlColl) poll() bool {
 }
 
 func (c *tlColl) abort(cause error) {
+	if c.state == collRunning && c.lanes != nil {
+		c.abortLanes(cause)
+		return
+	}
 	if c.state == collRunning {
 		c.err = c.call.Abort(cause)
 	} else {

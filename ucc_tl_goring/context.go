@@ -13,8 +13,9 @@ import (
 // tlContext is a goring context: the UCX context its teams' workers come
 // from, and the options.
 type tlContext struct {
-	opts options
-	uctx *ucx.Context
+	opts      options
+	uctx      *ucx.Context
+	ucxConfig map[string]string // the context's UCX settings, which every lane's context takes too
 }
 
 func newContext(optStr string) (*tlContext, error) {
@@ -34,7 +35,7 @@ func newContext(optStr string) (*tlContext, error) {
 		return nil, resourceErr{err}
 	}
 	warm.acquire(opts.wake)
-	return &tlContext{opts: opts, uctx: uctx}, nil
+	return &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg}, nil
 }
 
 func (c *tlContext) close() error {

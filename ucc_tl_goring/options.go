@@ -22,6 +22,7 @@ type options struct {
 	timeout time.Duration            // 0: none (the timeout policy: exec/deadline.go)
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
 	wake    time.Duration            // period of the warmer (warm.go); 0: none
+	lanes   int                      // lanes=W: UCX workers per rank, each driving part of a host buffer (lanes.go)
 }
 
 // defaultWake is the warmer's period: measured on 2 cores, a 200 us period
@@ -65,7 +66,7 @@ var pushAlgs = map[coll.Collective]string{
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, wake: defaultWake}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, wake: defaultWake, lanes: 1}
 	for k, v := range defaultAlgs {
 		o.algs[k] = v
 	}
@@ -107,6 +108,12 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option wake_us=%q: want 0 (off) or a period of 1 to 1000000 microseconds", v)
 			}
 			o.wake = time.Duration(us) * time.Microsecond
+		case k == "lanes":
+			w, err := strconv.Atoi(v)
+			if err != nil || coll.CheckLanes(coll.Allreduce, w) != nil {
+				return o, fmt.Errorf("option lanes=%q: want a whole number of lanes from 1 (the default) to %d", v, coll.MaxLanes)
+			}
+			o.lanes = w
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -123,7 +130,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, wake_us, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, wake_us, alg_<collective>)", k)
 		}
 	}
 	return o, nil

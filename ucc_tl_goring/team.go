@@ -38,6 +38,7 @@ type tlTeam struct {
 	engine     *cudaexec.Engine // CUDA push engine for peers on this host; nil: none
 	oneHost    bool             // every rank runs on this host
 	stager     *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
+	lanes      []*teamLane      // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -51,6 +52,11 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
+	lanes, err := openTeamLanes(ctx)
+	if err != nil {
+		_ = rw.Close()
+		return nil, resourceErr{err}
+	}
 	host, _ := os.Hostname()
 	pid := os.Getpid()
 	start, err := launch.ProcStart(pid)
@@ -59,8 +65,8 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 		// card with pid 0, which peers take as "cannot be watched".
 		pid, start = 0, 0
 	}
-	c := card{host: host, pid: pid, start: start, addr: rw.Address}
-	return &tlTeam{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c)}, nil
+	c := card{host: host, pid: pid, start: start, addr: laneAddress(rw, lanes)}
+	return &tlTeam{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c), lanes: lanes}, nil
 }
 
 // connect decodes the gathered cards (size slots of slot bytes), connects
@@ -94,9 +100,18 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	// fails the endpoint). Shared-memory endpoints stay in the default
 	// mode, which keeps UCX's fast intra-node transports.
 	self := hosts[t.rank]
-	tr, mts, err := t.rw.Connect(t.rank, addrs, func(peer int) bool { return hosts[peer] != self })
+	peerErrorsTo := func(peer int) bool { return hosts[peer] != self }
+	lane0, err := t.laneZeroAddresses(addrs)
+	if err != nil {
+		return err
+	}
+	tr, mts, err := t.rw.Connect(t.rank, lane0, peerErrorsTo)
 	if err != nil {
 		return resourceErr{err}
+	}
+	if err := t.connectLanes(addrs, peerErrorsTo); err != nil {
+		_ = tr.Close()
+		return err
 	}
 	t.tr, t.topo, t.memTypes = tr, tp, mts
 	t.watch = newPeerWatch(t.rank, all)
@@ -197,6 +212,8 @@ func (t *tlTeam) destroy() error {
 		errs = append(errs, tg.close())
 	}
 	t.gpus = nil
+	errs = append(errs, closeTeamLanes(t.lanes))
+	t.lanes = nil
 	if t.tr != nil {
 		errs = append(errs, t.tr.Close())
 	}

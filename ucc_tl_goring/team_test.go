@@ -97,9 +97,15 @@ func f32s(b []byte) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&b
 // Every collective the team layer runs, with and without in place, over
 // real UCX workers, contents checked.
 func TestTeamCollectives(t *testing.T) {
+	teamCollectives(t, "", []int{1, 3, 1000, 65537})
+}
+
+// teamCollectives runs every collective of the team layer on teams made
+// with opts at each count, contents checked.
+func teamCollectives(t *testing.T, opts string, counts []int) {
 	const n = 4
-	teams := newTestTeams(t, n, "")
-	for i, count := range []int{1, 3, 1000, 65537} {
+	teams := newTestTeams(t, n, opts)
+	for i, count := range counts {
 		B := 4 * count
 		// allgather, then in place
 		for _, inPlace := range []bool{false, true} {

@@ -39,6 +39,7 @@ type benchFlags struct {
 	mem      string
 	gpus     int
 	ipc      bool
+	lanes    string // --lanes: lane counts (bench_lanes.go)
 	// Measurement aids, hidden from help.
 	straggler string
 	cpuReport bool
@@ -81,6 +82,7 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.IntVar(&f.root, "root", 0, "root rank of bcast")
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
+	fl.StringVar(&f.lanes, "lanes", "1", "lanes per rank, or a comma list of counts to compare: each lane its own UCX worker, driving part of the buffer (Multi-lane, §3)")
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")
 	fl.BoolVar(&f.ipc, "ipc", true, "with --mem cuda: ranks of one host push device memory to each other themselves (CUDA IPC; false: through UCX's cuda_ipc)")

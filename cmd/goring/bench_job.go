@@ -91,8 +91,12 @@ func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
 	if f.iters < 0 {
 		return bench.Config{}, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
 	}
+	lanes, err := parseLanes(f.lanes, c, f.mem)
+	if err != nil {
+		return bench.Config{}, err
+	}
 	return bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
-		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout}, nil
+		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout, Lanes: lanes}, nil
 }
 
 // benchReduction parses --dtype and --op for a reducing collective; a
@@ -172,20 +176,22 @@ func (j *benchJob) admit(alg string, strict bool) error {
 	c := j.cfg.Collective
 	var unsupported []string
 	ran := false
-	for _, s := range j.cfg.Sizes {
-		_, err := j.cfg.Plan(alg, s)
-		switch {
-		case sched.IsUnsupported(err):
-			if strict {
-				return fmt.Errorf("%s at %d bytes on %d ranks: %w", c, s, j.np, err)
+	for _, w := range j.cfg.LaneCounts() {
+		for _, s := range j.cfg.Sizes {
+			err := j.cfg.PlanLanes(alg, s, w)
+			switch {
+			case sched.IsUnsupported(err):
+				if strict {
+					return fmt.Errorf("%s at %d bytes on %d ranks%s: %w", c, s, j.np, lanesNote(w), err)
+				}
+				unsupported = append(unsupported, fmt.Sprintf("%d bytes%s: %v", s, lanesNote(w), err))
+			case err != nil:
+				return fmt.Errorf("%s/%s at %d bytes%s: %w", c, alg, s, lanesNote(w), err)
+			default:
+				ran = true
+				ti, sk := bench.Iterations(s, j.cfg.Iters, j.cfg.Warmup)
+				j.steps += ti + sk
 			}
-			unsupported = append(unsupported, fmt.Sprintf("%d bytes: %v", s, err))
-		case err != nil:
-			return fmt.Errorf("%s/%s at %d bytes: %w", c, alg, s, err)
-		default:
-			ran = true
-			ti, sk := bench.Iterations(s, j.cfg.Iters, j.cfg.Warmup)
-			j.steps += ti + sk
 		}
 	}
 	if len(unsupported) > 0 {

@@ -98,7 +98,7 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), true)
+	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), true, 1)
 	if err != nil {
 		return err
 	}

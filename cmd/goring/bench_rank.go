@@ -72,14 +72,18 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		ctx = context.Background()
 	}
 	stderr := cmd.ErrOrStderr()
-	rj, err := joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda")
+	rj, err := joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda", maxLanes(job.cfg.Lanes))
 	if err != nil {
 		return err
 	}
 	defer rj.close()
 	sess, tr := rj.sess, rj.tr
-	tr.SpinPolls = f.spinPolls
-	tr.Yield = f.yield
+	var lanes []bench.Transport
+	for _, lt := range rj.lanes {
+		lt.SpinPolls = f.spinPolls
+		lt.Yield = f.yield
+		lanes = append(lanes, lt)
+	}
 
 	out := cmd.OutOrStdout()
 	bar := rankOutput(job, f, collName, role.Rank, out, stderr)
@@ -96,7 +100,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		return err
 	}
 	defer stopProfile()
-	rows, err := bench.Run(ctx, job.cfg, tr, sess)
+	rows, err := bench.RunLanes(ctx, job.cfg, lanes, sess)
 	if err != nil {
 		rj.waitVerdict()
 		return err
@@ -202,17 +206,19 @@ func isTerminal(w io.Writer) bool {
 // through it.
 type rankJob struct {
 	sess      *launch.Session
-	tr        *ucxmp.Transport
+	tr        *ucxmp.Transport   // lane 0's
+	lanes     []*ucxmp.Transport // every lane's, lane 0's first
 	stopWatch func()
 	closers   []func()
 }
 
-// joinRankJob creates a UCX context and worker (UCX_TLS, or defaultTLS),
-// joins the coordinator with the worker address and the rank's emulated
-// (node, local) place, and connects to every peer. A watcher turns a job
+// joinRankJob creates a UCX context and worker (UCX_TLS, or defaultTLS)
+// per lane, joins the coordinator with the workers' addresses and the
+// rank's emulated (node, local) place, and connects each lane to that lane
+// of every peer (bench_lanes.go). A watcher turns a job
 // failure (another rank died or stalled, or the coordinator went away) into
 // this rank's exit, whatever it is doing.
-func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr io.Writer, gpuMem bool) (rj *rankJob, err error) {
+func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr io.Writer, gpuMem bool, nLanes int) (rj *rankJob, err error) {
 	rj = &rankJob{}
 	defer func() {
 		if err != nil {
@@ -228,18 +234,13 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 			cfgMap["TLS"] += ",cuda"
 		}
 	}
-	uctx, err := ucx.Init(ucx.Options{Config: cfgMap})
+	lanes, err := openRankLanes(max(nLanes, 1), cfgMap)
 	if err != nil {
 		return nil, err
 	}
-	rj.closers = append(rj.closers, func() { uctx.Close() })
-	rw, err := launch.OpenRankWorker(uctx)
-	if err != nil {
-		return nil, err
-	}
-	rj.closers = append(rj.closers, func() { rw.Close() })
+	rj.closers = append(rj.closers, func() { closeLanes(lanes) })
 	host, _ := os.Hostname()
-	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: rw.Address}, launch.Options{})
+	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: local, Payload: laneAddresses(lanes)}, launch.Options{})
 	if err != nil {
 		return nil, err
 	}
@@ -255,18 +256,16 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 		case <-done:
 		}
 	}()
-	peers := sess.Peers()
-	addrs := make([][]byte, len(peers))
-	for i, p := range peers {
-		addrs[i] = p.Payload
-	}
-	// No UCX peer errors: the coordinator watches every rank.
-	tr, _, err := rw.Connect(role.Rank, addrs, nil)
+	trs, err := connectLanes(lanes, role.Rank, sess.Peers())
 	if err != nil {
 		return nil, err
 	}
-	rj.tr = tr
-	rj.closers = append(rj.closers, func() { tr.Close() })
+	rj.tr, rj.lanes = trs[0], trs
+	rj.closers = append(rj.closers, func() {
+		for i := len(trs) - 1; i >= 0; i-- {
+			trs[i].Close()
+		}
+	})
 	return rj, nil
 }
 

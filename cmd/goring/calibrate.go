@@ -147,7 +147,7 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), false)
+	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), false, 1)
 	if err != nil {
 		return err
 	}

@@ -13,6 +13,10 @@ type simFlags struct {
 	traffic                             trafficFlags
 	alg, topo, bytes, intra, png, dtype string
 	calib                               string
+	lanes                               string  // --lanes (sim_lanes.go)
+	workerGBps                          float64 // --worker-gbps
+	nodeCores, maxLanes                 int
+	lanesOnRails                        bool
 	nodes, chunks                       int
 	json, gantt, serialCE, noProgress   bool
 }
@@ -52,6 +56,11 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.BoolVar(&f.serialCE, "serial-ce", false, "each GPU's copy engine sends one intra-node transfer at a time")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar on stderr")
 	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file: the links it measured take its figures instead of the topology's")
+	fl.StringVar(&f.lanes, "lanes", "", "lanes per rank (Multi-lane): a count, a comma list, or auto (the fewest lanes within 5% of the best, over 1..--max-lanes); turns on the host worker model")
+	fl.Float64Var(&f.workerGBps, "worker-gbps", 0, "with --lanes: the rate of one lane's host worker, GB/s (default sim.DefaultWorkerGBps)")
+	fl.IntVar(&f.nodeCores, "node-cores", 0, "with --lanes: CPU cores a node's workers share (0: unlimited)")
+	fl.IntVar(&f.maxLanes, "max-lanes", 8, "with --lanes auto: the most lanes tried")
+	fl.BoolVar(&f.lanesOnRails, "lanes-on-rails", false, "with --lanes: lane w's inter-node traffic takes rail w (a UCX worker bound to each rail)")
 	f.traffic.register(fl)
 	return cmd
 }
@@ -65,6 +74,7 @@ type simRow struct {
 	BusBWGBps   *float64 `json:"busbw_GBps,omitempty"`
 	Bottleneck  string   `json:"bottleneck,omitempty"`
 	Error       string   `json:"error,omitempty"`
+	Lanes       int      `json:"lanes,omitempty"` // --lanes runs
 }
 
 type simDoc struct {
@@ -73,6 +83,8 @@ type simDoc struct {
 	Nodes       int      `json:"nodes"`
 	NRanks      int      `json:"nranks"`
 	Calibration []string `json:"calibration,omitempty"` // the measured figures that replaced the topology's
+	WorkerGBps  float64  `json:"worker_GBps,omitempty"` // --lanes: the worker model
+	NodeCores   int      `json:"node_cores,omitempty"`
 	Results     []simRow `json:"results"`
 }
 
@@ -87,7 +99,12 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 		return j.gantt(cmd.OutOrStdout(), f.png)
 	}
 	s := j.simulator(cmd.ErrOrStderr(), f)
-	doc, err := j.results(s, f.alg == "auto")
+	var doc *simDoc
+	if j.lanes != nil {
+		doc, err = j.laneResults(s)
+	} else {
+		doc, err = j.results(s, f.alg == "auto")
+	}
 	if s.bar != nil {
 		_ = s.bar.Finish()
 	}
@@ -99,16 +116,19 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 
 // printSimTable prints the OSU-style table: one row per size, a latency and
 // a bus bandwidth column per algorithm ("-" where it cannot run).
-func printSimTable(w io.Writer, doc *simDoc, auto bool) {
+func printSimTable(w io.Writer, doc *simDoc, auto, lanesAuto bool) {
 	var algs []string
 	seen := map[string]bool{}
 	for _, r := range doc.Results {
-		if !seen[r.Algorithm] {
-			seen[r.Algorithm] = true
-			algs = append(algs, r.Algorithm)
+		if l := simLabel(r, lanesAuto); !seen[l] {
+			seen[l] = true
+			algs = append(algs, l)
 		}
 	}
 	fmt.Fprintf(w, "# goring sim %s on %s: %d nodes, %d ranks (predicted; busbw as nccl-tests)\n", doc.Collective, doc.Topology, doc.Nodes, doc.NRanks)
+	if doc.WorkerGBps > 0 {
+		fmt.Fprintf(w, "# lanes: one host worker per lane at %g GB/s, %d cores per node (0: unlimited)\n", doc.WorkerGBps, doc.NodeCores)
+	}
 	fmt.Fprintf(w, "%-12s", "# Size")
 	for _, a := range algs {
 		fmt.Fprintf(w, " %20s %12s", a+"(us)", "busbw(GB/s)")
@@ -120,7 +140,7 @@ func printSimTable(w io.Writer, doc *simDoc, auto bool) {
 	byKey := map[string]simRow{}
 	var sizes []int64
 	for _, r := range doc.Results {
-		k := fmt.Sprint(r.Algorithm, "@", r.Bytes)
+		k := fmt.Sprint(simLabel(r, lanesAuto), "@", r.Bytes)
 		byKey[k] = r
 		if len(sizes) == 0 || sizes[len(sizes)-1] != r.Bytes {
 			sizes = append(sizes, r.Bytes)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 
 	"github.com/schollz/progressbar/v3"
 
@@ -27,6 +28,7 @@ type simJob struct {
 	opt    sim.Options
 	key    string   // what the cost table's predictions depend on
 	notes  []string // what --calibration changed
+	lanes  *simLanes
 }
 
 // newSimJob checks the flags, in the order the CLI has always reported
@@ -73,9 +75,22 @@ func newSimJob(collName string, f *simFlags) (*simJob, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &simJob{c: c, sizes: sizes, algs: algs, topo: t, counts: counts,
+	lanes, err := parseSimLanes(f.lanes, c, f.maxLanes)
+	if err != nil {
+		return nil, err
+	}
+	opt := sim.Options{CopyEngineSerial: f.serialCE}
+	if lanes != nil {
+		if f.alg == "auto" || f.gantt {
+			return nil, fmt.Errorf("--lanes: give --alg a name or all (lanes are predicted per algorithm), and no --gantt")
+		}
+		if opt, err = laneOptions(opt, f); err != nil {
+			return nil, err
+		}
+	}
+	return &simJob{c: c, sizes: sizes, algs: algs, topo: t, counts: counts, lanes: lanes,
 		base: sched.Spec{Collective: c, Topo: t, Intra: f.intra, DtypeBytes: dt.Size(), Chunks: f.chunks},
-		opt:  sim.Options{CopyEngineSerial: f.serialCE},
+		opt:  opt,
 		// Options change predictions, so they are part of the table's key.
 		key:   fmt.Sprintf("%s intra=%s chunks=%d dtype=%d serialce=%t calibration=%q", model.CostTableKey(t), f.intra, f.chunks, dt.Size(), f.serialCE, notes),
 		notes: notes}, nil
@@ -298,6 +313,6 @@ func writeSimDoc(out io.Writer, f *simFlags, doc *simDoc) error {
 	for _, n := range doc.Calibration {
 		fmt.Fprintf(out, "# calibration: %s\n", n)
 	}
-	printSimTable(out, doc, f.alg == "auto")
+	printSimTable(out, doc, f.alg == "auto" || strings.TrimSpace(f.lanes) == "auto", strings.TrimSpace(f.lanes) == "auto")
 	return nil
 }

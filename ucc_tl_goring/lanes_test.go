@@ -1,0 +1,121 @@
+//go:build ucc
+
+package main
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+)
+
+// lanes=W: every collective of the team layer on 3 lanes, host buffers,
+// counts whose lane parts are unequal, contents checked as on one lane.
+func TestTeamCollectivesOnLanes(t *testing.T) {
+	teamCollectives(t, "lanes=3", []int{1, 3, 1001, 65537})
+	teamCollectives(t, "lanes=8;alg_allreduce=ring;alg_allgather=recursive_doubling", []int{7, 4099})
+}
+
+// Each lane is a UCX worker of its own, and the card carries every lane's
+// address.
+func TestTeamLanesOpenWorkers(t *testing.T) {
+	teams := newTestTeams(t, 2, "lanes=4")
+	for _, tm := range teams {
+		require.Len(t, tm.lanes, 3)
+		seen := map[string]bool{string(tm.rw.Address): true}
+		for _, l := range tm.lanes {
+			require.NotNil(t, l.tr, "connected")
+			assert.False(t, seen[string(l.lane.Address)], "a worker per lane")
+			seen[string(l.lane.Address)] = true
+		}
+		c, err := decodeCard(tm.card)
+		require.NoError(t, err)
+		assert.Greater(t, len(c.addr), 4*len(tm.rw.Address)-1, "the card holds four addresses")
+	}
+	one := newTestTeams(t, 1, "")
+	c, err := decodeCard(one[0].card)
+	require.NoError(t, err)
+	assert.Equal(t, one[0].rw.Address, c.addr, "one lane: the card of before lanes")
+}
+
+// Cards of another lane count (a rank of 2 lanes given a 3-lane card) are
+// refused at connect, naming the option.
+func TestTeamLanesMismatch(t *testing.T) {
+	b := newTestTeams(t, 1, "lanes=3")[0]
+	slot := len(b.card)
+	err := (&tlTeam{ctx: b.ctx, rank: 0, size: 1, rw: b.rw, lanes: b.lanes[:1]}).connect(b.card, slot)
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "UCC_TL_GORING_LANES must be the same")
+}
+
+// A failure on one lane fails the call naming the lane; the lanes are
+// joined before the call reports it.
+func TestTeamLaneFailureNamesLane(t *testing.T) {
+	teams := newTestTeams(t, 2, "lanes=3;timeout_ms=300")
+	const count = 3001
+	var colls []*tlColl
+	for r, tm := range teams {
+		src, dst := cbuf(t, 4*count), cbuf(t, 4*count)
+		c, err := newColl(tm, collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dst), count: count, dtype: coll.Float32, op: coll.Sum})
+		require.NoError(t, err, "rank %d", r)
+		colls = append(colls, c)
+	}
+	// Rank 1 never posts: rank 0's lanes pass their deadline.
+	before := runtime.NumGoroutine()
+	require.NoError(t, colls[0].post())
+	var err error
+	for polls := 0; polls < 50_000_000; polls++ {
+		var done bool
+		if done, err = colls[0].test(); done || err != nil {
+			break
+		}
+	}
+	require.Error(t, err)
+	var le *exec.LaneError
+	require.True(t, errors.As(err, &le), "%v", err)
+	assert.Contains(t, err.Error(), "lane ")
+	assert.ErrorIs(t, err, exec.ErrDeadline)
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "the lanes were joined before the call reported its failure")
+	for _, c := range colls {
+		c.finalize()
+	}
+}
+
+// A call withdrawn while its lanes run (goring_coll_finalize) stops and
+// joins them before it returns.
+func TestTeamLanesWithdrawn(t *testing.T) {
+	teams := newTestTeams(t, 2, "lanes=4")
+	const count = 4099
+	src, dst := cbuf(t, 4*count), cbuf(t, 4*count)
+	c, err := newColl(teams[0], collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dst), count: count, dtype: coll.Float32, op: coll.Sum})
+	require.NoError(t, err)
+	before := runtime.NumGoroutine()
+	require.NoError(t, c.post()) // rank 1 never joins: the lanes wait
+	done, err := c.test()
+	require.NoError(t, err)
+	require.False(t, done)
+	assert.Greater(t, runtime.NumGoroutine(), before, "the lanes run on goroutines")
+	c.finalize()
+	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "finalize joined the lanes")
+}
+
+func TestOptionLanes(t *testing.T) {
+	o, err := parseOptions("")
+	require.NoError(t, err)
+	assert.Equal(t, 1, o.lanes, "one lane by default")
+	o, err = parseOptions("lanes=4")
+	require.NoError(t, err)
+	assert.Equal(t, 4, o.lanes)
+	for _, bad := range []string{"lanes=0", "lanes=65", "lanes=x", "lanes=-1", "lanes=2.5", "lanes="} {
+		_, err := parseOptions(bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "want a whole number of lanes from 1", bad)
+	}
+	_, err = newContext("lanes=0")
+	assert.ErrorContains(t, err, "option lanes=\"0\"")
+}
