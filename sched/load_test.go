@@ -1,0 +1,73 @@
+package sched
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// loadsOf generates rank's program of spec, annotates it with every peer
+// on rank's node (per the topology) and returns the loads of its sends.
+func loadsOf(t *testing.T, spec Spec, rank int) []StepLoad {
+	t.Helper()
+	plan, err := GenerateRank(spec, rank)
+	require.NoError(t, err)
+	prog := &plan.Ranks[rank]
+	AnnotateLoads(prog, func(peer int) bool { return plan.Ranks[peer].Node == prog.Node })
+	var out []StepLoad
+	for _, s := range prog.Steps {
+		if s.Op == OpSend {
+			out = append(out, s.Path.Load)
+		}
+	}
+	require.NotEmpty(t, out)
+	return out
+}
+
+// A 2-GPU ring allgather: every round both ranks send and receive, so
+// every send shares the pair with the peer's push into this GPU.
+func TestLoadsTwoGPURing(t *testing.T) {
+	spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(1, 2), Bytes: 1 << 20, DtypeBytes: 1}
+	for rank := range 2 {
+		for _, l := range loadsOf(t, spec, rank) {
+			assert.Equal(t, StepLoad{Out: 1, In: 1, Senders: 2}, l, "rank %d", rank)
+		}
+	}
+}
+
+// A ring in pipelined pieces: the pieces of one round are at the same
+// level, so each send shares the GPU with the round's other pieces.
+func TestLoadsChunkedRing(t *testing.T) {
+	spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(1, 4), Bytes: 1 << 20, DtypeBytes: 1, Chunks: 3}
+	for _, l := range loadsOf(t, spec, 1) {
+		assert.Equal(t, StepLoad{Out: 3, In: 3, Senders: 2}, l)
+	}
+}
+
+// MultiWrite's allgather is one step: every rank writes to every peer at
+// once, and receives from every peer.
+func TestLoadsMultiWrite(t *testing.T) {
+	spec := Spec{Collective: coll.Allgather, Algorithm: "multiwrite", Topo: synthTopo(1, 4), Bytes: 4096, DtypeBytes: 1}
+	for _, l := range loadsOf(t, spec, 2) {
+		assert.Equal(t, StepLoad{Out: 3, In: 3, Senders: 4}, l)
+	}
+}
+
+// A broadcast's root on two GPUs only sends: its one transfer runs on an
+// otherwise idle pair.
+func TestLoadsIdleRoot(t *testing.T) {
+	spec := Spec{Collective: coll.Bcast, Algorithm: "knomial", Topo: synthTopo(1, 2), Bytes: 4096, DtypeBytes: 1}
+	assert.Equal(t, []StepLoad{{Out: 1, In: 0, Senders: 1}}, loadsOf(t, spec, 0))
+}
+
+// Sends to another node carry no load (the split is for GPUs of one node)
+// and only peers of the node count.
+func TestLoadsOnlyWithinTheNode(t *testing.T) {
+	spec := Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: synthTopo(2, 1), Bytes: 4096, DtypeBytes: 1}
+	for _, l := range loadsOf(t, spec, 0) {
+		assert.Equal(t, StepLoad{}, l)
+	}
+}
