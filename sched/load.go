@@ -80,3 +80,10 @@ func AnnotateLoads(p *RankProgram, sameNode func(peer int) bool) {
 }
 
 func sat8(n int) uint8 { return uint8(min(n, 255)) }
+
+// AnnotateRankLoads is AnnotateLoads for rank's program of plan, the node
+// of each peer taken from the plan.
+func (p *Plan) AnnotateRankLoads(rank int) {
+	prog := &p.Ranks[rank]
+	AnnotateLoads(prog, func(peer int) bool { return peer >= 0 && peer < len(p.Ranks) && p.Ranks[peer].Node == prog.Node })
+}

@@ -16,7 +16,7 @@ func loadsOf(t *testing.T, spec Spec, rank int) []StepLoad {
 	plan, err := GenerateRank(spec, rank)
 	require.NoError(t, err)
 	prog := &plan.Ranks[rank]
-	AnnotateLoads(prog, func(peer int) bool { return plan.Ranks[peer].Node == prog.Node })
+	plan.AnnotateRankLoads(rank)
 	var out []StepLoad
 	for _, s := range prog.Steps {
 		if s.Op == OpSend {
