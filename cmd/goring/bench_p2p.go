@@ -51,6 +51,9 @@ func runP2P(cmd *cobra.Command, f *benchFlags) error {
 	if f.mem != "cuda" {
 		return fmt.Errorf("bench p2p measures GPU paths: it needs --mem cuda")
 	}
+	if f.calibration != "" {
+		return fmt.Errorf("--calibration is for collectives: bench p2p fits the paths it measures in the same run")
+	}
 	if f.np == 0 {
 		f.np = 2
 		_ = cmd.Flags().Set("np", "2")
