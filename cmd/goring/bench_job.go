@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/mpath"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/mpath"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
