@@ -98,6 +98,10 @@ int goring_api_version(void);
  *                      timeout policy is goring's exec/deadline.go)
  *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
  *                      pushes them itself with CUDA IPC; n through UCX
+ *   calibration=FILE   goring.calibration/v1 file: with ipc=y, transfers
+ *                      between GPUs of the host are split over the paths
+ *                      it measured (an unreadable file, or one of another
+ *                      machine, fails the context)
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

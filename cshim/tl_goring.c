@@ -34,6 +34,11 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "CUDA buffers of ranks on one host: y, goring pushes them itself (CUDA IPC, UCX carries two "
      "small messages per transfer); n, through UCX's cuda_ipc. Every rank must say the same",
      ucc_offsetof(ucc_tl_goring_context_config_t, ipc), UCC_CONFIG_TYPE_STRING},
+    {"CALIBRATION", "",
+     "goring.calibration/v1 file (goring calibrate --out): with IPC, transfers between GPUs of "
+     "this host are split over the paths it measured, for each step's load; a file that does not "
+     "load or was measured on another machine fails the context (empty: never split)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, calibration), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

@@ -44,6 +44,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *alg_bcast;
     char                   *timeout_ms; /* checked by goring: inf or N > 0 */
     char                   *ipc;        /* checked by goring: y or n */
+    char                   *calibration; /* goring.calibration/v1 file, checked by goring */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

@@ -20,7 +20,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"alg_reduce_scatter", cfg->alg_reduce_scatter},
               {"alg_bcast", cfg->alg_bcast},
               {"timeout_ms", cfg->timeout_ms},
-              {"ipc", cfg->ipc}};
+              {"ipc", cfg->ipc},
+              {"calibration", cfg->calibration}};
     size_t off = 0;
     int    n;
 

@@ -15,10 +15,15 @@ import (
 type tlContext struct {
 	opts options
 	uctx *ucx.Context
+	cal  *machineCalibration // the calibration option's file; nil: none
 }
 
 func newContext(optStr string) (*tlContext, error) {
 	opts, err := parseOptions(optStr)
+	if err != nil {
+		return nil, invalidErr{err}
+	}
+	cal, err := loadMachineCalibration(opts.calibration)
 	if err != nil {
 		return nil, invalidErr{err}
 	}
@@ -33,7 +38,7 @@ func newContext(optStr string) (*tlContext, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
-	return &tlContext{opts: opts, uctx: uctx}, nil
+	return &tlContext{opts: opts, uctx: uctx, cal: cal}, nil
 }
 
 func (c *tlContext) close() error { return c.uctx.Close() }

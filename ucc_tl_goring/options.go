@@ -21,6 +21,9 @@ type options struct {
 	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
 	timeout time.Duration            // 0: none (the timeout policy: exec/deadline.go)
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
+	// calibration: a goring.calibration/v1 file; the push engine splits
+	// transfers between GPUs of the host with it (calibration.go).
+	calibration string
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -96,6 +99,8 @@ func parseOptions(s string) (options, error) {
 			default:
 				return o, fmt.Errorf("option ipc=%q: want y or n", v)
 			}
+		case k == "calibration":
+			o.calibration = v
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -112,7 +117,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, calibration, alg_<collective>)", k)
 		}
 	}
 	return o, nil
