@@ -57,11 +57,7 @@ func loadMachineCalibration(file string) (*machineCalibration, error) {
 	}
 	names := make([]string, n)
 	for i := range n {
-		d, err := cuda.Open(i)
-		if err != nil {
-			return nil, fmt.Errorf("calibration %s: %w", file, err)
-		}
-		names[i], err = d.Name()
+		names[i], err = cuda.DeviceName(i)
 		if err != nil {
 			return nil, fmt.Errorf("calibration %s: %w", file, err)
 		}

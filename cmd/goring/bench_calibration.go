@@ -2,7 +2,9 @@ package main
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/mpath"
@@ -28,9 +30,24 @@ func (j *benchJob) useCalibration(f *benchFlags) error {
 		return err
 	}
 	tp := j.cfg.Topo
+	// The emulated node (no --topo) names H100s; its GPUs are this
+	// machine's, so the file is checked against the driver's name.
+	gpuModel := ""
+	if f.topo == "" {
+		if name, err := cuda.DeviceName(0); err == nil {
+			gpuModel = name
+		}
+	}
 	j.planners = make([]*mpath.Planner, len(tp.Nodes))
 	for i := range tp.Nodes {
-		p, err := mpath.NewPlanner(&tp.Nodes[i], cal, model.DefaultOptions(), cudaexec.DefaultMaxStage)
+		node := tp.Nodes[i]
+		if gpuModel != "" {
+			node.GPUs = slices.Clone(node.GPUs)
+			for g := range node.GPUs {
+				node.GPUs[g].Model = gpuModel
+			}
+		}
+		p, err := mpath.NewPlanner(&node, cal, model.DefaultOptions(), cudaexec.DefaultMaxStage)
 		if err != nil {
 			return fmt.Errorf("--calibration %s: %w", f.calibration, err)
 		}
