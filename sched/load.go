@@ -2,7 +2,7 @@ package sched
 
 // Step loads: how many device transfers a send of a rank's program shares
 // the GPUs with while it runs. A data plane that splits one transfer over
-// several paths (the theta/k multi-path split, docs/model.md section 8.6)
+// several paths (the split of the Multi-path model, docs/model.md section 8.6)
 // must compute the split for the links' load at that step, not for an
 // idle pair: a 2-GPU ring allgather already keeps both directions of the
 // pair busy every round.
