@@ -54,8 +54,8 @@ grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
 
 if [ "$MODE" = collcal ]; then
-  # Two processes, allgather and allreduce, the push engine with and
-  # without --calibration (mpath.Planner: the split for each step's load).
+  # Allgather and allreduce, the push engine with and without
+  # --calibration (mpath.Planner: the split for each step's load).
   # Two or more GPUs: one process per GPU and a calibration measured here
   # (goring calibrate). One GPU: both processes on it, and two files:
   # cal.json, the one-H100 figures of bench p2p run 7 (docs/gpu.md) with
@@ -70,7 +70,7 @@ if [ "$MODE" = collcal ]; then
   if [ "$GPUS" -ge 2 ]; then
     run calibrate "$B/goring" calibrate --out "$OUT/cal.json"
     cals=(cal)
-    G=2
+    G=$GPUS NP=$GPUS # calibrate records the machine's GPU count: one process per GPU
   else
     cat >"$OUT/cal.json" <<'JSON'
 {"schema": "goring.calibration/v1", "host": "one-H100 figures of goring bench p2p run 7 (docs/gpu.md)", "date": "2026-11-25", "ucx_tls": "",
@@ -81,21 +81,21 @@ if [ "$MODE" = collcal ]; then
 JSON
     grep -v '"contention"' "$OUT/cal.json" | sed 's/"beta_GBps": 50,/"beta_GBps": 400,/' >"$OUT/forced.json"
     cals=(cal forced)
-    G=1
+    G=1 NP=2
   fi
   for c in allgather allreduce; do
     extra=(); algs=ring,multiwrite,parallel_rings
     [ $c = allreduce ] && { extra=(--dtype float32 --op sum); algs=ring,lane,recursive_doubling; }
     for a in ${algs//,/ }; do
       for cal in "${cals[@]}"; do
-        run "collcal_${c}_${a}_${cal}_validate" "$B/goring" bench "$c" --np 2 --mem cuda --gpus $G --alg "$a" \
+        run "collcal_${c}_${a}_${cal}_validate" "$B/goring" bench "$c" --np $NP --mem cuda --gpus $G --alg "$a" \
           --bytes "16777220,67108868,268435460" --iters 2 --warmup 1 --validate --json --calibration "$OUT/$cal.json" "${extra[@]}"
       done
     done
     for a in ${algs//,/ }; do
-      "$B/goring" bench "$c" --np 2 --mem cuda --gpus $G --alg "$a" --bytes 1MiB:256MiB --iters 20 --warmup 5 "${extra[@]}" 2>&1 | tee "$OUT/collcal_${c}_${a}_none.txt"
+      "$B/goring" bench "$c" --np $NP --mem cuda --gpus $G --alg "$a" --bytes 1MiB:256MiB --iters 20 --warmup 5 "${extra[@]}" 2>&1 | tee "$OUT/collcal_${c}_${a}_none.txt"
       for cal in "${cals[@]}"; do
-        "$B/goring" bench "$c" --np 2 --mem cuda --gpus $G --alg "$a" --bytes 1MiB:256MiB --iters 20 --warmup 5 --calibration "$OUT/$cal.json" "${extra[@]}" 2>&1 | tee "$OUT/collcal_${c}_${a}_${cal}.txt"
+        "$B/goring" bench "$c" --np $NP --mem cuda --gpus $G --alg "$a" --bytes 1MiB:256MiB --iters 20 --warmup 5 --calibration "$OUT/$cal.json" "${extra[@]}" 2>&1 | tee "$OUT/collcal_${c}_${a}_${cal}.txt"
       done
     done
   done
