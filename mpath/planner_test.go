@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
@@ -129,4 +130,54 @@ func TestPlannerLoadedSteps(t *testing.T) {
 			assert.Nil(t, p.Plan(0, 1, n, sched.Path{Load: l}), "%+v at %d B: direct only", l, n)
 		}
 	}
+}
+
+// The same from the programs themselves: every send of a 2-GPU ring
+// allgather on the h200x2 node, annotated by sched, is planned no slower
+// than its direct copy at the step's load, at 16 MiB (direct) and 256 MiB;
+// the one send of a 2-GPU broadcast's root (an idle pair) gets the idle
+// split.
+func TestPlannerOnGeneratedPrograms(t *testing.T) {
+	p, node := h200Planner(t)
+	tp, err := topo.Preset("h200x2")
+	require.NoError(t, err)
+	sends := func(c coll.Collective, alg string, n int64, rank int) []sched.Step {
+		plan, err := sched.GenerateRank(sched.Spec{Collective: c, Algorithm: alg, Topo: tp, Bytes: n, DtypeBytes: 1}, rank)
+		require.NoError(t, err)
+		plan.AnnotateRankLoads(rank)
+		var out []sched.Step
+		for _, s := range plan.Ranks[rank].Steps {
+			if s.Op == sched.OpSend {
+				out = append(out, s)
+			}
+		}
+		require.NotEmpty(t, out)
+		return out
+	}
+	paths, _, err := p.cal.PairPaths(node, 0, 1, p.o)
+	require.NoError(t, err)
+	split := 0
+	for _, n := range []int64{16 << 20, 256 << 20} {
+		for rank := range 2 {
+			for _, s := range sends(coll.Allgather, "ring", n, rank) {
+				pl := p.Plan(rank, 1-rank, s.Len, s.Path)
+				if pl == nil {
+					continue
+				}
+				split++
+				assert.Equal(t, int64(256<<20), n, "16 MiB ring rounds stay direct")
+				loaded := model.LoadedPaths(paths, LoadOf(s.Path.Load))
+				res, err := pl.run(gammaOf(loaded[1].Contention))
+				require.NoError(t, err)
+				assert.LessOrEqual(t, res.TotalUS, loaded[0].TimeUS(float64(s.Len), 1))
+				assert.Less(t, stagedBytes(pl), stagedBytes(p.Plan(0, 1, s.Len, sched.Path{})), "less than the idle pair's share")
+			}
+		}
+	}
+	assert.Equal(t, 2, split, "each rank's 256 MiB round splits (a little)")
+	root := sends(coll.Bcast, "knomial", 256<<20, 0)
+	require.Len(t, root, 1)
+	assert.Equal(t, sched.StepLoad{Out: 1, In: 0, Senders: 1}, root[0].Path.Load)
+	assert.Equal(t, stagedBytes(p.Plan(0, 1, 256<<20, sched.Path{})), stagedBytes(p.Plan(0, 1, 256<<20, root[0].Path)))
+	assert.Positive(t, stagedBytes(p.Plan(0, 1, 256<<20, root[0].Path)))
 }
