@@ -129,11 +129,11 @@ func (t *tlTeam) usePlanner(hosts []string) {
 	}
 	tp := t.topo
 	t.engine.SetPlanner(cudaexec.Planner(func(peer int, n int64, path sched.Path) *mpath.Plan {
-		pn, pl2, ok := tp.Locate(peer)
+		pn, peerLocal, ok := tp.Locate(peer)
 		if !ok || pn != node {
 			return nil
 		}
-		return pl.Plan(local, pl2, n, path)
+		return pl.Plan(local, peerLocal, n, path)
 	}))
 	t.plans.stepLoads = true
 }

@@ -70,10 +70,10 @@ func (j *benchJob) planner(rank int) cudaexec.Planner {
 	}
 	pl := j.planners[node]
 	return func(peer int, n int64, path sched.Path) *mpath.Plan {
-		pn, pr, ok := tp.Locate(peer)
+		pn, peerLocal, ok := tp.Locate(peer)
 		if !ok || pn != node {
 			return nil
 		}
-		return pl.Plan(local, pr, n, path)
+		return pl.Plan(local, peerLocal, n, path)
 	}
 }
