@@ -56,6 +56,38 @@ func TestLoadsMultiWrite(t *testing.T) {
 	}
 }
 
+// Every round's load, on one node of four GPUs (rank 1), for algorithms
+// whose receives are posted early, before the round whose data they take
+// (lane and Parallel Rings allreduce pre-post their allgather phase's
+// receives; recursive doubling its later rounds'): they count in the
+// round of the matching send, not at their own dependency level.
+func TestLoadsFourGPUAlgorithms(t *testing.T) {
+	for _, tc := range []struct {
+		c    coll.Collective
+		alg  string
+		want StepLoad
+	}{
+		{coll.Allgather, "ring", StepLoad{1, 1, 2}},
+		{coll.Allgather, "parallel_rings", StepLoad{3, 3, 4}},
+		{coll.Allgather, "recursive_doubling", StepLoad{1, 1, 2}},
+		{coll.Allreduce, "ring", StepLoad{1, 1, 2}},
+		{coll.Allreduce, "lane", StepLoad{3, 3, 4}},
+		{coll.Allreduce, "parallel_rings", StepLoad{3, 3, 4}},
+		{coll.Allreduce, "recursive_doubling", StepLoad{1, 1, 2}},
+		{coll.Allreduce, "rabenseifner", StepLoad{1, 1, 2}},
+		{coll.ReduceScatter, "ring", StepLoad{1, 1, 2}},
+	} {
+		dt := 1
+		if tc.c.Reduces() {
+			dt = 4
+		}
+		spec := Spec{Collective: tc.c, Algorithm: tc.alg, Topo: synthTopo(1, 4), Bytes: 1 << 20, DtypeBytes: dt}
+		for _, l := range loadsOf(t, spec, 1) {
+			assert.Equal(t, tc.want, l, "%v %s", tc.c, tc.alg)
+		}
+	}
+}
+
 // A broadcast's root on two GPUs only sends: its one transfer runs on an
 // otherwise idle pair.
 func TestLoadsIdleRoot(t *testing.T) {
