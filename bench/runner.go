@@ -40,6 +40,10 @@ type Config struct {
 	// Chunks > 1 asks the generators to pipeline long transfers in that
 	// many pieces (sched.Spec.Chunks).
 	Chunks int
+	// StepLoads annotates every send to a peer of the rank's node with
+	// its step's load (sched.AnnotateLoads), for a push engine that
+	// splits transfers (mpath.Planner).
+	StepLoads bool
 	// Traffic returns the alltoallv byte matrix for a size.
 	Traffic func(bytes int64) ([][]int64, error)
 	// CallTimeout bounds one collective call (0: exec.TimeoutFor its size).
@@ -84,7 +88,11 @@ func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
 		}
 		spec.Counts = counts
 	}
-	return sched.GenerateRank(spec, c.Rank)
+	plan, err := sched.GenerateRank(spec, c.Rank)
+	if err == nil && c.StepLoads {
+		plan.AnnotateRankLoads(c.Rank)
+	}
+	return plan, err
 }
 
 // Run measures every algorithm at every size, in lockstep with the other

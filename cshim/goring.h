@@ -103,6 +103,10 @@ int goring_api_version(void);
  *                      0: none)
  *   lanes=W            UCX workers per rank (default 1, at most 64): each
  *                      drives part of a host buffer (Multi-lane)
+ *   calibration=FILE   goring.calibration/v1 file: with ipc=y, transfers
+ *                      between GPUs of the host are split over the paths
+ *                      it measured (an unreadable file, or one of another
+ *                      machine, fails the context)
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

@@ -46,6 +46,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *ipc;        /* checked by goring: y or n */
     char                   *wake_us;    /* checked by goring: 0 (off) or 1..1000000 */
     char                   *lanes;      /* checked by goring: 1..64 */
+    char                   *calibration; /* goring.calibration/v1 file, checked by goring */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

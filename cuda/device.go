@@ -50,6 +50,23 @@ type Device struct {
 	kernelsOnce sync.Once
 }
 
+// DeviceName is the product name of device ordinal ("NVIDIA H200"),
+// without opening the device (no context is made or retained).
+func DeviceName(ordinal int) (string, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return "", err
+	}
+	if ordinal < 0 || ordinal >= n {
+		return "", fmt.Errorf("cuda: device %d out of range (this process sees %d): %w", ordinal, n, ErrInvalidDevice)
+	}
+	d := &Device{ordinal: ordinal}
+	if err := check("cuDeviceGet", C.gc_device_get(C.int(ordinal), &d.dev)); err != nil {
+		return "", err
+	}
+	return d.Name()
+}
+
 // Open retains the primary context of device ordinal (0-based).
 func Open(ordinal int) (*Device, error) {
 	n, err := DeviceCount()

@@ -130,7 +130,7 @@ func (e *Engine) Export(r exec.Region) ([]byte, int64, error) {
 }
 
 // Start implements ucxmp.DeviceEngine: the copy runs on src's device.
-func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, _ sched.Path) (uint64, error) {
+func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sched.Path) (uint64, error) {
 	if src.Mem().Kind != exec.MemCUDA {
 		return 0, fmt.Errorf("cudaexec: cannot push %v memory", src.Mem())
 	}
@@ -152,7 +152,7 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, _ sched
 	}
 	dst := m.buf.Ptr() + cuda.DevicePtr(off)
 	var c engineCopy
-	if plan := e.plan(peer, n); plan != nil {
+	if plan := e.plan(peer, n, path); plan != nil {
 		c, err = e.startPlan(d, peer, plan, dst, cuda.DevicePtr(src.Addr()))
 	} else {
 		c, err = e.startDirect(d, peer, dst, cuda.DevicePtr(src.Addr()), n)

@@ -9,16 +9,19 @@ import (
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/mpath"
+	"github.com/goring-hpc/goring/sched"
 )
 
 // DefaultMaxStage bounds the staging memory of one (peer, path): a path
 // whose chunks do not all fit cycles its slots (mpath.Build).
 const DefaultMaxStage = 64 << 20
 
-// Planner chooses how a transfer of n bytes to peer is carried: a plan of
-// several paths (mpath.Build of the model's split, with at most the
-// engine's MaxStage of staging per path), or nil for one direct copy.
-type Planner func(peer int, n int64) *mpath.Plan
+// Planner chooses how a transfer of n bytes to peer is carried, given the
+// step's path hint (its kind, and its load within the node): a plan of one
+// or more paths (mpath.Build of the model's split, with at most the
+// engine's MaxStage of staging per path; mpath.Planner makes them from a
+// calibration), or nil for one direct copy.
+type Planner func(peer int, n int64, path sched.Path) *mpath.Plan
 
 // SetPlanner makes the engine split transfers as p says (nil: never).
 func (e *Engine) SetPlanner(p Planner) { e.planner = p }
@@ -53,13 +56,13 @@ type staging struct {
 	drained *cuda.Event
 }
 
-func (e *Engine) plan(peer int, n int64) *mpath.Plan {
+func (e *Engine) plan(peer int, n int64, path sched.Path) *mpath.Plan {
 	if e.planner == nil {
 		return nil
 	}
-	p := e.planner(peer, n)
-	if p == nil || len(p.Paths) < 2 || p.Bytes != n {
-		return nil
+	p := e.planner(peer, n, path)
+	if p == nil || len(p.Paths) == 0 || p.Bytes != n || (len(p.Paths) == 1 && !p.Paths[0].Path.Staged) {
+		return nil // one direct copy
 	}
 	return p
 }

@@ -44,13 +44,15 @@
 //
 //   - NewCalibratedSplitter (calibration_paths.go) installs a file's figures
 //     and contention for the pairs it measured: `goring model split
-//     --calibration`, and the engine, load a calibration this way;
+//     --calibration` loads a calibration this way;
+//   - PairPaths, through LoadedPaths (load.go): mpath.Planner, the split of
+//     each transfer of a collective for the load of its step (Load), read by
+//     `goring bench COLL --calibration` and the team layer's
+//     UCC_TL_GORING_CALIBRATION;
 //   - CalibrateTopology (calibration_topo.go) puts the measured figures on a
 //     topology's links: `goring sim --calibration` simulates on that.
 //
-// The runtime's split (package mpath, cudaexec's engine) is fed by goring
-// bench p2p's in-run fits today, and the team layer does not read a
-// calibration yet; NewCalibratedSplitter is the entry point for both.
+// goring bench p2p feeds the engine from its own in-run fits instead.
 //
 // The package reads no files: LoadCalibration takes an io.Reader and
 // ParseCalibration bytes; the CLI opens the file.

@@ -78,4 +78,14 @@
 // the later paths could have carried a little more. Bounded staging the
 // model does not see at all: with two or more slots per path, equal chunks
 // lose nothing; one slot serializes the path (k*(s1+s2)).
+//
+// # Planning a collective's transfers
+//
+// Planner (planner.go) decides each transfer of a collective between two
+// GPUs of one node from a calibration: the send's path hint chooses among
+// what the model allows, and the split is the model's for the step's load
+// (sched.StepLoad on the hint, model.LoadedPaths), kept only when it is
+// predicted to save DefaultMinGain; pairs the file did not measure stay
+// direct. docs/model.md section 8.6 derives the load rule; docs/gpu.md
+// ("Collectives over several paths") says what runs where.
 package mpath

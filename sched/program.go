@@ -65,6 +65,10 @@ const (
 type Path struct {
 	Kind  PathKind
 	Index uint8 // GPU or rail index for PathGPU and PathRail
+	// Load is what else moves while the send runs (AnnotateLoads; zero:
+	// not annotated). It is for a data plane that splits one transfer
+	// over several paths, and is not part of goring.program/v1.
+	Load StepLoad
 }
 
 func (p Path) String() string {

@@ -3,7 +3,7 @@
 # from what scripts/device_bundle.sh put in .carry/ (nothing else needed:
 # no Go, no toolkit, no network). Run from the repository root there:
 #
-#   bash .carry/device_test.sh [quick|correct|p2p|full]   # OUT=dir keeps the logs
+#   bash .carry/device_test.sh [quick|correct|p2p|full|collcal]   # OUT=dir keeps the logs
 #
 # 1. the GPU tests: package cuda (driver binding, reduction kernels
 #    bit-identical to the host's), package cudaexec (every algorithm of
@@ -15,6 +15,9 @@
 # 3. (correct, full) 16 MiB and 256 MiB per rank, validated, 4 processes;
 # 4. (full) the speed table: allgather and allreduce, 4 processes,
 #    4-256 MiB per rank, push engine and UCX cuda_ipc in the same run.
+# collcal (alone): collectives with the engine's multi-path split
+#    (--calibration), 2 processes, against the same collectives without it
+#    in the same run; see docs/gpu.md "Collectives over several paths".
 set -uo pipefail
 cd "$(dirname "$0")"
 B=$PWD/bin
@@ -49,6 +52,56 @@ grep -E "^(--- |ok|FAIL|PASS)|loaded from|bit-identical" "$LOGS/cuda.test.log" |
 run cudaexec.test bash -c "cd '$ROOT/cudaexec' && '$B/cudaexec.test' -test.v -test.count=1"
 grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
+
+if [ "$MODE" = collcal ]; then
+  # Allgather and allreduce, the push engine with and without
+  # --calibration (mpath.Planner: the split for each step's load).
+  # Two or more GPUs: one process per GPU and a calibration measured here
+  # (goring calibrate). One GPU: both processes on it, and two files:
+  # cal.json, the one-H100 figures of bench p2p run 7 (docs/gpu.md) with
+  # the fitted contention (the planner keeps every transfer direct: the
+  # run must match the one without); forced.json, the same without
+  # contention and with a host path of 400 GB/s, which is not this
+  # machine: the planner then splits loaded steps too (15% of a 256 MiB
+  # ring round), so the engine's split runs inside collectives on a GPU,
+  # validated, and the table shows what a wrong split costs.
+  step "collectives with the multi-path split (--calibration)"
+  cals=()
+  if [ "$GPUS" -ge 2 ]; then
+    run calibrate "$B/goring" calibrate --out "$OUT/cal.json"
+    cals=(cal)
+    G=$GPUS NP=$GPUS # calibrate records the machine's GPU count: one process per GPU
+  else
+    cat >"$OUT/cal.json" <<'JSON'
+{"schema": "goring.calibration/v1", "host": "one-H100 figures of goring bench p2p run 7 (docs/gpu.md)", "date": "2026-11-25", "ucx_tls": "",
+ "paths": [{"path": "direct", "from": "GPU 0", "to": "GPU 1", "alpha_us": 33.8, "beta_GBps": 1321, "rel_rms": 0, "outlier_bytes": [], "samples": []},
+           {"path": "host", "from": "GPU 0", "to": "GPU 1", "chunk_bytes": 8388608, "alpha_us": 8.3, "beta_GBps": 50, "rel_rms": 0, "outlier_bytes": [], "samples": []}],
+ "contention": [{"path": "host", "from": "GPU 0", "to": "GPU 1", "direct_slowdown": 0.55, "staged_slowdown": 0, "rel_rms": 0, "outlier_samples": [], "samples": []}],
+ "skipped": []}
+JSON
+    grep -v '"contention"' "$OUT/cal.json" | sed 's/"beta_GBps": 50,/"beta_GBps": 400,/' >"$OUT/forced.json"
+    cals=(cal forced)
+    G=1 NP=2
+  fi
+  for c in allgather allreduce; do
+    extra=(); algs=ring,multiwrite,parallel_rings
+    [ $c = allreduce ] && { extra=(--dtype float32 --op sum); algs=ring,lane,recursive_doubling; }
+    for a in ${algs//,/ }; do
+      for cal in "${cals[@]}"; do
+        run "collcal_${c}_${a}_${cal}_validate" "$B/goring" bench "$c" --np $NP --mem cuda --gpus $G --alg "$a" \
+          --bytes "16777220,67108868,268435460" --iters 2 --warmup 1 --validate --json --calibration "$OUT/$cal.json" "${extra[@]}"
+      done
+    done
+    for a in ${algs//,/ }; do
+      "$B/goring" bench "$c" --np $NP --mem cuda --gpus $G --alg "$a" --bytes 1MiB:256MiB --iters 20 --warmup 5 "${extra[@]}" 2>&1 | tee "$OUT/collcal_${c}_${a}_none.txt"
+      for cal in "${cals[@]}"; do
+        "$B/goring" bench "$c" --np $NP --mem cuda --gpus $G --alg "$a" --bytes 1MiB:256MiB --iters 20 --warmup 5 --calibration "$OUT/$cal.json" "${extra[@]}" 2>&1 | tee "$OUT/collcal_${c}_${a}_${cal}.txt"
+      done
+    done
+  done
+  tar czf "$OUT/logs.tgz" -C "$LOGS" .
+  exit $fail
+fi
 
 [ "$MODE" = p2p ] && SKIPBENCH=1
 step "goring bench --mem cuda, validated (UCX $GORING_LIBUCP)"

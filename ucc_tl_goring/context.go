@@ -15,11 +15,16 @@ import (
 type tlContext struct {
 	opts      options
 	uctx      *ucx.Context
-	ucxConfig map[string]string // the context's UCX settings, which every lane's context takes too
+	ucxConfig map[string]string   // the context's UCX settings, which every lane's context takes too
+	cal       *machineCalibration // the calibration option's file; nil: none
 }
 
 func newContext(optStr string) (*tlContext, error) {
 	opts, err := parseOptions(optStr)
+	if err != nil {
+		return nil, invalidErr{err}
+	}
+	cal, err := loadMachineCalibration(opts.calibration)
 	if err != nil {
 		return nil, invalidErr{err}
 	}
@@ -35,7 +40,7 @@ func newContext(optStr string) (*tlContext, error) {
 		return nil, resourceErr{err}
 	}
 	warm.acquire(opts.wake)
-	return &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg}, nil
+	return &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal}, nil
 }
 
 func (c *tlContext) close() error {

@@ -23,6 +23,9 @@ type options struct {
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
 	wake    time.Duration            // period of the warmer (warm.go); 0: none
 	lanes   int                      // lanes=W: UCX workers per rank, each driving part of a host buffer (lanes.go)
+	// calibration: a goring.calibration/v1 file; the push engine splits
+	// transfers between GPUs of the host with it (calibration.go).
+	calibration string
 }
 
 // defaultWake is the warmer's period: measured on 2 cores, a 200 us period
@@ -114,6 +117,8 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option lanes=%q: want a whole number of lanes from 1 (the default) to %d", v, coll.MaxLanes)
 			}
 			o.lanes = w
+		case k == "calibration":
+			o.calibration = v
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -130,7 +135,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, wake_us, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, wake_us, calibration, alg_<collective>)", k)
 		}
 	}
 	return o, nil

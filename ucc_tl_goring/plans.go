@@ -18,6 +18,9 @@ import (
 // workload cycling through more shapes than that pays generation anyway).
 type planCache struct {
 	plans map[planKey]*planEntry
+	// stepLoads annotates each plan with its step loads
+	// (sched.AnnotateLoads) for the engine's planner.
+	stepLoads bool
 }
 
 const planCacheSize = 64
@@ -73,6 +76,9 @@ func (pc *planCache) get(spec sched.Spec, rank int, dtype coll.Dtype, op coll.Op
 	p, err := sched.GenerateRank(spec, rank)
 	if err != nil {
 		return nil, err
+	}
+	if pc.stepLoads {
+		p.AnnotateRankLoads(rank)
 	}
 	if pc.plans == nil || len(pc.plans) >= planCacheSize {
 		pc.clear()

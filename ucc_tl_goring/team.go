@@ -39,6 +39,9 @@ type tlTeam struct {
 	oneHost    bool             // every rank runs on this host
 	stager     *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
 	lanes      []*teamLane      // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
+	// noSplit says why the engine does not split this team's transfers
+	// although the context has a calibration ("" otherwise).
+	noSplit string
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -126,6 +129,7 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 	if !t.ctx.opts.noIPC && cuda.Load() == nil {
 		t.engine = cudaexec.NewEngine()
 		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
+		t.usePlanner(hosts)
 	}
 	return nil
 }

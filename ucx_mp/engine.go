@@ -25,7 +25,9 @@ type DeviceEngine interface {
 	Export(r exec.Region) (key []byte, off int64, err error)
 	// Start begins copying src into peer's memory named by key, at off,
 	// src.Len() bytes, and returns a ticket for Done. The mapping of the
-	// peer's allocation is cached; path is the step's routing hint.
+	// peer's allocation is cached; path is the step's routing hint, with
+	// the step's load where the program was annotated
+	// (sched.AnnotateLoads), for an engine that splits transfers.
 	Start(peer int, key []byte, off int64, src exec.Region, path sched.Path) (ticket uint64, err error)
 	// Done reports whether the copy of ticket has finished, so the bytes
 	// are in the peer's memory. After true, or an error, the ticket is

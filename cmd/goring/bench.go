@@ -40,6 +40,9 @@ type benchFlags struct {
 	gpus     int
 	ipc      bool
 	lanes    string // --lanes: lane counts (bench_lanes.go)
+	// calibration: goring.calibration/v1 file whose figures split device
+	// transfers within a node (bench_calibration.go).
+	calibration string
 	// Measurement aids, hidden from help.
 	straggler string
 	cpuReport bool
@@ -86,6 +89,7 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")
 	fl.BoolVar(&f.ipc, "ipc", true, "with --mem cuda: ranks of one host push device memory to each other themselves (CUDA IPC; false: through UCX's cuda_ipc)")
+	fl.StringVar(&f.calibration, "calibration", "", "with --mem cuda: goring.calibration/v1 file (goring calibrate --out); transfers between GPUs of a node are split over the paths it measured, for each step's load (docs/gpu.md)")
 	fl.IntVar(&f.gpus, "gpus", 0, "with --mem cuda: how many GPUs the ranks share round-robin (default: every GPU of the machine; several ranks per GPU allowed)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")

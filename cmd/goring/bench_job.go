@@ -9,6 +9,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/mpath"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
@@ -23,6 +24,8 @@ type benchJob struct {
 	skips []string // "alg: reason" for algorithms skipped at some size
 	steps int      // total iterations (progress bar)
 	mem   string   // --mem
+	// planners split transfers within each node (--calibration), by node.
+	planners []*mpath.Planner
 }
 
 // prepareBench checks goring bench's flags for np ranks and picks the
@@ -33,6 +36,9 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 		return nil, err
 	}
 	job := &benchJob{np: np, mem: f.mem, cfg: cfg}
+	if err := job.useCalibration(f); err != nil {
+		return nil, err
+	}
 	candidates, err := benchCandidates(cfg.Collective, f.alg)
 	if err != nil {
 		return nil, err

@@ -18,9 +18,11 @@ var _ ucxmp.DeviceEngine = (*cudaexec.Engine)(nil)
 
 // usePushEngine gives tr goring's CUDA push engine for the peers on this
 // rank's host (every rank of a local job; the emulated nodes of --nodes
-// are one host too) and returns its closer.
-func usePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int) func() {
+// are one host too), splitting transfers as planner says (nil: never),
+// and returns its closer.
+func usePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner) func() {
 	e := cudaexec.NewEngine()
+	e.SetPlanner(planner)
 	self := peers[rank].Host
 	tr.UseEngine(e, func(p int) bool { return peers[p].Host == self })
 	return func() { _ = e.Close() }

@@ -16,6 +16,7 @@ import (
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/mpath"
+	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 	"github.com/goring-hpc/goring/units"
@@ -49,6 +50,9 @@ func runP2P(cmd *cobra.Command, f *benchFlags) error {
 	}
 	if f.mem != "cuda" {
 		return fmt.Errorf("bench p2p measures GPU paths: it needs --mem cuda")
+	}
+	if f.calibration != "" {
+		return fmt.Errorf("--calibration is for collectives: bench p2p fits the paths it measures in the same run")
 	}
 	if f.np == 0 {
 		f.np = 2
@@ -351,7 +355,7 @@ func hostHopFits(d *cuda.Device, src exec.Region) (d2h, h2d model.Fit, err error
 // viaUCX sends through UCX's own cuda_ipc instead of the push.
 func (r *p2pRun) measure(plan *mpath.Plan, viaUCX bool, n int64, w int, bidir bool) (float64, error) {
 	if plan != nil {
-		r.eng.SetPlanner(func(int, int64) *mpath.Plan { return plan })
+		r.eng.SetPlanner(func(int, int64, sched.Path) *mpath.Plan { return plan })
 	} else {
 		r.eng.SetPlanner(nil)
 	}
@@ -471,7 +475,7 @@ func (r *p2pRun) checkContents(ctx context.Context, rj *rankJob, g *cudaexec.GPU
 		if err != nil {
 			return nil, err
 		}
-		r.eng.SetPlanner(func(int, int64) *mpath.Plan { return plan })
+		r.eng.SetPlanner(func(int, int64, sched.Path) *mpath.Plan { return plan })
 		r.tr.UseEngine(r.eng, r.sameHost)
 		if err := r.round(n, 1, false); err != nil {
 			return nil, err

@@ -16,6 +16,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
@@ -89,7 +90,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	bar := rankOutput(job, f, collName, role.Rank, out, stderr)
 	job.cfg.Alloc = ucx.Alloc
 	job.cfg.Free = ucx.Free
-	mem, closeMem, err := rankDeviceMemory(f, tr, sess.Peers(), role.Rank, stderr)
+	mem, closeMem, err := rankDeviceMemory(f, tr, sess.Peers(), role.Rank, job.planner(role.Rank), stderr)
 	if err != nil {
 		return err
 	}
@@ -147,7 +148,7 @@ func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, st
 // rankDeviceMemory is the rank's memory for --mem (nil for host) and, for
 // device memory, the transport's push engine (--ipc) and host staging
 // where UCX moves no CUDA memory; the closer releases them, newest first.
-func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, rank int, stderr io.Writer) (bench.Memory, func(), error) {
+func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner, stderr io.Writer) (bench.Memory, func(), error) {
 	mem, closeMem, err := rankMemory(f, rank)
 	if err != nil {
 		return nil, nil, err
@@ -159,7 +160,7 @@ func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, r
 		}
 	}
 	if mem != nil && f.ipc {
-		closers = append(closers, usePushEngine(tr, peers, rank))
+		closers = append(closers, usePushEngine(tr, peers, rank, planner))
 	}
 	if mem != nil && !tr.MovesCUDA() {
 		closeStager, err := useStaging(tr, mem, rank, stderr)

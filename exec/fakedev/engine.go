@@ -23,15 +23,24 @@ type Engine struct {
 	copies  map[uint64]fakeCopy
 	next    uint64
 	// Mapped counts the mappings opened, Started the copies: tests check
-	// that mappings are cached.
-	Mapped, Started int
+	// that mappings are cached. Planned counts the copies carried by a
+	// plan with a staged path (engine_plan.go).
+	Mapped, Started, Planned int
+
+	planner Planner
+	stages  map[stageKey]*fakeStage
 }
 
-type fakeCopy struct{ dst, src exec.Region }
+// fakeCopy is one transfer in flight: a single copy, or a plan's ops.
+type fakeCopy struct {
+	dst, src exec.Region
+	plan     *planRun
+}
 
 // Engine returns the push engine of one rank (rank seeds its order).
 func (a *Arena) Engine(rank int) *Engine {
-	return &Engine{a: a, rng: rand.New(rand.NewPCG(a.seed, uint64(rank)+1)), aliases: map[uint64]uintptr{}, copies: map[uint64]fakeCopy{}}
+	return &Engine{a: a, rng: rand.New(rand.NewPCG(a.seed, uint64(rank)+1)), aliases: map[uint64]uintptr{}, copies: map[uint64]fakeCopy{},
+		stages: map[stageKey]*fakeStage{}}
 }
 
 // Export implements ucxmp.DeviceEngine: the key is the allocation's
@@ -50,7 +59,7 @@ func (e *Engine) Export(r exec.Region) ([]byte, int64, error) {
 }
 
 // Start implements ucxmp.DeviceEngine.
-func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, _ sched.Path) (uint64, error) {
+func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sched.Path) (uint64, error) {
 	if len(key) != 16 {
 		return 0, fmt.Errorf("fakedev: key of %d bytes", len(key))
 	}
@@ -72,7 +81,12 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, _ sched
 		e.Mapped++
 	}
 	e.next++
-	e.copies[e.next] = fakeCopy{dst: exec.DeviceRegion(src.Mem(), alias+uintptr(off), src.Len()), src: src}
+	c := fakeCopy{dst: exec.DeviceRegion(src.Mem(), alias+uintptr(off), src.Len()), src: src}
+	if pl := e.plan(peer, src.Len(), path); pl != nil {
+		c.plan = e.startPlan(e.next, peer, pl)
+		e.Planned++
+	}
+	e.copies[e.next] = c
 	e.Started++
 	return e.next, nil
 }
@@ -81,6 +95,9 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, _ sched
 func (e *Engine) Done(ticket uint64) (bool, error) {
 	if _, ok := e.copies[ticket]; !ok {
 		return false, fmt.Errorf("fakedev: unknown ticket %d", ticket)
+	}
+	if c := e.copies[ticket]; c.plan != nil {
+		return e.stepPlan(ticket, c, false)
 	}
 	if e.rng.IntN(3) != 0 {
 		return false, nil
@@ -93,6 +110,10 @@ func (e *Engine) Finish(ticket uint64) error {
 	c, ok := e.copies[ticket]
 	if !ok {
 		return fmt.Errorf("fakedev: unknown ticket %d", ticket)
+	}
+	if c.plan != nil {
+		_, err := e.stepPlan(ticket, c, true)
+		return err
 	}
 	delete(e.copies, ticket)
 	return e.a.Copy(c.dst, c.src)

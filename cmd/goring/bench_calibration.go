@@ -1,0 +1,79 @@
+package main
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/mpath"
+	"github.com/goring-hpc/goring/sched"
+)
+
+// useCalibration reads --calibration (goring bench COLL): the file must
+// load, and fit every node of the job's topology (GPU count and model, as
+// model.Calibration.CheckNode says) with a pair it measured; it needs
+// --mem cuda and the push engine (--ipc). Each program is then annotated
+// with its step loads, and each rank's push engine splits its transfers
+// within the node as mpath.Planner decides. The launcher and every rank
+// run the same check, so a bad file stops the job before any rank starts.
+func (j *benchJob) useCalibration(f *benchFlags) error {
+	if f.calibration == "" {
+		return nil
+	}
+	if f.mem != "cuda" || !f.ipc {
+		return fmt.Errorf("--calibration %s: splits transfers of goring's push engine: it needs --mem cuda and --ipc", f.calibration)
+	}
+	cal, err := loadCalibration(f.calibration)
+	if err != nil {
+		return err
+	}
+	tp := j.cfg.Topo
+	// The emulated node (no --topo) names H100s; its GPUs are this
+	// machine's, so the file is checked against the driver's name.
+	gpuModel := ""
+	if f.topo == "" {
+		if name, err := cuda.DeviceName(0); err == nil {
+			gpuModel = name
+		}
+	}
+	j.planners = make([]*mpath.Planner, len(tp.Nodes))
+	for i := range tp.Nodes {
+		node := tp.Nodes[i]
+		if gpuModel != "" {
+			node.GPUs = slices.Clone(node.GPUs)
+			for g := range node.GPUs {
+				node.GPUs[g].Model = gpuModel
+			}
+		}
+		p, err := mpath.NewPlanner(&node, cal, model.DefaultOptions(), cudaexec.DefaultMaxStage)
+		if err != nil {
+			return fmt.Errorf("--calibration %s: %w", f.calibration, err)
+		}
+		j.planners[i] = p
+	}
+	j.cfg.StepLoads = true
+	return nil
+}
+
+// planner is rank's engine planner (nil without --calibration): peers of
+// its node by their local GPU index, others never split.
+func (j *benchJob) planner(rank int) cudaexec.Planner {
+	if j.planners == nil {
+		return nil
+	}
+	tp := j.cfg.Topo
+	node, local, ok := tp.Locate(rank)
+	if !ok {
+		return nil
+	}
+	pl := j.planners[node]
+	return func(peer int, n int64, path sched.Path) *mpath.Plan {
+		pn, peerLocal, ok := tp.Locate(peer)
+		if !ok || pn != node {
+			return nil
+		}
+		return pl.Plan(local, peerLocal, n, path)
+	}
+}
