@@ -6,6 +6,7 @@
  *   robust late SECONDS     rank size-1 enters each collective SECONDS late
  *   robust split ROUNDS     MPI_Comm_split + allreduce + MPI_Comm_free, ROUNDS times
  *   robust kill             rank size-1 dies (SIGKILL) while the others wait
+ *   robust pause CALLS      small allreduces, each after 5 ms of computation
  *
  * late: an MPI_Allreduce (float, sum) and an MPI_Allgather (int) of 1 MiB
  * per rank, the last rank sleeping SECONDS before each; every rank checks
@@ -16,6 +17,11 @@
  * split: the memory a rank holds after ROUNDS communicators have come and
  * gone (VmRSS of /proc/self/status after the first round and after the
  * last, rank 0), to compare goring with UCC's own layers.
+ *
+ * pause: CALLS allreduces of 16 floats, each after every rank computed
+ * for 5 ms (a busy loop, as an application between collectives); prints
+ * the median time of one call on rank 0, and the same back to back. The
+ * cost measured is waking the library, not moving bytes.
  *
  * kill: the last rank kills itself after the others have entered an
  * MPI_Allreduce; they must end (with an error, or killed by the launcher)
@@ -119,6 +125,43 @@ static int run_split(int rank, int rounds)
     return total != 0;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return x < y ? -1 : x > y;
+}
+
+static int run_pause(int rank, int calls)
+{
+    float s[16], r[16];
+    double *took = malloc(calls * sizeof(double)), *b2b = malloc(calls * sizeof(double));
+    int bad = 0, total;
+    for (int i = 0; i < 16; i++) s[i] = rank + 1;
+    MPI_Allreduce(s, r, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); /* plan and connections */
+    for (int k = 0; k < calls; k++) {
+        for (double until = MPI_Wtime() + 5e-3; MPI_Wtime() < until;)
+            ;
+        double t = MPI_Wtime();
+        MPI_Allreduce(s, r, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        took[k] = (MPI_Wtime() - t) * 1e6;
+        if (r[0] != r[15]) bad++;
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (int k = 0; k < calls; k++) {
+        double t = MPI_Wtime();
+        MPI_Allreduce(s, r, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        b2b[k] = (MPI_Wtime() - t) * 1e6;
+    }
+    qsort(took, calls, sizeof(double), cmp_double);
+    qsort(b2b, calls, sizeof(double), cmp_double);
+    MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("robust pause %d calls: 16-float allreduce after 5 ms of computation %.1f us, back to back %.1f us (medians, rank 0), %d wrong: %s\n",
+               calls, took[calls / 2], b2b[calls / 2], total, total ? "FAILED" : "ok");
+    free(took); free(b2b);
+    return total != 0;
+}
+
 static void run_kill(int rank, int n)
 {
     int count = MIB / sizeof(float);
@@ -142,11 +185,13 @@ int main(int argc, char **argv)
         rc = run_late(rank, n, atoi(argv[2]));
     } else if (argc == 3 && !strcmp(argv[1], "split")) {
         rc = run_split(rank, atoi(argv[2]));
+    } else if (argc == 3 && !strcmp(argv[1], "pause")) {
+        rc = run_pause(rank, atoi(argv[2]));
     } else if (argc == 2 && !strcmp(argv[1], "kill")) {
         run_kill(rank, n);
         rc = 1;
     } else {
-        if (rank == 0) fprintf(stderr, "usage: robust late SECONDS | split ROUNDS | kill\n");
+        if (rank == 0) fprintf(stderr, "usage: robust late SECONDS | split ROUNDS | pause CALLS | kill\n");
         rc = 2;
     }
     MPI_Finalize();

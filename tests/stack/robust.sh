@@ -19,6 +19,11 @@
 #    not exceed tl/ucp's by more than SPLIT_SLACK_KIB (default 2048).
 # 3. kill: the last rank kills itself while the others wait in a goring
 #    allreduce; the job must end (non-zero) within KILL_LIMIT seconds.
+# 4. pause (a measurement, not a pass/fail check): PAUSE_CALLS 16-float
+#    allreduces each after 5 ms of computation, on PAUSE_NP ranks (default
+#    2: more ranks than cores would time the scheduler), with goring forced,
+#    goring forced without its warmer (UCC_TL_GORING_WAKE_US=0), and UCC's
+#    own layers; prints the medians and goring's ratio to tl/ucp.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-4}
@@ -87,6 +92,23 @@ echo "robust kill: the job ended with status $rc after $((SECONDS - t)) s"
 if [ $rc = 124 ]; then echo "FAIL robust kill: the survivors hung"; tail -n 20 "$OUT/kill.txt"; fail=1; fi
 if [ $rc = 0 ] || grep -q 'allreduce returned although' "$OUT/kill.txt"; then
   echo "FAIL robust kill: a survivor's allreduce succeeded"; fail=1
+fi
+
+PAUSE_NP=${PAUSE_NP:-2} PAUSE_CALLS=${PAUSE_CALLS:-200}
+pause() { # label, extra mpirun arguments...
+  local label=$1 log=$OUT/pause_$1.txt; shift
+  if "$OMPI_PREFIX/bin/mpirun" -np "$PAUSE_NP" --allow-run-as-root --oversubscribe \
+    --tune "$PWD/ompi-config/goring-mca-params.conf" "$@" "$OUT/robust" pause "$PAUSE_CALLS" >"$log" 2>&1; then
+    sed -n 's/.*computation \([0-9.]*\) us, back to back \([0-9.]*\) us.*/\1 \2/p' "$log"
+  else
+    echo "FAIL robust pause ($label)" >&2; tail -n 20 "$log" >&2; fail=1
+  fi
+}
+read -r pg bg <<<"$(pause goring -x UCC_TL_GORING_TUNE="$TUNE")"
+read -r p0 b0 <<<"$(pause goring_nowarm -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_TL_GORING_WAKE_US=0)"
+read -r pu bu <<<"$(pause ucp)"
+if [ -n "${pg:-}" ] && [ -n "${pu:-}" ]; then
+  echo "robust pause ($PAUSE_NP ranks, $PAUSE_CALLS calls, median us after 5 ms / back to back): goring $pg / $bg, goring without warmer ${p0:-?} / ${b0:-?}, tl/ucp $pu / $bu; goring / tl/ucp after the pause $(awk -v a="$pg" -v b="$pu" 'BEGIN { printf "%.2f", a / b }')"
 fi
 
 if [ $fail != 0 ]; then echo "tests/stack/robust: FAILED (logs in $OUT)"; exit 1; fi
