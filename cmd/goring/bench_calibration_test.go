@@ -55,7 +55,7 @@ func TestBenchCalibrationAccepted(t *testing.T) {
 // Each rank's planner: its programs carry step loads, peers on its node
 // are planned by their local GPU, peers on other nodes never split.
 func TestBenchCalibrationPlanner(t *testing.T) {
-	f := &benchFlags{mem: "cuda", ipc: true, calibration: calibrationFixture, topo: "h200x2", nodes: 2, bytes: "256MiB", alg: "ring", dtype: "float32", op: "sum"}
+	f := &benchFlags{mem: "cuda", ipc: true, lanes: "1", calibration: calibrationFixture, topo: "h200x2", nodes: 2, bytes: "256MiB", alg: "ring", dtype: "float32", op: "sum"}
 	job, err := prepareBench(f, "allgather", 4)
 	require.NoError(t, err)
 	assert.True(t, job.cfg.StepLoads)
