@@ -72,14 +72,21 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		ctx = context.Background()
 	}
 	stderr := cmd.ErrOrStderr()
-	rj, err := joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda")
+	var rj *rankJob
+	if f.netns.on() {
+		rj, err = joinRailJob(ctx, role, job.cfg.Topo, f, stderr)
+	} else {
+		rj, err = joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda")
+	}
 	if err != nil {
 		return err
 	}
 	defer rj.close()
 	sess, tr := rj.sess, rj.tr
-	tr.SpinPolls = f.spinPolls
-	tr.Yield = f.yield
+	if tr != nil {
+		tr.SpinPolls = f.spinPolls
+		tr.Yield = f.yield
+	}
 
 	out := cmd.OutOrStdout()
 	bar := rankOutput(job, f, collName, role.Rank, out, stderr)
@@ -96,7 +103,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		return err
 	}
 	defer stopProfile()
-	rows, err := bench.Run(ctx, job.cfg, tr, sess)
+	rows, err := bench.Run(ctx, job.cfg, rj.data, sess)
 	if err != nil {
 		rj.waitVerdict()
 		return err
@@ -110,6 +117,11 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		}
 		if err := writeBenchOutput(out, f, collName, rows); err != nil {
 			return err
+		}
+		if f.netns.on() && !f.json && !f.csv {
+			if err := writePredictions(out, job.cfg, rows); err != nil {
+				return err
+			}
 		}
 	}
 	return rj.finish()
@@ -202,7 +214,8 @@ func isTerminal(w io.Writer) bool {
 // through it.
 type rankJob struct {
 	sess      *launch.Session
-	tr        *ucxmp.Transport
+	tr        *ucxmp.Transport // nil on the testbed (data is a ucxmp.Rails)
+	data      bench.Transport  // what bench.Run drives: tr, or the testbed's rails
 	stopWatch func()
 	closers   []func()
 }
@@ -244,17 +257,7 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 		return nil, err
 	}
 	rj.sess = sess
-	done := make(chan struct{})
-	var stopOnce sync.Once
-	rj.stopWatch = func() { stopOnce.Do(func() { close(done) }) }
-	go func() {
-		select {
-		case <-sess.Failed():
-			fmt.Fprintf(stderr, "goring: rank %d: %v\n", role.Rank, sess.Err())
-			os.Exit(1)
-		case <-done:
-		}
-	}()
+	rj.watch(role.Rank, stderr)
 	peers := sess.Peers()
 	addrs := make([][]byte, len(peers))
 	for i, p := range peers {
@@ -265,9 +268,25 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 	if err != nil {
 		return nil, err
 	}
-	rj.tr = tr
+	rj.tr, rj.data = tr, tr
 	rj.closers = append(rj.closers, func() { tr.Close() })
 	return rj, nil
+}
+
+// watch turns a job failure (another rank died or stalled, or the
+// coordinator went away) into this rank's exit, whatever it is doing.
+func (rj *rankJob) watch(rank int, stderr io.Writer) {
+	done := make(chan struct{})
+	var stopOnce sync.Once
+	rj.stopWatch = func() { stopOnce.Do(func() { close(done) }) }
+	go func() {
+		select {
+		case <-rj.sess.Failed():
+			fmt.Fprintf(stderr, "goring: rank %d: %v\n", rank, rj.sess.Err())
+			os.Exit(1)
+		case <-done:
+		}
+	}()
 }
 
 // waitVerdict is called when this rank's own work failed. A transport
