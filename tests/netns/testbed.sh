@@ -18,6 +18,7 @@
 #   DELAY=        optional netem delay per direction (e.g. 100us)
 #   LOSS=         optional netem loss per direction (e.g. 0.1%)
 #   MTU=9000      the veths' MTU (jumbo frames, as HPC fabrics use)
+#   QUEUE=20ms    the most a packet may wait in a rail's token bucket (tbf latency)
 #
 # Node k's rail r is the device "railr" in PREFIX-nodek with address
 # 198.18.r.(k+1)/24 (RFC 2544's benchmarking range; each rail its own /24,
@@ -33,6 +34,7 @@ RATE=${RATE:-500mbit}
 DELAY=${DELAY:-}
 LOSS=${LOSS:-}
 MTU=${MTU:-9000}
+QUEUE=${QUEUE:-20ms}
 
 die() { echo "testbed: $*" >&2; exit 1; }
 
@@ -64,7 +66,7 @@ down() {
 shape() {
   local ns=$1 dev=$2
   # burst: at least one maximal GSO packet, else tbf drops it.
-  ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: tbf rate "$RATE" burst 256kb latency 100ms
+  ip netns exec "$ns" tc qdisc add dev "$dev" root handle 1: tbf rate "$RATE" burst 256kb latency "$QUEUE"
   if [ -n "$DELAY$LOSS" ]; then
     local args=()
     [ -n "$DELAY" ] && args+=(delay "$DELAY")
