@@ -147,11 +147,11 @@ var rateSpec = regexp.MustCompile(`^(?i)([0-9]+(?:\.[0-9]+)?)([kmg]?)bit$`)
 func parseRate(s string) (float64, error) {
 	m := rateSpec.FindStringSubmatch(s)
 	if m == nil {
-		return 0, fmt.Errorf("--rail-rate %q: want a tc rate such as 500mbit", s)
+		return 0, fmt.Errorf("rate %q: want a tc rate such as 500mbit", s)
 	}
 	v, err := strconv.ParseFloat(m[1], 64)
 	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("--rail-rate %q: want a positive rate", s)
+		return 0, fmt.Errorf("rate %q: want a positive rate", s)
 	}
 	switch strings.ToLower(m[2]) {
 	case "k":
