@@ -14,7 +14,7 @@
 #   PREFIX=gn     namespace names: PREFIX-sw (the rails' bridges), PREFIX-node0..
 #   NODES=2       node namespaces
 #   RAILS=2       rails: one bridge each, one veth per node on each
-#   RATE=500mbit  each rail's rate, per direction (tc tbf on both veth ends)
+#   RATE=250mbit  each rail's rate, per direction (tc tbf on both veth ends)
 #   DELAY=        optional netem delay per direction (e.g. 100us)
 #   LOSS=         optional netem loss per direction (e.g. 0.1%)
 #   MTU=9000      the veths' MTU (jumbo frames, as HPC fabrics use)
@@ -30,7 +30,7 @@ set -euo pipefail
 PREFIX=${PREFIX:-gn}
 NODES=${NODES:-2}
 RAILS=${RAILS:-2}
-RATE=${RATE:-500mbit}
+RATE=${RATE:-250mbit}
 DELAY=${DELAY:-}
 LOSS=${LOSS:-}
 MTU=${MTU:-9000}
