@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -97,13 +98,24 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 		}
 		n.rate = r
 	}
-	for name, v := range map[string]string{"np": strconv.Itoa(f.np), "rails": strconv.Itoa(n.rails), "rail-rate": n.rate} {
+	settings := map[string]string{"np": strconv.Itoa(f.np), "rails": strconv.Itoa(n.rails), "rail-rate": n.rate}
+	if f.timeout == 0 {
+		// exec.TimeoutFor assumes at least 50 MB/s; a rail of the testbed
+		// may carry a few MB/s, and a ring's every block crosses one.
+		settings["timeout"] = netnsTimeout.String()
+	}
+	for name, v := range settings {
 		if err := cmd.Flags().Set(name, v); err != nil {
 			return err
 		}
 	}
 	return nil
 }
+
+// netnsTimeout is a call's deadline on the testbed unless --timeout says
+// otherwise. A dead rank is still named at once (the coordinator sees its
+// connection close); only a stalled one waits this long.
+const netnsTimeout = 5 * time.Minute
 
 // countRails counts the devices rail0, rail1, ... of namespace ns.
 func countRails(ns string) (int, error) {
