@@ -186,7 +186,7 @@ func (n *netnsFlags) topology(nodes, np int) (*topo.Topology, error) {
 		return nil, err
 	}
 	tb := topo.Testbed{Nodes: nodes, PPN: np / nodes, Rails: n.rails, RailGBps: gbps, RailAlphaUS: n.alpha,
-		ShmGBps: topo.TestbedShmGBps, ShmAlphaUS: topo.TestbedShmAlphaUS}
+		CopyGBps: topo.TestbedCopyGBps, CopyAlphaUS: topo.TestbedCopyAlphaUS}
 	return tb.Topology()
 }
 

@@ -18,7 +18,7 @@ func newTopoTestbedCmd() *cobra.Command {
 		asJSON bool
 	)
 	c := &cobra.Command{
-		Use:   "testbed --nodes N --ppn L --rails R --rate RATE [--rail-alpha US] [--shm-gbps G] [--shm-alpha US] [--json]",
+		Use:   "testbed --nodes N --ppn L --rails R --rate RATE [--rail-alpha US] [--copy-gbps G] [--copy-alpha US] [--json]",
 		Short: "the network-namespace testbed's topology from its parameters (tc rate, measured start-up costs)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -40,8 +40,8 @@ func newTopoTestbedCmd() *cobra.Command {
 	fl.IntVar(&tb.Rails, "rails", 2, "rails (testbed.sh RAILS); rank i of a node owns rail i mod rails")
 	fl.StringVar(&rate, "rate", "500mbit", "one rail's rate per direction, as tc writes it (testbed.sh RATE)")
 	fl.Float64Var(&tb.RailAlphaUS, "rail-alpha", topo.TestbedRailAlphaUS, "a message's start-up cost over a rail, µs")
-	fl.Float64Var(&tb.ShmGBps, "shm-gbps", topo.TestbedShmGBps, "the rate between two ranks of a node (shared memory), GB/s")
-	fl.Float64Var(&tb.ShmAlphaUS, "shm-alpha", topo.TestbedShmAlphaUS, "a message's start-up cost between two ranks of a node, µs")
+	fl.Float64Var(&tb.CopyGBps, "copy-gbps", topo.TestbedCopyGBps, "the machine's memory-copy throughput, shared by every rank (shared memory and TCP both copy), GB/s")
+	fl.Float64Var(&tb.CopyAlphaUS, "copy-alpha", topo.TestbedCopyAlphaUS, "a message's start-up cost between two ranks of a node, µs")
 	fl.BoolVar(&asJSON, "json", false, "print the goring.topo/v1 document")
 	return c
 }
