@@ -71,7 +71,8 @@ shape() {
     local args=()
     [ -n "$DELAY" ] && args+=(delay "$DELAY")
     [ -n "$LOSS" ] && args+=(loss "$LOSS")
-    ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: netem "${args[@]}" limit 100000
+    ip netns exec "$ns" tc qdisc add dev "$dev" parent 1:1 handle 10: netem "${args[@]}" limit 100000 ||
+      die "DELAY/LOSS need tc's netem, which this kernel lacks (no sch_netem)"
   fi
 }
 
