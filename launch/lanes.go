@@ -1,7 +1,6 @@
 package launch
 
 import (
-	"encoding/binary"
 	"fmt"
 	"maps"
 
@@ -44,30 +43,25 @@ func (l *Lane) Close() {
 	_ = l.uctx.Close()
 }
 
-// LaneConfig is lane's UCX settings, a copy of the rank's base settings.
-// The one place a lane's network binding goes: on a multi-rail node lane
-// w will be bound to rail w here (NET_DEVICES), as GPU i owns HCA i in
-// Parallel Rings.
+// LaneConfig is lane's UCX settings on one host, a copy of the rank's base
+// settings: every lane reaches its peers the same way. On the testbed a
+// lane is bound to a rail instead (goring bench --netns opens lane w's
+// network worker with OpenRailWorker on rail w mod R).
 func LaneConfig(base map[string]string, lane int) map[string]string {
-	_ = lane // every lane uses the rank's settings until lanes bind rails
+	_ = lane
 	return maps.Clone(base)
 }
 
 // EncodeLaneAddresses packs a rank's lane worker addresses into the one
 // payload its bootstrap carries (the coordinator's hello, a team's card).
 // One lane is its address, unchanged, so a one-lane job's payload is what
-// it was before lanes; several are length-prefixed (uvarint) in lane
-// order.
+// it was before lanes; several are packed as PackAddresses packs them, in
+// lane order.
 func EncodeLaneAddresses(addrs [][]byte) []byte {
 	if len(addrs) == 1 {
 		return addrs[0]
 	}
-	var out []byte
-	for _, a := range addrs {
-		out = binary.AppendUvarint(out, uint64(len(a)))
-		out = append(out, a...)
-	}
-	return out
+	return PackAddresses(addrs)
 }
 
 // DecodeLaneAddresses unpacks a payload of lanes addresses (every rank of
@@ -76,14 +70,9 @@ func DecodeLaneAddresses(b []byte, lanes int) ([][]byte, error) {
 	if lanes == 1 {
 		return [][]byte{b}, nil
 	}
-	out := make([][]byte, 0, lanes)
-	for len(b) > 0 {
-		n, k := binary.Uvarint(b)
-		if k <= 0 || uint64(len(b)-k) < n {
-			return nil, fmt.Errorf("lane addresses: lane %d is cut short", len(out))
-		}
-		out = append(out, b[k:k+int(n)])
-		b = b[k+int(n):]
+	out, err := unpackAll(b)
+	if err != nil {
+		return nil, fmt.Errorf("lane addresses: %w", err)
 	}
 	if len(out) != lanes {
 		return nil, fmt.Errorf("lane addresses: %d lanes, want %d (every rank must run the same number of lanes)", len(out), lanes)

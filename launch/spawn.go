@@ -33,6 +33,14 @@ type LocalJob struct {
 	// OnExit, if set, is called (from RunLocal's goroutine) with each
 	// rank's process state once it has exited: its CPU times, for example.
 	OnExit func(rank int, state *os.ProcessState)
+	// Netns, if set, names the network namespace each rank runs in (""
+	// for this process's own): the rank is started through
+	// "ip netns exec", which also shows it that namespace's devices in
+	// /sys, where UCX looks for them (see netns.go).
+	Netns func(rank int) string
+	// CoordAddr is where the coordinator listens (default 127.0.0.1:0),
+	// inside namespace CoordNetns when that is set.
+	CoordAddr, CoordNetns string
 }
 
 type exitEvent struct {
@@ -77,7 +85,7 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 	if err != nil {
 		return err
 	}
-	if lr.coord, err = NewCoordinator("127.0.0.1:0", token, job.NP, job.Options); err != nil {
+	if err := lr.listen(token); err != nil {
 		return err
 	}
 	serveCtx, cancelServe := context.WithCancel(ctx)
@@ -97,6 +105,23 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 	return lr.verdict()
 }
 
+// listen creates the coordinator at job.CoordAddr, in job.CoordNetns if
+// set.
+func (lr *localRun) listen(token string) error {
+	addr := lr.job.CoordAddr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	mk := func() (err error) {
+		lr.coord, err = NewCoordinator(addr, token, lr.job.NP, lr.job.Options)
+		return err
+	}
+	if lr.job.CoordNetns == "" {
+		return mk()
+	}
+	return InNetns(lr.job.CoordNetns, mk)
+}
+
 // startRanks starts the NP copies of exe with their rank's environment.
 // If one cannot start, those already started are killed and reaped.
 func (lr *localRun) startRanks(exe, token string) error {
@@ -109,6 +134,17 @@ func (lr *localRun) startRanks(exe, token string) error {
 	}
 	for r := 0; r < job.NP; r++ {
 		cmd := exec.Command(exe, job.Args...)
+		if job.Netns != nil && job.Netns(r) != "" {
+			ipExe, err := exec.LookPath("ip")
+			if err != nil {
+				lr.killAll()
+				for i := 0; i < r; i++ {
+					<-lr.exits
+				}
+				return fmt.Errorf("starting rank %d in netns %s: %w", r, job.Netns(r), err)
+			}
+			cmd = exec.Command(ipExe, append([]string{"netns", "exec", job.Netns(r), exe}, job.Args...)...)
+		}
 		cmd.Env = append(os.Environ(), job.Env...)
 		cmd.Env = append(cmd.Env,
 			EnvRank+"="+strconv.Itoa(r), EnvSize+"="+strconv.Itoa(job.NP), EnvLocalRank+"="+strconv.Itoa(r),

@@ -17,6 +17,7 @@ type RankWorker struct {
 	uctx    *ucx.Context
 	Worker  *ucx.Worker
 	Address []byte
+	ownCtx  bool // OpenRailWorker's: Close releases the context too
 }
 
 // OpenRankWorker creates a worker of its own on uctx (one per rank or team:
@@ -52,5 +53,13 @@ func (rw *RankWorker) Connect(rank int, addrs [][]byte, peerErrorsTo func(peer i
 }
 
 // Close releases the worker (not the context, which may serve other
-// workers).
-func (rw *RankWorker) Close() error { return rw.Worker.Close() }
+// workers, unless OpenRailWorker made it for this worker alone).
+func (rw *RankWorker) Close() error {
+	err := rw.Worker.Close()
+	if rw.ownCtx {
+		if cerr := rw.uctx.Close(); err == nil {
+			err = cerr
+		}
+	}
+	return err
+}

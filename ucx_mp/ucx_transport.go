@@ -95,7 +95,8 @@ type Options struct {
 
 // New connects worker w of rank to every peer, given every rank's worker
 // address (addrs[rank] is this worker's own and is used for the loopback
-// endpoint).
+// endpoint). A nil address leaves that peer unconnected: a post to it fails
+// (Rails gives each of its transports only the peers it serves).
 func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, error) {
 	if rank < 0 || rank >= len(addrs) {
 		return nil, fmt.Errorf("ucxmp: rank %d out of range for %d addresses", rank, len(addrs))
@@ -106,6 +107,9 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes, devOps: map[uint64]struct{}{},
 		engine: opts.Engine, sameHost: opts.SameHost, ipcOps: map[uint64]*ipcOp{}, stager: opts.Stager}
 	for p, a := range addrs {
+		if a == nil {
+			continue
+		}
 		peer := p
 		peerErrors := opts.PeerErrors
 		if opts.PeerErrorsTo != nil {
@@ -142,8 +146,11 @@ func (t *Transport) NextCall() { t.seq = (t.seq + 1) & ucx.MaxTagSeq }
 func (t *Transport) Seq() int { return t.seq }
 
 func (t *Transport) peer(p int) (*ucx.Endpoint, error) {
-	if p < 0 || p >= len(t.eps) || t.eps[p] == nil {
+	if p < 0 || p >= len(t.eps) {
 		return nil, fmt.Errorf("ucxmp: peer %d out of range [0,%d)", p, len(t.eps))
+	}
+	if t.eps[p] == nil {
+		return nil, fmt.Errorf("ucxmp: rank %d has no endpoint to rank %d on this worker", t.rank, p)
 	}
 	return t.eps[p], nil
 }

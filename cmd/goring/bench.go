@@ -43,6 +43,7 @@ type benchFlags struct {
 	// calibration: goring.calibration/v1 file whose figures split device
 	// transfers within a node (bench_calibration.go).
 	calibration string
+	netns       netnsFlags // bench_netns.go
 	// Measurement aids, hidden from help.
 	straggler string
 	cpuReport bool
@@ -61,7 +62,14 @@ or --nodes emulated nodes of np/nodes GPUs each, clusterB-like), and times every
 algorithm at every size the way the OSU Micro-Benchmarks do.
 
 Environment: UCX_TLS (default ` + DefaultUCXTLS + ` on one host, ` + DefaultUCXTLSHosts + ` across hosts); under mpirun GORING_COORD,
-GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
+GORING_TOKEN and GORING_COORD_FILE (see package launch).
+
+--netns PREFIX --nodes N --ppn L runs on the network-namespace testbed of tests/netns/testbed.sh
+(docs/netns.md): node k's ranks in namespace PREFIX-nodek, ranks of a node over shared memory,
+ranks of two nodes over the sender's rail (rank i of a node owns rail i mod rails; one UCX worker
+per rail, bound to that rail's device), the coordinator on node 0's rail 0; below the table, the
+simulator's prediction on the testbed's topology (tc's rate, --rail-alpha) for every row; --timeout
+defaults to 5m there (the rails are slow).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.traffic.observe(cmd)
@@ -86,6 +94,7 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).`,
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
 	fl.StringVar(&f.lanes, "lanes", "1", "lanes per rank, or a comma list of counts to compare: each lane its own UCX worker, driving part of the buffer (Multi-lane, §3)")
+	f.netns.register(fl)
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")
 	fl.BoolVar(&f.ipc, "ipc", true, "with --mem cuda: ranks of one host push device memory to each other themselves (CUDA IPC; false: through UCX's cuda_ipc)")
@@ -113,6 +122,9 @@ func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	if launch.IsRank() {
 		return benchRank(cmd, f, collName)
 	}
+	if err := resolveNetns(cmd, f); err != nil {
+		return err
+	}
 	job, err := prepareBench(f, collName, f.np)
 	if err != nil {
 		return err
@@ -131,6 +143,7 @@ func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 		args = append(args, "--"+fl.Name+"="+fl.Value.String())
 	})
 	lj := launch.LocalJob{NP: f.np, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+	configureNetns(&lj, f)
 	start := time.Now()
 	if f.cpuReport {
 		lj.OnExit = func(rank int, st *os.ProcessState) {

@@ -76,7 +76,7 @@ func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, err
 	}
-	tp, err := benchTopo(f.topo, f.nodes, np)
+	tp, err := f.benchTopology(np)
 	if err != nil {
 		return bench.Config{}, err
 	}

@@ -73,17 +73,19 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		ctx = context.Background()
 	}
 	stderr := cmd.ErrOrStderr()
-	rj, err := joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda", maxLanes(job.cfg.Lanes))
+	var rj *rankJob
+	if f.netns.on() {
+		rj, err = joinRailJob(ctx, role, job.cfg.Topo, f, maxLanes(job.cfg.Lanes), stderr)
+	} else {
+		rj, err = joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda", maxLanes(job.cfg.Lanes))
+	}
 	if err != nil {
 		return err
 	}
 	defer rj.close()
 	sess, tr := rj.sess, rj.tr
-	var lanes []bench.Transport
-	for _, lt := range rj.lanes {
-		lt.SpinPolls = f.spinPolls
-		lt.Yield = f.yield
-		lanes = append(lanes, lt)
+	for _, d := range rj.data {
+		setWait(d, f.spinPolls, f.yield)
 	}
 
 	out := cmd.OutOrStdout()
@@ -101,7 +103,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		return err
 	}
 	defer stopProfile()
-	rows, err := bench.RunLanes(ctx, job.cfg, lanes, sess)
+	rows, err := bench.RunLanes(ctx, job.cfg, rj.data, sess)
 	if err != nil {
 		rj.waitVerdict()
 		return err
@@ -115,6 +117,11 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		}
 		if err := writeBenchOutput(out, f, collName, rows); err != nil {
 			return err
+		}
+		if f.netns.on() && !f.json && !f.csv {
+			if err := writePredictions(out, job.cfg, rows); err != nil {
+				return err
+			}
 		}
 	}
 	return rj.finish()
@@ -207,8 +214,8 @@ func isTerminal(w io.Writer) bool {
 // through it.
 type rankJob struct {
 	sess      *launch.Session
-	tr        *ucxmp.Transport   // lane 0's
-	lanes     []*ucxmp.Transport // every lane's, lane 0's first
+	tr        *ucxmp.Transport  // lane 0's; nil on the testbed (data are ucxmp.Rails)
+	data      []bench.Transport // every lane's data plane, lane 0's first
 	stopWatch func()
 	closers   []func()
 }
@@ -246,28 +253,47 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 		return nil, err
 	}
 	rj.sess = sess
-	done := make(chan struct{})
-	var stopOnce sync.Once
-	rj.stopWatch = func() { stopOnce.Do(func() { close(done) }) }
-	go func() {
-		select {
-		case <-sess.Failed():
-			fmt.Fprintf(stderr, "goring: rank %d: %v\n", role.Rank, sess.Err())
-			os.Exit(1)
-		case <-done:
-		}
-	}()
+	rj.watch(role.Rank, stderr)
 	trs, err := connectLanes(lanes, role.Rank, sess.Peers())
 	if err != nil {
 		return nil, err
 	}
-	rj.tr, rj.lanes = trs[0], trs
+	rj.tr = trs[0]
+	for _, t := range trs {
+		rj.data = append(rj.data, t)
+	}
 	rj.closers = append(rj.closers, func() {
 		for i := len(trs) - 1; i >= 0; i-- {
 			trs[i].Close()
 		}
 	})
 	return rj, nil
+}
+
+// setWait applies --spin-polls and --yield to a lane's data plane.
+func setWait(t bench.Transport, spin int, yield time.Duration) {
+	switch t := t.(type) {
+	case *ucxmp.Transport:
+		t.SpinPolls, t.Yield = spin, yield
+	case *ucxmp.Rails:
+		t.SpinPolls, t.Yield = spin, yield
+	}
+}
+
+// watch turns a job failure (another rank died or stalled, or the
+// coordinator went away) into this rank's exit, whatever it is doing.
+func (rj *rankJob) watch(rank int, stderr io.Writer) {
+	done := make(chan struct{})
+	var stopOnce sync.Once
+	rj.stopWatch = func() { stopOnce.Do(func() { close(done) }) }
+	go func() {
+		select {
+		case <-rj.sess.Failed():
+			fmt.Fprintf(stderr, "goring: rank %d: %v\n", rank, rj.sess.Err())
+			os.Exit(1)
+		case <-done:
+		}
+	}()
 }
 
 // waitVerdict is called when this rank's own work failed. A transport

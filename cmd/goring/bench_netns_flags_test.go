@@ -1,0 +1,47 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func TestParseRate(t *testing.T) {
+	for s, want := range map[string]float64{"500mbit": 0.0625, "1Gbit": 0.125, "800Kbit": 1e-4, "8bit": 1e-9, "2.5gbit": 0.3125} {
+		got, err := parseRate(s)
+		require.NoError(t, err, s)
+		assert.InDelta(t, want, got, want*1e-9, s)
+	}
+	for _, bad := range []string{"", "500", "500mb", "-1mbit", "0mbit", "fastbit"} {
+		_, err := parseRate(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+func TestBenchNetnsBadFlags(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"bench", "allgather", "--np", "2", "--ppn", "2"}, "need --netns"},
+		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2"}, "--ppn"},
+		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2", "--np", "3"}, "--np 3 is not --nodes 2 x --ppn 2"},
+		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2"}, "no namespace gnzz-node0"},
+		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2", "--mem", "cuda"}, "host memory only"},
+	} {
+		_, stderr, code := runCLI(t, c.args...)
+		assert.NotEqual(t, 0, code, "%v", c.args)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+	}
+}
+
+func TestTopoTestbed(t *testing.T) {
+	out, stderr, code := runCLI(t, "topo", "testbed", "--nodes", "4", "--ppn", "4", "--rails", "4", "--rate", "500mbit", "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"name": "testbed-4x4x4"`)
+	assert.Contains(t, out, `"beta_GBps": 0.0625`)
+	_, stderr, code = runCLI(t, "topo", "testbed", "--rate", "fast")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, `rate "fast"`)
+}
