@@ -22,7 +22,6 @@ import (
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/topo"
-	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
@@ -231,20 +230,19 @@ func joinRailJob(ctx context.Context, role launch.Role, tp *topo.Topology, f *be
 	if os.Getenv("UCX_TLS") == "" {
 		cfg["TLS"] = DefaultUCXTLS
 	}
-	uctx, err := ucx.Init(ucx.Options{Config: cfg})
-	if err != nil {
-		return nil, err
-	}
-	rj.closers = append(rj.closers, func() { uctx.Close() })
-	// lanes[w] = [shared memory, its rails...]
+	// lanes[w] = [shared memory, its rails...]. Every worker has a UCX
+	// context of its own, as on one host (launch.OpenLane): lanes progress
+	// their workers from goroutines of their own, and a context is not
+	// shared between threads here (an 8-lane run whose shared-memory
+	// workers shared one context aborted in UCX's progress, double free).
 	lanes := make([][]*launch.RankWorker, max(nLanes, 1))
 	for w := range lanes {
-		local, err := launch.OpenRankWorker(uctx)
+		local, err := launch.OpenLane(launch.LaneConfig(cfg, w))
 		if err != nil {
 			return nil, err
 		}
-		rj.closers = append(rj.closers, func() { local.Close() })
-		lanes[w] = []*launch.RankWorker{local}
+		rj.closers = append(rj.closers, local.Close)
+		lanes[w] = []*launch.RankWorker{local.RankWorker}
 		rails := []int{w % f.netns.rails}
 		if nLanes <= 1 {
 			rails = rails[:0]
