@@ -170,16 +170,16 @@ func (c *tlColl) newAlltoallv(a collArgs, mem exec.Mem) error {
 	if a.a2a == nil {
 		return invalid("alltoallv: no counts")
 	}
+	if !mem.IsHost() {
+		// The programs run on device memory in goring bench, but no test
+		// has run this path on a GPU yet: UCC's next layer takes it.
+		return notSupported("alltoallv on device memory (not yet tested through the team layer)")
+	}
 	// Alltoallv has no lane split (coll.CheckLanes): it runs on lane 0.
 	esize := int64(a.dtype.Size())
 	l, err := a2aLayoutOf(a.a2a, t.size, t.rank, esize)
 	if err != nil {
 		return err
-	}
-	if !mem.IsHost() {
-		if c.gpu, err = t.gpu(mem.Device); err != nil {
-			return err
-		}
 	}
 	bufs, err := c.a2aBuffers(a, mem, l)
 	if err != nil {

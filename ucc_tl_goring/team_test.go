@@ -279,6 +279,7 @@ func TestCollNotSupportedAndInvalid(t *testing.T) {
 	}{
 		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, mem: memCUDA}, hostAsDevice()},
 		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8}, statusInvalid}, // no counts
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, a2a: uniformA2A(1, 2), mem: memCUDA}, hostAsDevice()},
 		{collArgs{coll: coll.Alltoallv, dst: ptr(buf), dtype: coll.Uint8, inPlace: true, a2a: uniformA2A(1, 2)}, statusNotSupported},
 		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, a2a: &a2aArgs{sendCounts: []uint64{1, 1}, recvCounts: []uint64{2, 1}}}, statusInvalid}, // self 1 vs 2
 		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, a2a: &a2aArgs{sendCounts: []uint64{1}, recvCounts: []uint64{1, 1}}}, statusInvalid},
