@@ -31,7 +31,8 @@ import (
 // NIMBLE plan the topology cannot serve falls back to pairwise, again on
 // every rank alike. Plans are cached per counts and displacements; the
 // exchange is paid on every call (a call cannot know the others' counts
-// are unchanged), once per persistent request.
+// are unchanged), once per persistent request. Alltoall needs no exchange:
+// its one count is every rank's.
 //
 // The caller's displacements are mapped onto the program by
 // sched.AlltoallvAt (no staging); packed ones use the program as planned.
@@ -41,6 +42,10 @@ import (
 type a2aArgs struct {
 	sendCounts, recvCounts []uint64
 	sendDispls, recvDispls []uint64
+	// uniform: alltoall, every rank sends every peer the same count, so
+	// every rank knows the whole matrix and no algorithm needs the
+	// exchange.
+	uniform bool
 }
 
 // a2aRowColAlgs are the alltoallv algorithms that need only this rank's
@@ -185,8 +190,11 @@ func (c *tlColl) newAlltoallv(a collArgs, mem exec.Mem) error {
 	if err != nil {
 		return err
 	}
-	if a2aRowColAlgs[c.alg] {
+	switch {
+	case a2aRowColAlgs[c.alg]:
 		return c.planAlltoallv(a, mem, l, l.rowCol(t.rank), bufs)
+	case a.a2a.uniform:
+		return c.planAlltoallv(a, mem, l, sched.UniformCounts(t.size, l.send[0]), bufs)
 	}
 	return c.prepareExchange(a, mem, l, bufs)
 }

@@ -18,6 +18,9 @@ type a2aCase struct {
 	alg    string
 	counts [][]uint64
 	packed bool
+	// uniform: an alltoall (counts all the same, packed), as the C API
+	// hands it over.
+	uniform bool
 }
 
 // runA2A runs c on teams with 2-byte elements (each element names its
@@ -43,6 +46,9 @@ func runA2A(t *testing.T, teams []*tlTeam, c a2aCase) []string {
 		v := &a2aArgs{sendCounts: make([]uint64, n), recvCounts: make([]uint64, n)}
 		for j := range n {
 			v.sendCounts[j], v.recvCounts[j] = c.counts[r][j], c.counts[j][r]
+		}
+		if c.uniform {
+			v = uniformA2A(c.counts[0][0], n)
 		}
 		var srcLen, dstLen uint64
 		if c.packed {
@@ -149,8 +155,9 @@ func TestTeamAlltoallv(t *testing.T) {
 	}
 	require.True(t, relays, "no rank relayed: the NIMBLE case does not test relayed pieces")
 
-	// alltoall: count elements to every peer, packed.
-	for _, count := range []uint64{0, 1, 3, 1000} {
+	// alltoall: count elements to every peer, packed; nimble plans it
+	// without the count exchange (every rank knows the matrix).
+	for _, count := range []uint64{0, 1, 3, 1000, 1<<20 + 1} {
 		all := make([][]uint64, n)
 		for i := range all {
 			all[i] = make([]uint64, n)
@@ -158,8 +165,16 @@ func TestTeamAlltoallv(t *testing.T) {
 				all[i][j] = count
 			}
 		}
-		runA2A(t, teams, a2aCase{counts: all, packed: true})
+		for _, alg := range []string{"", "nimble"} {
+			runA2A(t, teams, a2aCase{alg: alg, counts: all, packed: true, uniform: true})
+		}
 	}
+	buf := cbuf(t, 4*n)
+	c, err := newColl(teams[0], collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, alg: "nimble", a2a: uniformA2A(1, n)})
+	require.NoError(t, err)
+	require.Nil(t, c.xchg, "alltoall with nimble exchanged counts it knows")
+	require.NotNil(t, c.m)
+	c.finalize()
 	teamCollectivesAfter(t, teams)
 }
 
@@ -195,6 +210,7 @@ func TestTeamAlltoallvMismatchFailsEverywhere(t *testing.T) {
 	args := make([]collArgs, n)
 	for r := range n {
 		v := uniformA2A(2, n)
+		v.uniform = false // an alltoallv whose counts happen to be equal
 		if r == 0 {
 			v.sendCounts = []uint64{2, 3, 2}
 		}

@@ -286,7 +286,7 @@ func uniformA2A(count uint64, n int) *a2aArgs {
 	for i := range c {
 		c[i] = count
 	}
-	return &a2aArgs{sendCounts: c, recvCounts: c}
+	return &a2aArgs{sendCounts: c, recvCounts: c, uniform: true}
 }
 
 // a2aOf copies alltoallv's arrays (n entries each; displacements may be
