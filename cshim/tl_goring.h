@@ -26,6 +26,12 @@
      UCC_COLL_TYPE_REDUCE_SCATTER | UCC_COLL_TYPE_BCAST |                      \
      UCC_COLL_TYPE_ALLTOALL | UCC_COLL_TYPE_ALLTOALLV)
 
+/* Collectives goring runs on host memory only (their device path has not
+ * run through the team layer yet): not claimed for CUDA memory by
+ * default, so UCC's own layers keep them there without a refusal first. */
+#define UCC_TL_GORING_HOST_ONLY_COLLS                                          \
+    (UCC_COLL_TYPE_ALLTOALL | UCC_COLL_TYPE_ALLTOALLV)
+
 typedef struct ucc_tl_goring_iface {
     ucc_tl_iface_t super;
 } ucc_tl_goring_iface_t;
