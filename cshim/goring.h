@@ -23,7 +23,8 @@
 extern "C" {
 #endif
 
-#define GORING_API_VERSION 1
+/* 2: alltoall, alltoallv (counts and displacements), in-place reduce_scatter. */
+#define GORING_API_VERSION 2
 
 typedef enum {
     GORING_OK                = 0,
@@ -44,7 +45,9 @@ typedef enum {
     GORING_COLL_ALLGATHER      = 1,
     GORING_COLL_ALLREDUCE      = 2,
     GORING_COLL_REDUCE_SCATTER = 3,
-    GORING_COLL_BCAST          = 4
+    GORING_COLL_BCAST          = 4,
+    GORING_COLL_ALLTOALL       = 5,
+    GORING_COLL_ALLTOALLV      = 6
 } goring_coll_type_t;
 
 typedef enum {
@@ -69,15 +72,30 @@ typedef struct goring_coll_args {
     goring_coll_type_t coll;
     const void        *src;      /* ignored when in_place */
     void              *dst;
-    uint64_t           count;    /* elements, as UCC counts them: allgather and
-                                    reduce_scatter per rank, allreduce the
-                                    vector, bcast the message */
+    uint64_t           count;    /* elements: allgather and reduce_scatter per
+                                    rank, allreduce the vector, bcast the
+                                    message, alltoall per peer (src and dst
+                                    hold size*count); unused by alltoallv */
     goring_dtype_t     dtype;
     goring_op_t        op;       /* reductions only */
     uint32_t           root;     /* bcast */
-    int                in_place; /* UCC_COLL_ARGS_FLAG_IN_PLACE */
+    int                in_place; /* UCC_COLL_ARGS_FLAG_IN_PLACE. reduce_scatter in
+                                    place: dst holds the size*count input
+                                    elements and the result goes to this
+                                    rank's block of it, dst + rank*count
+                                    elements (UCC's meaning). Not for
+                                    alltoall or alltoallv */
     goring_mem_type_t  mem;
     const char        *alg;      /* NULL or "": the team's choice */
+    /* alltoallv only, arrays of team size in elements, read during
+     * goring_coll_init only: src_counts[j] elements go to rank j from
+     * src + src_displs[j], dst_counts[i] elements come from rank i to
+     * dst + dst_displs[i]. NULL displacements: packed in rank order (the
+     * prefix sums of the counts). Receive blocks must not overlap. */
+    const uint64_t    *src_counts;
+    const uint64_t    *src_displs;
+    const uint64_t    *dst_counts;
+    const uint64_t    *dst_displs;
 } goring_coll_args_t;
 
 /* The Go side defines GORING_TYPES_ONLY: cgo writes its own prototypes
@@ -93,7 +111,8 @@ int goring_api_version(void);
  * defaults); unknown keys are an error:
  *   tls=LIST           UCX transports (default: UCX's own choice)
  *   alg_<coll>=NAME    algorithm per collective (allgather, allreduce,
- *                      reduce_scatter, bcast), or "auto"
+ *                      reduce_scatter, bcast, alltoallv; alltoall runs
+ *                      alltoallv's), or "auto"
  *   timeout_ms=N|inf   deadline of one collective (default inf: none; the
  *                      timeout policy is goring's exec/deadline.go)
  *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring

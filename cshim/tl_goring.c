@@ -26,6 +26,10 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      ucc_offsetof(ucc_tl_goring_context_config_t, alg_reduce_scatter), UCC_CONFIG_TYPE_STRING},
     {"ALG_BCAST", "", "bcast algorithm (as ALG_ALLGATHER)",
      ucc_offsetof(ucc_tl_goring_context_config_t, alg_bcast), UCC_CONFIG_TYPE_STRING},
+    {"ALG_ALLTOALLV", "",
+     "alltoallv and alltoall algorithm: pairwise (the default: needs only this rank's counts) or "
+     "nimble (exchanges the count matrix before each call)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, alg_alltoallv), UCC_CONFIG_TYPE_STRING},
     {"TIMEOUT_MS", "inf",
      "deadline of one collective in milliseconds, an opt-in failure detector (inf: none; a late "
      "rank is waited for and a dead one on this host is detected by its process)",

@@ -23,7 +23,14 @@
 
 #define UCC_TL_GORING_SUPPORTED_COLLS                                          \
     (UCC_COLL_TYPE_ALLGATHER | UCC_COLL_TYPE_ALLREDUCE |                       \
-     UCC_COLL_TYPE_REDUCE_SCATTER | UCC_COLL_TYPE_BCAST)
+     UCC_COLL_TYPE_REDUCE_SCATTER | UCC_COLL_TYPE_BCAST |                      \
+     UCC_COLL_TYPE_ALLTOALL | UCC_COLL_TYPE_ALLTOALLV)
+
+/* Collectives goring runs on host memory only (their device path has not
+ * run through the team layer yet): not claimed for CUDA memory by
+ * default, so UCC's own layers keep them there without a refusal first. */
+#define UCC_TL_GORING_HOST_ONLY_COLLS                                          \
+    (UCC_COLL_TYPE_ALLTOALL | UCC_COLL_TYPE_ALLTOALLV)
 
 typedef struct ucc_tl_goring_iface {
     ucc_tl_iface_t super;
@@ -42,6 +49,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *alg_allreduce;
     char                   *alg_reduce_scatter;
     char                   *alg_bcast;
+    char                   *alg_alltoallv; /* alltoall runs it too */
     char                   *timeout_ms; /* checked by goring: inf or N > 0 */
     char                   *ipc;        /* checked by goring: y or n */
     char                   *wake_us;    /* checked by goring: 0 (off) or 1..1000000 */

@@ -58,11 +58,60 @@ static int op_of(ucc_reduction_op_t op, goring_op_t *out)
     }
 }
 
+/* alltoallv_of fills goring's alltoallv arguments from UCC's info_v:
+ * counts and displacements (32-bit unless UCC_COLL_ARGS_FLAG_COUNT_64BIT /
+ * _DISPLACEMENTS_64BIT) widened into v, 4*size entries the caller frees
+ * after goring_coll_init. NULL displacements stay NULL (packed). */
+static ucc_status_t alltoallv_of(const ucc_coll_args_t *a, ucc_rank_t size, uint64_t **v,
+                                 goring_coll_args_t *g)
+{
+    const ucc_coll_buffer_info_v_t *src = &a->src.info_v, *dst = &a->dst.info_v;
+    uint64_t                       *w;
+    ucc_rank_t                      i;
+
+    if (UCC_IS_INPLACE(*a) || src->counts == NULL || dst->counts == NULL ||
+        src->mem_type != dst->mem_type || src->datatype != dst->datatype) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    /* 4 arrays of size entries: never true where size_t has 64 bits (size
+     * is 32), kept so the product below cannot wrap elsewhere. */
+    if ((size_t)size > SIZE_MAX / (4 * sizeof(uint64_t))) {
+        return UCC_ERR_NO_MEMORY;
+    }
+    w = ucc_malloc((size_t)size * 4 * sizeof(uint64_t), "goring alltoallv counts");
+    if (w == NULL) {
+        return UCC_ERR_NO_MEMORY;
+    }
+    *v = w;
+    for (i = 0; i < size; i++) {
+        w[i]            = ucc_coll_args_get_count(a, src->counts, i);
+        w[size + i]     = ucc_coll_args_get_count(a, dst->counts, i);
+        w[2 * size + i] = src->displacements ?
+                          ucc_coll_args_get_displacement(a, src->displacements, i) : 0;
+        w[3 * size + i] = dst->displacements ?
+                          ucc_coll_args_get_displacement(a, dst->displacements, i) : 0;
+    }
+    g->coll       = GORING_COLL_ALLTOALLV;
+    g->src        = src->buffer;
+    g->dst        = dst->buffer;
+    g->src_counts = w;
+    g->dst_counts = w + size;
+    g->src_displs = src->displacements ? w + 2 * (size_t)size : NULL;
+    g->dst_displs = dst->displacements ? w + 3 * (size_t)size : NULL;
+    if (!mem_of(dst->mem_type, &g->mem)) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    return dtype_of(dst->datatype, &g->dtype) ? UCC_OK : UCC_ERR_NOT_SUPPORTED;
+}
+
 /* args_of fills goring's arguments from UCC's, following UCC's counts:
  * allgather's src count is one rank's (in place, dst counts the whole
- * vector), reduce_scatter's dst count is one rank's output, allreduce
- * counts the vector, bcast has src only. */
-static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, goring_coll_args_t *g)
+ * vector), reduce_scatter's dst count is one rank's output (in place, dst
+ * holds the whole input and its count is the whole vector's), allreduce
+ * counts the vector, alltoall's counts are the whole buffers (size blocks),
+ * bcast has src only. Alltoallv's arrays go into *v (alltoallv_of). */
+static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, uint64_t **v,
+                            goring_coll_args_t *g)
 {
     const ucc_coll_buffer_info_t *src = &a->src.info, *dst = &a->dst.info;
     int                           in_place = UCC_IS_INPLACE(*a);
@@ -71,6 +120,10 @@ static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, goring_co
     memset(g, 0, sizeof(*g));
     if (a->mask & UCC_COLL_ARGS_FIELD_ACTIVE_SET) {
         return UCC_ERR_NOT_SUPPORTED;
+    }
+    if ((a->mask & UCC_COLL_ARGS_FIELD_FLAGS) &&
+        (a->flags & UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS)) {
+        return UCC_ERR_NOT_SUPPORTED; /* one-sided collectives */
     }
     g->in_place = in_place;
     switch (a->coll_type) {
@@ -84,8 +137,20 @@ static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, goring_co
         break;
     case UCC_COLL_TYPE_REDUCE_SCATTER:
         g->coll  = GORING_COLL_REDUCE_SCATTER;
-        g->count = dst->count;
+        g->count = in_place ? dst->count / size : dst->count;
+        if (in_place && dst->count % size != 0) {
+            return UCC_ERR_NOT_SUPPORTED;
+        }
         break;
+    case UCC_COLL_TYPE_ALLTOALL:
+        if (in_place || src->count != dst->count || dst->count % size != 0) {
+            return UCC_ERR_NOT_SUPPORTED;
+        }
+        g->coll  = GORING_COLL_ALLTOALL;
+        g->count = dst->count / size;
+        break;
+    case UCC_COLL_TYPE_ALLTOALLV:
+        return alltoallv_of(a, size, v, g);
     case UCC_COLL_TYPE_BCAST:
         g->coll  = GORING_COLL_BCAST;
         g->count = src->count;
@@ -165,17 +230,21 @@ ucc_status_t ucc_tl_goring_coll_init(ucc_base_coll_args_t *coll_args, ucc_base_t
     goring_coll_args_t    g;
     goring_status_t       st;
     ucc_status_t          status;
+    uint64_t             *v = NULL; /* alltoallv's widened arrays */
 
-    status = args_of(&coll_args->args, UCC_TL_TEAM_SIZE(tl_team), &g);
+    status = args_of(&coll_args->args, UCC_TL_TEAM_SIZE(tl_team), &v, &g);
     if (status != UCC_OK) {
+        ucc_free(v);
         return status;
     }
     task = ucc_calloc(1, sizeof(*task), "goring task");
     if (task == NULL) {
+        ucc_free(v);
         return UCC_ERR_NO_MEMORY;
     }
     ucc_coll_task_construct(&task->super); /* what UCC's task pools do per object */
     st = goring_coll_init(tl_team->handle, &g, &task->handle);
+    ucc_free(v); /* goring copied what it needs */
     if (st != GORING_OK) {
         if (st != GORING_ERR_NOT_SUPPORTED) {
             ucc_tl_goring_log_error(team->context->lib, "goring_coll_init", st);

@@ -19,6 +19,7 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"alg_allreduce", cfg->alg_allreduce},
               {"alg_reduce_scatter", cfg->alg_reduce_scatter},
               {"alg_bcast", cfg->alg_bcast},
+              {"alg_alltoallv", cfg->alg_alltoallv},
               {"timeout_ms", cfg->timeout_ms},
               {"ipc", cfg->ipc},
               {"wake_us", cfg->wake_us},

@@ -169,13 +169,29 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     ucc_memory_type_t          mts[] = {UCC_MEMORY_TYPE_HOST, UCC_MEMORY_TYPE_CUDA};
     const unsigned             nmts  = sizeof(mts) / sizeof(mts[0]);
     ucc_coll_score_team_info_t info;
-    ucc_coll_score_t          *score;
+    ucc_coll_score_t          *score, *cuda;
     ucc_status_t               status;
 
+    /* Host memory: every collective; CUDA memory: all but the host-only
+     * ones (a TUNE string naming them may still add them). */
     status = ucc_coll_score_build_default(tl_team, UCC_TL_GORING_DEFAULT_SCORE,
                                           ucc_tl_goring_coll_init,
-                                          UCC_TL_GORING_SUPPORTED_COLLS, mts, nmts, &score);
+                                          UCC_TL_GORING_SUPPORTED_COLLS, mts, 1, &score);
     if (status != UCC_OK) {
+        return status;
+    }
+    status = ucc_coll_score_build_default(tl_team, UCC_TL_GORING_DEFAULT_SCORE,
+                                          ucc_tl_goring_coll_init,
+                                          UCC_TL_GORING_SUPPORTED_COLLS &
+                                              ~(uint64_t)UCC_TL_GORING_HOST_ONLY_COLLS,
+                                          mts + 1, 1, &cuda);
+    if (status != UCC_OK) {
+        ucc_coll_score_free(score);
+        return status;
+    }
+    status = ucc_coll_score_merge_in(&score, cuda); /* frees both inputs; NULL on error */
+    if (status != UCC_OK) {
+        ucc_coll_score_free(score);
         return status;
     }
     if (ctx->score_str != NULL && strlen(ctx->score_str) > 0) {

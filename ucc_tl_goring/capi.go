@@ -138,6 +138,7 @@ var (
 	collTypes = map[C.goring_coll_type_t]coll.Collective{
 		C.GORING_COLL_ALLGATHER: coll.Allgather, C.GORING_COLL_ALLREDUCE: coll.Allreduce,
 		C.GORING_COLL_REDUCE_SCATTER: coll.ReduceScatter, C.GORING_COLL_BCAST: coll.Bcast,
+		C.GORING_COLL_ALLTOALL: coll.Alltoallv, C.GORING_COLL_ALLTOALLV: coll.Alltoallv, // alltoall: uniform counts
 	}
 	dtypes = map[C.goring_dtype_t]coll.Dtype{
 		C.GORING_DT_INT8: coll.Int8, C.GORING_DT_INT16: coll.Int16, C.GORING_DT_INT32: coll.Int32, C.GORING_DT_INT64: coll.Int64,
@@ -158,6 +159,7 @@ func goring_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.gori
 	if !ok || args == nil || out == nil {
 		return fail(invalid("goring_coll_init: unknown team %d or NULL argument", h))
 	}
+	var err error
 	c, ok := collTypes[args.coll]
 	if !ok {
 		return fail(notSupported("collective type %d", args.coll))
@@ -175,6 +177,14 @@ func goring_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.gori
 	}
 	if args.alg != nil {
 		a.alg = C.GoString(args.alg)
+	}
+	switch args.coll {
+	case C.GORING_COLL_ALLTOALL:
+		a.a2a = uniformA2A(uint64(args.count), t.size)
+	case C.GORING_COLL_ALLTOALLV:
+		if a.a2a, err = a2aOf(args, t.size); err != nil {
+			return fail(err)
+		}
 	}
 	cl, err := newColl(t, a)
 	if err != nil {
@@ -267,6 +277,32 @@ func goring_last_error(buf *C.char, length C.size_t) C.size_t {
 		dst[n] = 0
 	}
 	return C.size_t(len(text))
+}
+
+// uniformA2A is alltoall as alltoallv: count elements to and from every
+// peer, packed.
+func uniformA2A(count uint64, n int) *a2aArgs {
+	c := make([]uint64, n)
+	for i := range c {
+		c[i] = count
+	}
+	return &a2aArgs{sendCounts: c, recvCounts: c, uniform: true}
+}
+
+// a2aOf copies alltoallv's arrays (n entries each; displacements may be
+// NULL) out of C memory.
+func a2aOf(args *C.goring_coll_args_t, n int) (*a2aArgs, error) {
+	if args.src_counts == nil || args.dst_counts == nil {
+		return nil, invalid("alltoallv: NULL counts")
+	}
+	arr := func(p *C.uint64_t) []uint64 {
+		if p == nil {
+			return nil
+		}
+		return append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(p)), n)...)
+	}
+	return &a2aArgs{sendCounts: arr(args.src_counts), recvCounts: arr(args.dst_counts),
+		sendDispls: arr(args.src_displs), recvDispls: arr(args.dst_displs)}, nil
 }
 
 func memArgOf(m C.goring_mem_type_t) memArg {

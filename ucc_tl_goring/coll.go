@@ -26,6 +26,7 @@ type collArgs struct {
 	inPlace bool
 	mem     memArg
 	alg     string
+	a2a     *a2aArgs // alltoallv's counts and displacements (alltoall's too)
 }
 
 type collState int
@@ -51,8 +52,9 @@ type tlColl struct {
 	gpu     *teamGPU      // nil for host memory
 	state   collState
 	err     error
-	trivial bool     // zero elements: done at post
-	lanes   *laneRun // host buffers on several lanes (lanes.go); nil: one lane
+	trivial bool         // zero elements: done at post
+	lanes   *laneRun     // host buffers on several lanes (lanes.go); nil: one lane
+	xchg    *a2aExchange // alltoallv's count exchange, before m runs (alltoallv.go)
 }
 
 // newColl plans the call and builds its executor over the caller's
@@ -85,8 +87,13 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	if a.coll.Reduces() && !coll.Supports(a.op, a.dtype) {
 		return nil, notSupported("%s is not defined on %s", a.op, a.dtype)
 	}
-	if a.coll == coll.ReduceScatter && a.inPlace {
-		return nil, notSupported("in-place reduce_scatter")
+	if a.coll == coll.Alltoallv {
+		c := &tlColl{team: t, alg: alg}
+		if err := c.newAlltoallv(a, mem); err != nil {
+			c.free()
+			return nil, err
+		}
+		return c, nil
 	}
 	if a.coll == coll.Bcast && (a.root < 0 || a.root >= t.size) {
 		return nil, invalid("bcast root %d of a team of %d", a.root, t.size)
@@ -136,14 +143,24 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		}
 		return c, nil
 	}
+	if err := c.build(entry, prog, bufs, a); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// build makes c's executor for prog (of entry's plan) over bufs: an idle
+// one of the entry's pool if there is one, else a new one with scratch of
+// its own.
+func (c *tlColl) build(entry *planEntry, prog *sched.RankProgram, bufs exec.Buffers, a collArgs) (err error) {
 	if c.pm = entry.take(); c.pm != nil {
 		// A finished call's executor: only the buffers change (its
 		// scratch stays).
 		if err := c.pm.m.SetBuffers(bufs); err != nil {
-			return nil, invalidErr{err}
+			return invalidErr{err}
 		}
 		c.m = c.pm.m
-		return c, nil
+		return nil
 	}
 	c.pm = &pooledMachine{gpu: c.gpu}
 	if z := prog.Sizes.Scratch; z > 0 && c.gpu == nil {
@@ -151,36 +168,30 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		bufs.Scratch = exec.HostRegion(c.pm.scratch)
 	}
 	dtype, op := a.coll.Reduction(a.dtype, a.op)
-	cfg := exec.ConfigFor(plan, dtype, op)
+	cfg := exec.ConfigFor(entry.plan, dtype, op)
 	if c.gpu != nil {
 		if c.pm.devScratch, err = c.gpu.g.Alloc(prog.Sizes.Scratch); err != nil {
-			return nil, resourceErr{err}
+			return resourceErr{err}
 		}
 		bufs.Scratch = c.pm.devScratch
 		cfg.Local = c.gpu.local
 	}
 	if c.pm.m, err = exec.New(prog, bufs, cfg); err != nil {
-		return nil, invalidErr{err}
+		return invalidErr{err}
 	}
 	c.m = c.pm.m
-	return c, nil
+	return nil
 }
 
 // buffers maps UCC's buffers onto the program's src and dst (scratch is
 // the executor's). In place:
 // an allgather's src is the rank's own block of dst; an allreduce gets a
 // private copy of dst as src (the plans receive into dst while they still
-// read src); a bcast has one buffer, src and dst alike.
+// read src), and so does a reduce_scatter, whose dst holds the whole input
+// and whose result goes to the rank's block of it (UCC's meaning: dst +
+// rank*count elements); a bcast has one buffer, src and dst alike.
 func (c *tlColl) buffers(a collArgs, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffers, error) {
-	view := func(p unsafe.Pointer, n int64) exec.Region {
-		if !mem.IsHost() {
-			return deviceRegion(mem, p, n)
-		}
-		if n == 0 {
-			return exec.HostRegion([]byte{})
-		}
-		return exec.HostRegion(unsafe.Slice((*byte)(p), n))
-	}
+	view := func(p unsafe.Pointer, n int64) exec.Region { return c.view(mem, p, n) }
 	if a.dst == nil || (!a.inPlace && a.coll != coll.Bcast && a.src == nil) || (a.coll == coll.Bcast && a.src == nil && a.dst == nil) {
 		return exec.Buffers{}, invalid("%s: missing buffer", a.coll)
 	}
@@ -195,26 +206,44 @@ func (c *tlColl) buffers(a collArgs, mem exec.Mem, z sched.Sizes, B int64) (exec
 	case a.inPlace && a.coll == coll.Allgather:
 		b.Dst = view(a.dst, z.Dst)
 		b.Src = b.Dst.Slice(int64(c.team.rank)*B, B)
-	case a.inPlace && a.coll == coll.Allreduce && !mem.IsHost():
-		b.Dst = view(a.dst, z.Dst)
-		src, err := c.gpu.g.Alloc(z.Src)
-		if err != nil {
-			return b, resourceErr{err}
+	case a.inPlace && (a.coll == coll.Allreduce || a.coll == coll.ReduceScatter):
+		// dst holds the whole input (z.Src bytes); an allreduce's result
+		// is all of it, a reduce_scatter's this rank's block of it.
+		whole := view(a.dst, z.Src)
+		b.Dst = whole.Slice(0, z.Dst)
+		if a.coll == coll.ReduceScatter {
+			b.Dst = whole.Slice(int64(c.team.rank)*B, B)
 		}
-		c.devOwn = append(c.devOwn, src)
-		if err := c.gpu.local.CopyNow(src, b.Dst.Slice(0, z.Src)); err != nil {
-			return b, resourceErr{err}
+		if !mem.IsHost() {
+			src, err := c.gpu.g.Alloc(z.Src)
+			if err != nil {
+				return b, resourceErr{err}
+			}
+			c.devOwn = append(c.devOwn, src)
+			if err := c.gpu.local.CopyNow(src, whole); err != nil {
+				return b, resourceErr{err}
+			}
+			b.Src = src
+			break
 		}
-		b.Src = src
-	case a.inPlace && a.coll == coll.Allreduce:
-		b.Dst = view(a.dst, z.Dst)
 		src := c.alloc(z.Src)
-		copy(src, b.Dst.Bytes())
+		copy(src, whole.Bytes())
 		b.Src = exec.HostRegion(src)
 	default:
 		b.Src, b.Dst = view(a.src, z.Src), view(a.dst, z.Dst)
 	}
 	return b, nil
+}
+
+// view is n bytes of the caller's memory at p.
+func (c *tlColl) view(mem exec.Mem, p unsafe.Pointer, n int64) exec.Region {
+	if !mem.IsHost() {
+		return deviceRegion(mem, p, n)
+	}
+	if n == 0 {
+		return exec.HostRegion([]byte{})
+	}
+	return exec.HostRegion(unsafe.Slice((*byte)(p), n))
 }
 
 func (c *tlColl) alloc(n int64) []byte {
@@ -295,9 +324,27 @@ func (c *tlColl) start(tr *ucxmp.Transport) {
 	tr.NextCall()
 	c.state = collRunning
 	c.call.SetWatch(c.team.watch)
-	if err := c.call.Begin(c.m, tr, c.team.deadline()); err != nil {
+	m := c.m
+	if c.xchg != nil && c.m == nil {
+		// Alltoallv's count exchange first (alltoallv.go); a reposted
+		// call has its plan already, on every rank alike.
+		c.xchg.active, m = true, c.xchg.m
+	}
+	if err := c.call.Begin(m, tr, c.team.deadline()); err != nil {
 		c.state, c.err = collFailed, err
 	}
+}
+
+// exchanged plans an alltoallv whose count exchange has completed and puts
+// it on the wire as the team's next call.
+func (c *tlColl) exchanged() error {
+	c.xchg.active = false
+	if err := c.planExchanged(); err != nil {
+		return err
+	}
+	tr := c.team.tr
+	tr.NextCall()
+	return c.call.Begin(c.m, tr, c.team.deadline())
 }
 
 // poll progresses the running call once; it reports whether the call
@@ -310,6 +357,11 @@ func (c *tlColl) poll() bool {
 		return c.pollLanes()
 	}
 	done, err := c.call.Progress(time.Time{})
+	if err == nil && done && c.xchg != nil && c.xchg.active {
+		if err = c.exchanged(); err == nil {
+			done, err = c.call.Progress(time.Time{})
+		}
+	}
 	switch {
 	case err != nil:
 		c.state, c.err = collFailed, err

@@ -35,12 +35,15 @@ const defaultWake = 200 * time.Microsecond
 // defaultAlgs are the algorithms a team uses when neither the options nor
 // the call name one: the fastest on host memory in docs/results.md
 // (rabenseifner and ring allreduce, ring/neighbor allgather), each valid
-// for any rank count.
+// for any rank count. Alltoallv (and alltoall) default to pairwise, the
+// one that plans from this rank's own counts alone (alltoallv.go); nimble
+// must first exchange the count matrix.
 var defaultAlgs = map[coll.Collective]string{
 	coll.Allgather:     "ring",
 	coll.Allreduce:     "rabenseifner",
 	coll.ReduceScatter: "ring",
 	coll.Bcast:         "knomial",
+	coll.Alltoallv:     "pairwise",
 }
 
 // deviceAlgs are the defaults on CUDA buffers, where every message pays

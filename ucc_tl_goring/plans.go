@@ -37,11 +37,17 @@ type planKey struct {
 	dtype coll.Dtype
 	op    coll.Op
 	mem   exec.Mem // an executor is built for one memory type
+	// layout is an alltoallv call's counts and displacements (alltoallv.go,
+	// a2aLayout.key); "" for other collectives.
+	layout string
 }
 
 // planEntry is one cached plan and its idle executors.
 type planEntry struct {
-	plan    *sched.Plan
+	plan *sched.Plan
+	// prog is the rank's program when it is not the plan's (an alltoallv
+	// program mapped onto the caller's displacements); nil: the plan's.
+	prog    *sched.RankProgram
 	idle    []*pooledMachine
 	evicted bool // dropped from the cache: executors coming back are freed
 }
@@ -69,10 +75,34 @@ func (pm *pooledMachine) free() {
 // get returns the entry of rank's plan for spec, generating the plan
 // (sched.GenerateRank) on a miss.
 func (pc *planCache) get(spec sched.Spec, rank int, dtype coll.Dtype, op coll.Op, mem exec.Mem) (*planEntry, error) {
-	k := planKey{string(spec.Collective), spec.Algorithm, spec.Bytes, spec.DtypeBytes, spec.Root, rank, dtype, op, mem}
+	k := planKey{coll: string(spec.Collective), alg: spec.Algorithm, bytes: spec.Bytes, elem: spec.DtypeBytes,
+		root: spec.Root, rank: rank, dtype: dtype, op: op, mem: mem}
+	return pc.getKeyed(k, func() (*planEntry, error) {
+		p, err := pc.generate(spec, rank)
+		return &planEntry{plan: p}, err
+	})
+}
+
+// getKeyed returns the entry of k, made by build on a miss.
+func (pc *planCache) getKeyed(k planKey, build func() (*planEntry, error)) (*planEntry, error) {
 	if e, ok := pc.plans[k]; ok {
 		return e, nil
 	}
+	e, err := build()
+	if err != nil {
+		return nil, err
+	}
+	if pc.plans == nil || len(pc.plans) >= planCacheSize {
+		pc.clear()
+		pc.plans = map[planKey]*planEntry{}
+	}
+	pc.plans[k] = e
+	return e, nil
+}
+
+// generate is rank's plan for spec, annotated with step loads if the
+// team's engine plans with them.
+func (pc *planCache) generate(spec sched.Spec, rank int) (*sched.Plan, error) {
 	p, err := sched.GenerateRank(spec, rank)
 	if err != nil {
 		return nil, err
@@ -80,13 +110,15 @@ func (pc *planCache) get(spec sched.Spec, rank int, dtype coll.Dtype, op coll.Op
 	if pc.stepLoads {
 		p.AnnotateRankLoads(rank)
 	}
-	if pc.plans == nil || len(pc.plans) >= planCacheSize {
-		pc.clear()
-		pc.plans = map[planKey]*planEntry{}
+	return p, nil
+}
+
+// program is the entry's program of rank.
+func (e *planEntry) program(rank int) *sched.RankProgram {
+	if e.prog != nil {
+		return e.prog
 	}
-	e := &planEntry{plan: p}
-	pc.plans[k] = e
-	return e, nil
+	return &e.plan.Ranks[rank]
 }
 
 // clear drops every entry, freeing idle executors' scratch.

@@ -158,23 +158,38 @@ func teamCollectives(t *testing.T, opts string, counts []int) {
 				}
 			}
 		}
-		// reduce_scatter int64 max: count is each rank's output block
-		{
+		// reduce_scatter int64 max: count is each rank's output block; in
+		// place, dst holds the whole input and the result lands in the
+		// rank's block of it, the other blocks untouched
+		for _, inPlace := range []bool{false, true} {
 			args := make([]collArgs, n)
 			dsts := make([][]byte, n)
 			for r := range args {
 				src := cbuf(t, n*8*count)
-				dsts[r] = cbuf(t, 8*count)
 				for k := 0; k < n*count; k++ {
 					binary.LittleEndian.PutUint64(src[8*k:], uint64(int64(r*1000-k)))
 				}
+				dsts[r] = cbuf(t, 8*count)
 				args[r] = collArgs{coll: coll.ReduceScatter, src: ptr(src), dst: ptr(dsts[r]), count: uint64(count), dtype: coll.Int64, op: coll.Max}
+				if inPlace {
+					dsts[r] = src
+					args[r].src, args[r].dst, args[r].inPlace = nil, ptr(src), true
+				}
 			}
 			runAll(t, teams, args)
 			for r := range dsts {
+				out := dsts[r]
+				if inPlace {
+					out = dsts[r][8*r*count:]
+					for k := 0; k < n*count; k++ {
+						if k/count != r {
+							require.Equal(t, int64(r*1000-k), int64(binary.LittleEndian.Uint64(dsts[r][8*k:])), "case %d in place rank %d input elem %d", i, r, k)
+						}
+					}
+				}
 				for k := 0; k < count; k++ {
 					want := int64((n-1)*1000 - (r*count + k))
-					require.Equal(t, want, int64(binary.LittleEndian.Uint64(dsts[r][8*k:])), "case %d rank %d elem %d", i, r, k)
+					require.Equal(t, want, int64(binary.LittleEndian.Uint64(out[8*k:])), "case %d in_place=%v rank %d elem %d", i, inPlace, r, k)
 				}
 			}
 		}
@@ -263,9 +278,15 @@ func TestCollNotSupportedAndInvalid(t *testing.T) {
 		want int
 	}{
 		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, mem: memCUDA}, hostAsDevice()},
-		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8}, statusNotSupported},
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8}, statusInvalid}, // no counts
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, a2a: uniformA2A(1, 2), mem: memCUDA}, hostAsDevice()},
+		{collArgs{coll: coll.Alltoallv, dst: ptr(buf), dtype: coll.Uint8, inPlace: true, a2a: uniformA2A(1, 2)}, statusNotSupported},
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, a2a: &a2aArgs{sendCounts: []uint64{1, 1}, recvCounts: []uint64{2, 1}}}, statusInvalid}, // self 1 vs 2
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, a2a: &a2aArgs{sendCounts: []uint64{1}, recvCounts: []uint64{1, 1}}}, statusInvalid},
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Float64, a2a: uniformA2A(math.MaxUint64/4, 2)}, statusInvalid},
+		{collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, a2a: &a2aArgs{sendCounts: []uint64{2, 2}, recvCounts: []uint64{2, 2},
+			recvDispls: []uint64{0, 1}}}, statusInvalid}, // receive blocks overlap
 		{collArgs{coll: coll.Allreduce, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Float32, op: coll.Band}, statusNotSupported},
-		{collArgs{coll: coll.ReduceScatter, dst: ptr(buf), count: 4, dtype: coll.Int32, op: coll.Sum, inPlace: true}, statusNotSupported},
 		{collArgs{coll: coll.Allgather, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, alg: "tree"}, statusInvalid},
 		{collArgs{coll: coll.Allgather, src: ptr(buf), count: 4, dtype: coll.Uint8}, statusInvalid},
 		{collArgs{coll: coll.Bcast, src: ptr(buf), dst: ptr(buf), count: 4, dtype: coll.Uint8, root: 2}, statusInvalid},
@@ -295,6 +316,10 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, "auto", o.algs[coll.Allgather])
 	assert.Equal(t, defaultAlgs[coll.Bcast], o.algs[coll.Bcast])
 	assert.EqualValues(t, 2500e6, o.timeout)
+	assert.Equal(t, "pairwise", o.algs[coll.Alltoallv], "alltoallv's default plans from a rank's own counts")
+	o, err = parseOptions("alg_alltoallv=nimble")
+	require.NoError(t, err)
+	assert.Equal(t, "nimble", o.algs[coll.Alltoallv])
 	o, err = parseOptions("timeout_ms=inf")
 	require.NoError(t, err)
 	assert.Zero(t, o.timeout, "inf: no deadline")
@@ -305,7 +330,7 @@ func TestOptions(t *testing.T) {
 	o, err = parseOptions("ipc=n")
 	require.NoError(t, err)
 	assert.True(t, o.noIPC)
-	for i, bad := range []string{"ipc=maybe", "nope=1", "alg_allreduce=tree", "alg_alltoallv=pairwise", "alg_gather=ring", "timeout_ms=0", "timeout_ms=x", "timeout_ms=-5", "timeout_ms=99999999999999999", "justakey"} {
+	for i, bad := range []string{"ipc=maybe", "nope=1", "alg_allreduce=tree", "alg_alltoallv=ring", "alg_alltoall=pairwise", "alg_gather=ring", "timeout_ms=0", "timeout_ms=x", "timeout_ms=-5", "timeout_ms=99999999999999999", "justakey"} {
 		_, err := parseOptions(bad)
 		assert.Error(t, err, "case %d: %s", i, bad)
 	}

@@ -4,7 +4,9 @@
  * MPI stands in for UCC's out-of-band allgather: it gathers the team cards.
  * Each rank then runs every collective the team layer supports, polling
  * goring_coll_test as UCC's progress engine would, and checks the results
- * element by element; then it runs many small calls back to back, and
+ * element by element (alltoall and alltoallv at odd counts with zeros,
+ * packed and at gapped displacements, pairwise and nimble; reduce_scatter
+ * in place too); then it runs many small calls back to back, and
  * checks that a device-memory call and an unknown algorithm are refused
  * with the right status. Exit 0 only if every rank passed.
  *
@@ -117,22 +119,98 @@ static void test_allreduce(goring_team_h team, size_t count, const char *alg)
     free(dst);
 }
 
-static void test_reduce_scatter(goring_team_h team, size_t count)
+/* reduce_scatter int32 min; in place (UCC's meaning), dst holds the whole
+ * input and the result lands in this rank's block of it, the other blocks
+ * keeping their input. */
+static void test_reduce_scatter(goring_team_h team, size_t count, int in_place)
 {
-    int32_t *src = malloc(count * size * 4), *dst = malloc(count * 4);
+    int32_t *src = malloc(count * size * 4), *dst = in_place ? src : malloc(count * 4), *out;
     for (size_t k = 0; k < count * size; k++) src[k] = (int32_t)(rank * 100000 - (int32_t)k);
-    goring_coll_args_t a = {.coll = GORING_COLL_REDUCE_SCATTER, .src = src, .dst = dst, .count = count,
-                            .dtype = GORING_DT_INT32, .op = GORING_OP_MIN, .mem = GORING_MEM_HOST};
+    goring_coll_args_t a = {.coll = GORING_COLL_REDUCE_SCATTER, .src = in_place ? NULL : src, .dst = dst,
+                            .count = count, .dtype = GORING_DT_INT32, .op = GORING_OP_MIN,
+                            .in_place = in_place, .mem = GORING_MEM_HOST};
     run(team, &a, "reduce_scatter");
+    out = in_place ? dst + (size_t)rank * count : dst;
     for (size_t k = 0; k < count; k++) {
         int32_t want = -(int32_t)(rank * count + k);
-        if (dst[k] != want) {
-            CHECK(0, "reduce_scatter count %zu: element %zu = %d, want %d", count, k, dst[k], want);
+        if (out[k] != want) {
+            CHECK(0, "reduce_scatter count %zu in_place %d: element %zu = %d, want %d", count, in_place, k, out[k], want);
+            break;
+        }
+    }
+    for (size_t k = 0; in_place && k < count * size; k++) {
+        if (k / count != (size_t)rank && src[k] != (int32_t)(rank * 100000 - (int32_t)k)) {
+            CHECK(0, "reduce_scatter count %zu in place: input element %zu outside the rank's block changed", count, k);
             break;
         }
     }
     free(src);
+    if (!in_place) free(dst);
+}
+
+/* a2a_count is how many elements rank i sends rank j in alltoallv case
+ * seed: odd numbers, about a fifth zero, every rank's row different. */
+static uint64_t a2a_count(int i, int j, size_t seed)
+{
+    uint64_t h = (uint64_t)i * 2654435761u + (uint64_t)j * 40503u + seed * 977u;
+    return (h % 5 == 0) ? 0 : (h >> 3) % (seed + 1);
+}
+
+/* a2a_value is element k of the block rank i sends rank j. */
+static int32_t a2a_value(int i, int j, uint64_t k)
+{
+    return (int32_t)((uint32_t)i * 1000003u + (uint32_t)j * 10007u + (uint32_t)k);
+}
+
+#define A2A_GAP 0x7eeeeeee /* dst elements no block covers keep it */
+
+/* test_alltoallv runs alltoallv (uniform: alltoall with count elements per
+ * peer) with counts from a2a_count, packed or at reversed displacements
+ * with a gap of one element between blocks, and checks every element of
+ * dst, gaps included. */
+static void test_alltoallv(goring_team_h team, size_t seed, const char *alg, int gapped, int uniform)
+{
+    uint64_t *v = calloc(4 * (size_t)size, sizeof(uint64_t));
+    uint64_t *scount = v, *rcount = v + size, *sdispl = v + 2 * size, *rdispl = v + 3 * size;
+    uint64_t  slen = 0, rlen = 0;
+    for (int j = 0; j < size; j++) {
+        scount[j] = uniform ? seed : a2a_count(rank, j, seed);
+        rcount[j] = uniform ? seed : a2a_count(j, rank, seed);
+    }
+    for (int j = gapped ? size - 1 : 0; gapped ? j >= 0 : j < size; j += gapped ? -1 : 1) {
+        sdispl[j] = slen;
+        rdispl[j] = rlen;
+        slen += scount[j] + (gapped ? 1 : 0);
+        rlen += rcount[j] + (gapped ? 1 : 0);
+    }
+    int32_t *src = malloc(slen * 4 + 4), *dst = malloc(rlen * 4 + 4);
+    for (int j = 0; j < size; j++)
+        for (uint64_t k = 0; k < scount[j]; k++) src[sdispl[j] + k] = a2a_value(rank, j, k);
+    for (uint64_t k = 0; k < rlen; k++) dst[k] = A2A_GAP;
+    goring_coll_args_t a = {.coll = uniform ? GORING_COLL_ALLTOALL : GORING_COLL_ALLTOALLV, .src = src,
+                            .dst = dst, .count = uniform ? seed : 0, .dtype = GORING_DT_INT32,
+                            .mem = GORING_MEM_HOST, .alg = alg};
+    if (!uniform) {
+        a.src_counts = scount;
+        a.dst_counts = rcount;
+        a.src_displs = gapped ? sdispl : NULL;
+        a.dst_displs = gapped ? rdispl : NULL;
+    }
+    run(team, &a, uniform ? "alltoall" : "alltoallv");
+    int32_t *want = malloc(rlen * 4 + 4);
+    for (uint64_t k = 0; k < rlen; k++) want[k] = A2A_GAP;
+    for (int i = 0; i < size; i++)
+        for (uint64_t k = 0; k < rcount[i]; k++) want[rdispl[i] + k] = a2a_value(i, rank, k);
+    for (uint64_t k = 0; k < rlen; k++)
+        if (dst[k] != want[k]) {
+            CHECK(0, "%s %s seed %zu gapped %d: element %llu = %d, want %d", uniform ? "alltoall" : "alltoallv",
+                  alg ? alg : "default", seed, gapped, (unsigned long long)k, dst[k], want[k]);
+            break;
+        }
+    free(want);
+    free(src);
     free(dst);
+    free(v);
 }
 
 static void test_bcast(goring_team_h team, size_t count, int root)
@@ -174,9 +252,18 @@ int main(int argc, char **argv)
         test_allgather(team, c, 1);
         test_allreduce(team, c, NULL);
         test_allreduce(team, c, "ring");
-        test_reduce_scatter(team, c);
+        test_reduce_scatter(team, c, 0);
+        test_reduce_scatter(team, c, 1);
         test_bcast(team, c, size - 1);
+        if (c < (1 << 20)) {
+            test_alltoallv(team, c, NULL, 0, 1); /* alltoall */
+            test_alltoallv(team, c, NULL, 0, 0);
+            test_alltoallv(team, c, "pairwise", 1, 0);
+            test_alltoallv(team, c, "nimble", 0, 0);
+            test_alltoallv(team, c, "nimble", 1, 0);
+        }
     }
+    test_alltoallv(team, 0, NULL, 0, 1); /* alltoall of nothing */
 
     /* Many small calls back to back: the cgo boundary and the plan cache
      * under a steady load. */
@@ -212,6 +299,12 @@ int main(int argc, char **argv)
     goring_last_error(msg, sizeof(msg));
     CHECK(strstr(msg, "no_such_alg") != NULL, "last error does not name the algorithm: %s", msg);
     CHECK(goring_coll_test(12345678) == GORING_ERR_INVALID, "stale handle not refused");
+    /* In-place alltoallv is UCC's next layer's (size <= 64 here). */
+    uint64_t ones[64] = {0};
+    for (int j = 0; j < size && j < 64; j++) ones[j] = 1;
+    goring_coll_args_t a2a_ip = {.coll = GORING_COLL_ALLTOALLV, .dst = &one, .dtype = GORING_DT_UINT8, .in_place = 1,
+                                 .mem = GORING_MEM_HOST, .src_counts = ones, .dst_counts = ones};
+    CHECK(goring_coll_init(team, &a2a_ip, &h) == GORING_ERR_NOT_SUPPORTED, "in-place alltoallv not refused");
 
     if ((st = goring_team_destroy(team)) != GORING_OK) die_status("team_destroy", st);
     if ((st = goring_context_destroy(ctx)) != GORING_OK) die_status("context_destroy", st);

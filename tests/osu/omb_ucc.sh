@@ -10,6 +10,9 @@
 #   OMB_DIR=... OMPI_PREFIX=... UCC_PREFIX=... UCX_PREFIX=... UCC_SRC=... \
 #     ROUNDS=3 NP=2 tests/osu/omb_ucc.sh
 #
+# COLLS picks the benchmarks (default "allgather allreduce"; alltoallv and
+# bcast also work); UCC_TL_GORING_ALG_ALLTOALLV passes on to goring's run.
+#
 # goring's run also passes OMB's -c (validation): a wrong result fails it.
 # Ratio = the other's average latency / goring's (>= 1: goring faster).
 set -euo pipefail
@@ -24,20 +27,22 @@ NP=${NP:-2}
 ROUNDS=${ROUNDS:-3}
 SIZES=${SIZES:-1024:16777216}
 ITERS=${ITERS:-100}
+COLLS=${COLLS:-allgather allreduce}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
 make tl-install UCC_SRC="$UCC_SRC" UCC_PREFIX="$UCC_PREFIX" UCX_PREFIX="$UCX_PREFIX" >/dev/null
 export LD_LIBRARY_PATH="$OMPI_PREFIX/lib:$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 BIN="$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective"
 MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH)
-TUNE=UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast:inf
+TUNE=UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf
+ALG=${UCC_TL_GORING_ALG_ALLTOALLV:-pairwise}
 declare -A CFG=(
   [ompi]="--mca coll_ucc_enable 0"
   [ucc_ucp]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
-  [ucc_goring]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x $TUNE"
+  [ucc_goring]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x $TUNE -x UCC_TL_GORING_ALG_ALLTOALLV=$ALG"
 )
 for round in $(seq 1 "$ROUNDS"); do
-  for c in allgather allreduce; do
+  for c in $COLLS; do
     for cfg in ompi ucc_ucp ucc_goring; do
       extra=(); [ "$cfg" = ucc_goring ] && extra=(-c)
       echo "== round $round $c $cfg"
@@ -50,9 +55,9 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
 done
-python3 - "$OUT" "$ROUNDS" <<'PY'
+python3 - "$OUT" "$ROUNDS" $COLLS <<'PY'
 import sys, glob, statistics, collections
-out, rounds = sys.argv[1], int(sys.argv[2])
+out, rounds, colls = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
 lat = collections.defaultdict(list)
 for f in glob.glob(out + "/*.txt"):
     c, cfg, _ = f.split("/")[-1].rsplit(".", 3)[:3]
@@ -62,7 +67,7 @@ for f in glob.glob(out + "/*.txt"):
             lat[(c, cfg, int(p[0]))].append(float(p[1]))
 print("\n# median over %d rounds, us; ratio = other / goring (>= 1: goring faster)" % rounds)
 print("%-10s %10s %12s %12s %12s %10s %10s" % ("coll", "bytes", "ompi", "ucc_ucp", "ucc_goring", "ompi/gor", "ucp/gor"))
-for c in ("allgather", "allreduce"):
+for c in colls:
     for size in sorted({k[2] for k in lat if k[0] == c}):
         m = {cfg: statistics.median(lat[(c, cfg, size)]) for cfg in ("ompi", "ucc_ucp", "ucc_goring") if lat[(c, cfg, size)]}
         if len(m) < 3:

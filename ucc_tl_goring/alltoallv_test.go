@@ -1,0 +1,247 @@
+//go:build ucc
+
+package main
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// a2aCase is one alltoallv of a team: counts[i][j] elements from rank i
+// to rank j, packed or at reversed, gapped displacements.
+type a2aCase struct {
+	alg    string
+	counts [][]uint64
+	packed bool
+	// uniform: an alltoall (counts all the same, packed), as the C API
+	// hands it over.
+	uniform bool
+}
+
+// runA2A runs c on teams with 2-byte elements (each element names its
+// source, destination and index) and checks every rank's dst, the gaps
+// included. It returns the algorithm each rank ran.
+func runA2A(t *testing.T, teams []*tlTeam, c a2aCase) []string {
+	t.Helper()
+	n := len(teams)
+	const esize = 2
+	layout := func(len func(j int) uint64) ([]uint64, uint64) {
+		at := make([]uint64, n)
+		off := uint64(3)
+		for j := n - 1; j >= 0; j-- {
+			at[j] = off
+			off += len(j) + 1
+		}
+		return at, off
+	}
+	args := make([]collArgs, n)
+	dsts := make([][]byte, n)
+	want := make([][]byte, n)
+	for r := range n {
+		v := &a2aArgs{sendCounts: make([]uint64, n), recvCounts: make([]uint64, n)}
+		for j := range n {
+			v.sendCounts[j], v.recvCounts[j] = c.counts[r][j], c.counts[j][r]
+		}
+		if c.uniform {
+			v = uniformA2A(c.counts[0][0], n)
+		}
+		var srcLen, dstLen uint64
+		if c.packed {
+			for j := range n {
+				srcLen += v.sendCounts[j]
+				dstLen += v.recvCounts[j]
+			}
+		} else {
+			v.sendDispls, srcLen = layout(func(j int) uint64 { return v.sendCounts[j] })
+			v.recvDispls, dstLen = layout(func(i int) uint64 { return v.recvCounts[i] })
+		}
+		src := cbuf(t, int(srcLen)*esize)
+		dsts[r] = cbuf(t, int(dstLen)*esize)
+		want[r] = make([]byte, len(dsts[r]))
+		for k := range dsts[r] {
+			dsts[r][k], want[r][k] = 0xEE, 0xEE
+		}
+		var sendAt uint64
+		for j := range n {
+			if v.sendDispls != nil {
+				sendAt = v.sendDispls[j]
+			}
+			for e := range v.sendCounts[j] {
+				x := uint16(r*7919 + j*131 + int(e))
+				src[(sendAt+e)*esize], src[(sendAt+e)*esize+1] = byte(x), byte(x>>8)
+			}
+			sendAt += v.sendCounts[j]
+		}
+		args[r] = collArgs{coll: coll.Alltoallv, src: ptr(src), dst: ptr(dsts[r]), dtype: coll.Int16, alg: c.alg, a2a: v}
+	}
+	for r := range n { // what rank r receives from each i, where it asked
+		var recvAt uint64
+		v := args[r].a2a
+		for i := range n {
+			if v.recvDispls != nil {
+				recvAt = v.recvDispls[i]
+			}
+			for e := range v.recvCounts[i] {
+				x := uint16(i*7919 + r*131 + int(e))
+				want[r][(recvAt+e)*esize], want[r][(recvAt+e)*esize+1] = byte(x), byte(x>>8)
+			}
+			recvAt += v.recvCounts[i]
+		}
+	}
+	algs := runAll(t, teams, args)
+	for r := range n {
+		require.Equal(t, want[r], dsts[r], "%s packed=%v rank %d", c.alg, c.packed, r)
+	}
+	return algs
+}
+
+// randomA2A is an n-rank count matrix of up to max elements per pair, a
+// third of them zero, and one rank that sends nothing at all.
+func randomA2A(rng *rand.Rand, n int, max uint64) [][]uint64 {
+	m := make([][]uint64, n)
+	silent := rng.IntN(n)
+	for i := range m {
+		m[i] = make([]uint64, n)
+		for j := range m[i] {
+			if i != silent && rng.IntN(3) != 0 {
+				m[i][j] = rng.Uint64N(max + 1)
+			}
+		}
+	}
+	return m
+}
+
+// Alltoallv through the team layer, pairwise and NIMBLE, packed and at the
+// caller's displacements, odd counts with zeros, contents checked byte for
+// byte; then alltoall (uniform counts) and an allreduce after them (the
+// calls' tags stay in step whether or not the count exchange ran).
+func TestTeamAlltoallv(t *testing.T) {
+	const n = 4
+	teams := newTestTeams(t, n, "")
+	rng := rand.New(rand.NewPCG(5, 0))
+	for _, alg := range []string{"", "pairwise", "nimble"} {
+		for _, max := range []uint64{1, 7, 1001} {
+			for _, packed := range []bool{true, false} {
+				algs := runA2A(t, teams, a2aCase{alg: alg, counts: randomA2A(rng, n, max), packed: packed})
+				want := alg
+				if alg == "" {
+					want = "pairwise"
+				}
+				require.Equal(t, want, algs[0])
+			}
+		}
+	}
+	// NIMBLE splits a skewed demand of 1 MiB and more over relays.
+	big := make([][]uint64, n)
+	for i := range big {
+		big[i] = make([]uint64, n)
+		for j := range big[i] {
+			big[i][j] = uint64(100 + 3*i + j)
+		}
+	}
+	big[0][1], big[1][2] = 3<<20+5, 0
+	runA2A(t, teams, a2aCase{alg: "nimble", counts: big})
+	runA2A(t, teams, a2aCase{alg: "nimble", counts: big, packed: true})
+	relays := false
+	for r, tm := range teams {
+		for _, e := range tm.plans.plans {
+			relays = relays || (e.plan.Algorithm == "nimble" && e.program(r).Sizes.Scratch > 0)
+		}
+	}
+	require.True(t, relays, "no rank relayed: the NIMBLE case does not test relayed pieces")
+
+	// alltoall: count elements to every peer, packed; nimble plans it
+	// without the count exchange (every rank knows the matrix).
+	for _, count := range []uint64{0, 1, 3, 1000, 1<<20 + 1} {
+		all := make([][]uint64, n)
+		for i := range all {
+			all[i] = make([]uint64, n)
+			for j := range all[i] {
+				all[i][j] = count
+			}
+		}
+		for _, alg := range []string{"", "nimble"} {
+			runA2A(t, teams, a2aCase{alg: alg, counts: all, packed: true, uniform: true})
+		}
+	}
+	buf := cbuf(t, 4*n)
+	c, err := newColl(teams[0], collArgs{coll: coll.Alltoallv, src: ptr(buf), dst: ptr(buf), dtype: coll.Uint8, alg: "nimble", a2a: uniformA2A(1, n)})
+	require.NoError(t, err)
+	require.Nil(t, c.xchg, "alltoall with nimble exchanged counts it knows")
+	require.NotNil(t, c.m)
+	c.finalize()
+	teamCollectivesAfter(t, teams)
+}
+
+// teamCollectivesAfter runs one allreduce on teams and checks it: calls
+// after alltoallvs still pair up.
+func teamCollectivesAfter(t *testing.T, teams []*tlTeam) {
+	n := len(teams)
+	args := make([]collArgs, n)
+	dsts := make([][]byte, n)
+	for r := range args {
+		src := cbuf(t, 4*5)
+		in := f32s(src)
+		for k := range in {
+			in[k] = float32(r + k)
+		}
+		dsts[r] = cbuf(t, 4*5)
+		args[r] = collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: 5, dtype: coll.Float32, op: coll.Sum}
+	}
+	runAll(t, teams, args)
+	for r := range dsts {
+		for k, v := range f32s(dsts[r]) {
+			require.Equal(t, float32(n*k+n*(n-1)/2), v, "rank %d elem %d", r, k)
+		}
+	}
+}
+
+// Counts that do not pair up (rank 0 sends rank 1 more than rank 1
+// expects): with NIMBLE every rank sees the whole matrix after the
+// exchange and every rank fails the call, none waits.
+func TestTeamAlltoallvMismatchFailsEverywhere(t *testing.T) {
+	const n = 3
+	teams := newTestTeams(t, n, "")
+	args := make([]collArgs, n)
+	for r := range n {
+		v := uniformA2A(2, n)
+		v.uniform = false // an alltoallv whose counts happen to be equal
+		if r == 0 {
+			v.sendCounts = []uint64{2, 3, 2}
+		}
+		src, dst := cbuf(t, 16), cbuf(t, 16)
+		args[r] = collArgs{coll: coll.Alltoallv, src: ptr(src), dst: ptr(dst), dtype: coll.Uint8, alg: "nimble", a2a: v}
+	}
+	colls := make([]*tlColl, n)
+	for r := range n {
+		c, err := newColl(teams[r], args[r])
+		require.NoError(t, err)
+		colls[r] = c
+		require.NoError(t, c.post())
+	}
+	errs := make([]error, n)
+	for polls, left := 0, n; left > 0; polls++ {
+		require.Less(t, polls, 5_000_000, "no progress")
+		left = 0
+		for r, c := range colls {
+			if errs[r] != nil {
+				continue
+			}
+			done, err := c.test()
+			require.False(t, done, "rank %d completed a call whose counts do not pair up", r)
+			if errs[r] = err; err == nil {
+				left++
+			}
+		}
+	}
+	for r, err := range errs {
+		require.ErrorContains(t, err, "rank 0 sends rank 1 3 bytes, which expects 2", "rank %d", r)
+		require.Equal(t, statusInvalid, statusOf(err), fmt.Sprint(err))
+		colls[r].finalize()
+	}
+}
