@@ -117,9 +117,6 @@ int goring_api_version(void);
  *                      timeout policy is goring's exec/deadline.go)
  *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
  *                      pushes them itself with CUDA IPC; n through UCX
- *   wake_us=N          period of the goroutine that keeps the Go runtime
- *                      ready while collectives are frequent (default 200;
- *                      0: none)
  *   lanes=W            UCX workers per rank (default 1, at most 64): each
  *                      drives part of a host buffer (Multi-lane)
  *   calibration=FILE   goring.calibration/v1 file: with ipc=y, transfers

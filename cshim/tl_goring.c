@@ -38,11 +38,6 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "CUDA buffers of ranks on one host: y, goring pushes them itself (CUDA IPC, UCX carries two "
      "small messages per transfer); n, through UCX's cuda_ipc. Every rank must say the same",
      ucc_offsetof(ucc_tl_goring_context_config_t, ipc), UCC_CONFIG_TYPE_STRING},
-    {"WAKE_US", "200",
-     "period in microseconds of a goroutine that keeps goring's runtime ready for the next call "
-     "while collectives come within 100 ms of each other (cuts the first call after the "
-     "application computed for a while from tens of microseconds to a few; 0: off)",
-     ucc_offsetof(ucc_tl_goring_context_config_t, wake_us), UCC_CONFIG_TYPE_STRING},
     {"LANES", "1",
      "UCX workers per rank (Multi-lane): each drives part of a host buffer through the same "
      "algorithm, 1 to 64. Every rank must say the same; device buffers run on one lane",

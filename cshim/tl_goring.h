@@ -52,7 +52,6 @@ typedef struct ucc_tl_goring_context_config {
     char                   *alg_alltoallv; /* alltoall runs it too */
     char                   *timeout_ms; /* checked by goring: inf or N > 0 */
     char                   *ipc;        /* checked by goring: y or n */
-    char                   *wake_us;    /* checked by goring: 0 (off) or 1..1000000 */
     char                   *lanes;      /* checked by goring: 1..64 */
     char                   *calibration; /* goring.calibration/v1 file, checked by goring */
 } ucc_tl_goring_context_config_t;

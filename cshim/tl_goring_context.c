@@ -22,7 +22,6 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"alg_alltoallv", cfg->alg_alltoallv},
               {"timeout_ms", cfg->timeout_ms},
               {"ipc", cfg->ipc},
-              {"wake_us", cfg->wake_us},
               {"lanes", cfg->lanes},
               {"calibration", cfg->calibration}};
     size_t off = 0;

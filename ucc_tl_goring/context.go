@@ -39,14 +39,10 @@ func newContext(optStr string) (*tlContext, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
-	warm.acquire(opts.wake)
 	return &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal}, nil
 }
 
-func (c *tlContext) close() error {
-	warm.release(c.opts.wake)
-	return c.uctx.Close()
-}
+func (c *tlContext) close() error { return c.uctx.Close() }
 
 // A card is what a rank publishes to its team: "GRC2", the host name
 // (uint16 length + bytes), the process id (uint32) and its start time

@@ -21,16 +21,11 @@ type options struct {
 	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
 	timeout time.Duration            // 0: none (the timeout policy: exec/deadline.go)
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
-	wake    time.Duration            // period of the warmer (warm.go); 0: none
 	lanes   int                      // lanes=W: UCX workers per rank, each driving part of a host buffer (lanes.go)
 	// calibration: a goring.calibration/v1 file; the push engine splits
 	// transfers between GPUs of the host with it (calibration.go).
 	calibration string
 }
-
-// defaultWake is the warmer's period: measured on 2 cores, a 200 us period
-// brings the first call after 5 ms in C from 17-37 us to 4-6 us.
-const defaultWake = 200 * time.Microsecond
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
 // the call name one: the fastest on host memory in docs/results.md
@@ -72,7 +67,7 @@ var pushAlgs = map[coll.Collective]string{
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, wake: defaultWake, lanes: 1}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1}
 	for k, v := range defaultAlgs {
 		o.algs[k] = v
 	}
@@ -108,12 +103,6 @@ func parseOptions(s string) (options, error) {
 			default:
 				return o, fmt.Errorf("option ipc=%q: want y or n", v)
 			}
-		case k == "wake_us":
-			us, err := strconv.ParseInt(v, 10, 64)
-			if err != nil || us < 0 || us > 1_000_000 {
-				return o, fmt.Errorf("option wake_us=%q: want 0 (off) or a period of 1 to 1000000 microseconds", v)
-			}
-			o.wake = time.Duration(us) * time.Microsecond
 		case k == "lanes":
 			w, err := strconv.Atoi(v)
 			if err != nil || coll.CheckLanes(coll.Allreduce, w) != nil {
@@ -138,7 +127,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, wake_us, calibration, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, alg_<collective>)", k)
 		}
 	}
 	return o, nil

@@ -234,8 +234,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long calls = argc > 1 ? atol(argv[1]) : 1000;
-    /* argv[2]: more context options, e.g. wake_us=0 to time the paused
-     * calls without the warmer. */
+    /* argv[2]: more context options (goring.h), e.g. alg_allreduce=ring. */
     char opts[256];
     snprintf(opts, sizeof(opts), "tls=self,sm;%s", argc > 2 ? argv[2] : "");
 

@@ -21,9 +21,9 @@
 #    allreduce; the job must end (non-zero) within KILL_LIMIT seconds.
 # 4. pause (a measurement, not a pass/fail check): PAUSE_CALLS 16-float
 #    allreduces each after 5 ms of computation, on PAUSE_NP ranks (default
-#    2: more ranks than cores would time the scheduler), with goring forced,
-#    goring forced without its warmer (UCC_TL_GORING_WAKE_US=0), and UCC's
-#    own layers; prints the medians and goring's ratio to tl/ucp.
+#    2: more ranks than cores would time the scheduler), with goring forced
+#    and on UCC's own layers; prints the medians and goring's ratio to
+#    tl/ucp.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-4}
@@ -105,10 +105,9 @@ pause() { # label, extra mpirun arguments...
   fi
 }
 read -r pg bg <<<"$(pause goring -x UCC_TL_GORING_TUNE="$TUNE")"
-read -r p0 b0 <<<"$(pause goring_nowarm -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_TL_GORING_WAKE_US=0)"
 read -r pu bu <<<"$(pause ucp)"
 if [ -n "${pg:-}" ] && [ -n "${pu:-}" ]; then
-  echo "robust pause ($PAUSE_NP ranks, $PAUSE_CALLS calls, median us after 5 ms / back to back): goring $pg / $bg, goring without warmer ${p0:-?} / ${b0:-?}, tl/ucp $pu / $bu; goring / tl/ucp after the pause $(awk -v a="$pg" -v b="$pu" 'BEGIN { printf "%.2f", a / b }')"
+  echo "robust pause ($PAUSE_NP ranks, $PAUSE_CALLS calls, median us after 5 ms / back to back): goring $pg / $bg, tl/ucp $pu / $bu; goring / tl/ucp after the pause $(awk -v a="$pg" -v b="$pu" 'BEGIN { printf "%.2f", a / b }')"
 fi
 
 if [ $fail != 0 ]; then echo "tests/stack/robust: FAILED (logs in $OUT)"; exit 1; fi
