@@ -70,40 +70,22 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	if err != nil {
 		return nil, err
 	}
-	alg := a.alg
-	if alg == "" {
-		alg = t.ctx.opts.algs[a.coll]
+	alg, fallback, err := t.algorithmFor(a, mem)
+	if err != nil {
+		return nil, err
 	}
-	fallback := "" // the host default, where a device default does not serve the shape
-	if dev := t.deviceAlg(a.coll); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
-		alg, fallback = dev, alg
-	}
-	if alg == "" {
-		return nil, notSupported("collective %s", a.coll)
-	}
-	if a.dtype.Size() == 0 {
-		return nil, invalid("datatype %d", a.dtype)
-	}
-	if a.coll.Reduces() && !coll.Supports(a.op, a.dtype) {
-		return nil, notSupported("%s is not defined on %s", a.op, a.dtype)
-	}
+	c := &tlColl{team: t, alg: alg}
 	if a.coll == coll.Alltoallv {
-		c := &tlColl{team: t, alg: alg}
 		if err := c.newAlltoallv(a, mem); err != nil {
 			c.free()
 			return nil, err
 		}
 		return c, nil
 	}
-	if a.coll == coll.Bcast && (a.root < 0 || a.root >= t.size) {
-		return nil, invalid("bcast root %d of a team of %d", a.root, t.size)
+	B, err := t.callBytes(a)
+	if err != nil {
+		return nil, err
 	}
-	esize := int64(a.dtype.Size())
-	if a.count > uint64(1<<62)/uint64(esize)/uint64(t.size) {
-		return nil, invalid("count %d of %d-byte elements overflows", a.count, esize)
-	}
-	B := int64(a.count) * esize
-	c := &tlColl{team: t, alg: alg}
 	if B == 0 {
 		c.trivial = true
 		return c, nil
@@ -113,15 +95,9 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 			return nil, err
 		}
 	}
-	entry, err := t.plans.get(sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank, a.dtype, a.op, mem)
-	if sched.IsUnsupported(err) && fallback != "" {
-		entry, err = t.plans.get(sched.Spec{Collective: a.coll, Algorithm: fallback, Topo: t.topo, Bytes: B, DtypeBytes: int(esize), Root: a.root}, t.rank, a.dtype, a.op, mem)
-	}
+	entry, err := t.planFor(a, alg, fallback, B, mem)
 	if err != nil {
-		if sched.IsUnsupported(err) {
-			return nil, notSupportedErr{err}
-		}
-		return nil, invalidErr{err}
+		return nil, err
 	}
 	plan := entry.plan
 	c.alg, c.entry = plan.Algorithm, entry
@@ -147,6 +123,63 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		return nil, err
 	}
 	return c, nil
+}
+
+// algorithmFor is the algorithm a call runs: the call's own, else the
+// context's for its collective, else (device memory, nothing chosen) the
+// device default, with the host default as fallback where the device
+// default does not serve the shape. It refuses datatypes and reductions
+// goring does not run.
+func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, err error) {
+	alg = a.alg
+	if alg == "" {
+		alg = t.ctx.opts.algs[a.coll]
+	}
+	if dev := t.deviceAlg(a.coll); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
+		alg, fallback = dev, alg
+	}
+	if alg == "" {
+		return "", "", notSupported("collective %s", a.coll)
+	}
+	if a.dtype.Size() == 0 {
+		return "", "", invalid("datatype %d", a.dtype)
+	}
+	if a.coll.Reduces() && !coll.Supports(a.op, a.dtype) {
+		return "", "", notSupported("%s is not defined on %s", a.op, a.dtype)
+	}
+	return alg, fallback, nil
+}
+
+// callBytes is the byte count of a call's vector (UCC's count of
+// elements), refused where it would overflow the plan's arithmetic, and
+// checks a bcast's root.
+func (t *tlTeam) callBytes(a collArgs) (int64, error) {
+	if a.coll == coll.Bcast && (a.root < 0 || a.root >= t.size) {
+		return 0, invalid("bcast root %d of a team of %d", a.root, t.size)
+	}
+	esize := int64(a.dtype.Size())
+	if a.count > uint64(1<<62)/uint64(esize)/uint64(t.size) {
+		return 0, invalid("count %d of %d-byte elements overflows", a.count, esize)
+	}
+	return int64(a.count) * esize, nil
+}
+
+// planFor finds or builds the plan of alg (else fallback, where alg does
+// not serve the shape) for B bytes.
+func (t *tlTeam) planFor(a collArgs, alg, fallback string, B int64, mem exec.Mem) (*planEntry, error) {
+	spec := sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: a.dtype.Size(), Root: a.root}
+	entry, err := t.plans.get(spec, t.rank, a.dtype, a.op, mem)
+	if sched.IsUnsupported(err) && fallback != "" {
+		spec.Algorithm = fallback
+		entry, err = t.plans.get(spec, t.rank, a.dtype, a.op, mem)
+	}
+	if err != nil {
+		if sched.IsUnsupported(err) {
+			return nil, notSupportedErr{err}
+		}
+		return nil, invalidErr{err}
+	}
+	return entry, nil
 }
 
 // build makes c's executor for prog (of entry's plan) over bufs: an idle
