@@ -217,7 +217,15 @@ func (j *simJob) simulator(stderr io.Writer, f *simFlags) *simulator {
 }
 
 func (s *simulator) run(alg string, bytes int64) simRun {
-	k := fmt.Sprint(alg, "@", bytes)
+	return s.memo(fmt.Sprint(alg, "@", bytes), alg, bytes, func(spec sched.Spec) (*sim.Result, error) {
+		res, _, err := sim.Run(spec, s.j.opt)
+		return res, err
+	})
+}
+
+// memo runs (alg, bytes) through simulate once per key: the result, or the
+// error, is kept, and the progress bar counts the run.
+func (s *simulator) memo(k, alg string, bytes int64, simulate func(sched.Spec) (*sim.Result, error)) simRun {
 	if m, ok := s.memos[k]; ok {
 		return m
 	}
@@ -226,7 +234,7 @@ func (s *simulator) run(alg string, bytes int64) simRun {
 	if err == nil {
 		m.counts = spec.Counts
 		var res *sim.Result
-		if res, _, err = sim.Run(spec, s.j.opt); err == nil {
+		if res, err = simulate(spec); err == nil {
 			m.us, m.bottleneck = res.TotalUS, res.Bottleneck
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
 )
 
@@ -63,24 +64,9 @@ func laneOptions(opt sim.Options, f *simFlags) (sim.Options, error) {
 
 // runLanes simulates (alg, bytes) on w lanes, once.
 func (s *simulator) runLanes(alg string, bytes int64, w int) simRun {
-	k := fmt.Sprint(alg, "@", bytes, "/", w)
-	if m, ok := s.memos[k]; ok {
-		return m
-	}
-	var m simRun
-	spec, err := s.j.spec(alg, bytes)
-	if err == nil {
-		var res *sim.Result
-		if res, err = sim.RunLanes(spec, w, s.j.opt); err == nil {
-			m.us, m.bottleneck = res.TotalUS, res.Bottleneck
-		}
-	}
-	m.err = err
-	if s.bar != nil {
-		_ = s.bar.Add(1)
-	}
-	s.memos[k] = m
-	return m
+	return s.memo(fmt.Sprint(alg, "@", bytes, "/", w), alg, bytes, func(spec sched.Spec) (*sim.Result, error) {
+		return sim.RunLanes(spec, w, s.j.opt)
+	})
 }
 
 // laneRow is the output row of (alg, n) on w lanes.
