@@ -19,7 +19,7 @@ func presetSplitter(t testing.TB, name string, o Options) *Splitter {
 	return sp
 }
 
-// The acceptance test: on every preset, for every GPU pair and
+// The acceptance test: on every preset, for every GPU pair and
 // messages of 4 MiB and more, the closed form (Algorithm 1) predicts a time
 // within 2% of the reference solver's, with the default threshold and with
 // the threshold off (so that the split itself is compared near its onset).
