@@ -68,7 +68,7 @@ func netnsTestbed(t *testing.T, nodes, rails int, rate string) string {
 // support for a device or qdisc kind the testbed needs.
 var kernelLacks = regexp.MustCompile(`(?i)operation not supported|unknown device type|qdisc kind is unknown|not supported by the kernel`)
 
-var predictionRow = regexp.MustCompile(`(?m)^parallel_rings +1048576 +[0-9.]+ +[0-9.]+ +[0-9.]+$`)
+var predictionRow = regexp.MustCompile(`(?m)^parallel_rings +1048576 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$`)
 
 func TestBenchNetnsSmall(t *testing.T) {
 	prefix := netnsTestbed(t, 2, 2, "1gbit")
@@ -111,7 +111,7 @@ func TestBenchNetnsSmall(t *testing.T) {
 		require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 		out := stdout.String()
 		assert.Contains(t, out, "lanes 2, validated")
-		assert.Regexp(t, regexp.MustCompile(`(?m)^ring/L2 +1000004 +[0-9.]+ +[0-9.]+ +[0-9.]+$`), out)
+		assert.Regexp(t, regexp.MustCompile(`(?m)^ring/L2 +1000004 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$`), out)
 	})
 	t.Run("a killed node's rank is named within 10 s", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
