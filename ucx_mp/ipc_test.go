@@ -70,23 +70,37 @@ func TestStagingBetweenHosts(t *testing.T) {
 	}
 }
 
+// collCase is a collective with its reduction and the sizes a test runs.
+type collCase struct {
+	c     coll.Collective
+	dtype coll.Dtype
+	op    coll.Op
+	sizes []int64
+}
+
+// everyCollective is the five collectives at small and odd sizes.
+var everyCollective = []collCase{
+	{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 40001}},
+	{coll.Allreduce, coll.Float32, coll.Sum, []int64{4, 40004}},
+	{coll.ReduceScatter, coll.Int16, coll.Max, []int64{2, 1026}},
+	{coll.Bcast, coll.DtypeInvalid, coll.OpInvalid, []int64{3333}},
+	{coll.Alltoallv, coll.DtypeInvalid, coll.OpInvalid, []int64{7, 4096}},
+}
+
 // runEveryAlgorithm runs every algorithm of the five collectives over ts
 // with buffers on the arena's fake devices, validated every iteration.
 func runEveryAlgorithm(t *testing.T, tp *topo.Topology, ts []*Transport, arena *fakedev.Arena) {
 	t.Helper()
+	runAlgorithms(t, tp, ts, arena, everyCollective, false)
+}
+
+// runAlgorithms runs every algorithm of each case over ts, every rank in a
+// goroutine of its own, validated every iteration; stepLoads annotates the
+// programs with their step loads (bench.Config.StepLoads).
+func runAlgorithms(t *testing.T, tp *topo.Topology, ts []*Transport, arena *fakedev.Arena, cases []collCase, stepLoads bool) {
+	t.Helper()
 	n := len(ts)
-	for _, tc := range []struct {
-		c     coll.Collective
-		dtype coll.Dtype
-		op    coll.Op
-		sizes []int64
-	}{
-		{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 40001}},
-		{coll.Allreduce, coll.Float32, coll.Sum, []int64{4, 40004}},
-		{coll.ReduceScatter, coll.Int16, coll.Max, []int64{2, 1026}},
-		{coll.Bcast, coll.DtypeInvalid, coll.OpInvalid, []int64{3333}},
-		{coll.Alltoallv, coll.DtypeInvalid, coll.OpInvalid, []int64{7, 4096}},
-	} {
+	for _, tc := range cases {
 		for _, alg := range sched.Algorithms(tc.c) {
 			var wg sync.WaitGroup
 			errs := make([]error, n)
@@ -96,8 +110,9 @@ func runEveryAlgorithm(t *testing.T, tp *topo.Topology, ts []*Transport, arena *
 					defer wg.Done()
 					cfg := bench.Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{alg.Name}, Sizes: tc.sizes,
 						Dtype: tc.dtype, Op: tc.op, Iters: 2, Warmup: 1, Validate: true, Root: 1, CallTimeout: 20 * time.Second,
-						Traffic: func(b int64) ([][]int64, error) { return bench.UniformCounts(n, b), nil },
-						Memory:  fakedev.Memory{Arena: arena, Dev: r % 2}}
+						StepLoads: stepLoads,
+						Traffic:   func(b int64) ([][]int64, error) { return bench.UniformCounts(n, b), nil },
+						Memory:    fakedev.Memory{Arena: arena, Dev: r % 2}}
 					_, errs[r] = bench.Run(context.Background(), cfg, ts[r], nopCtrl{})
 				}()
 			}

@@ -1,16 +1,12 @@
 package ucxmp
 
 import (
-	"context"
-	"sync"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec/fakedev"
 	"github.com/goring-hpc/goring/model"
@@ -60,36 +56,11 @@ func TestCollectivesOverSplitTransfers(t *testing.T) {
 		engines[r].SetPlanner(planner)
 		return engines[r]
 	})
-	for _, tc := range []struct {
-		c     coll.Collective
-		dtype coll.Dtype
-		op    coll.Op
-		sizes []int64
-	}{
+	runAlgorithms(t, tp, ts, arena, []collCase{
 		{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{40001, 3}},
 		{coll.Allreduce, coll.Float32, coll.Sum, []int64{40004, 4}},
 		{coll.Alltoallv, coll.DtypeInvalid, coll.OpInvalid, []int64{4099}},
-	} {
-		for _, alg := range sched.Algorithms(tc.c) {
-			var wg sync.WaitGroup
-			errs := make([]error, n)
-			for r := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					cfg := bench.Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{alg.Name}, Sizes: tc.sizes,
-						Dtype: tc.dtype, Op: tc.op, Iters: 2, Warmup: 1, Validate: true, CallTimeout: 20 * time.Second, StepLoads: true,
-						Traffic: func(b int64) ([][]int64, error) { return bench.UniformCounts(n, b), nil },
-						Memory:  fakedev.Memory{Arena: arena, Dev: r % 2}}
-					_, errs[r] = bench.Run(context.Background(), cfg, ts[r], nopCtrl{})
-				}()
-			}
-			wg.Wait()
-			for r, err := range errs {
-				require.NoError(t, err, "%v %s rank %d", tc.c, alg.Name, r)
-			}
-		}
-	}
+	}, true)
 	for r, e := range engines {
 		assert.Positive(t, e.Planned, "rank %d split transfers", r)
 	}
