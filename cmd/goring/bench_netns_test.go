@@ -116,14 +116,8 @@ func TestBenchNetnsSmall(t *testing.T) {
 	t.Run("a killed node's rank is named within 10 s", func(t *testing.T) {
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 		defer cancel()
-		cmd := exec.CommandContext(ctx, exe, "bench", "allgather", "--alg", "ring", "--netns", prefix, "--nodes", "2", "--ppn", "2",
+		cmd, stdout, stderr, ranks := startBenchRanks(t, ctx, exe, 4, "bench", "allgather", "--alg", "ring", "--netns", prefix, "--nodes", "2", "--ppn", "2",
 			"--bytes", "64KiB", "--iters", "1000000", "--warmup", "0")
-		cmd.Env = append(os.Environ(), envRunCLI+"=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Start())
-		var ranks map[int]int
-		require.Eventually(t, func() bool { ranks = childRanks(t, cmd.Process.Pid); return len(ranks) == 4 }, 20*time.Second, 20*time.Millisecond)
 		time.Sleep(2 * time.Second) // well into the timed loop
 		const victim = 2            // node 1's first rank
 		require.NoError(t, syscall.Kill(ranks[victim], syscall.SIGKILL))

@@ -325,14 +325,8 @@ func TestBenchKilledRankFailsJob(t *testing.T) {
 	for i, c := range cases {
 		victim := c.victim
 		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		cmd := exec.CommandContext(ctx, exe, "bench", "allgather", "--alg", "ring", "--np", "4", "--nodes", "2",
+		cmd, stdout, stderr, ranks := startBenchRanks(t, ctx, exe, 4, "bench", "allgather", "--alg", "ring", "--np", "4", "--nodes", "2",
 			"--bytes", "64KiB", "--iters", "1000000", "--warmup", "0")
-		cmd.Env = append(os.Environ(), envRunCLI+"=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Start())
-		var ranks map[int]int
-		require.Eventually(t, func() bool { ranks = childRanks(t, cmd.Process.Pid); return len(ranks) == 4 }, 20*time.Second, 20*time.Millisecond)
 		time.Sleep(1500 * time.Millisecond) // well into the timed loop
 		require.NoError(t, syscall.Kill(ranks[victim], c.sig))
 		killed := time.Now()
@@ -437,4 +431,19 @@ func TestBenchMissingLibUCP(t *testing.T) {
 		assert.Contains(t, msg, "libucp", "case %d", i)
 		assert.Contains(t, msg, "/nonexistent/libucp.so.0", "case %d", i)
 	}
+}
+
+// startBenchRanks starts exe with args (a bench job of n ranks) and waits
+// until its n rank processes exist; it returns the job, its output and
+// the ranks' pids by rank.
+func startBenchRanks(t *testing.T, ctx context.Context, exe string, n int, args ...string) (*exec.Cmd, *bytes.Buffer, *bytes.Buffer, map[int]int) {
+	t.Helper()
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), envRunCLI+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Start())
+	var ranks map[int]int
+	require.Eventually(t, func() bool { ranks = childRanks(t, cmd.Process.Pid); return len(ranks) == n }, 20*time.Second, 20*time.Millisecond)
+	return cmd, &stdout, &stderr, ranks
 }
