@@ -3,7 +3,7 @@
 # from what scripts/device_bundle.sh put in .carry/ (nothing else needed:
 # no Go, no toolkit, no network). Run from the repository root there:
 #
-#   bash .carry/device_test.sh [quick|correct|p2p|full|collcal]   # OUT=dir keeps the logs
+#   bash .carry/device_test.sh [quick|correct|p2p|full|collcal|peers]   # OUT=dir keeps the logs
 #
 # 1. the GPU tests: package cuda (driver binding, reduction kernels
 #    bit-identical to the host's), package cudaexec (every algorithm of
@@ -15,6 +15,10 @@
 # 3. (correct, full) 16 MiB and 256 MiB per rank, validated, 4 processes;
 # 4. (full) the speed table: allgather and allreduce, 4 processes,
 #    4-256 MiB per rank, push engine and UCX cuda_ipc in the same run.
+# peers (alone): one process per GPU (two or more GPUs): every collective
+#    validated across the GPUs, then goring beside NCCL (torch.distributed,
+#    scripts/nccl_bench.py) and UCC's tl/ucp and tl/goring (device_ucc.sh,
+#    built in the background meanwhile), one table (scripts/peer_table.py).
 # collcal (alone): collectives with the engine's multi-path split
 #    (--calibration), 2 processes, against the same collectives without it
 #    in the same run; see docs/gpu.md "Collectives over several paths".
@@ -46,12 +50,62 @@ GPUS=$(nvidia-smi -L | wc -l)
 "$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -v | head -2
 "$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -d | grep -E "Transport: (cuda|cma|posix|sysv)" | sort -u | tr '\n' ' '; echo
 
+if [ "$MODE" = peers ]; then
+  # UCC for the baselines builds while the correctness runs go (they are
+  # not timed); the timed part starts once it is done.
+  BUILD_ONLY=1 OUT="$OUT/ucc" nice -n 10 bash ./device_ucc.sh >"$LOGS/ucc_build.log" 2>&1 &
+  ucc_build=$!
+fi
 step "GPU tests"
 run cuda.test bash -c "cd '$ROOT/cuda' && '$B/cuda.test' -test.v -test.count=1"
 grep -E "^(--- |ok|FAIL|PASS)|loaded from|bit-identical" "$LOGS/cuda.test.log" | head -40
-run cudaexec.test bash -c "cd '$ROOT/cudaexec' && '$B/cudaexec.test' -test.v -test.count=1"
-grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
+if [ "$MODE" != peers ]; then # peers: whole plans on one GPU were checked by the other modes
+  run cudaexec.test bash -c "cd '$ROOT/cudaexec' && '$B/cudaexec.test' -test.v -test.count=1"
+  grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
+fi
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
+
+if [ "$MODE" = peers ]; then
+  NP=${NP:-$GPUS}
+  step "every collective validated, $NP and $((2 * NP)) processes on $GPUS GPUs"
+  for np in $NP $((2 * NP)); do
+    for c in allgather allreduce reduce_scatter bcast alltoallv; do
+      extra=(); sizes="1,7,4099,70001,1MiB,16777220"
+      case $c in allreduce|reduce_scatter) extra=(--dtype float32 --op sum); sizes="4,28,16396,280004,1MiB,16777220" ;; esac
+      run "peers_${c}_np$np" "$B/goring" bench "$c" --np "$np" --mem cuda --gpus "$GPUS" --bytes "$sizes" \
+        --iters 2 --warmup 1 --validate --json "${extra[@]}"
+    done
+  done
+  run peers_allreduce_bf16 "$B/goring" bench allreduce --np "$NP" --mem cuda --gpus "$GPUS" --bytes 8,1MiB,268435456 \
+    --iters 2 --warmup 1 --validate --json --dtype bfloat16 --op sum
+  step "waiting for UCC's build"
+  wait "$ucc_build"; tail -3 "$LOGS/ucc_build.log"
+  step "speed: goring beside NCCL and UCC, $NP processes, one per GPU"
+  SIZES=${SIZES:-4MiB:256MiB}
+  gj=()
+  for c in allgather allreduce reduce_scatter; do
+    extra=(); [ $c != allgather ] && extra=(--dtype float32 --op sum)
+    "$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --bytes "$SIZES" --iters 20 --warmup 5 --json "${extra[@]}" \
+      >"$OUT/goring_$c.json" 2>"$LOGS/goring_$c.err" || { echo "FAIL goring bench $c"; tail -5 "$LOGS/goring_$c.err"; fail=1; }
+    gj+=("$OUT/goring_$c.json")
+  done
+  python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --bytes "$SIZES" --json >"$OUT/nccl.json" 2>"$LOGS/nccl.err" ||
+    { echo "nccl_bench failed:"; tail -5 "$LOGS/nccl.err"; }
+  OUT="$OUT/ucc" CHECK=${CHECK:-0} BASELINE_COLLS="allgather allreduce reduce_scatter" GORING_COLLS="allgather allreduce reduce_scatter" \
+    bash ./device_ucc.sh "$NP" 2>&1 | tail -60
+  u=()
+  for c in allgather allreduce reduce_scatter; do
+    [ -s "$OUT/ucc/ucc_perftest_$c.txt" ] && u+=(--ucc "tl/ucp:$c=$OUT/ucc/ucc_perftest_$c.txt")
+    [ -s "$OUT/ucc/ucc_perftest_goring_$c.txt" ] && u+=(--ucc "tl/goring:$c=$OUT/ucc/ucc_perftest_goring_$c.txt")
+  done
+  n=(); [ -s "$OUT/nccl.json" ] && n=(--nccl "$OUT/nccl.json")
+  python3 "$ROOT/scripts/peer_table.py" --np "$NP" --goring "${gj[@]}" "${n[@]}" "${u[@]}" | tee "$OUT/peers.txt"
+  for c in allgather allreduce reduce_scatter; do # every algorithm's row, for the record
+    python3 -c "import json,sys; [print(r['collective'], r['algorithm'], r['bytes'], round(r['avg_us'],1), round(r['busbw_GBps'],1)) for r in json.load(open(sys.argv[1]))['results']]" "$OUT/goring_$c.json"
+  done >"$OUT/goring_rows.txt"
+  tar czf "$OUT/logs.tgz" -C "$LOGS" .
+  exit $fail
+fi
 
 if [ "$MODE" = collcal ]; then
   # Allgather and allreduce, the push engine with and without

@@ -34,6 +34,8 @@ LDFLAGS="-Wl,-rpath,$UCX/lib" ./configure --prefix="$W/install" --with-ucx="$UCX
 make -j"$(nproc)" install >"$OUT/ucc_make.log" 2>&1 || { echo "device_ucc: make failed"; tail -30 "$OUT/ucc_make.log"; exit 1; }
 echo "device_ucc: UCC built in $((SECONDS - t0)) s"
 fi
+# BUILD_ONLY=1: build (in the background of other work), measure later.
+[ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 P=$W/install/bin/ucc_perftest
 export LD_LIBRARY_PATH=$W/install/lib:$UCX/lib
 # Open MPI (the machine's, over its own UCX) only launches and bootstraps:
@@ -61,7 +63,8 @@ if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
     "$ROOT"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/install/lib" -lucc -Wl,-rpath,'$ORIGIN' \
     -o "$W/install/lib/ucc/libucc_tl_goring.so" || { echo "device_ucc: tl/goring does not compile"; exit 1; }
   cp "$C/lib/libgoring.so" "$W/install/lib/ucc/"
-  G=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf)
+  GC=${GORING_COLLS:-allgather allreduce}
+  G=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=${GC// /,}:inf)
   # Correctness first: UCC's own test on CUDA buffers, goring's score
   # raised for its four collectives, every team shape, 1 B to 4 MiB.
   if [ "${CHECK:-1}" = 1 ]; then
@@ -74,7 +77,7 @@ if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
     timeout 150 "${MPIRUN[@]}" "${T[@]}" "$W/install/bin/ucc_test_mpi" -c allreduce,reduce_scatter -t world,half,reverse,odd_even \
       -M cuda -d int32,int64,float32,float64 -o sum,max,prod,bxor -m 4:4194304 2>&1 | tee "$OUT/ucc_test_mpi_cuda_ar.txt" | sed -n '/TEST REPORT/,/elapsed/p'
   fi
-  for c in ${GORING_COLLS:-allgather allreduce}; do
+  for c in $GC; do
     echo "== ucc_perftest -c $c -m cuda, $NP processes, tl/goring (UCC trace: which TL ran)"
     "${MPIRUN[@]}" "${G[@]}" -x UCC_COLL_TRACE=info "$P" -c "$c" -m cuda -b 1048576 -e 1048576 -n 2 -w 0 -F 2>&1 | grep -o "TL_[A-Z]*\|tl_[a-z]*" | sort | uniq -c | head -5
     timeout 120 "${MPIRUN[@]}" "${G[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_goring_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR|rror"
