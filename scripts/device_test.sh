@@ -3,7 +3,8 @@
 # from what scripts/device_bundle.sh put in .carry/ (nothing else needed:
 # no Go, no toolkit, no network). Run from the repository root there:
 #
-#   bash .carry/device_test.sh [quick|correct|p2p|full|collcal|peers]   # OUT=dir keeps the logs
+#   bash .carry/device_test.sh [quick|correct|p2p|full|collcal|peers|chunks]   # OUT=dir keeps the logs
+#   GPUTESTS=0 skips step 1 (a second mode in the same device call)
 #
 # 1. the GPU tests: package cuda (driver binding, reduction kernels
 #    bit-identical to the host's), package cudaexec (every algorithm of
@@ -19,6 +20,9 @@
 #    validated across the GPUs, then goring beside NCCL (torch.distributed,
 #    scripts/nccl_bench.py) and UCC's tl/ucp and tl/goring (device_ucc.sh,
 #    built in the background meanwhile), one table (scripts/peer_table.py).
+# chunks (alone): the pipelining sweep behind the chunk defaults: the
+#    reducing collectives and ring allgather with --chunks 1-16, one process
+#    per GPU, 16/64/256 MiB (docs/gpu.md "Two GPUs").
 # collcal (alone): collectives with the engine's multi-path split
 #    (--calibration), 2 processes, against the same collectives without it
 #    in the same run; see docs/gpu.md "Collectives over several paths".
@@ -56,6 +60,7 @@ if [ "$MODE" = peers ]; then
   BUILD_ONLY=1 OUT="$OUT/ucc" nice -n 10 bash ./device_ucc.sh >"$LOGS/ucc_build.log" 2>&1 &
   ucc_build=$!
 fi
+[ "${GPUTESTS:-1}" = 1 ] && {
 step "GPU tests"
 run cuda.test bash -c "cd '$ROOT/cuda' && '$B/cuda.test' -test.v -test.count=1"
 grep -E "^(--- |ok|FAIL|PASS)|loaded from|bit-identical" "$LOGS/cuda.test.log" | head -40
@@ -64,6 +69,25 @@ if [ "$MODE" != peers ]; then # peers: whole plans on one GPU were checked by th
   grep -E "^(--- |ok|FAIL|PASS)|plans on the GPU" "$LOGS/cudaexec.test.log"
 fi
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
+}
+
+if [ "$MODE" = chunks ]; then
+  NP=${NP:-$GPUS}
+  step "pipelining: --chunks 1-16, $NP processes on $GPUS GPUs, 16/64/256 MiB, us per call"
+  printf '%-28s %8s %12s %12s %12s\n' algorithm chunks 16MiB 64MiB 256MiB | tee "$OUT/chunks.txt"
+  for ca in allreduce:ring allreduce:rabenseifner allreduce:recursive_doubling allreduce:lane reduce_scatter:ring allgather:ring allgather:neighbor; do
+    c=${ca%%:*} a=${ca##*:}
+    extra=(); [ $c != allgather ] && extra=(--dtype float32 --op sum)
+    for k in ${CHUNKS:-1 2 4 8 16}; do
+      t=$("$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --alg "$a" --chunks "$k" --bytes 16MiB,64MiB,256MiB \
+        --iters 20 --warmup 5 --json "${extra[@]}" 2>>"$LOGS/chunks.err" |
+        python3 -c "import json,sys; print(' '.join('%12.1f' % r['avg_us'] for r in json.load(sys.stdin)['results']))") || t="failed"
+      printf '%-28s %8s %s\n' "$c $a" "$k" "$t" | tee -a "$OUT/chunks.txt"
+    done
+  done
+  tar czf "$OUT/logs.tgz" -C "$LOGS" .
+  exit $fail
+fi
 
 if [ "$MODE" = peers ]; then
   NP=${NP:-$GPUS}

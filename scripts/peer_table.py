@@ -25,15 +25,19 @@ def json_rows(path):
         return json.load(f)["results"]
 
 
-def perftest_rows(path, coll):
-    """ucc_perftest -F rows: count, size, avg, min, max (us), bus GB/s..."""
+def perftest_rows(path, coll, n):
+    """ucc_perftest -F rows: count, size, avg, min, max (us), bus GB/s...
+
+    Its size is the source buffer: for reduce_scatter that is all n blocks,
+    so the block (goring's bytes) is size / n."""
     rows = []
     with open(path) as f:
         for line in f:
             p = line.split()
             if len(p) >= 5 and p[0].isdigit() and p[1].isdigit():
                 try:
-                    rows.append({"collective": coll, "bytes": int(p[1]), "avg_us": float(p[2])})
+                    b = int(p[1]) // n if coll == "reduce_scatter" else int(p[1])
+                    rows.append({"collective": coll, "bytes": b, "avg_us": float(p[2])})
                 except ValueError:
                     pass
     return rows
@@ -66,7 +70,7 @@ def main():
             coll, path = rest.split("=", 1)
         except ValueError:
             sys.exit(f"peer_table: --ucc {spec!r}: want NAME:COLL=FILE")
-        for r in perftest_rows(path, coll):
+        for r in perftest_rows(path, coll, args.np):
             peers.setdefault(name, {})[(coll, r["bytes"])] = r["avg_us"]
 
     n, out = args.np, []
