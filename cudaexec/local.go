@@ -2,6 +2,7 @@ package cudaexec
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/exec"
@@ -18,7 +19,13 @@ type Local struct {
 	stream  *cuda.Stream
 	pending []inFlight // in stream order
 	free    []*cuda.Event
+	// Every is how often the driver looks for finished steps while some
+	// run (exec.PollInterval; 0: exec.PollEvery).
+	Every time.Duration
 }
+
+// PollInterval implements exec.PollInterval.
+func (l *Local) PollInterval() time.Duration { return l.Every }
 
 type inFlight struct {
 	token uint64
@@ -34,7 +41,7 @@ func (g *GPU) Local() (*Local, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Local{g: g, stream: s}, nil
+	return &Local{g: g, stream: s, Every: g.PollEvery}, nil
 }
 
 // Close waits for the stream and destroys it and the events.

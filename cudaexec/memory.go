@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/exec"
@@ -14,6 +15,9 @@ import (
 type GPU struct {
 	dev *cuda.Device
 	mem exec.Mem
+	// PollEvery is the Every of the executors Local makes (0:
+	// exec.PollEvery): goring bench --device-poll.
+	PollEvery time.Duration
 
 	mu     sync.Mutex
 	allocs []*cuda.Buffer // ascending address: every buffer g holds

@@ -75,5 +75,14 @@ type AsyncLocal interface {
 	Cancel(token uint64) error
 }
 
-// PollEvery bounds one transport wait while device work is pending.
+// PollEvery bounds one transport wait while device work is pending, for an
+// AsyncLocal that does not say otherwise (PollInterval).
 const PollEvery = 20 * time.Microsecond
+
+// PollInterval is what an AsyncLocal implements to choose its own bound
+// instead of PollEvery (a value <= 0 keeps PollEvery): a device step that
+// finished is seen up to that long late, and the next step that needs it
+// starts that much later.
+type PollInterval interface {
+	PollInterval() time.Duration
+}

@@ -148,7 +148,11 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 				}
 				continue
 			}
-			if next := now.Add(PollEvery); wait.After(next) {
+			every := PollEvery
+			if p, ok := async.(PollInterval); ok && p.PollInterval() > 0 {
+				every = p.PollInterval()
+			}
+			if next := now.Add(every); wait.After(next) {
 				wait = next
 			}
 		}

@@ -74,15 +74,17 @@ fi
 if [ "$MODE" = chunks ]; then
   NP=${NP:-$GPUS}
   step "pipelining: --chunks 1-16, $NP processes on $GPUS GPUs, 16/64/256 MiB, us per call"
-  printf '%-28s %8s %12s %12s %12s\n' algorithm chunks 16MiB 64MiB 256MiB | tee "$OUT/chunks.txt"
-  for ca in allreduce:ring allreduce:rabenseifner allreduce:recursive_doubling allreduce:lane reduce_scatter:ring allgather:ring allgather:neighbor; do
+  printf '%-28s %8s %s\n' algorithm chunks/poll "${CHUNK_SIZES:-16MiB,64MiB,256MiB}" | tee "$OUT/chunks.txt"
+  for ca in ${CHUNK_ALGS:-allreduce:ring allreduce:rabenseifner allreduce:recursive_doubling allreduce:lane reduce_scatter:ring allgather:ring allgather:neighbor}; do
     c=${ca%%:*} a=${ca##*:}
     extra=(); [ $c != allgather ] && extra=(--dtype float32 --op sum)
     for k in ${CHUNKS:-1 2 4 8 16}; do
-      t=$("$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --alg "$a" --chunks "$k" --bytes 16MiB,64MiB,256MiB \
-        --iters 20 --warmup 5 --json "${extra[@]}" 2>>"$LOGS/chunks.err" |
-        python3 -c "import json,sys; print(' '.join('%12.1f' % r['avg_us'] for r in json.load(sys.stdin)['results']))") || t="failed"
-      printf '%-28s %8s %s\n' "$c $a" "$k" "$t" | tee -a "$OUT/chunks.txt"
+      for poll in ${POLLS:-20us}; do
+        t=$("$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --alg "$a" --chunks "$k" --bytes "${CHUNK_SIZES:-16MiB,64MiB,256MiB}" \
+          --iters 20 --warmup 5 --json --device-poll "$poll" "${extra[@]}" 2>>"$LOGS/chunks.err" |
+          python3 -c "import json,sys; print(' '.join('%12.1f' % r['avg_us'] for r in json.load(sys.stdin)['results']))") || t="failed"
+        printf '%-28s %8s %s\n' "$c $a" "$k/$poll" "$t" | tee -a "$OUT/chunks.txt"
+      done
     done
   done
   tar czf "$OUT/logs.tgz" -C "$LOGS" .
@@ -92,13 +94,17 @@ fi
 if [ "$MODE" = peers ]; then
   NP=${NP:-$GPUS}
   step "every collective validated, $NP and $((2 * NP)) processes on $GPUS GPUs"
-  for np in $NP $((2 * NP)); do
-    for c in allgather allreduce reduce_scatter bcast alltoallv; do
+  for np in ${PEERS_NP:-$NP $((2 * NP))}; do
+    for c in ${PEERS_COLLS:-allgather allreduce reduce_scatter bcast alltoallv}; do
       extra=(); sizes="1,7,4099,70001,1MiB,16777220"
       case $c in allreduce|reduce_scatter) extra=(--dtype float32 --op sum); sizes="4,28,16396,280004,1MiB,16777220" ;; esac
       run "peers_${c}_np$np" "$B/goring" bench "$c" --np "$np" --mem cuda --gpus "$GPUS" --bytes "$sizes" \
         --iters 2 --warmup 1 --validate --json "${extra[@]}"
     done
+  done
+  for c in allreduce reduce_scatter; do # two pieces: the team layer's default for a pair from 64 MiB
+    run "peers_${c}_2pc" "$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --chunks 2 \
+      --bytes 4,28,16396,67108868,268435460 --iters 2 --warmup 1 --validate --json --dtype float32 --op sum
   done
   run peers_allreduce_bf16 "$B/goring" bench allreduce --np "$NP" --mem cuda --gpus "$GPUS" --bytes 8,1MiB,268435456 \
     --iters 2 --warmup 1 --validate --json --dtype bfloat16 --op sum
@@ -112,6 +118,12 @@ if [ "$MODE" = peers ]; then
     "$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --bytes "$SIZES" --iters 20 --warmup 5 --json "${extra[@]}" \
       >"$OUT/goring_$c.json" 2>"$LOGS/goring_$c.err" || { echo "FAIL goring bench $c"; tail -5 "$LOGS/goring_$c.err"; fail=1; }
     gj+=("$OUT/goring_$c.json")
+    [ $c = allgather ] && continue
+    # The reducing collectives also in two pieces (the team layer's default
+    # for a pair from 64 MiB), named alg+2pc in the table.
+    "$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --bytes "$SIZES" --iters 20 --warmup 5 --json --chunks 2 "${extra[@]}" \
+      2>>"$LOGS/goring_$c.err" | python3 -c "import json,sys; d=json.load(sys.stdin); [r.update(algorithm=r['algorithm']+'+2pc') for r in d['results']]; json.dump(d, sys.stdout)" \
+      >"$OUT/goring_${c}_2pc.json" && gj+=("$OUT/goring_${c}_2pc.json")
   done
   python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --bytes "$SIZES" --json >"$OUT/nccl.json" 2>"$LOGS/nccl.err" ||
     { echo "nccl_bench failed:"; tail -5 "$LOGS/nccl.err"; }
@@ -146,9 +158,21 @@ if [ "$MODE" = collcal ]; then
   step "collectives with the multi-path split (--calibration)"
   cals=()
   if [ "$GPUS" -ge 2 ]; then
-    run calibrate "$B/goring" calibrate --out "$OUT/cal.json"
+    # The paths as the push engine moves them between two processes (bench
+    # p2p's fits), not goring calibrate's one-process figures: with those
+    # the planner split ring steps that then ran 1.2x slower (docs/gpu.md
+    # "Two GPUs").
+    run calibrate "$B/goring" bench p2p --mem cuda --gpus "$GPUS" --bytes 64MiB --calibration-out "$OUT/cal.json"
     cals=(cal)
-    G=$GPUS NP=$GPUS # calibrate records the machine's GPU count: one process per GPU
+    G=$GPUS NP=$GPUS # the file records the machine's GPU count: one process per GPU
+    case $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1) in
+      *H100*) simtopo=h100x2 ;; *H200*) simtopo=h200x2 ;; *) simtopo= ;;
+    esac
+    if [ "$GPUS" = 2 ] && [ -n "$simtopo" ]; then # goring sim's prediction from the same file
+      for c in allgather allreduce; do
+        "$B/goring" sim "$c" --topo "$simtopo" --calibration "$OUT/cal.json" --bytes 1MiB:256MiB 2>/dev/null | tee "$OUT/sim_$c.txt"
+      done
+    fi
   else
     cat >"$OUT/cal.json" <<'JSON'
 {"schema": "goring.calibration/v1", "host": "one-H100 figures of goring bench p2p run 7 (docs/gpu.md)", "date": "2026-11-25", "ucx_tls": "",

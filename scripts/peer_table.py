@@ -81,7 +81,7 @@ def main():
         names = [p for p in peers if any(c == coll for c, _ in peers[p])]
         if not args.json:
             print(f"\n{coll}, {n} ranks (bytes in UCC's meaning; bus GB/s; ratio = goring's bus bandwidth / the peer's)")
-            head = f"{'bytes':>11} {'goring best':>22} {'GB/s':>7}"
+            head = f"{'bytes':>11} {'goring best':>24} {'us':>9} {'GB/s':>7}"
             for p in names:
                 head += f" {p + ' us':>11} {'GB/s':>7} {'ratio':>6}"
             print(head)
@@ -90,7 +90,7 @@ def main():
             gbw = bus_bytes(coll, n, b) / (g["avg_us"] * 1e3)
             row = {"collective": coll, "bytes": b, "goring_alg": g["algorithm"], "goring_us": g["avg_us"],
                    "goring_busbw_GBps": gbw, "peers": {}}
-            line = f"{b:>11} {g['algorithm'][:12]:>12} {g['avg_us']:9.1f} {gbw:7.1f}"
+            line = f"{b:>11} {g['algorithm'][:24]:>24} {g['avg_us']:9.1f} {gbw:7.1f}"
             for p in names:
                 us = peers[p].get((coll, b))
                 if us is None:

@@ -27,6 +27,7 @@ var presetFacts = []struct {
 	/*4*/ {name: "narval", gpus: 4, sockets: 2, rails: 1, railGBps: 25, pairLinks: map[[2]int]int{{0, 2}: 4}, nvlinkGBps: 25, directPairs: 6},
 	/*5*/ {name: "dgx-h100", gpus: 8, sockets: 2, rails: 8, railGBps: 50, directPairs: 0},
 	/*6*/ {name: "ascend-8p", gpus: 8, sockets: 4, rails: 8, railGBps: 25, pairLinks: map[[2]int]int{{0, 7}: 1, {3, 4}: 1}, nvlinkGBps: 56, directPairs: 28},
+	/*7*/ {name: "h100x2", gpus: 2, sockets: 1, pairLinks: map[[2]int]int{{0, 1}: 18}, nvlinkGBps: 26.56, directPairs: 1},
 }
 
 func TestPresetsMatchTheirSources(t *testing.T) {

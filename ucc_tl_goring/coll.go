@@ -95,7 +95,7 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 			return nil, err
 		}
 	}
-	entry, err := t.planFor(a, alg, fallback, B, mem)
+	entry, err := t.planFor(a, alg, fallback, B, mem, t.deviceChunks(a, B, mem))
 	if err != nil {
 		return nil, err
 	}
@@ -135,7 +135,8 @@ func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, e
 	if alg == "" {
 		alg = t.ctx.opts.algs[a.coll]
 	}
-	if dev := t.deviceAlg(a.coll); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
+	B := int64(a.count) * int64(a.dtype.Size()) // callBytes refuses an overflow later
+	if dev := t.deviceAlg(a.coll, B); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
 		alg, fallback = dev, alg
 	}
 	if alg == "" {
@@ -165,9 +166,10 @@ func (t *tlTeam) callBytes(a collArgs) (int64, error) {
 }
 
 // planFor finds or builds the plan of alg (else fallback, where alg does
-// not serve the shape) for B bytes.
-func (t *tlTeam) planFor(a collArgs, alg, fallback string, B int64, mem exec.Mem) (*planEntry, error) {
-	spec := sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: a.dtype.Size(), Root: a.root}
+// not serve the shape) for B bytes, its transfers in chunks pieces (0 or
+// 1: whole).
+func (t *tlTeam) planFor(a collArgs, alg, fallback string, B int64, mem exec.Mem, chunks int) (*planEntry, error) {
+	spec := sched.Spec{Collective: a.coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: a.dtype.Size(), Root: a.root, Chunks: chunks}
 	entry, err := t.plans.get(spec, t.rank, a.dtype, a.op, mem)
 	if sched.IsUnsupported(err) && fallback != "" {
 		spec.Algorithm = fallback

@@ -37,6 +37,8 @@ type planKey struct {
 	dtype coll.Dtype
 	op    coll.Op
 	mem   exec.Mem // an executor is built for one memory type
+	// chunks: the pieces transfers pipeline in (sched.Spec.Chunks).
+	chunks int
 	// layout is an alltoallv call's counts and displacements (alltoallv.go,
 	// a2aLayout.key); "" for other collectives.
 	layout string
@@ -76,7 +78,7 @@ func (pm *pooledMachine) free() {
 // (sched.GenerateRank) on a miss.
 func (pc *planCache) get(spec sched.Spec, rank int, dtype coll.Dtype, op coll.Op, mem exec.Mem) (*planEntry, error) {
 	k := planKey{coll: string(spec.Collective), alg: spec.Algorithm, bytes: spec.Bytes, elem: spec.DtypeBytes,
-		root: spec.Root, rank: rank, dtype: dtype, op: op, mem: mem}
+		root: spec.Root, rank: rank, dtype: dtype, op: op, mem: mem, chunks: spec.Chunks}
 	return pc.getKeyed(k, func() (*planEntry, error) {
 		p, err := pc.generate(spec, rank)
 		return &planEntry{plan: p}, err

@@ -19,6 +19,9 @@ import (
 // within the node as mpath.Planner decides. The launcher and every rank
 // run the same check, so a bad file stops the job before any rank starts.
 func (j *benchJob) useCalibration(f *benchFlags) error {
+	if f.calibrationOut != "" {
+		return fmt.Errorf("--calibration-out is for bench p2p, which fits the paths it writes")
+	}
 	if f.calibration == "" {
 		return nil
 	}

@@ -58,24 +58,35 @@ func checkBenchMem(f *benchFlags) error {
 	return nil
 }
 
+// rankGPU is the GPU of a rank with --mem cuda: rank % gpus, gpus being
+// --gpus or, without it, every GPU the driver shows.
+func rankGPU(f *benchFlags, rank int) (int, error) {
+	gpus := f.gpus
+	if gpus == 0 {
+		n, err := cuda.DeviceCount()
+		if err != nil {
+			return 0, err
+		}
+		gpus = n
+	}
+	return rank % gpus, nil
+}
+
 // rankMemory is the bench.Memory of one rank for --mem: nil for host
 // (the runner's Alloc/Free), else the rank's GPU, rank % gpus.
 func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
 	if f.mem == "host" || f.mem == "" {
 		return nil, func() error { return nil }, nil
 	}
-	gpus := f.gpus
-	if gpus == 0 {
-		n, err := cuda.DeviceCount()
-		if err != nil {
-			return nil, nil, err
-		}
-		gpus = n
-	}
-	g, err := cudaexec.Open(rank % gpus)
+	ord, err := rankGPU(f, rank)
 	if err != nil {
 		return nil, nil, err
 	}
+	g, err := cudaexec.Open(ord)
+	if err != nil {
+		return nil, nil, err
+	}
+	g.PollEvery = f.devicePoll
 	// UCX's CUDA transports work in the thread's current context: this
 	// rank drives UCX from this goroutine only, so pin it to its thread
 	// and make the GPU's context current there once.

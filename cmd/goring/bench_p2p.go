@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"time"
 
@@ -53,6 +55,13 @@ func runP2P(cmd *cobra.Command, f *benchFlags) error {
 	}
 	if f.calibration != "" {
 		return fmt.Errorf("--calibration is for collectives: bench p2p fits the paths it measures in the same run")
+	}
+	if f.calibrationOut != "" {
+		if dir := filepath.Dir(f.calibrationOut); dir != "" {
+			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+				return fmt.Errorf("--calibration-out %s: no folder %s to write it in", f.calibrationOut, dir)
+			}
+		}
 	}
 	if f.np == 0 {
 		f.np = 2
@@ -128,6 +137,15 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	if role.Rank == 0 {
 		if err := writeP2P(cmd.OutOrStdout(), f, rep); err != nil {
 			return err
+		}
+		if f.calibrationOut != "" {
+			g1, err := rankGPU(f, 1)
+			if err != nil {
+				return err
+			}
+			if err := writeP2PCalibration(f.calibrationOut, rep, g.Device().Ordinal(), g1); err != nil {
+				return err
+			}
 		}
 	}
 	return rj.finish()

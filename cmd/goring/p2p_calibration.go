@@ -1,0 +1,88 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"time"
+
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/model"
+)
+
+// goring bench p2p --calibration-out FILE writes what the run fitted as a
+// goring.calibration/v1 document, for the engine's planner (bench
+// --calibration, UCC_TL_GORING_CALIBRATION) and goring sim.
+//
+// Why a second writer beside goring calibrate: calibrate times the paths
+// from one process, one stream per path, and on the 2xH100 machine
+// (docs/gpu.md "Two GPUs") it measured a direct copy of 2.5 us startup
+// and a host path that costs it nothing (direct slowdown 0.002), so the
+// planner split ring steps 8% onto the host path; every large collective
+// then ran 1.2x slower than without the split. Collectives move bytes
+// through the push engine between two processes: a clear-to-send, a copy,
+// a done message, and a host path staged by both processes. bench p2p
+// measures exactly that (direct startup 37-43 us; the direct copy slowed
+// by gamma = 0.40-0.42 while the host path runs), and with its figures
+// the planner keeps every transfer direct, as the best static split does.
+//
+// The document holds, for the pair the two ranks ran on:
+//   - the direct path: the Hockney fit of the push (startup and bandwidth);
+//   - the host path: the slower hop's bandwidth and the two hops' startups,
+//     with no chunk size, so that the model charges its per-chunk cost on
+//     top (MeasuredStagedPath: errs towards less on the staged path);
+//   - the contention: the direct path's lost fraction gamma/(1+gamma)
+//     (bench p2p's direct runs at beta/(1+gamma) beside the host path),
+//     with the together samples it came from.
+
+// p2pCalibration builds the document of rep for ranks on GPUs a and b of a
+// machine of gpus GPUs of model name.
+func p2pCalibration(rep *p2pReport, a, b, gpus int, name, host string) *model.Calibration {
+	from, to := fmt.Sprintf("GPU %d", a), fmt.Sprintf("GPU %d", b)
+	f := rep.Fits
+	slowHop := min(f.D2H.BetaGBps, f.H2D.BetaGBps)
+	cal := &model.Calibration{
+		Schema: model.CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339),
+		GPUs: gpus, GPUModel: name,
+		Paths: []model.CalibratedPath{
+			{Path: model.DirectName, From: from, To: to, AlphaUS: f.Direct.AlphaUS, BetaGBps: f.Direct.BetaGBps,
+				RelRMS: f.Direct.RelRMS, Outliers: []int64{}, Samples: []model.CalibratedSample{}},
+			{Path: model.HostName, From: from, To: to, AlphaUS: f.D2H.AlphaUS + f.H2D.AlphaUS, BetaGBps: slowHop,
+				Outliers: []int64{}, Samples: []model.CalibratedSample{}},
+		},
+		Skipped: []string{},
+		Extra:   map[string]string{"source": "goring bench p2p (the push engine between two processes)"},
+	}
+	c := model.CalibratedContention{Path: model.HostName, From: from, To: to,
+		DirectSlowdown: f.DirectSlowdown / (1 + f.DirectSlowdown), Outliers: []int{}}
+	for _, s := range f.Together {
+		c.Samples = append(c.Samples, model.TogetherSample{Bytes: s.Bytes, Share: float64(s.HostPct) / 100, US: s.TimeUS})
+	}
+	cal.Contention = []model.CalibratedContention{c}
+	return cal
+}
+
+// writeP2PCalibration writes rep's calibration to path (rank 0, after
+// the table). g0 and g1 are the ranks' GPU ordinals.
+func writeP2PCalibration(path string, rep *p2pReport, g0, g1 int) error {
+	gpus, err := cuda.DeviceCount()
+	if err != nil {
+		return err
+	}
+	name, err := cuda.DeviceName(g0)
+	if err != nil {
+		return err
+	}
+	host, _ := os.Hostname()
+	cal := p2pCalibration(rep, g0, g1, gpus, name, host)
+	if err := cal.Validate(); err != nil {
+		return fmt.Errorf("--calibration-out: %w", err)
+	}
+	doc, err := cal.Encode()
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, doc, 0o644); err != nil {
+		return fmt.Errorf("--calibration-out: %w", err)
+	}
+	return nil
+}

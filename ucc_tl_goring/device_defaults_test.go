@@ -1,0 +1,60 @@
+//go:build ucc
+
+package main
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/exec"
+)
+
+// The device defaults of a team (gpu.go): a pair on the push engine runs
+// large allreduces as ring in two pieces, and pipelines large
+// reduce_scatters; smaller calls, bigger teams, teams without the engine,
+// host memory and a user's own choice keep what they had.
+func TestDeviceDefaultsLargePushPair(t *testing.T) {
+	opts, err := parseOptions("")
+	require.NoError(t, err)
+	team := func(size int, engine, oneHost bool) *tlTeam {
+		tm := &tlTeam{ctx: &tlContext{opts: opts}, size: size, oneHost: oneHost}
+		if engine {
+			tm.engine = cudaexec.NewEngine()
+		}
+		return tm
+	}
+	dev := exec.Mem{Kind: exec.MemCUDA}
+	f32 := func(c coll.Collective, bytes int64, alg string) collArgs {
+		return collArgs{coll: c, count: uint64(bytes / 4), dtype: coll.Float32, op: coll.Sum, alg: alg}
+	}
+	cases := []struct {
+		tm        *tlTeam
+		args      collArgs
+		mem       exec.Mem
+		alg       string
+		chunks    int
+		situation string
+	}{
+		{team(2, true, true), f32(coll.Allreduce, 64<<20, ""), dev, "ring", 2, "pair, 64 MiB"},
+		{team(2, true, true), f32(coll.Allreduce, 1<<30, ""), dev, "ring", 2, "pair, 1 GiB"},
+		{team(2, true, true), f32(coll.Allreduce, 64<<20-4, ""), dev, "recursive_doubling", 0, "pair, just under 64 MiB"},
+		{team(2, true, true), f32(coll.ReduceScatter, 64<<20, ""), dev, "ring", 2, "pair, reduce_scatter 64 MiB"},
+		{team(2, true, true), f32(coll.Allgather, 256<<20, ""), dev, "multiwrite", 0, "pair, allgather: no pieces"},
+		{team(4, true, true), f32(coll.Allreduce, 256<<20, ""), dev, "recursive_doubling", 0, "four ranks"},
+		{team(2, false, true), f32(coll.Allreduce, 256<<20, ""), dev, "recursive_doubling", 0, "no push engine"},
+		{team(2, true, false), f32(coll.Allreduce, 256<<20, ""), dev, "recursive_doubling", 0, "ranks on other hosts"},
+		{team(2, true, true), f32(coll.Allreduce, 256<<20, ""), exec.Mem{}, "rabenseifner", 0, "host memory"},
+		{team(2, true, true), f32(coll.Allreduce, 256<<20, "rabenseifner"), dev, "rabenseifner", 0, "the call's own algorithm"},
+	}
+	for _, c := range cases {
+		alg, _, err := c.tm.algorithmFor(c.args, c.mem)
+		require.NoError(t, err, c.situation)
+		B := int64(c.args.count) * 4
+		assert.Equal(t, c.alg, alg, c.situation)
+		assert.Equal(t, c.chunks, c.tm.deviceChunks(c.args, B, c.mem), c.situation)
+	}
+}
