@@ -72,6 +72,8 @@ func TestAsyncLocalPollInterval(t *testing.T) {
 		for i, w := range tr.waits {
 			require.LessOrEqual(t, w, want, "every %v: wait %d of %d", every, i, len(tr.waits))
 		}
-		require.Greater(t, tr.waits[0], want/2, "every %v: the first wait uses the interval, not a spin", every)
+		if every > 0 { // long enough to see on any machine
+			require.Greater(t, tr.waits[0], want/2, "every %v: the first wait uses the interval, not a spin", every)
+		}
 	}
 }

@@ -79,7 +79,7 @@ if [ "$MODE" = chunks ]; then
     c=${ca%%:*} a=${ca##*:}
     extra=(); [ $c != allgather ] && extra=(--dtype float32 --op sum)
     for k in ${CHUNKS:-1 2 4 8 16}; do
-      for poll in ${POLLS:-20us}; do
+      for poll in ${POLLS:-2us}; do
         t=$("$B/goring" bench "$c" --np "$NP" --mem cuda --gpus "$GPUS" --alg "$a" --chunks "$k" --bytes "${CHUNK_SIZES:-16MiB,64MiB,256MiB}" \
           --iters 20 --warmup 5 --json --device-poll "$poll" "${extra[@]}" 2>>"$LOGS/chunks.err" |
           python3 -c "import json,sys; print(' '.join('%12.1f' % r['avg_us'] for r in json.load(sys.stdin)['results']))") || t="failed"
