@@ -138,6 +138,11 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 		if err := writeP2P(cmd.OutOrStdout(), f, rep); err != nil {
 			return err
 		}
+		if f.png != "" {
+			if err := writeP2PPNGFile(f.png, rep); err != nil {
+				return err
+			}
+		}
 		if f.calibrationOut != "" {
 			g1, err := rankGPU(f, 1)
 			if err != nil {
