@@ -109,4 +109,15 @@ void ucc_tl_goring_log_error(ucc_base_lib_t *lib, const char *what, goring_statu
 ucc_status_t ucc_tl_goring_coll_init(ucc_base_coll_args_t *coll_args,
                                      ucc_base_team_t *team, ucc_coll_task_t **task);
 
+/* As ucc_tl_goring_coll_init, running algorithm alg (a name of
+ * tl_goring_algs.h; NULL: the team's choice). */
+ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_base_team_t *team,
+                                         ucc_coll_task_t **task, const char *alg);
+
+/* UCC's alg_fn: the init of the algorithm a TUNE string names by id or
+ * name (tl_goring_algs.c). */
+ucc_status_t ucc_tl_goring_alg_id_to_init(int alg_id, const char *alg_id_str,
+                                          ucc_coll_type_t coll_type, ucc_memory_type_t mem_type,
+                                          ucc_base_coll_init_fn_t *init);
+
 #endif

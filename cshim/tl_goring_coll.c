@@ -225,6 +225,12 @@ static ucc_status_t ucc_tl_goring_coll_post(ucc_coll_task_t *coll_task)
 ucc_status_t ucc_tl_goring_coll_init(ucc_base_coll_args_t *coll_args, ucc_base_team_t *team,
                                      ucc_coll_task_t **task_h)
 {
+    return ucc_tl_goring_coll_init_alg(coll_args, team, task_h, NULL);
+}
+
+ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_base_team_t *team,
+                                         ucc_coll_task_t **task_h, const char *alg)
+{
     ucc_tl_goring_team_t *tl_team = ucc_derived_of(team, ucc_tl_goring_team_t);
     ucc_tl_goring_task_t *task;
     goring_coll_args_t    g;
@@ -237,6 +243,7 @@ ucc_status_t ucc_tl_goring_coll_init(ucc_base_coll_args_t *coll_args, ucc_base_t
         ucc_free(v);
         return status;
     }
+    g.alg = alg;
     task = ucc_calloc(1, sizeof(*task), "goring task");
     if (task == NULL) {
         ucc_free(v);

@@ -201,7 +201,7 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
         info.supported_mem_types = mts;
         info.num_mem_types       = nmts;
         info.init                = ucc_tl_goring_coll_init;
-        info.alg_fn              = NULL;
+        info.alg_fn              = ucc_tl_goring_alg_id_to_init; /* @name in a TUNE string */
         status = ucc_coll_score_update_from_str(ctx->score_str, &info, tl_team, score);
         /* A TUNE string for other layers is not an error here. */
         if (status < 0 && status != UCC_ERR_INVALID_PARAM && status != UCC_ERR_NOT_SUPPORTED) {

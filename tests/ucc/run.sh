@@ -15,7 +15,10 @@
 #    and not, 1 B .. 1 MiB (alltoall and alltoallv: 32- and 64-bit counts
 #    and displacements, persistent and not, pairwise then nimble); the run
 #    fails on any failure;
-# 3. ucc_perftest, tl/ucp (UCC's default) then tl/goring, in one run
+# 3. goring's algorithms as UCC's: ucc_info -A lists them, a TUNE string
+#    with @name picks one per size range (checked in goring's trace log),
+#    an unknown name is refused in UCC's log and the run goes on;
+# 4. ucc_perftest, tl/ucp (UCC's default) then tl/goring, in one run
 #    (columns: count, bytes, avg/min/max us).
 #
 # 8-bit integer sums are left out of step 2: this UCC's ucc_test_mpi fails
@@ -57,6 +60,36 @@ for alg in pairwise nimble; do
     -t world,half,reverse,odd_even -M host -d int8,int32,uint64,float32,float64 -m 1:1048576 \
     -C 32,64 -D 32,64 -P 2 -O 0 | sed -n '/TEST REPORT/,/elapsed/p'
 done
+
+echo "== goring's algorithms as UCC's: ucc_info -A, and @name in UCC_TL_GORING_TUNE"
+# Every collective goring runs lists its algorithms (cshim/tl_goring_algs.h,
+# generated from sched's registry); a TUNE string picks one per size range,
+# and goring's trace log says which algorithm each call ran.
+algs=$("$UCC_PREFIX/bin/ucc_info" -A | sed -n '/^tl\/goring algorithms/,/^$/p')
+for c in Allgather Allreduce Alltoall Alltoallv Bcast Reduce_scatter; do
+  grep -q "^  $c\$" <<<"$algs" || { echo "ucc_info -A lists no tl/goring algorithms for $c"; exit 1; }
+done
+echo "ucc_info -A: $(grep -c ' : ' <<<"$algs") tl/goring algorithms over 6 collectives"
+log=$(mktemp)
+sel='allreduce:0-4K:@recursive_doubling:inf#allreduce:4K-inf:@ring:inf#allgather:0-inf:@bruck:inf'
+"${MPIRUN[@]}" -x "UCC_TL_GORING_TUNE=$sel" -x UCC_TL_GORING_LOG_LEVEL=trace "$UCC_PREFIX/bin/ucc_test_mpi" \
+  -c allreduce,allgather -t world -M host -d int32 -o sum -m 1024:65536 -I 1 >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
+ran=$(grep -o 'goring task [^:]*: [a-z_]*' "$log" | awk '{print $NF}' | sort | uniq -c | tr -s ' ' | tr '\n' ';')
+echo "TUNE=$sel: ran ${ran}"
+# ucc_test_mpi's 1 KiB and 2 KiB allreduces go below 4K, the five larger above it.
+for want in "recursive_doubling" "ring" "bruck"; do
+  grep -q " $want;" <<<"$ran" || { echo "no call ran $want"; exit 1; }
+done
+grep -q 'failed: *0' "$log" || { sed -n '/TEST REPORT/,/elapsed/p' "$log"; exit 1; }
+if grep -o 'goring task [^:]*: [a-z_]*' "$log" | awk '{print $NF}' | grep -qv '^recursive_doubling$\|^ring$\|^bruck$'; then
+  echo "a call ran an algorithm the TUNE string did not name"; exit 1
+fi
+"${MPIRUN[@]}" -x "UCC_TL_GORING_TUNE=allreduce:0-inf:@nosuch:inf" "$UCC_PREFIX/bin/ucc_test_mpi" \
+  -c allreduce -t world -M host -d int32 -o sum -m 1024 -I 1 >"$log" 2>&1 || true
+grep -q 'incorrect algorithm id provided: nosuch' "$log" || { echo "an unknown @name was not refused with UCC's reason"; tail -5 "$log"; exit 1; }
+grep -q 'failed: *0' "$log" || { echo "an unknown @name broke the run instead of leaving goring's default"; tail -5 "$log"; exit 1; }
+echo "TUNE=...@nosuch: refused in UCC's log ($(grep -o 'incorrect algorithm id provided: nosuch' "$log" | head -1)); the run passed on the other layers"
+rm -f "$log"
 
 echo "== ucc_perftest ($PERF_NP ranks): tl/ucp (UCC's default) then tl/goring, float32 sum, 1-16 MiB"
 PERF=(mpirun -np "$PERF_NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH)
