@@ -135,26 +135,12 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 				wait = c.deadline
 			}
 		}
-		async, _ := m.local.(AsyncLocal)
-		if async != nil && async.Pending() > 0 {
-			// Device work runs: collect what finished, and wait on the
-			// network no longer than PollEvery before looking again.
-			comps := async.Poll(m.comps[:0])
-			if len(comps) > 0 {
-				for _, comp := range comps {
-					if err := m.Step(comp); err != nil {
-						return false, c.fail(err)
-					}
-				}
-				continue
-			}
-			every := PollEvery
-			if p, ok := async.(PollInterval); ok && p.PollInterval() > 0 {
-				every = p.PollInterval()
-			}
-			if next := now.Add(every); wait.After(next) {
-				wait = next
-			}
+		stepped, err := c.pollDevice(now, &wait)
+		if err != nil {
+			return false, c.fail(err)
+		}
+		if stepped {
+			continue
 		}
 		if c.watch != nil {
 			next := c.checked.Add(c.watch.Every())
@@ -182,6 +168,35 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 			}
 		}
 	}
+}
+
+// pollDevice is the device's turn in Progress: while an AsyncLocal has
+// work on the GPU, the steps that finished are fed to the Machine
+// (stepped: the caller looks for newly ready steps before waiting), else
+// the network wait is cut to the executor's poll interval (PollEvery, or
+// its PollInterval) so a finished step is seen that soon.
+func (c *Call) pollDevice(now time.Time, wait *time.Time) (stepped bool, err error) {
+	async, _ := c.m.local.(AsyncLocal)
+	if async == nil || async.Pending() == 0 {
+		return false, nil
+	}
+	comps := async.Poll(c.m.comps[:0])
+	for _, comp := range comps {
+		if err := c.m.Step(comp); err != nil {
+			return false, err
+		}
+	}
+	if len(comps) > 0 {
+		return true, nil
+	}
+	every := PollEvery
+	if p, ok := async.(PollInterval); ok && p.PollInterval() > 0 {
+		every = p.PollInterval()
+	}
+	if next := now.Add(every); wait.After(next) {
+		*wait = next
+	}
+	return false, nil
 }
 
 // SetWatch makes every later call of c check its peers with w while it
