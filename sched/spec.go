@@ -49,6 +49,9 @@ func Unsupported(alg, format string, args ...any) error {
 
 // IsUnsupported reports whether err says an algorithm cannot serve a spec.
 func IsUnsupported(err error) bool {
+	if err == nil {
+		return false // without an allocation: the team layer asks on every call
+	}
 	var u *UnsupportedError
 	return errors.As(err, &u)
 }

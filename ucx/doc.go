@@ -65,8 +65,8 @@
 // Request records the result. UCX statuses, including immediate failures
 // such as a send on a failed endpoint, arrive as Completion.Err; a post
 // returns an error only when nothing was posted (closed worker, bad
-// argument). C never holds a Go pointer: each operation carries a
-// runtime/cgo.Handle (an integer) as its user data; C callbacks append
+// argument). C never holds a Go pointer: each operation carries an integer
+// naming it in its worker's table as its user data; C callbacks append
 // (handle, status, length, tag) to a queue in C memory that Go drains
 // after each progress call, freeing the UCX request at that moment.
 // No Go function is exported to C, so a Go panic never crosses into C.

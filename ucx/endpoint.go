@@ -94,9 +94,8 @@ func (ep *Endpoint) tagSend(pin unsafe.Pointer, addr uintptr, n int, mt MemoryTy
 		return nil, fmt.Errorf("ucx: tag send: negative length %d", n)
 	}
 	r := w.newRequest(cb, pin)
-	var req unsafe.Pointer
-	rc := C.gr_tag_send(w.h, ep.ep, C.uintptr_t(addr), C.size_t(n), C.uint64_t(tag), C.int(mt), C.uint64_t(r.h), &req)
-	return w.posted(r, rc, req), nil
+	rc := C.gr_tag_send(w.h, ep.ep, C.uintptr_t(addr), C.size_t(n), C.uint64_t(tag), C.int(mt), C.uint64_t(r.h), w.out())
+	return w.posted(r, rc, w.takeOut()), nil
 }
 
 // CloseNB posts the close of the endpoint and returns at once; cb (may be
@@ -115,11 +114,10 @@ func (ep *Endpoint) CloseNB(force bool, cb Callback) (*Request, error) {
 		f = 1
 	}
 	r := w.newRequest(cb, nil)
-	var req unsafe.Pointer
-	rc := C.gr_ep_close(ep.ep, f, C.uint64_t(r.h), &req)
+	rc := C.gr_ep_close(ep.ep, f, C.uint64_t(r.h), w.out())
 	ep.ep = nil // C frees its half when the close completes
 	delete(w.eps, ep.id)
-	return w.posted(r, rc, req), nil
+	return w.posted(r, rc, w.takeOut()), nil
 }
 
 // Close is CloseNB followed by WaitRequest for at most CloseTimeout: it

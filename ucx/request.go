@@ -7,7 +7,6 @@ import "C"
 
 import (
 	"runtime"
-	"runtime/cgo"
 	"unsafe"
 )
 
@@ -35,7 +34,7 @@ type Callback func(Completion)
 type Request struct {
 	w    *Worker
 	ptr  unsafe.Pointer // UCX request (C memory); nil once delivered or if it finished at once
-	h    cgo.Handle     // carried by C as user data, deleted on delivery
+	h    uint64         // carried by C as user data: the worker's slot (Worker.slots) + 1
 	cb   Callback
 	pin  runtime.Pinner // pins a Go-heap buffer while UCX uses it
 	imm  Status         // status of an operation that finished when posted

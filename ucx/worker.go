@@ -8,7 +8,6 @@ import "C"
 import (
 	"errors"
 	"fmt"
-	"runtime/cgo"
 	"time"
 	"unsafe"
 )
@@ -50,9 +49,20 @@ type Worker struct {
 	bpos       int
 	delivering bool
 	pending    map[*Request]struct{}
-	eps        map[uint64]*Endpoint
-	nextEP     uint64
-	spinUS     int64
+	// slots name the requests in flight to C: a request's user data is
+	// its slot + 1, taken from free when posted and given back when its
+	// completion is absorbed. A global runtime/cgo.Handle per operation
+	// did the same through a sync.Map: three allocations an operation
+	// and a lock shared by every worker of the process.
+	slots []*Request
+	free  []uint32
+	// reqOut receives the UCX request of a post (C writes it): one slot
+	// for the worker's life, where a local variable passed to C would be
+	// a heap allocation per operation.
+	reqOut []uintptr
+	eps    map[uint64]*Endpoint
+	nextEP uint64
+	spinUS int64
 }
 
 type delivery struct {
@@ -82,6 +92,7 @@ func (c *Context) NewWorker(opts WorkerOptions) (*Worker, error) {
 		events:  make([]C.gr_event_t, eventBatch),
 		batch:   make([]delivery, 0, eventBatch),
 		pending: make(map[*Request]struct{}),
+		reqOut:  make([]uintptr, 1),
 		eps:     make(map[uint64]*Endpoint),
 		spinUS:  opts.SpinBeforeWait.Microseconds(),
 	}
@@ -264,9 +275,8 @@ func (w *Worker) tagRecv(pin unsafe.Pointer, addr uintptr, n int, mt MemoryType,
 		return nil, fmt.Errorf("ucx: tag recv: negative length %d", n)
 	}
 	r := w.newRequest(cb, pin)
-	var req unsafe.Pointer
-	rc := C.gr_tag_recv(w.h, C.uintptr_t(addr), C.size_t(n), C.uint64_t(tag), C.uint64_t(mask), C.int(mt), C.uint64_t(r.h), &req)
-	return w.posted(r, rc, req), nil
+	rc := C.gr_tag_recv(w.h, C.uintptr_t(addr), C.size_t(n), C.uint64_t(tag), C.uint64_t(mask), C.int(mt), C.uint64_t(r.h), w.out())
+	return w.posted(r, rc, w.takeOut()), nil
 }
 
 func (w *Worker) newRequest(cb Callback, pin unsafe.Pointer) *Request {
@@ -274,7 +284,35 @@ func (w *Worker) newRequest(cb Callback, pin unsafe.Pointer) *Request {
 	if pin != nil {
 		r.pin.Pin(pin)
 	}
-	r.h = cgo.NewHandle(r)
+	if k := len(w.free); k > 0 {
+		i := w.free[k-1]
+		w.free = w.free[:k-1]
+		w.slots[i] = r
+		r.h = uint64(i) + 1
+	} else {
+		w.slots = append(w.slots, r)
+		r.h = uint64(len(w.slots))
+	}
+	return r
+}
+
+// out is where a post's C call writes the UCX request; takeOut reads it.
+func (w *Worker) out() *unsafe.Pointer { return (*unsafe.Pointer)(unsafe.Pointer(&w.reqOut[0])) }
+
+func (w *Worker) takeOut() unsafe.Pointer {
+	p := *w.out()
+	w.reqOut[0] = 0
+	return p
+}
+
+// request takes back the request C named by h (its slot + 1).
+func (w *Worker) request(h uint64) *Request {
+	if h == 0 || h > uint64(len(w.slots)) || w.slots[h-1] == nil {
+		panic(fmt.Sprintf("ucx: completion for unknown request %d", h))
+	}
+	r := w.slots[h-1]
+	w.slots[h-1] = nil
+	w.free = append(w.free, uint32(h-1))
 	return r
 }
 
@@ -300,9 +338,7 @@ func (w *Worker) absorb(k int) {
 		st := Status(ev.status)
 		switch ev.kind {
 		case C.GR_EV_OP:
-			h := cgo.Handle(ev.handle)
-			r := h.Value().(*Request)
-			h.Delete()
+			r := w.request(uint64(ev.handle))
 			r.finish(st, int(ev.length), Tag(ev.sender_tag))
 			delete(w.pending, r)
 			w.batch = append(w.batch, delivery{r: r})
@@ -369,7 +405,7 @@ func (w *Worker) Close() error {
 	C.gr_worker_destroy(w.h)
 	w.h = nil
 	for r := range w.pending {
-		r.h.Delete()
+		w.request(r.h)
 		r.finish(ErrCanceled, 0, 0)
 		delete(w.pending, r)
 	}
