@@ -1,0 +1,78 @@
+package scripts
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+func python(t *testing.T) string {
+	t.Helper()
+	p, err := exec.LookPath("python3")
+	if err != nil {
+		t.Skip("no python3 on this machine")
+	}
+	return p
+}
+
+// peer_table.py on the reduce_scatter rows of device call 4 (docs/gpu.md
+// "Two GPUs", testdata/peers): goring's best is the fastest row over every
+// file, ucc_perftest's size (all n blocks for reduce_scatter) becomes
+// goring's block, and each ratio is goring's bus bandwidth over the peer's.
+func TestPeerTable(t *testing.T) {
+	d := "testdata/peers/"
+	out, err := exec.Command(python(t), "peer_table.py", "--np", "2", "--json",
+		"--goring", d+"goring_reduce_scatter.json", d+"goring_reduce_scatter_2pc.json",
+		"--nccl", d+"nccl.json", "--ucc", "tl/ucp:reduce_scatter="+d+"ucc_perftest_reduce_scatter.txt").Output()
+	require.NoError(t, err)
+	var doc struct {
+		Rows []struct {
+			Collective string
+			Bytes      int64
+			GoringAlg  string  `json:"goring_alg"`
+			GoringUS   float64 `json:"goring_us"`
+			Peers      map[string]struct {
+				US    float64 `json:"us"`
+				Ratio float64 `json:"ratio"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &doc))
+	require.Len(t, doc.Rows, 2)
+	small, big := doc.Rows[0], doc.Rows[1]
+	assert.Equal(t, int64(4<<20), small.Bytes)
+	assert.Equal(t, "ring", small.GoringAlg, "73.6 us, the fastest of four rows at 4 MiB")
+	assert.Equal(t, "ring+2pc", big.GoringAlg, "977.4 us at 256 MiB")
+	assert.InDelta(t, 773.70, small.Peers["tl/ucp"].US, 1e-9, "perftest's 8 MiB source is the 4 MiB block of two ranks")
+	assert.InDelta(t, 3874.10, big.Peers["tl/ucp"].US, 1e-9)
+	// Same bytes on both sides: the ratio of bus bandwidths is the ratio of times.
+	assert.InDelta(t, 48.50879907608032/73.5719, small.Peers["NCCL"].Ratio, 1e-9)
+	assert.InDelta(t, 1088.4424209594727/977.38915, big.Peers["NCCL"].Ratio, 1e-9)
+}
+
+// nccl_bench.py refuses what it must before it touches a GPU: NVLink
+// multicast left on (shared machines), an unknown collective, a size that
+// is not whole float32 elements.
+func TestNCCLBenchRefusals(t *testing.T) {
+	py := python(t)
+	for _, c := range []struct {
+		env  string
+		args []string
+		want string
+	}{
+		{"NCCL_NVLS_ENABLE=1", nil, "set NCCL_NVLS_ENABLE=0"},
+		{"NCCL_NVLS_ENABLE=0", []string{"--colls", "alltoall"}, "unknown collective 'alltoall'"},
+		{"NCCL_NVLS_ENABLE=0", []string{"--bytes", "4097"}, "not a whole number of float32 elements"},
+	} {
+		cmd := exec.Command(py, append([]string{"nccl_bench.py"}, c.args...)...)
+		cmd.Env = append(os.Environ(), c.env)
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%v", c.args)
+		assert.True(t, strings.Contains(string(out), c.want), "%v: %s", c.args, out)
+	}
+}
