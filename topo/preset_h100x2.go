@@ -9,12 +9,5 @@ package topo
 // direct copy) comes from a calibration (goring bench p2p --calibration-out)
 // given to goring sim, not from the preset.
 func init() {
-	register("h100x2", func() (Node, []Rail) {
-		n := Node{Sockets: 1}
-		n.addGPU("H100", 0, 0, -1)
-		n.addGPU("H100", 0, 0, -1)
-		n.addLink(NVLink, GPUEndpoint(0), GPUEndpoint(1), 18, nvlinkAlphaUS, nvlink4MeasuredGBps)
-		n.hostLinks(pcieAlphaUS, pcieGen5GBps)
-		return n, nil
-	})
+	register("h100x2", func() (Node, []Rail) { return nv18Pair("H100"), nil })
 }
