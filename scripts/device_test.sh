@@ -40,7 +40,7 @@ fail=0
 step() { echo; echo "== $*"; }
 # peers and chunks run one process per GPU; on one GPU, the 4 processes
 # of the one-GPU targets (NCCL, which needs a GPU per process, is skipped).
-onegpu_np() { if [ "$GPUS" -ge 2 ]; then echo "$GPUS"; else echo 4; fi; }
+peers_np() { if [ "$GPUS" -ge 2 ]; then echo "$GPUS"; else echo 4; fi; }
 run() { # run NAME CMD...: log to $OUT/NAME.log, print its tail
   local name=$1; shift
   local t0=$SECONDS
@@ -75,7 +75,7 @@ fi
 }
 
 if [ "$MODE" = chunks ]; then
-  NP=${NP:-$(onegpu_np)}
+  NP=${NP:-$(peers_np)}
   step "pipelining: --chunks 1-16, $NP processes on $GPUS GPUs, 16/64/256 MiB, us per call"
   printf '%-28s %8s %s\n' algorithm chunks/poll "${CHUNK_SIZES:-16MiB,64MiB,256MiB}" | tee "$OUT/chunks.txt"
   for ca in ${CHUNK_ALGS:-allreduce:ring allreduce:rabenseifner allreduce:recursive_doubling allreduce:lane reduce_scatter:ring allgather:ring allgather:neighbor}; do
@@ -95,7 +95,7 @@ if [ "$MODE" = chunks ]; then
 fi
 
 if [ "$MODE" = peers ]; then
-  NP=${NP:-$(onegpu_np)}
+  NP=${NP:-$(peers_np)}
   step "every collective validated, ${PEERS_NP:-$NP and $((2 * NP))} processes on $GPUS GPUs"
   for np in ${PEERS_NP:-$NP $((2 * NP))}; do
     for c in ${PEERS_COLLS:-allgather allreduce reduce_scatter bcast alltoallv}; do

@@ -75,15 +75,7 @@ func TestBenchNetnsSmall(t *testing.T) {
 	exe, err := os.Executable()
 	require.NoError(t, err)
 	t.Run("allgather validated with its prediction", func(t *testing.T) {
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, exe, "bench", "allgather", "--alg", "parallel_rings", "--netns", prefix, "--nodes", "2", "--ppn", "2",
-			"--bytes", "1MiB", "--iters", "3", "--warmup", "1", "--validate")
-		cmd.Env = append(os.Environ(), envRunCLI+"=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
-		out := stdout.String()
+		out := netnsBench(t, exe, prefix, "allgather", "--alg", "parallel_rings", "--bytes", "1MiB")
 		assert.Contains(t, out, "4 ranks, 2 nodes (testbed-2x2x2)")
 		assert.Contains(t, out, "validated")
 		assert.Contains(t, out, "# prediction: goring sim on testbed-2x2x2 (rail 0.125 GB/s")
@@ -101,15 +93,7 @@ func TestBenchNetnsSmall(t *testing.T) {
 		// Lane w on rail w (Multi-lane, §3): a ring allreduce of odd size
 		// whose lanes' parts differ, every lane's contents checked, and
 		// both rails of node 0 carrying bytes of rank 0's lanes.
-		ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
-		defer cancel()
-		cmd := exec.CommandContext(ctx, exe, "bench", "allreduce", "--alg", "ring", "--netns", prefix, "--nodes", "2", "--ppn", "2",
-			"--lanes", "2", "--bytes", "1000004", "--iters", "3", "--warmup", "1", "--validate")
-		cmd.Env = append(os.Environ(), envRunCLI+"=1")
-		var stdout, stderr bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
-		out := stdout.String()
+		out := netnsBench(t, exe, prefix, "allreduce", "--alg", "ring", "--lanes", "2", "--bytes", "1000004")
 		assert.Contains(t, out, "lanes 2, validated")
 		assert.Regexp(t, regexp.MustCompile(`(?m)^ring/L2 +1000004 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$`), out)
 	})
@@ -134,4 +118,20 @@ func TestBenchNetnsSmall(t *testing.T) {
 		}
 		assert.False(t, strings.Contains(stdout.String(), "# prediction"))
 	})
+}
+
+// netnsBench runs goring bench COLL on the testbed PREFIX, 2 nodes of 2
+// ranks, 3 validated iterations after 1, with the extra flags, and returns
+// its stdout (the run must succeed within a minute).
+func netnsBench(t *testing.T, exe, prefix, coll string, flags ...string) string {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	args := append([]string{"bench", coll, "--netns", prefix, "--nodes", "2", "--ppn", "2", "--iters", "3", "--warmup", "1", "--validate"}, flags...)
+	cmd := exec.CommandContext(ctx, exe, args...)
+	cmd.Env = append(os.Environ(), envRunCLI+"=1")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
+	return stdout.String()
 }
