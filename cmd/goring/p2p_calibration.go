@@ -17,12 +17,12 @@ import (
 // from one process, one stream per path, and on the 2xH100 machine
 // (docs/gpu.md "Two GPUs") it measured a direct copy of 2.5 us startup
 // and a host path that costs it nothing (direct slowdown 0.002), so the
-// planner split ring steps 8% onto the host path; every large collective
-// then ran 1.2x slower than without the split. Collectives move bytes
+// planner split large steps onto the host path, and collectives from 64
+// MiB ran 1.06-1.41x slower than without the split. Collectives move bytes
 // through the push engine between two processes: a clear-to-send, a copy,
 // a done message, and a host path staged by both processes. bench p2p
-// measures exactly that (direct startup 37-43 us; the direct copy slowed
-// by gamma = 0.40-0.42 while the host path runs), and with its figures
+// measures exactly that (direct startup 28-43 us over three runs; the
+// direct copy slowed by gamma = 0.40-0.48 while the host path runs), and with its figures
 // the planner keeps every transfer direct, as the best static split does.
 //
 // The document holds, for the pair the two ranks ran on:
