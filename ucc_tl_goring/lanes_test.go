@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"runtime"
+	"time"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -80,7 +81,7 @@ func TestTeamLaneFailureNamesLane(t *testing.T) {
 	require.True(t, errors.As(err, &le), "%v", err)
 	assert.Contains(t, err.Error(), "lane ")
 	assert.ErrorIs(t, err, exec.ErrDeadline)
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "the lanes were joined before the call reported its failure")
+	assertGoroutinesBackTo(t, before, "the lanes were joined before the call reported its failure")
 	for _, c := range colls {
 		c.finalize()
 	}
@@ -101,7 +102,7 @@ func TestTeamLanesWithdrawn(t *testing.T) {
 	require.False(t, done)
 	assert.Greater(t, runtime.NumGoroutine(), before, "the lanes run on goroutines")
 	c.finalize()
-	assert.LessOrEqual(t, runtime.NumGoroutine(), before, "finalize joined the lanes")
+	assertGoroutinesBackTo(t, before, "finalize joined the lanes")
 }
 
 func TestOptionLanes(t *testing.T) {
@@ -118,4 +119,14 @@ func TestOptionLanes(t *testing.T) {
 	}
 	_, err = newContext("lanes=0")
 	assert.ErrorContains(t, err, "option lanes=\"0\"")
+}
+
+// assertGoroutinesBackTo checks that the goroutine count is back to
+// before. A lane's goroutine is joined when it has signalled its end, a
+// moment before it has returned, so the count may lag by that moment
+// (seen once under CI load): it gets a second to settle, no more.
+func assertGoroutinesBackTo(t *testing.T, before int, msg string) {
+	t.Helper()
+	assert.Eventually(t, func() bool { return runtime.NumGoroutine() <= before }, time.Second, time.Millisecond,
+		"%s: %d goroutines, %d before", msg, runtime.NumGoroutine(), before)
 }
