@@ -123,6 +123,11 @@ int goring_api_version(void);
  *                      between GPUs of the host are split over the paths
  *                      it measured (an unreadable file, or one of another
  *                      machine, fails the context)
+ *   keepawake=D|off    keep the Go runtime awake between collectives, a
+ *                      duration up to 9ms (default off: it costs the
+ *                      runtime's monitor about 9% of a core while
+ *                      collectives come; docs/ucc.md "Keeping the runtime
+ *                      awake")
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

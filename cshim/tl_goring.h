@@ -54,6 +54,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *ipc;        /* checked by goring: y or n */
     char                   *lanes;      /* checked by goring: 1..64 */
     char                   *calibration; /* goring.calibration/v1 file, checked by goring */
+    char                   *keepawake;   /* checked by goring: off or a duration <= 9ms */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

@@ -23,7 +23,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"timeout_ms", cfg->timeout_ms},
               {"ipc", cfg->ipc},
               {"lanes", cfg->lanes},
-              {"calibration", cfg->calibration}};
+              {"calibration", cfg->calibration},
+              {"keepawake", cfg->keepawake}};
     size_t off = 0;
     int    n;
 

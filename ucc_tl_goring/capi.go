@@ -154,6 +154,7 @@ var (
 //export goring_coll_init
 func goring_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
+	collectiveStarts() // the runtime kept awake while collectives come (awake.go)
 	t, ok := lookup[*tlTeam](uint64(h))
 	if !ok || args == nil || out == nil {
 		return fail(invalid("goring_coll_init: unknown team %d or NULL argument", h))

@@ -17,6 +17,7 @@ type tlContext struct {
 	uctx      *ucx.Context
 	ucxConfig map[string]string   // the context's UCX settings, which every lane's context takes too
 	cal       *machineCalibration // the calibration option's file; nil: none
+	asleep    func()              // releases the runtime keeper (awake.go)
 }
 
 func newContext(optStr string) (*tlContext, error) {
@@ -39,10 +40,13 @@ func newContext(optStr string) (*tlContext, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
-	return &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal}, nil
+	return &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal, asleep: keepAwake(opts.keepAwake)}, nil
 }
 
-func (c *tlContext) close() error { return c.uctx.Close() }
+func (c *tlContext) close() error {
+	c.asleep()
+	return c.uctx.Close()
+}
 
 // A card is what a rank publishes to its team: "GRC2", the host name
 // (uint16 length + bytes), the process id (uint32) and its start time

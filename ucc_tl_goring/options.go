@@ -25,6 +25,7 @@ type options struct {
 	// calibration: a goring.calibration/v1 file; the push engine splits
 	// transfers between GPUs of the host with it (calibration.go).
 	calibration string
+	keepAwake   time.Duration // the runtime keeper's interval (awake.go); 0: off
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -67,7 +68,7 @@ var pushAlgs = map[coll.Collective]string{
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake}
 	for k, v := range defaultAlgs {
 		o.algs[k] = v
 	}
@@ -111,6 +112,12 @@ func parseOptions(s string) (options, error) {
 			o.lanes = w
 		case k == "calibration":
 			o.calibration = v
+		case k == "keepawake":
+			d, err := parseKeepAwake(v)
+			if err != nil {
+				return o, err
+			}
+			o.keepAwake = d
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -127,8 +134,22 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, alg_<collective>)", k)
 		}
 	}
 	return o, nil
+}
+
+// parseKeepAwake reads the keeper's interval: a Go duration up to
+// keeperMaxInterval, or off (also 0, n, no).
+func parseKeepAwake(v string) (time.Duration, error) {
+	switch strings.ToLower(v) {
+	case "off", "0", "n", "no":
+		return 0, nil
+	}
+	d, err := time.ParseDuration(v)
+	if err != nil || d <= 0 || d > keeperMaxInterval {
+		return 0, fmt.Errorf("option keepawake=%q: want off (the default) or a duration above 0 and at most %v", v, keeperMaxInterval)
+	}
+	return d, nil
 }
