@@ -7,8 +7,10 @@
 # scripts/device_test.sh runs it there.
 #
 #   scripts/device_bundle.sh            # then carry [".carry"]
-#   scripts/device_bundle.sh osu        # .carry-osu/ for device_osu.sh (Open MPI,
-#                                       # UCC, OMB sources autogen'd here; carry [".carry-osu"])
+#   scripts/device_bundle.sh osu        # and .carry-osu/ for device_osu.sh (Open MPI,
+#                                       # UCC, OMB sources autogen'd here); carry
+#                                       # [".carry", ".carry-osu"] (64 MiB in all: .carry
+#                                       # then keeps goring and UCX only, no test binaries)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The pinned release sources (scripts/stack.sh reads the same folder).
@@ -51,13 +53,16 @@ du -sh "$out"
 
 [ "${1:-}" = osu ] || exit 0
 # .carry-osu: what device_osu.sh builds Open MPI + coll/ucc, UCC and OMB
-# from, the team layer and the UCX wheel. Open MPI's release tarball is a
-# source tree without configure and without its flex outputs; the device
-# has neither autotools nor flex, so both are made here.
+# from, and the team layer; the UCX wheel and the goring binary stay in
+# .carry, carried beside it. Open MPI's release tarball is a source tree
+# without configure and without its flex outputs; the device has neither
+# autotools nor flex, so both are made here (xz: the autogen'd tree packs
+# to 7 MB against gzip's 29).
 o=.carry-osu
-rm -rf "$o" && mkdir -p "$o/lib" "$o/.deps"
-cp -a "$out/.deps/ucx-cu13" "$o/.deps/"
-cp "$out/lib/libgoring.so" "$out/ucc-autogen.tar.gz" "$o/lib/" && mv "$o/lib/ucc-autogen.tar.gz" "$o/"
+rm -rf "$o" && mkdir -p "$o/lib"
+cp "$out/lib/libgoring.so" "$o/lib/"
+mv "$out/ucc-autogen.tar.gz" "$o/"
+rm -f "$out"/bin/*.test
 cp "$VENDOR/osu-micro-benchmarks-7.4.tar.gz" "$o/"
 cp -r cshim scripts/device_osu.sh "$o/"
 t=$(mktemp -d); mkdir "$t/ompi"
@@ -73,5 +78,5 @@ tar xzf "$VENDOR/ompi-4.1.8.tar.gz" -C "$t/ompi" --strip-components=1
   lex orte/util/hostfile/hostfile_lex.l orte_util_hostfile_
   lex orte/mca/rmaps/rank_file/rmaps_rank_file_lex.l orte_rmaps_rank_file_
 )
-tar czf "$o/ompi-4.1.8.tar.gz" -C "$t" ompi && rm -rf "$t"
-du -sh "$o"
+tar cf - -C "$t" ompi | xz -9 -T0 >"$o/ompi-4.1.8.tar.xz" && rm -rf "$t"
+du -shc "$out" "$o"

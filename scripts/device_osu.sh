@@ -17,7 +17,8 @@ NP=${2:-4}
 OUT=${OUT:-/tmp/goring-device}
 mkdir -p "$OUT"
 export NCCL_NVLS_ENABLE=0
-UCX=$C/.deps/ucx-cu13/libucx
+UCX=$C/../.carry/.deps/ucx-cu13/libucx # carried beside, in .carry (device_bundle.sh)
+[ -d "$UCX" ] || { echo "device_osu: no UCX at $UCX: carry .carry too"; exit 1; }
 CUDA=${CUDA_HOME:-/usr/local/cuda}
 W=/tmp/goring-osu
 J=$(nproc)
@@ -46,7 +47,7 @@ build_ucc() {
   cp "$C/lib/libgoring.so" "$W/ucc/lib/ucc/"
 }
 build_ompi() { # coll/ucc is configured against the UCC built first
-  rm -rf "$W/ompi-src" && mkdir -p "$W/ompi-src" && tar xzf "$C/ompi-4.1.8.tar.gz" -C "$W/ompi-src" --strip-components=1
+  rm -rf "$W/ompi-src" && mkdir -p "$W/ompi-src" && tar xf "$C/ompi-4.1.8.tar.xz" -C "$W/ompi-src" --strip-components=1
   cd "$W/ompi-src"
   ./configure --prefix="$W/ompi" --with-ucx="$UCX" --with-ucc="$W/ucc" --with-cuda="$CUDA" --disable-mpi-fortran \
     --disable-io-romio --disable-mpi-cxx --without-verbs --enable-mca-no-build=btl-openib,btl-usnic,btl-uct,coll-han,coll-adapt \
@@ -74,7 +75,7 @@ H
   make -j"$J" CFLAGS="-O2 -include $W/omb_cuda13.h"
 }
 mkdir -p "$W"
-[ -f "$C/ompi-4.1.8.tar.gz" ] || { echo "device_osu: no ompi-4.1.8.tar.gz in $C"; exit 1; }
+[ -f "$C/ompi-4.1.8.tar.xz" ] || { echo "device_osu: no ompi-4.1.8.tar.xz in $C"; exit 1; }
 step ucc build_ucc
 step ompi build_ompi
 step omb build_omb
@@ -84,12 +85,15 @@ export LD_LIBRARY_PATH=$W/ucc/lib:$UCX/lib:$W/ompi/lib
 B=$W/omb-src/c/mpi/collective/blocking
 MPIRUN=("$W/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$NP" --mca pml ucx --mca btl ^openib,uct
   --mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE)
+# CUDA_VISIBLE_DEVICES=0: every rank on one GPU of several (OMB maps local ranks to visible GPUs).
+[ -n "${CUDA_VISIBLE_DEVICES:-}" ] && MPIRUN+=(-x CUDA_VISIBLE_DEVICES)
 for c in allgather allreduce; do
   for tl in ucp goring; do
     env=(-x UCC_TLS=ucp)
     [ $tl = goring ] && env=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf)
     echo "== osu_$c -d cuda -c, $NP processes, coll/ucc with tl/$tl"
-    timeout 70 "${MPIRUN[@]}" "${env[@]}" "$B/osu_$c" -d cuda -c -m 4194304:268435456 -i 10 -x 2 2>&1 | tee "$OUT/osu_${c}_$tl.txt" | grep -E "^#|^[0-9]|rror|FAIL" | head -14
+    # -M: OMB's memory limit per process (default 1 GiB) would stop allgather at 64 MiB per rank.
+    timeout 150 "${MPIRUN[@]}" "${env[@]}" "$B/osu_$c" -d cuda -c -m 4194304:268435456 -M 8589934592 -i 10 -x 2 2>&1 | tee "$OUT/osu_${c}_$tl.txt" | grep -E "^#|^[0-9]|rror|FAIL" | head -14
     [ $tl = goring ] && timeout 30 "${MPIRUN[@]}" "${env[@]}" -x UCC_COLL_TRACE=info "$B/osu_$c" -d cuda -m 4194304:4194304 -i 2 -x 0 2>&1 | grep -o "TL_[A-Z]*" | sort | uniq -c
   done
 done

@@ -53,7 +53,7 @@ run() { # run NAME CMD...: log to $OUT/NAME.log, print its tail
 }
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
-GPUS=$(nvidia-smi -L | wc -l)
+GPUS=${GPUS:-$(nvidia-smi -L | wc -l)} # GPUS=1 with CUDA_VISIBLE_DEVICES=0: one GPU of several
 "$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -v | head -2
 "$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -d | grep -E "Transport: (cuda|cma|posix|sysv)" | sort -u | tr '\n' ' '; echo
 
