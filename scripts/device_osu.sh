@@ -9,6 +9,9 @@
 #
 #   bash .carry-osu/device_osu.sh build     # ~6 min on 16 cores, idempotent
 #   bash .carry-osu/device_osu.sh run [np]  # the table (builds first if needed)
+#   bash .carry-osu/device_osu.sh probe NP COLL TL BYTES [SECS]
+#       # one OSU size through tl/TL; a rank still running after SECS (default 60)
+#       # gets SIGQUIT, so the Go runtime prints every goroutine's stack
 set -uo pipefail
 cd "$(dirname "$0")"
 C=$PWD
@@ -87,6 +90,21 @@ MPIRUN=("$W/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$NP" --mca
   --mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE)
 # CUDA_VISIBLE_DEVICES=0: every rank on one GPU of several (OMB maps local ranks to visible GPUs).
 [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && MPIRUN+=(-x CUDA_VISIBLE_DEVICES)
+if [ "$MODE" = probe ]; then
+  np=$NP c=$3 tl=$4 bytes=$5 secs=${6:-60} # NP: $2, read above
+  env=(-x UCC_TLS=ucp)
+  [ "$tl" = goring ] && env=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf -x GOTRACEBACK=all)
+  echo "== probe: osu_$c -d cuda -c -m $bytes:$bytes, $np processes, tl/$tl"
+  "${MPIRUN[@]}" "${env[@]}" "$B/osu_$c" -d cuda -c -m "$bytes:$bytes" -M 8589934592 -i 10 -x 2 >"$OUT/probe_${c}_$tl.txt" 2>&1 &
+  run=$!
+  for ((s = 0; s < secs; s++)); do kill -0 $run 2>/dev/null || break; sleep 1; done
+  if kill -0 $run 2>/dev/null; then
+    echo "still running after $secs s: SIGQUIT to the ranks"; pkill -QUIT -f "$B/osu_$c"; sleep 5; kill $run 2>/dev/null
+  fi
+  wait $run; echo "rc=$? after $s s"
+  grep -E "^[0-9]|rror|FAIL|Pass" "$OUT/probe_${c}_$tl.txt" | head
+  exit 0
+fi
 for c in allgather allreduce; do
   for tl in ucp goring; do
     env=(-x UCC_TLS=ucp)
