@@ -173,7 +173,9 @@ if [ "$MODE" = collcal ]; then
     esac
     if [ "$GPUS" = 2 ] && [ -n "$simtopo" ]; then # goring sim's prediction from the same file
       for c in allgather allreduce; do
-        "$B/goring" sim "$c" --topo "$simtopo" --calibration "$OUT/cal.json" --bytes 1MiB:256MiB 2>/dev/null | tee "$OUT/sim_$c.txt"
+        # --serial-ce: the push engine issues one GPU's copies on its stream in
+        # order (docs/gpu.md "goring sim against the measurement").
+        "$B/goring" sim "$c" --serial-ce --topo "$simtopo" --calibration "$OUT/cal.json" --bytes 1MiB:256MiB 2>/dev/null | tee "$OUT/sim_$c.txt"
       done
     fi
   else
