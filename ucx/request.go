@@ -36,8 +36,8 @@ type Request struct {
 	ptr  unsafe.Pointer // UCX request (C memory); nil once delivered or if it finished at once
 	h    uint64         // carried by C as user data: the worker's slot (Worker.slots) + 1
 	cb   Callback
-	pin  runtime.Pinner // pins a Go-heap buffer while UCX uses it
-	imm  Status         // status of an operation that finished when posted
+	pin  *runtime.Pinner // pins a Go-heap buffer while UCX uses it (the worker's, reused); nil: none
+	imm  Status          // status of an operation that finished when posted
 	done bool
 	c    Completion
 }
@@ -84,7 +84,11 @@ func (r *Request) Cancel() {
 func (r *Request) finish(st Status, length int, tag Tag) {
 	r.done = true
 	r.ptr = nil
-	r.pin.Unpin()
+	if r.pin != nil {
+		r.pin.Unpin()
+		r.w.pinners = append(r.w.pinners, r.pin)
+		r.pin = nil
+	}
 	r.c = Completion{Length: length, Tag: tag}
 	if st != OK {
 		r.c.Err = st
