@@ -43,7 +43,8 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "algorithm, 1 to 64. Every rank must say the same; device buffers run on one lane",
      ucc_offsetof(ucc_tl_goring_context_config_t, lanes), UCC_CONFIG_TYPE_STRING},
     {"CALIBRATION", "",
-     "goring.calibration/v1 file (goring calibrate --out): with IPC, transfers between GPUs of "
+     "goring.calibration/v1 file (goring bench p2p --mem cuda --calibration-out: the paths as the "
+     "push engine moves them; goring calibrate's one-process figures split too eagerly): with IPC, transfers between GPUs of "
      "this host are split over the paths it measured, for each step's load; a file that does not "
      "load or was measured on another machine fails the context (empty: never split)",
      ucc_offsetof(ucc_tl_goring_context_config_t, calibration), UCC_CONFIG_TYPE_STRING},

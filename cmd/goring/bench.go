@@ -102,7 +102,7 @@ defaults to 5m there (the rails are slow).`,
 	fl.BoolVar(&f.ipc, "ipc", true, "with --mem cuda: ranks of one host push device memory to each other themselves (CUDA IPC; false: through UCX's cuda_ipc)")
 	fl.DurationVar(&f.devicePoll, "device-poll", exec.PollEvery, "with --mem cuda: how often a rank looks for finished copies and reductions on its GPU while any run")
 	fl.StringVar(&f.calibrationOut, "calibration-out", "", "bench p2p: also write the run's fits as a goring.calibration/v1 file, the paths as the push engine moves them between two processes (for --calibration, UCC_TL_GORING_CALIBRATION and goring sim)")
-	fl.StringVar(&f.calibration, "calibration", "", "with --mem cuda: goring.calibration/v1 file (goring calibrate --out); transfers between GPUs of a node are split over the paths it measured, for each step's load (docs/gpu.md)")
+	fl.StringVar(&f.calibration, "calibration", "", "with --mem cuda: goring.calibration/v1 file (best from goring bench p2p --calibration-out, the engine's own figures); transfers between GPUs of a node are split over the paths it measured, for each step's load (docs/gpu.md)")
 	fl.IntVar(&f.gpus, "gpus", 0, "with --mem cuda: how many GPUs the ranks share round-robin (default: every GPU of the machine; several ranks per GPU allowed)")
 	fl.StringVar(&f.straggler, "straggler", "", "R:DURATION: rank R sleeps DURATION before every iteration (an emulated slow peer)")
 	fl.BoolVar(&f.cpuReport, "cpu-report", false, "print each rank's CPU time (user+system) and the wall time on stderr at the end")
