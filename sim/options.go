@@ -89,6 +89,9 @@ func (o *Options) copyRates(t *topo.Topology) (copyGBps, reduceGBps []float64) {
 	for ni := range t.Nodes {
 		for _, g := range t.Nodes[ni].GPUs {
 			peak := MemoryGBps(g.Model) * memoryEfficiency
+			if g.Share > 1 { // processes time-sharing one GPU (topo.SharedGPU)
+				peak /= float64(g.Share)
+			}
 			c, r := peak/2, peak/3
 			if o.CopyGBps > 0 {
 				c = o.CopyGBps

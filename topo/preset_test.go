@@ -28,6 +28,9 @@ var presetFacts = []struct {
 	/*5*/ {name: "dgx-h100", gpus: 8, sockets: 2, rails: 8, railGBps: 50, directPairs: 0},
 	/*6*/ {name: "ascend-8p", gpus: 8, sockets: 4, rails: 8, railGBps: 25, pairLinks: map[[2]int]int{{0, 7}: 1, {3, 4}: 1}, nvlinkGBps: 56, directPairs: 28},
 	/*7*/ {name: "h100x2", gpus: 2, sockets: 1, pairLinks: map[[2]int]int{{0, 1}: 18}, nvlinkGBps: 26.56, directPairs: 1},
+	// Four processes on one H100: four "GPUs" that reach each other only
+	// through the GPU's memory (the hub of their PCIe-kind links).
+	/*8*/ {name: "h100-shared4", gpus: 4, sockets: 1, directPairs: 0},
 }
 
 func TestPresetsMatchTheirSources(t *testing.T) {

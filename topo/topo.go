@@ -50,6 +50,11 @@ type GPU struct {
 	PCIBusID string `json:"pci_bus_id,omitempty"`
 	// Rail is the index of the NIC closest to this GPU (-1: none).
 	Rail int `json:"rail"`
+	// Share is how many processes time-share the physical GPU this entry
+	// stands for, each of them a GPU entry of its own (0 or 1: one; see
+	// SharedGPU). The simulator gives each 1/Share of the GPU's copy and
+	// reduction rates.
+	Share int `json:"share,omitempty"`
 }
 
 // NoRail is GPU.Rail for a GPU with no NIC near it (or a node with none).

@@ -83,6 +83,9 @@ func (n *Node) validate(rails map[int]bool) error {
 		if g.Socket < 0 || g.Socket >= n.Sockets {
 			return fmt.Errorf("GPU %d: socket %d out of range (0..%d)", gi, g.Socket, n.Sockets-1)
 		}
+		if g.Share < 0 {
+			return fmt.Errorf("GPU %d: share %d must not be negative", gi, g.Share)
+		}
 		if g.NUMA < 0 || (n.NUMANodes > 0 && g.NUMA >= n.NUMANodes) {
 			if n.NUMANodes > 0 {
 				return fmt.Errorf("GPU %d: NUMA node %d out of range (0..%d)", gi, g.NUMA, n.NUMANodes-1)
