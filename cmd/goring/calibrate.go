@@ -64,6 +64,14 @@ much they slow each other down is fitted (model.FitContention) into the
 document's "contention" entries, which the model's split uses. Without GPUs
 those are listed under "skipped" with the reason.
 
+The GPU figures are the links' own, timed from one process. Collectives move
+bytes through goring's push engine between processes, which adds a
+clear-to-send and a done message to every transfer: for --calibration of
+goring bench and sim and for UCC_TL_GORING_CALIBRATION, write the file with
+goring bench p2p --mem cuda --calibration-out FILE instead (with this file
+the planner split two-GPU collectives that then ran 1.06-1.41x slower;
+docs/gpu.md "Collectives with a calibration").
+
 --out FILE writes the JSON document (schema goring.calibration/v1) to FILE;
 --json prints it on stdout instead of the table.`,
 		Args: cobra.NoArgs,
