@@ -89,6 +89,13 @@ if [ "$MODE" = chunks ]; then
         printf '%-28s %8s %s\n' "$c $a" "$k/$poll" "$t" | tee -a "$OUT/chunks.txt"
       done
     done
+    # Four processes on one H100: the simulator's prediction beside it
+    # (preset h100-shared4, docs/gpu.md "One GPU in the simulator").
+    if [ "$GPUS" = 1 ] && [ "$NP" = 4 ] && nvidia-smi --query-gpu=name --format=csv,noheader | head -1 | grep -q H100; then
+      t=$("$B/goring" sim "$c" --alg "$a" --topo h100-shared4 --bytes "${CHUNK_SIZES:-16MiB,64MiB,256MiB}" --json --no-progress 2>>"$LOGS/chunks.err" |
+        python3 -c "import json,sys; print(' '.join('%12.1f' % r['predicted_us'] for r in json.load(sys.stdin)['results']))") || t="failed"
+      printf '%-28s %8s %s\n' "$c $a" "sim" "$t" | tee -a "$OUT/chunks.txt"
+    fi
   done
   tar czf "$OUT/logs.tgz" -C "$LOGS" .
   exit $fail
