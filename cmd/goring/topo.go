@@ -123,13 +123,25 @@ func writeTopoTables(w io.Writer, t *topo.Topology) {
 		n := &t.Nodes[i]
 		fmt.Fprintf(w, "\n# GPUs of %s\n", label)
 		tw = tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-		fmt.Fprintln(tw, "gpu\tmodel\tsocket\tnuma\trail\tpci_bus_id")
+		shared := false // a "shared" column only where processes share a GPU (topo.SharedGPU)
+		for _, g := range n.GPUs {
+			shared = shared || g.Share > 1
+		}
+		head := "gpu\tmodel\tsocket\tnuma\trail\tpci_bus_id"
+		if shared {
+			head += "\tshared_by"
+		}
+		fmt.Fprintln(tw, head)
 		for _, g := range n.GPUs {
 			rail := "-"
 			if g.Rail >= 0 {
 				rail = fmt.Sprint(g.Rail)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s\n", g.Index, dash(g.Model), g.Socket, g.NUMA, rail, dash(g.PCIBusID))
+			fmt.Fprintf(tw, "%d\t%s\t%d\t%d\t%s\t%s", g.Index, dash(g.Model), g.Socket, g.NUMA, rail, dash(g.PCIBusID))
+			if shared {
+				fmt.Fprintf(tw, "\t%d", max(g.Share, 1))
+			}
+			fmt.Fprintln(tw)
 		}
 		tw.Flush()
 		fmt.Fprintf(w, "\n# links of %s (GB/s per link and per bundle, one direction)\n", label)

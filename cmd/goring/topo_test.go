@@ -70,7 +70,12 @@ func TestTopoShowTables(t *testing.T) {
 			assert.NotEqual(t, ' ', rune(ln[col]), "case %d: row %q", i, ln)
 			assert.Equal(t, ' ', rune(ln[col-1]), "case %d: row %q", i, ln)
 		}
+		// How many processes share each GPU, only where some do.
+		assert.Equal(t, n.GPUs[0].Share > 1, strings.Contains(out, "shared_by"), "case %d", i)
 	}
+	out, _, code := runCLI(t, "topo", "show", "--topo", "h100-shared4")
+	require.Equal(t, 0, code)
+	assert.Contains(t, out, "0    H100   0       0     -     -           4\n")
 }
 
 func TestTopoShowBadInput(t *testing.T) {
