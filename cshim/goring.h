@@ -125,7 +125,7 @@ int goring_api_version(void);
  *                      machine, fails the context)
  *   keepawake=D|off    keep the Go runtime awake between collectives, a
  *                      duration up to 9ms (default off: it costs the
- *                      runtime's monitor about 9% of a core while
+ *                      runtime's monitor 6-18% of a core while
  *                      collectives come; docs/ucc.md "Keeping the runtime
  *                      awake")
  */
