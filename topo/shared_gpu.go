@@ -14,13 +14,13 @@ import "fmt"
 // StepUS is what a transfer costs before its bytes move. Processes on one
 // GPU do not run at once: without MPS each has its own context, and the
 // GPU switches between them, so a step of a collective waits for every
-// process's turn whatever its size. The figure is measured, not derived
-// (SharedH100x4StepUS says how); it is charged half on each of a
-// transfer's two links.
+// process's turn whatever its size. The figure is fitted to a measurement,
+// not derived (SharedH100x4StepUS says how); it is charged half on each of
+// a transfer's two links.
 type SharedGPU struct {
 	Model    string
 	Procs    int
-	CopyGBps float64 // one copy's rate inside the GPU (bytes copied per second / 1e9)
+	CopyGBps float64 // what the transfers of all processes move together (bytes copied per second / 1e9)
 	StepUS   float64
 }
 
