@@ -47,18 +47,35 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
+/* phase_us: what the last run spent in init, post, the test loop and
+ * finalize (us), and how many tests returned in progress; the paused
+ * calls below report their medians (docs/ucc.md). */
+enum { PH_INIT, PH_POST, PH_TEST, PH_FINALIZE, PH_POLLS, PHASES };
+static double phase_us[PHASES];
+
 /* run initialises, posts and polls one collective to completion. */
 static void run(goring_team_h team, goring_coll_args_t *args, const char *what)
 {
     goring_coll_h coll;
+    double t0 = MPI_Wtime(), polls = 0;
     goring_status_t st = goring_coll_init(team, args, &coll);
+    double t1 = MPI_Wtime();
     if (st != GORING_OK) die_status(what, st);
     if ((st = goring_coll_post(coll)) != GORING_OK) die_status(what, st);
+    double t2 = MPI_Wtime();
     while ((st = goring_coll_test(coll)) == GORING_INPROGRESS) {
+        polls++;
         sched_yield(); /* as Open MPI's progress loop does when oversubscribed */
     }
+    double t3 = MPI_Wtime();
     if (st != GORING_OK) die_status(what, st);
     goring_coll_finalize(coll);
+    double t4 = MPI_Wtime();
+    phase_us[PH_INIT] = (t1 - t0) * 1e6;
+    phase_us[PH_POST] = (t2 - t1) * 1e6;
+    phase_us[PH_TEST] = (t3 - t2) * 1e6;
+    phase_us[PH_FINALIZE] = (t4 - t3) * 1e6;
+    phase_us[PH_POLLS] = polls;
 }
 
 /* connect gathers the team cards over MPI: lengths first (cards may
@@ -274,16 +291,18 @@ int main(int argc, char **argv)
      * between collectives: the cost of waking the library, not of moving
      * bytes. Median of the calls' times (rank 0's). */
     enum { PAUSED = 200 };
-    static double took[PAUSED];
+    static double took[PAUSED], phases[PHASES][PAUSED];
     for (int i = 0; i < PAUSED; i++) {
         for (double until = MPI_Wtime() + 5e-3; MPI_Wtime() < until;)
             ;
         double s = MPI_Wtime();
         test_allreduce(team, 16, NULL);
         took[i] = (MPI_Wtime() - s) * 1e6;
+        for (int k = 0; k < PHASES; k++) phases[k][i] = phase_us[k];
     }
     qsort(took, PAUSED, sizeof(took[0]), cmp_double);
     double paused_us = took[PAUSED / 2];
+    for (int k = 0; k < PHASES; k++) qsort(phases[k], PAUSED, sizeof(double), cmp_double);
 
     /* Refusals: device memory and an unknown algorithm. */
     uint8_t one = 0;
@@ -310,10 +329,14 @@ int main(int argc, char **argv)
 
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (rank == 0)
+    if (rank == 0) {
+        printf("capi_test: after 5 ms of computation, medians: init %.1f us, post %.1f, test loop %.1f "
+               "(%.0f polls), finalize %.1f\n", phases[PH_INIT][PAUSED / 2], phases[PH_POST][PAUSED / 2],
+               phases[PH_TEST][PAUSED / 2], phases[PH_POLLS][PAUSED / 2], phases[PH_FINALIZE][PAUSED / 2]);
         printf("capi_test: %d ranks, %s; %ld small allreduces at %.1f us each; after 5 ms of "
                "computation %.1f us (median of %d; options %s)\n", size,
                all ? "FAILED" : "all collectives correct", calls, per_us, paused_us, PAUSED, opts);
+    }
     MPI_Finalize();
     return all ? 1 : 0;
 }
