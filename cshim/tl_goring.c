@@ -54,6 +54,11 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "less), at the price of the runtime's monitor polling, 6-18% of a core while collectives "
      "come; worth it where a core is idle (a rank per GPU), not on a fully subscribed node",
      ucc_offsetof(ucc_tl_goring_context_config_t, keepawake), UCC_CONFIG_TYPE_STRING},
+    {"CPATH_MAX", "64K",
+     "largest host-memory allgather, allreduce, reduce_scatter or bcast (bytes of the vector per "
+     "rank, K/M suffixes) that runs in goring's C executor once its plan is cached: no Go "
+     "runtime on the call path, so small calls cost what UCX does (0: every call in Go)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, cpath_max), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

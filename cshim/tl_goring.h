@@ -55,6 +55,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *lanes;      /* checked by goring: 1..64 */
     char                   *calibration; /* goring.calibration/v1 file, checked by goring */
     char                   *keepawake;   /* checked by goring: off or a duration <= 9ms */
+    char                   *cpath_max;   /* checked by goring: bytes, 0 turns the C path off */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

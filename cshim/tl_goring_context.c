@@ -24,7 +24,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"ipc", cfg->ipc},
               {"lanes", cfg->lanes},
               {"calibration", cfg->calibration},
-              {"keepawake", cfg->keepawake}};
+              {"keepawake", cfg->keepawake},
+              {"cpath_max", cfg->cpath_max}};
     size_t off = 0;
     int    n;
 

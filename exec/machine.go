@@ -266,69 +266,18 @@ func (m *Machine) checkRange(id int, bufs Buffers, verb string, b sched.Buf, off
 // build computes the dependents lists, the same-(op, peer, tag) chains and
 // every per-call slice at its final capacity.
 func (m *Machine) build() error {
-	steps := m.prog.Steps
-	n := len(steps)
+	n := len(m.prog.Steps)
 	if uint64(n) > 1<<32-1 {
 		return fmt.Errorf("exec: rank %d: %d steps is more than a token can name", m.prog.Rank, n)
 	}
-	m.initPending = make([]int32, n)
-	m.depOff = make([]int32, n+1)
-	m.nextSame = make([]int32, n)
-	var nsend, nrecv, ndeps int
-	for id := range steps {
-		deps := m.prog.Deps(id)
-		m.initPending[id] = int32(len(deps))
-		ndeps += len(deps)
-		for _, d := range deps {
-			m.depOff[d+1]++
-		}
-		switch steps[id].Op {
-		case sched.OpSend:
-			nsend++
-		case sched.OpRecv:
-			nrecv++
-		}
-	}
-	for i := 0; i < n; i++ {
-		m.depOff[i+1] += m.depOff[i]
-	}
-	m.depList = make([]int32, ndeps)
-	fill := make([]int32, n)
-	copy(fill, m.depOff[:n])
-	for id := range steps {
-		for _, d := range m.prog.Deps(id) {
-			m.depList[fill[d]] = int32(id)
-			fill[d]++
-		}
-	}
-	// Chain steps that share (op, peer, tag): each waits until the
-	// previous one of its chain has been posted, so posts of one tag leave
-	// in step id order and match in the order the program JSON promises.
-	type key struct {
-		op   sched.StepOp
-		peer int32
-		tag  int32
-	}
-	last := make(map[key]int32)
-	for id := range steps {
-		m.nextSame[id] = -1
-		s := &steps[id]
-		if s.Op != sched.OpSend && s.Op != sched.OpRecv {
-			continue
-		}
-		k := key{s.Op, s.Peer, s.Tag}
-		if prev, ok := last[k]; ok {
-			m.nextSame[prev] = int32(id)
-			m.initPending[id]++
-		}
-		last[k] = int32(id)
-	}
+	g := BuildGraph(m.prog)
+	m.initPending, m.depOff, m.depList, m.nextSame = g.InitPending, g.DepOff, g.DepList, g.NextSame
 	m.pending = make([]int32, n)
 	m.state = make([]uint8, n)
-	m.recvs = make([]Post, 0, nrecv)
-	m.sends = make([]Post, 0, nsend)
+	m.recvs = make([]Post, 0, g.Recvs)
+	m.sends = make([]Post, 0, g.Sends)
 	m.work = make([]int32, 0, n)
-	m.comps = make([]Completion, 0, nsend+nrecv+n)
+	m.comps = make([]Completion, 0, g.Sends+g.Recvs+n)
 	return nil
 }
 

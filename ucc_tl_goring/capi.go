@@ -12,6 +12,7 @@ package main
 import "C"
 
 import (
+	"errors"
 	"fmt"
 	"runtime/debug"
 	"sync"
@@ -22,7 +23,10 @@ import (
 
 // The exported functions of cshim/goring.h. Each converts its arguments,
 // calls the Go side and turns the outcome into a goring_status_t; guard
-// recovers any panic so that none crosses into C.
+// recovers any panic so that none crosses into C. The collective calls
+// are goring_go_coll_*: cpath.c defines goring_coll_*, which run a call
+// whose shape is lowered into C without entering Go and hand every other
+// call to these.
 
 func guard(status *C.goring_status_t) {
 	if r := recover(); r != nil {
@@ -82,7 +86,8 @@ func goring_team_create(h C.goring_context_h, rank, size C.uint32_t, out *C.gori
 	if err != nil {
 		return fail(err)
 	}
-	*out = C.goring_team_h(newHandle(t))
+	t.handle = newHandle(t)
+	*out = C.goring_team_h(t.handle)
 	return C.GORING_OK
 }
 
@@ -151,8 +156,8 @@ var (
 	}
 )
 
-//export goring_coll_init
-func goring_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.goring_coll_h) (status C.goring_status_t) {
+//export goring_go_coll_init
+func goring_go_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
 	collectiveStarts() // the runtime kept awake while collectives come (awake.go)
 	t, ok := lookup[*tlTeam](uint64(h))
@@ -190,12 +195,49 @@ func goring_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.gori
 	if err != nil {
 		return fail(err)
 	}
+	t.offerCPath(args, cl, a)
 	*out = C.goring_coll_h(newHandle(cl))
 	return C.GORING_OK
 }
 
-//export goring_coll_post
-func goring_coll_post(h C.goring_coll_h) (status C.goring_status_t) {
+// goring_go_set_error records the reason of a failed C-path call (cpath.c)
+// as this process's last error and returns status.
+//
+//export goring_go_set_error
+func goring_go_set_error(text *C.char, status C.goring_status_t) C.goring_status_t {
+	setLastError(errors.New(C.GoString(text)))
+	return status
+}
+
+// goring_go_team_check is the C path's failure detector: a C call that
+// has waited half a second asks whether a peer has failed (UCX's endpoint
+// errors, the processes of the peers on this host). GORING_OK: keep
+// waiting, as MPI lets a rank be late.
+//
+//export goring_go_team_check
+func goring_go_team_check(h C.goring_team_h) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*tlTeam](uint64(h))
+	if !ok {
+		return fail(invalid("goring_coll_test: unknown team %d", h))
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tr != nil {
+		if err := t.tr.PeerErr(); err != nil {
+			return fail(err) // as the Go path's call would report it
+		}
+	}
+	if t.watch != nil {
+		if err := t.watch.Check(); err != nil {
+			return fail(err)
+		}
+	}
+	return C.GORING_OK
+}
+
+//export goring_go_coll_post
+func goring_go_coll_post(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
 	c, ok := lookup[*tlColl](uint64(h))
 	if !ok {
@@ -207,8 +249,8 @@ func goring_coll_post(h C.goring_coll_h) (status C.goring_status_t) {
 	return C.GORING_OK
 }
 
-//export goring_coll_test
-func goring_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
+//export goring_go_coll_test
+func goring_go_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
 	c, ok := lookup[*tlColl](uint64(h))
 	if !ok {
@@ -224,8 +266,8 @@ func goring_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
 	return C.GORING_INPROGRESS
 }
 
-//export goring_coll_finalize
-func goring_coll_finalize(h C.goring_coll_h) (status C.goring_status_t) {
+//export goring_go_coll_finalize
+func goring_go_coll_finalize(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
 	c, ok := lookup[*tlColl](uint64(h))
 	if !ok {
@@ -243,8 +285,8 @@ var algNames struct {
 	m map[string]*C.char
 }
 
-//export goring_coll_algorithm
-func goring_coll_algorithm(h C.goring_coll_h) (name *C.char) {
+//export goring_go_coll_algorithm
+func goring_go_coll_algorithm(h C.goring_coll_h) (name *C.char) {
 	defer func() {
 		if recover() != nil {
 			name = nil

@@ -315,6 +315,7 @@ func (c *tlColl) post() error {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.noteBusy()
 	switch c.state {
 	case collInit, collDone, collFailed:
 	default:
@@ -336,6 +337,7 @@ func (c *tlColl) test() (done bool, err error) {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.noteBusy()
 	t.progress()
 	switch c.state {
 	case collDone:
@@ -426,6 +428,7 @@ func (c *tlColl) finalize() {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.noteBusy()
 	switch c.state {
 	case collRunning:
 		c.abort(errFinalized)

@@ -26,6 +26,10 @@ type options struct {
 	// transfers between GPUs of the host with it (calibration.go).
 	calibration string
 	keepAwake   time.Duration // the runtime keeper's interval (awake.go); 0: off
+	// cpathMax is the largest host call (bytes of the vector per rank)
+	// that runs in the C executor once its plan is cached (cpath.go); 0:
+	// none.
+	cpathMax int64
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -68,7 +72,7 @@ var pushAlgs = map[coll.Collective]string{
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake, cpathMax: DefaultCPathMax}
 	for k, v := range defaultAlgs {
 		o.algs[k] = v
 	}
@@ -118,6 +122,12 @@ func parseOptions(s string) (options, error) {
 				return o, err
 			}
 			o.keepAwake = d
+		case k == "cpath_max":
+			n, err := parseBytes(v)
+			if err != nil || n < 0 || n > maxCPathMax {
+				return o, fmt.Errorf("option cpath_max=%q: want a byte count from 0 (the C path off) to %d, with an optional K or M suffix", v, maxCPathMax)
+			}
+			o.cpathMax = n
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -134,7 +144,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, alg_<collective>)", k)
 		}
 	}
 	return o, nil
@@ -152,4 +162,21 @@ func parseKeepAwake(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("option keepawake=%q: want off (the default) or a duration above 0 and at most %v", v, keeperMaxInterval)
 	}
 	return d, nil
+}
+
+// parseBytes reads a byte count with an optional K or M suffix (powers of
+// 1024, as UCC's size settings).
+func parseBytes(v string) (int64, error) {
+	mult := int64(1)
+	switch {
+	case strings.HasSuffix(v, "K"), strings.HasSuffix(v, "k"):
+		mult, v = 1<<10, v[:len(v)-1]
+	case strings.HasSuffix(v, "M"), strings.HasSuffix(v, "m"):
+		mult, v = 1<<20, v[:len(v)-1]
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil || n < 0 || n > math.MaxInt64/mult {
+		return 0, fmt.Errorf("bad byte count %q", v)
+	}
+	return n * mult, nil
 }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
@@ -42,6 +43,8 @@ type tlTeam struct {
 	// noSplit says why the engine does not split this team's transfers
 	// although the context has a calibration ("" otherwise).
 	noSplit string
+	handle  uint64      // the team's handle in goring.h's API
+	cpath   *cexec.Team // the C path's side of the team (cpath.go); nil: none
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -131,7 +134,7 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
 		t.usePlanner(hosts)
 	}
-	return nil
+	return t.openCPath()
 }
 
 // teamTopology places ranks on nodes by host: when every host holds the
@@ -194,6 +197,7 @@ func (t *tlTeam) progress() {
 func (t *tlTeam) destroy() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	t.closeCPath()
 	var errs []error
 	if t.cur != nil {
 		t.cur.abort(errors.New("team destroyed"))

@@ -137,3 +137,7 @@ func (ep *Endpoint) Close() error {
 	}
 	return nil
 }
+
+// CHandle is the endpoint's C record (a gr_ep_t*), for C code that posts
+// on it without entering Go (see Worker.CHandle). Valid until Close.
+func (e *Endpoint) CHandle() unsafe.Pointer { return unsafe.Pointer(e.ep) }

@@ -588,6 +588,69 @@ int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,
     return UCS_PTR_STATUS(r);
 }
 
+/* ------------------------------------------------ operations for C callers */
+
+/* The user data of a C caller's operation is its own gr_cop_t, so these
+ * callbacks touch neither the slot table nor the event queue, and Go never
+ * hears of the operation. */
+static void gr_send_c_cb(void *request, ucs_status_t status, void *user_data)
+{
+    gr_cop_t *op = user_data;
+    p_ucp_request_free(request);
+    op->done(op, status, 0);
+}
+
+static void gr_recv_c_cb(void *request, ucs_status_t status,
+                         const ucp_tag_recv_info_t *info, void *user_data)
+{
+    gr_cop_t *op  = user_data;
+    uint64_t  len = info ? info->length : 0;
+    p_ucp_request_free(request);
+    op->done(op, status, len);
+}
+
+int gr_tag_send_c(gr_ep_t *ep, const void *buf, size_t len, uint64_t tag,
+                  gr_cop_t *op, void **req)
+{
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_MEMORY_TYPE;
+    param.cb.send      = gr_send_c_cb;
+    param.user_data    = op;
+    param.memory_type  = UCS_MEMORY_TYPE_HOST;
+    ucs_status_ptr_t r = p_ucp_tag_send_nbx(ep->ep, buf, len, tag, &param);
+    if (UCS_PTR_IS_PTR(r)) {
+        *req = r;
+        return UCS_INPROGRESS;
+    }
+    return UCS_PTR_STATUS(r);
+}
+
+int gr_tag_recv_c(gr_worker_t *w, void *buf, size_t len, uint64_t tag,
+                  gr_cop_t *op, void **req)
+{
+    /* NO_IMM_CMPL: the received length arrives in the callback only. */
+    ucp_request_param_t param;
+    memset(&param, 0, sizeof(param));
+    param.op_attr_mask = UCP_OP_ATTR_FIELD_CALLBACK | UCP_OP_ATTR_FIELD_USER_DATA |
+                         UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_NO_IMM_CMPL;
+    param.cb.recv      = gr_recv_c_cb;
+    param.user_data    = op;
+    param.memory_type  = UCS_MEMORY_TYPE_HOST;
+    ucs_status_ptr_t r = p_ucp_tag_recv_nbx(w->worker, buf, len, tag, ~(ucp_tag_t)0, &param);
+    if (UCS_PTR_IS_PTR(r)) {
+        *req = r;
+        return UCS_INPROGRESS;
+    }
+    return UCS_PTR_STATUS(r);
+}
+
+unsigned gr_progress_c(gr_worker_t *w)
+{
+    return gr_progress_all(w);
+}
+
 int gr_request_status(void *req)
 {
     return p_ucp_request_check_status(req);

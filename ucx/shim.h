@@ -77,6 +77,24 @@ int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,
                 uint64_t mask, int mem_type, uint64_t handle, void **req);
 
 int  gr_request_status(void *req);
+
+/* Operations for C callers (package cexec) that never reach Go. The caller
+ * owns a gr_cop_t for each operation in flight (usually the first member of
+ * its own per-operation record) and UCX calls op->done(op, status, length)
+ * from inside ucp_worker_progress, the request already freed. They return
+ * UCS_INPROGRESS (1) with *req set (for gr_request_cancel), or the status
+ * the operation finished with at once, in which case done is not called.
+ * Host memory only; receives match the full tag. */
+typedef struct gr_cop {
+    void (*done)(struct gr_cop *op, int status, uint64_t length);
+} gr_cop_t;
+int      gr_tag_send_c(gr_ep_t *ep, const void *buf, size_t len, uint64_t tag,
+                       gr_cop_t *op, void **req);
+int      gr_tag_recv_c(gr_worker_t *w, void *buf, size_t len, uint64_t tag,
+                       gr_cop_t *op, void **req);
+/* Progresses the worker without handing events to Go (they stay queued for
+ * Go's next gr_progress); returns what ucp_worker_progress reported. */
+unsigned gr_progress_c(gr_worker_t *w);
 void gr_request_cancel(gr_worker_t *w, void *req);
 
 #endif

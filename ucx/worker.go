@@ -427,3 +427,8 @@ func (w *Worker) Close() error {
 	w.ctx.mu.Unlock()
 	return nil
 }
+
+// CHandle is the worker's C record (a gr_worker_t*), for C code of this
+// program that posts on the worker without entering Go (package cexec,
+// through shim.h's gr_*_c calls). It stays valid until Close.
+func (w *Worker) CHandle() unsafe.Pointer { return unsafe.Pointer(w.h) }

@@ -27,12 +27,17 @@ const cancelTimeout = 2 * time.Second
 // Transport is the single-path (direct) data plane of one rank: one UCX
 // worker, an endpoint to every peer. It implements exec.Transport.
 type Transport struct {
-	w     *ucx.Worker
-	rank  int
-	eps   []*ucx.Endpoint
-	seq   int
-	comps []exec.Completion
-	reqs  map[uint64]*ucx.Request
+	w    *ucx.Worker
+	rank int
+	eps  []*ucx.Endpoint
+	seq  int
+	// seqCell, when set, holds the team's last sequence number in memory
+	// that another executor of the same worker also draws from (package
+	// cexec's C path), so that every call of the team, whichever executor
+	// runs it, takes the next number in post order (ShareSeq).
+	seqCell *uint32
+	comps   []exec.Completion
+	reqs    map[uint64]*ucx.Request
 	// SpinPolls is the number of progress calls before Wait sleeps
 	// (DefaultSpinPolls; 0 sleeps at once; negative never sleeps: a busy
 	// poll, for comparison only, since it burns a core per waiting rank).
@@ -140,7 +145,35 @@ func (t *Transport) Rank() int { return t.rank }
 
 // NextCall starts a new collective call: the posts that follow carry the
 // next sequence number in their tags.
-func (t *Transport) NextCall() { t.seq = (t.seq + 1) & ucx.MaxTagSeq }
+func (t *Transport) NextCall() {
+	if t.seqCell != nil {
+		*t.seqCell = (*t.seqCell + 1) & ucx.MaxTagSeq
+		t.seq = int(*t.seqCell)
+		return
+	}
+	t.seq = (t.seq + 1) & ucx.MaxTagSeq
+}
+
+// ShareSeq makes NextCall draw from *cell (which may be C memory, read and
+// written by C between Go's calls) instead of the transport's own counter.
+func (t *Transport) ShareSeq(cell *uint32) {
+	*cell = uint32(t.seq)
+	t.seqCell = cell
+}
+
+// Endpoint is the endpoint to peer (nil for a peer this transport does not
+// serve), for code that posts on the worker itself (package cexec).
+func (t *Transport) Endpoint(peer int) *ucx.Endpoint { return t.eps[peer] }
+
+// Worker is the transport's UCX worker.
+func (t *Transport) Worker() *ucx.Worker { return t.w }
+
+// PeerErr progresses the worker once (completions of Go's operations are
+// kept for the next Wait) and reports an endpoint failure seen so far.
+func (t *Transport) PeerErr() error {
+	t.w.Progress()
+	return t.peerErr
+}
 
 // Seq is the sequence number of the current call.
 func (t *Transport) Seq() int { return t.seq }

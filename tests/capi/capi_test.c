@@ -22,6 +22,9 @@
 #include "goring.h"
 
 static int rank, size, failures;
+/* C-path calls (cpath.c): a handle with the top bit set is one whose shape
+ * the library lowered into its C executor on an earlier call. */
+static long cpath_calls;
 
 #define CHECK(cond, ...)                                                       \
     do {                                                                       \
@@ -61,6 +64,7 @@ static void run(goring_team_h team, goring_coll_args_t *args, const char *what)
     goring_status_t st = goring_coll_init(team, args, &coll);
     double t1 = MPI_Wtime();
     if (st != GORING_OK) die_status(what, st);
+    cpath_calls += (coll >> 63) != 0;
     if ((st = goring_coll_post(coll)) != GORING_OK) die_status(what, st);
     double t2 = MPI_Wtime();
     while ((st = goring_coll_test(coll)) == GORING_INPROGRESS) {
@@ -251,9 +255,13 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     long calls = argc > 1 ? atol(argv[1]) : 1000;
-    /* argv[2]: more context options (goring.h), e.g. alg_allreduce=ring. */
+    /* argv[2]: more context options (goring.h), e.g. alg_allreduce=ring;
+     * argv[3] "mixed": odd ranks also turn the C path off. */
     char opts[256];
-    snprintf(opts, sizeof(opts), "tls=self,sm;%s", argc > 2 ? argv[2] : "");
+    int  mixed = argc > 3 && strcmp(argv[3], "mixed") == 0;
+    snprintf(opts, sizeof(opts), "tls=self,sm;%s%s", argc > 2 ? argv[2] : "",
+             mixed && rank % 2 ? ";cpath_max=0" : "");
+    int cpath_on = strstr(opts, "cpath_max=0") == NULL;
 
     CHECK(goring_api_version() == GORING_API_VERSION, "API version %d, header %d", goring_api_version(), GORING_API_VERSION);
     goring_context_h ctx;
@@ -261,7 +269,12 @@ int main(int argc, char **argv)
     if (st != GORING_OK) die_status("context_create", st);
     goring_team_h team = connect(ctx);
 
+    /* Twice: the first pass runs every shape in Go, which lowers the small
+     * host ones into C; the second runs those in C (unless the options
+     * turn the C path off, cpath_max=0, on some ranks or all: a call may
+     * run in C on one rank and in Go on another). */
     size_t counts[] = {1, 3, 1000, 65537, 1 << 20};
+    for (int pass = 0; pass < 2; pass++)
     for (size_t i = 0; i < sizeof(counts) / sizeof(counts[0]); i++) {
         size_t c = counts[i];
         test_allgather(team, c, 0);
@@ -280,6 +293,9 @@ int main(int argc, char **argv)
         }
     }
     test_alltoallv(team, 0, NULL, 0, 1); /* alltoall of nothing */
+    long validated_in_c = cpath_calls;
+    CHECK(cpath_on ? validated_in_c >= 7 * 3 : validated_in_c == 0,
+          "%ld validation calls ran in C with options %s", validated_in_c, opts);
 
     /* Many small calls back to back: the cgo boundary and the plan cache
      * under a steady load. */
@@ -333,9 +349,10 @@ int main(int argc, char **argv)
         printf("capi_test: after 5 ms of computation, medians: init %.1f us, post %.1f, test loop %.1f "
                "(%.0f polls), finalize %.1f\n", phases[PH_INIT][PAUSED / 2], phases[PH_POST][PAUSED / 2],
                phases[PH_TEST][PAUSED / 2], phases[PH_POLLS][PAUSED / 2], phases[PH_FINALIZE][PAUSED / 2]);
-        printf("capi_test: %d ranks, %s; %ld small allreduces at %.1f us each; after 5 ms of "
-               "computation %.1f us (median of %d; options %s)\n", size,
-               all ? "FAILED" : "all collectives correct", calls, per_us, paused_us, PAUSED, opts);
+        printf("capi_test: %d ranks, %s (%ld validation calls of rank 0 in C); %ld small allreduces at %.1f us each; after 5 ms of "
+               "computation %.1f us (median of %d; options %s%s)\n", size,
+               all ? "FAILED" : "all collectives correct", validated_in_c, calls, per_us, paused_us, PAUSED, opts,
+               mixed ? ", odd ranks cpath_max=0" : "");
     }
     MPI_Finalize();
     return all ? 1 : 0;

@@ -1,0 +1,192 @@
+package cexec
+
+/*
+#cgo CFLAGS: -O2 -Wall -I${SRCDIR}/../ucx
+#include <stdlib.h>
+#include "cexec.h"
+*/
+import "C"
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/ucx"
+)
+
+// Layout says how a call's two buffer arguments become the program's src
+// and dst (cexec.h, GX_LAYOUT_*), which the team layer's Go path does in
+// tlColl.buffers.
+type Layout int32
+
+const (
+	// Plain: src and dst are the caller's.
+	Plain Layout = C.GX_LAYOUT_PLAIN
+	// OneBuffer: one buffer is both (bcast): dst, or src when dst is nil.
+	OneBuffer Layout = C.GX_LAYOUT_ONE_BUFFER
+	// SrcInDst: src is this rank's block of dst (allgather in place).
+	SrcInDst Layout = C.GX_LAYOUT_SRC_IN_DST
+	// CopyIn: src is a private copy of dst's input, taken at post
+	// (allreduce in place; reduce_scatter in place with DstShift).
+	CopyIn Layout = C.GX_LAYOUT_COPY_IN
+)
+
+// Program is a rank program lowered into C memory.
+type Program struct{ p *C.gx_prog_t }
+
+// Lower copies prog into C with exec.BuildGraph's dependency arrays.
+// Reduce steps use the (dtype, op) kernel of reduce.c; layout and dstShift
+// say how calls map their buffers (see Layout). The program holds one
+// reference, the caller's (Release).
+func Lower(prog *sched.RankProgram, alg string, dtype coll.Dtype, op coll.Op, layout Layout, dstShift bool) (*Program, error) {
+	n := len(prog.Steps)
+	g := exec.BuildGraph(prog)
+	if n >= 1<<31-1 || len(g.DepList) >= 1<<31-1 {
+		return nil, fmt.Errorf("cexec: %d steps is too many for the C executor", n)
+	}
+	cp := C.gx_prog_new(C.int32_t(n), C.int32_t(len(g.DepList)))
+	if cp == nil {
+		return nil, errors.New("cexec: out of memory lowering a program")
+	}
+	p := &Program{p: cp}
+	steps := unsafe.Slice(cp.steps, max(n, 1))[:n]
+	reduces := false
+	for i := range prog.Steps {
+		s := &prog.Steps[i]
+		if s.Tag < 0 || s.Tag > ucx.MaxTagStep {
+			p.Release()
+			return nil, fmt.Errorf("cexec: step %d tag %d outside the tag's step field", i, s.Tag)
+		}
+		steps[i] = C.gx_step_t{src_off: C.int64_t(s.SrcOff), dst_off: C.int64_t(s.DstOff), len: C.int64_t(s.Len),
+			peer: C.int32_t(s.Peer), tag: C.uint32_t(s.Tag), op: C.uint8_t(s.Op), src_buf: C.uint8_t(s.SrcBuf), dst_buf: C.uint8_t(s.DstBuf)}
+		reduces = reduces || s.Op == sched.OpReduce
+	}
+	copy(unsafe.Slice((*int32)(unsafe.Pointer(cp.init_pending)), max(n, 1)), g.InitPending)
+	copy(unsafe.Slice((*int32)(unsafe.Pointer(cp.dep_off)), n+1), g.DepOff)
+	copy(unsafe.Slice((*int32)(unsafe.Pointer(cp.dep_list)), max(len(g.DepList), 1)), g.DepList)
+	copy(unsafe.Slice((*int32)(unsafe.Pointer(cp.next_same)), max(n, 1)), g.NextSame)
+	cp.nsends, cp.nrecvs = C.int32_t(g.Sends), C.int32_t(g.Recvs)
+	cp.size_src, cp.size_dst, cp.size_scratch = C.int64_t(prog.Sizes.Src), C.int64_t(prog.Sizes.Dst), C.int64_t(prog.Sizes.Scratch)
+	cp.layout = C.int32_t(layout)
+	if dstShift {
+		cp.dst_shift = 1
+	}
+	name := unsafe.Slice((*byte)(unsafe.Pointer(&cp.alg[0])), len(cp.alg))
+	copy(name[:len(name)-1], alg)
+	if reduces {
+		if C.gx_prog_set_reduce(cp, C.int(dtype), C.int(op), C.size_t(dtype.Size())) != 0 {
+			p.Release()
+			return nil, fmt.Errorf("cexec: no C kernel for %v %v", dtype, op)
+		}
+	}
+	return p, nil
+}
+
+// Release drops the caller's reference; the C program lives on while a
+// team's cache or a call holds it.
+func (p *Program) Release() {
+	if p.p != nil {
+		C.gx_prog_release(p.p)
+		p.p = nil
+	}
+}
+
+// Key is a call shape as the team layer's C side computes it from a call's
+// arguments (collective, datatype and op in goring.h's numbers, in place,
+// root, count, algorithm name): Put and the C lookup must agree byte for
+// byte, so both zero-fill and copy the name the same way.
+type Key struct {
+	Coll, Dtype, Op uint8
+	InPlace         bool
+	Root            uint32
+	Count           uint64
+	Alg             string
+}
+
+// MaxAlgName is the longest algorithm name a Key holds.
+const MaxAlgName = 31
+
+func (k Key) c() (C.gx_key_t, error) {
+	var ck C.gx_key_t
+	if len(k.Alg) > MaxAlgName {
+		return ck, fmt.Errorf("cexec: algorithm name %q longer than %d bytes", k.Alg, MaxAlgName)
+	}
+	ck.count, ck.root = C.uint64_t(k.Count), C.uint32_t(k.Root)
+	ck.coll, ck.dtype, ck.op = C.uint8_t(k.Coll), C.uint8_t(k.Dtype), C.uint8_t(k.Op)
+	if k.InPlace {
+		ck.in_place = 1
+	}
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(&ck.alg[0])), len(ck.alg)), k.Alg)
+	return ck, nil
+}
+
+// Team is a team's C side: its worker and endpoints, the sequence number
+// shared with Go, and the cache of lowered programs.
+type Team struct{ t *C.gx_team_t }
+
+// NewTeam makes the C side of a team of size ranks on worker w, with the
+// endpoint to each peer that ep returns (nil: none).
+func NewTeam(w *ucx.Worker, rank, size int, ep func(peer int) *ucx.Endpoint) (*Team, error) {
+	ct := C.gx_team_new((*C.gr_worker_t)(w.CHandle()), C.int32_t(rank), C.int32_t(size))
+	if ct == nil {
+		return nil, errors.New("cexec: out of memory for a team")
+	}
+	for p := 0; p < size; p++ {
+		if e := ep(p); e != nil {
+			C.gx_team_set_ep(ct, C.int32_t(p), (*C.gr_ep_t)(e.CHandle()))
+		}
+	}
+	return &Team{t: ct}, nil
+}
+
+// Ptr is the gx_team_t*, for the team layer's C side.
+func (t *Team) Ptr() unsafe.Pointer { return unsafe.Pointer(t.t) }
+
+// SeqCell is the team's last sequence number, in C memory: the Go
+// transport draws from it too (ucxmp.Transport.ShareSeq).
+func (t *Team) SeqCell() *uint32 { return (*uint32)(unsafe.Pointer(&t.t.seq)) }
+
+// SetGoBusy tells C whether Go has a call on the wire or queued: while it
+// has, C must not start calls of its own (their sequence numbers would be
+// taken out of post order), and the team layer runs them in Go.
+func (t *Team) SetGoBusy(busy bool) {
+	v := C.int32_t(0)
+	if busy {
+		v = 1
+	}
+	t.t.go_busy = v
+}
+
+// GoBusy reports what SetGoBusy last said.
+func (t *Team) GoBusy() bool { return t.t.go_busy != 0 }
+
+// Put caches p for k (the cache takes its own reference); false when k is
+// cached already.
+func (t *Team) Put(k Key, p *Program) (bool, error) {
+	ck, err := k.c()
+	if err != nil {
+		return false, err
+	}
+	return C.gx_team_put(t.t, &ck, p.p) == 0, nil
+}
+
+// Has reports whether k is cached.
+func (t *Team) Has(k Key) bool {
+	ck, err := k.c()
+	return err == nil && C.gx_team_get(t.t, &ck) != nil
+}
+
+// Clear drops every cached program.
+func (t *Team) Clear() { C.gx_team_clear(t.t) }
+
+// Free cancels the team's live C calls and frees it.
+func (t *Team) Free() {
+	if t.t != nil {
+		C.gx_team_free(t.t)
+		t.t = nil
+	}
+}

@@ -1,0 +1,154 @@
+/*
+ * cexec.h: the C executor of small host collectives (package cexec).
+ *
+ * A gx_prog_t is one rank's program of one call shape, lowered by Go from
+ * a sched.RankProgram (lower.go) into flat arrays with exec.BuildGraph's
+ * rules. A gx_team_t holds a team's UCX worker and endpoints (package
+ * ucx's C records), the sequence number its calls draw from, and a cache of
+ * programs by call shape. A gx_call_t is one call of a program: it posts
+ * UCX tag operations with C callbacks (ucx/shim.h, gr_*_c), copies and
+ * reduces with C kernels, and never enters Go.
+ *
+ * Everything here runs on the caller's thread; a team is driven by one
+ * thread at a time (MPI's rule for the collectives of one communicator).
+ */
+#ifndef GORING_CEXEC_H
+#define GORING_CEXEC_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "reduce.h"
+#include "shim.h"
+
+/* Step operations and buffers: sched.StepOp and sched.Buf values. */
+enum { GX_SEND = 1, GX_RECV = 2, GX_COPY = 3, GX_REDUCE = 4 };
+enum { GX_BUF_SRC = 1, GX_BUF_DST = 2, GX_BUF_SCRATCH = 3 };
+
+/* How a call's arguments become the program's src and dst (lower.go's
+ * Layout): the caller's own buffers; one buffer for both (bcast); src is
+ * this rank's block of dst (allgather in place); src is a private copy of
+ * the first size_src bytes of dst, the result going to dst shifted by
+ * rank * size_dst bytes when dst_shift is set (allreduce and, shifted,
+ * reduce_scatter in place). */
+enum { GX_LAYOUT_PLAIN = 0, GX_LAYOUT_ONE_BUFFER, GX_LAYOUT_SRC_IN_DST, GX_LAYOUT_COPY_IN };
+
+/* Call states, as gx_call_test returns them. */
+enum {
+    GX_DONE    = 0,
+    GX_RUNNING = 1,
+    GX_WATCH   = 2, /* running, and due for a check of its peers (the caller's) */
+    GX_FAILED  = -1
+};
+
+typedef struct {
+    int64_t  src_off, dst_off, len;
+    int32_t  peer;
+    uint32_t tag;
+    uint8_t  op, src_buf, dst_buf;
+} gx_step_t;
+
+struct gx_call;
+
+typedef struct gx_prog {
+    int32_t        nsteps, nsends, nrecvs, ndeps;
+    gx_step_t     *steps;
+    int32_t       *init_pending; /* nsteps */
+    int32_t       *dep_off;      /* nsteps + 1 */
+    int32_t       *dep_list;     /* ndeps */
+    int32_t       *next_same;    /* nsteps */
+    int64_t        size_src, size_dst, size_scratch;
+    int32_t        layout, dst_shift;
+    size_t         esize;  /* element size of reduce steps */
+    gx_reduce_fn   kernel; /* NULL when no step reduces */
+    int32_t        refs;   /* the cache's, and each call's */
+    struct gx_call *idle;  /* finished calls, kept with their memory */
+    char           alg[32];
+} gx_prog_t;
+
+/* A call shape: what the team layer's arguments say, in its own numbers. */
+typedef struct {
+    uint64_t count;
+    uint32_t root;
+    uint8_t  coll, dtype, op, in_place;
+    char     alg[32];
+} gx_key_t;
+
+#define GX_CACHE_SLOTS 128
+
+typedef struct {
+    gx_key_t   key;
+    gx_prog_t *prog; /* NULL: empty slot */
+} gx_entry_t;
+
+typedef struct gx_team {
+    gr_worker_t    *w;
+    gr_ep_t       **eps; /* size entries; NULL: no endpoint */
+    int32_t         rank, size;
+    uint32_t        seq;     /* last sequence number taken (shared with Go) */
+    int32_t         go_busy; /* Go has a call on the wire or queued (Go sets it) */
+    int32_t         cached;
+    struct gx_call *live; /* calls posted and not finished */
+    gx_entry_t      cache[GX_CACHE_SLOTS];
+} gx_team_t;
+
+typedef struct gx_stepop {
+    gr_cop_t        cop; /* first: UCX's callback finds the record by it */
+    struct gx_call *call;
+    void           *req; /* the UCX request while its callback is due */
+    int32_t         step;
+} gx_op_t;
+
+typedef struct gx_call {
+    gx_prog_t      *prog;
+    gx_team_t      *team;
+    char           *buf[4]; /* by GX_BUF_*; [0] unused */
+    char           *scratch, *own;
+    int32_t        *pending, *ready_r, *ready_s, *work, *done;
+    uint8_t        *state;
+    gx_op_t        *ops;
+    int32_t         nready_r, nready_s, nwork, ndone;
+    int32_t         remaining, due; /* steps not done; callbacks due */
+    uint32_t        seq;
+    int32_t         rank;
+    int32_t         status; /* GX_RUNNING, GX_DONE or GX_FAILED */
+    int32_t         err_ucs, err_step;
+    int64_t         err_len;
+    int64_t         watch_us; /* when the peers were last checked (or the post) */
+    struct gx_call *next;     /* the program's idle list, or the team's live list */
+    struct gx_call *prev;
+} gx_call_t;
+
+/* Programs. gx_prog_new allocates every array (zeroed) and one reference,
+ * the caller's; Go fills them. */
+gx_prog_t *gx_prog_new(int32_t nsteps, int32_t ndeps);
+void       gx_prog_release(gx_prog_t *p);
+/* Sets the reduction of the program's reduce steps; -1 for a pair with
+ * no kernel. */
+int gx_prog_set_reduce(gx_prog_t *p, int dtype, int op, size_t esize);
+
+/* Teams. */
+gx_team_t *gx_team_new(gr_worker_t *w, int32_t rank, int32_t size);
+void       gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep);
+/* Cancels the calls still live and frees the team; calls not yet
+ * finalized stay valid (finished, failed) until gx_call_finalize. */
+void gx_team_free(gx_team_t *t);
+/* Caches p for key (taking a reference); 0, or -1 when key is cached. */
+int        gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p);
+gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key);
+void       gx_team_clear(gx_team_t *t);
+
+/* Calls. gx_call_new takes an idle call of p or makes one (NULL: out of
+ * memory). gx_call_post maps src and dst by the program's layout, takes
+ * the team's next sequence number and starts the call; gx_call_test
+ * progresses the team's worker and the call. gx_call_finalize cancels a
+ * running call and keeps its memory for the next call of p. */
+gx_call_t *gx_call_new(gx_team_t *t, gx_prog_t *p);
+int        gx_call_post(gx_call_t *c, const void *src, void *dst);
+int        gx_call_test(gx_call_t *c);
+void       gx_call_fail(gx_call_t *c); /* cancels what is in flight: GX_FAILED */
+void       gx_call_finalize(gx_call_t *c);
+/* The reason of a GX_FAILED call, in words. */
+void gx_call_error(gx_call_t *c, char *buf, size_t len);
+
+#endif

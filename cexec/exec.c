@@ -1,0 +1,550 @@
+/*
+ * exec.c: the C executor (cexec.h). The rules are exec.Machine's
+ * (exec/machine.go), in the same words: a step waits for its dependencies
+ * and, if it is a send or receive, for the previous step of its (op, peer,
+ * tag) chain to be posted; ready receives are posted before ready sends;
+ * local steps run when ready; a receive of another length than posted, or
+ * a failed operation, fails the call.
+ */
+#define _GNU_SOURCE
+#include "cexec.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* ucs_status_t values the executor names (ucs/type/status.h). */
+#define GX_UCS_OK         0
+#define GX_UCS_INPROGRESS 1
+#define GX_UCS_CANCELED   (-16)
+
+/* Tag layout: ucx.MakeTag (ucx/tag.go): sender 20 bits, sequence 20, step 24. */
+#define GX_SEQ_MASK 0xfffffu
+static inline uint64_t gx_tag(int32_t sender, uint32_t seq, uint32_t step)
+{
+    return (uint64_t)sender << 44 | (uint64_t)seq << 24 | step;
+}
+
+/* How long a call waits before its peers are checked (the team layer's
+ * watchEvery), and how long a cancel waits for UCX to let go of buffers. */
+#define GX_WATCH_US  500000
+#define GX_CANCEL_US 2000000
+
+enum { ST_WAITING = 0, ST_READY, ST_INFLIGHT, ST_DONE };
+
+static int64_t gx_now_us(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000 + ts.tv_nsec / 1000;
+}
+
+/* ---------------------------------------------------------------- programs */
+
+gx_prog_t *gx_prog_new(int32_t nsteps, int32_t ndeps)
+{
+    size_t     n = (size_t)nsteps;
+    gx_prog_t *p = calloc(1, sizeof(*p));
+    if (p == NULL) {
+        return NULL;
+    }
+    p->steps        = calloc(n ? n : 1, sizeof(*p->steps));
+    p->init_pending = calloc(n ? n : 1, sizeof(int32_t));
+    p->dep_off      = calloc(n + 1, sizeof(int32_t));
+    p->dep_list     = calloc(ndeps ? (size_t)ndeps : 1, sizeof(int32_t));
+    p->next_same    = calloc(n ? n : 1, sizeof(int32_t));
+    if (!p->steps || !p->init_pending || !p->dep_off || !p->dep_list || !p->next_same) {
+        p->refs = 1;
+        gx_prog_release(p);
+        return NULL;
+    }
+    p->nsteps = nsteps;
+    p->ndeps  = ndeps;
+    p->refs   = 1;
+    return p;
+}
+
+static void gx_call_free_mem(gx_call_t *c);
+
+void gx_prog_release(gx_prog_t *p)
+{
+    if (p == NULL || --p->refs > 0) {
+        return;
+    }
+    while (p->idle != NULL) {
+        gx_call_t *c = p->idle;
+        p->idle      = c->next;
+        gx_call_free_mem(c);
+    }
+    free(p->steps);
+    free(p->init_pending);
+    free(p->dep_off);
+    free(p->dep_list);
+    free(p->next_same);
+    free(p);
+}
+
+int gx_prog_set_reduce(gx_prog_t *p, int dtype, int op, size_t esize)
+{
+    p->kernel = gx_reduce_kernel(dtype, op);
+    p->esize  = esize;
+    return p->kernel ? 0 : -1;
+}
+
+/* ------------------------------------------------------------------- teams */
+
+gx_team_t *gx_team_new(gr_worker_t *w, int32_t rank, int32_t size)
+{
+    gx_team_t *t = calloc(1, sizeof(*t));
+    if (t == NULL) {
+        return NULL;
+    }
+    t->eps = calloc((size_t)size, sizeof(*t->eps));
+    if (t->eps == NULL) {
+        free(t);
+        return NULL;
+    }
+    t->w    = w;
+    t->rank = rank;
+    t->size = size;
+    return t;
+}
+
+void gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep)
+{
+    if (peer >= 0 && peer < t->size) {
+        t->eps[peer] = ep;
+    }
+}
+
+static uint64_t gx_key_hash(const gx_key_t *k)
+{
+    /* FNV-1a over the key's bytes (a key is zero-filled, padding included). */
+    const unsigned char *b = (const unsigned char *)k;
+    uint64_t             h = 1469598103934665603ull;
+    for (size_t i = 0; i < sizeof(*k); i++) {
+        h = (h ^ b[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key)
+{
+    size_t i = gx_key_hash(key) % GX_CACHE_SLOTS;
+    for (int n = 0; n < GX_CACHE_SLOTS; n++, i = (i + 1) % GX_CACHE_SLOTS) {
+        gx_entry_t *e = &t->cache[i];
+        if (e->prog == NULL) {
+            return NULL;
+        }
+        if (memcmp(&e->key, key, sizeof(*key)) == 0) {
+            return e->prog;
+        }
+    }
+    return NULL;
+}
+
+void gx_team_clear(gx_team_t *t)
+{
+    for (int i = 0; i < GX_CACHE_SLOTS; i++) {
+        if (t->cache[i].prog != NULL) {
+            gx_prog_release(t->cache[i].prog);
+            t->cache[i].prog = NULL;
+        }
+    }
+    t->cached = 0;
+}
+
+int gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p)
+{
+    if (gx_team_get(t, key) != NULL) {
+        return -1;
+    }
+    /* Bounded like the Go plan cache: when three quarters full, start over
+     * (programs in use live on through their calls' references). */
+    if (t->cached >= GX_CACHE_SLOTS * 3 / 4) {
+        gx_team_clear(t);
+    }
+    size_t i = gx_key_hash(key) % GX_CACHE_SLOTS;
+    while (t->cache[i].prog != NULL) {
+        i = (i + 1) % GX_CACHE_SLOTS;
+    }
+    t->cache[i].key  = *key;
+    t->cache[i].prog = p;
+    p->refs++;
+    t->cached++;
+    return 0;
+}
+
+static void gx_live_remove(gx_call_t *c)
+{
+    gx_team_t *t = c->team;
+    if (c->prev != NULL) {
+        c->prev->next = c->next;
+    } else if (t->live == c) {
+        t->live = c->next;
+    }
+    if (c->next != NULL) {
+        c->next->prev = c->prev;
+    }
+    c->next = c->prev = NULL;
+}
+
+void gx_team_free(gx_team_t *t)
+{
+    while (t->live != NULL) {
+        gx_call_fail(t->live); /* takes it off the list */
+    }
+    gx_team_clear(t);
+    free(t->eps);
+    free(t);
+}
+
+/* ------------------------------------------------------------------- calls */
+
+static size_t gx_align64(size_t n) { return (n + 63) & ~(size_t)63; }
+
+static void gx_call_free_mem(gx_call_t *c)
+{
+    free(c->scratch);
+    free(c->own);
+    free(c->pending);
+    free(c->ops);
+    free(c);
+}
+
+gx_call_t *gx_call_new(gx_team_t *t, gx_prog_t *p)
+{
+    gx_call_t *c = p->idle;
+    if (c != NULL) {
+        p->idle = c->next;
+        c->next = NULL;
+    } else {
+        size_t n = (size_t)p->nsteps;
+        c        = calloc(1, sizeof(*c));
+        if (c == NULL) {
+            return NULL;
+        }
+        /* One block for the per-step integers: pending, ready_r, ready_s,
+         * work, done (n each), then the states. */
+        c->pending = malloc(5 * n * sizeof(int32_t) + n + 1);
+        c->ops     = calloc(n ? n : 1, sizeof(*c->ops));
+        if (p->size_scratch > 0) {
+            c->scratch = aligned_alloc(64, gx_align64((size_t)p->size_scratch));
+        }
+        if (p->layout == GX_LAYOUT_COPY_IN && p->size_src > 0) {
+            c->own = aligned_alloc(64, gx_align64((size_t)p->size_src));
+        }
+        if (c->pending == NULL || c->ops == NULL || (p->size_scratch > 0 && c->scratch == NULL) ||
+            (p->layout == GX_LAYOUT_COPY_IN && p->size_src > 0 && c->own == NULL)) {
+            gx_call_free_mem(c);
+            return NULL;
+        }
+        c->ready_r = c->pending + n;
+        c->ready_s = c->ready_r + n;
+        c->work    = c->ready_s + n;
+        c->done    = c->work + n;
+        c->state   = (uint8_t *)(c->done + n);
+        for (size_t i = 0; i < n; i++) {
+            c->ops[i].call = c;
+            c->ops[i].step = (int32_t)i;
+        }
+    }
+    c->prog   = p;
+    c->team   = t;
+    c->status = GX_DONE; /* not running: a post starts it */
+    p->refs++;
+    return c;
+}
+
+/* gx_fail records the first error of the call. */
+static void gx_fail(gx_call_t *c, int ucs, int32_t step, int64_t len)
+{
+    if (c->err_ucs == 0 && c->err_len < 0) {
+        c->err_ucs  = ucs;
+        c->err_step = step;
+        c->err_len  = len;
+    }
+}
+
+/* The completion of a send or receive: recorded for the next advance, since
+ * UCX calls this from inside its progress (or, for a receive, possibly from
+ * inside the post). */
+static void gx_op_done(gr_cop_t *cop, int status, uint64_t length)
+{
+    gx_op_t   *op = (gx_op_t *)cop;
+    gx_call_t *c  = op->call;
+    gx_step_t *s  = &c->prog->steps[op->step];
+    op->req       = NULL;
+    c->due--;
+    if (status != GX_UCS_OK) {
+        gx_fail(c, status, op->step, -1);
+    } else if (s->op == GX_RECV && (int64_t)length != s->len) {
+        gx_fail(c, 0, op->step, (int64_t)length);
+    }
+    c->done[c->ndone++] = op->step;
+}
+
+/* enqueue makes a step whose counter reached zero ready (exec.Machine's
+ * enqueue): sends and receives join the batch and release the next step of
+ * their chain, local steps join the work list. */
+static void gx_enqueue(gx_call_t *c, int32_t id)
+{
+    gx_prog_t *p = c->prog;
+    while (id >= 0) {
+        gx_step_t *s = &p->steps[id];
+        c->state[id] = ST_READY;
+        if (s->op == GX_SEND) {
+            c->ready_s[c->nready_s++] = id;
+        } else if (s->op == GX_RECV) {
+            c->ready_r[c->nready_r++] = id;
+        } else {
+            c->work[c->nwork++] = id;
+            return;
+        }
+        c->state[id] = ST_INFLIGHT;
+        int32_t next = p->next_same[id];
+        if (next < 0 || --c->pending[next] != 0) {
+            return;
+        }
+        id = next;
+    }
+}
+
+static void gx_complete(gx_call_t *c, int32_t id)
+{
+    gx_prog_t *p = c->prog;
+    c->state[id] = ST_DONE;
+    c->remaining--;
+    for (int32_t i = p->dep_off[id]; i < p->dep_off[id + 1]; i++) {
+        int32_t d = p->dep_list[i];
+        if (--c->pending[d] == 0) {
+            gx_enqueue(c, d);
+        }
+    }
+}
+
+static void gx_post(gx_call_t *c, int32_t id)
+{
+    gx_team_t *t  = c->team;
+    gx_step_t *s  = &c->prog->steps[id];
+    gx_op_t   *op = &c->ops[id];
+    int        st;
+    op->cop.done = gx_op_done;
+    op->req      = NULL;
+    c->due++;
+    if (s->op == GX_SEND) {
+        gr_ep_t *ep = t->eps[s->peer];
+        if (ep == NULL) {
+            c->due--;
+            gx_fail(c, -3 /* UCS_ERR_NO_ELEM */, id, -1);
+            return;
+        }
+        st = gr_tag_send_c(ep, c->buf[s->src_buf] + s->src_off, (size_t)s->len,
+                           gx_tag(t->rank, c->seq, s->tag), &op->cop, &op->req);
+    } else {
+        st = gr_tag_recv_c(t->w, c->buf[s->dst_buf] + s->dst_off, (size_t)s->len,
+                           gx_tag(s->peer, c->seq, s->tag), &op->cop, &op->req);
+    }
+    if (st == GX_UCS_INPROGRESS) {
+        return;
+    }
+    /* Finished at once: no callback will come. */
+    gx_op_done(&op->cop, st, s->op == GX_RECV ? (uint64_t)s->len : 0);
+}
+
+static void gx_run_local(gx_call_t *c, int32_t id)
+{
+    gx_prog_t *p   = c->prog;
+    gx_step_t *s   = &p->steps[id];
+    char      *dst = c->buf[s->dst_buf] + s->dst_off;
+    char      *src = c->buf[s->src_buf] + s->src_off;
+    if (s->op == GX_COPY) {
+        memmove(dst, src, (size_t)s->len);
+    } else if (s->len > 0) {
+        p->kernel(dst, src, (size_t)s->len / p->esize);
+    }
+    gx_complete(c, id);
+}
+
+/* advance feeds the recorded completions, posts what became ready
+ * (receives first) and runs local steps, until nothing changes. */
+static void gx_advance(gx_call_t *c)
+{
+    for (;;) {
+        if (c->err_ucs != 0 || c->err_len >= 0) {
+            return;
+        }
+        int moved = 0;
+        while (c->ndone > 0) {
+            gx_complete(c, c->done[--c->ndone]);
+            moved = 1;
+        }
+        if (c->nready_r > 0 || c->nready_s > 0) {
+            /* Take the batch before posting: a post may complete at once
+             * and release more steps into fresh batches. */
+            int32_t nr = c->nready_r, ns = c->nready_s;
+            c->nready_r = c->nready_s = 0;
+            for (int32_t i = 0; i < nr; i++) {
+                gx_post(c, c->ready_r[i]);
+            }
+            for (int32_t i = 0; i < ns; i++) {
+                gx_post(c, c->ready_s[i]);
+            }
+            moved = 1;
+        }
+        while (c->nwork > 0 && c->nready_r == 0 && c->nready_s == 0) {
+            gx_run_local(c, c->work[--c->nwork]);
+            moved = 1;
+        }
+        if (!moved) {
+            return;
+        }
+    }
+}
+
+/* settle moves a call off the team's live list once it ended. */
+static int gx_settle(gx_call_t *c)
+{
+    if (c->err_ucs != 0 || c->err_len >= 0) {
+        if (c->status == GX_RUNNING) {
+            gx_call_fail(c);
+        }
+        return c->status;
+    }
+    if (c->remaining == 0 && c->due == 0) {
+        c->status = GX_DONE;
+        gx_live_remove(c);
+    }
+    return c->status;
+}
+
+int gx_call_post(gx_call_t *c, const void *src, void *dst)
+{
+    gx_prog_t *p = c->prog;
+    gx_team_t *t = c->team;
+    if (c->status == GX_RUNNING) {
+        return GX_FAILED;
+    }
+    char *s = (char *)src, *d = (char *)dst;
+    switch (p->layout) {
+    case GX_LAYOUT_ONE_BUFFER:
+        s = d = d != NULL ? d : s;
+        break;
+    case GX_LAYOUT_SRC_IN_DST:
+        s = d + (size_t)t->rank * (size_t)p->size_src;
+        break;
+    case GX_LAYOUT_COPY_IN:
+        memcpy(c->own, d, (size_t)p->size_src);
+        s = c->own;
+        if (p->dst_shift) {
+            d += (size_t)t->rank * (size_t)p->size_dst;
+        }
+        break;
+    }
+    c->buf[GX_BUF_SRC]     = s;
+    c->buf[GX_BUF_DST]     = d;
+    c->buf[GX_BUF_SCRATCH] = c->scratch;
+
+    t->seq      = (t->seq + 1) & GX_SEQ_MASK;
+    c->seq      = t->seq;
+    c->rank     = t->rank;
+    c->status   = GX_RUNNING;
+    c->err_ucs  = 0;
+    c->err_len  = -1;
+    c->err_step = -1;
+    c->remaining = p->nsteps;
+    c->due = c->ndone = c->nready_r = c->nready_s = c->nwork = 0;
+    c->watch_us = gx_now_us();
+    memcpy(c->pending, p->init_pending, (size_t)p->nsteps * sizeof(int32_t));
+    memset(c->state, 0, (size_t)p->nsteps);
+    c->prev = NULL;
+    c->next = t->live;
+    if (t->live != NULL) {
+        t->live->prev = c;
+    }
+    t->live = c;
+    for (int32_t id = 0; id < p->nsteps; id++) {
+        if (c->pending[id] == 0 && c->state[id] == ST_WAITING) {
+            gx_enqueue(c, id);
+        }
+    }
+    gx_advance(c);
+    gr_progress_c(t->w);
+    gx_advance(c);
+    gx_settle(c);
+    return c->status == GX_FAILED ? GX_FAILED : GX_DONE;
+}
+
+int gx_call_test(gx_call_t *c)
+{
+    if (c->status != GX_RUNNING) {
+        return c->status;
+    }
+    gr_progress_c(c->team->w);
+    gx_advance(c);
+    int st = gx_settle(c);
+    if (st != GX_RUNNING) {
+        return st;
+    }
+    int64_t now = gx_now_us();
+    if (now - c->watch_us >= GX_WATCH_US) {
+        c->watch_us = now;
+        return GX_WATCH;
+    }
+    return GX_RUNNING;
+}
+
+void gx_call_fail(gx_call_t *c)
+{
+    gx_team_t *t = c->team;
+    if (c->status != GX_RUNNING) {
+        return;
+    }
+    if (c->err_ucs == 0 && c->err_len < 0) {
+        c->err_ucs = GX_UCS_CANCELED;
+    }
+    /* Cancel what UCX still holds and wait until it let go of the buffers
+     * (bounded: a request UCX never completes is left to it). */
+    for (int32_t id = 0; id < c->prog->nsteps; id++) {
+        if (c->ops[id].req != NULL) {
+            gr_request_cancel(t->w, c->ops[id].req);
+        }
+    }
+    int64_t until = gx_now_us() + GX_CANCEL_US;
+    while (c->due > 0 && gx_now_us() < until) {
+        gr_progress_c(t->w);
+    }
+    c->status = GX_FAILED;
+    gx_live_remove(c);
+}
+
+void gx_call_finalize(gx_call_t *c)
+{
+    gx_prog_t *p = c->prog;
+    gx_call_fail(c);
+    if (c->due > 0) {
+        /* UCX still holds a request of this call: its memory must stay. */
+        gx_prog_release(p);
+        return;
+    }
+    c->next = p->idle;
+    p->idle = c;
+    gx_prog_release(p);
+}
+
+void gx_call_error(gx_call_t *c, char *buf, size_t len)
+{
+    gx_step_t *s = c->err_step >= 0 ? &c->prog->steps[c->err_step] : NULL;
+    if (s == NULL) {
+        snprintf(buf, len, "%s: the call was cancelled", c->prog->alg);
+    } else if (c->err_len >= 0) {
+        snprintf(buf, len, "%s: rank %d step %d received %lld bytes from rank %d, posted %lld",
+                 c->prog->alg, c->rank, c->err_step, (long long)c->err_len, s->peer,
+                 (long long)s->len);
+    } else {
+        snprintf(buf, len, "%s: rank %d step %d (%s rank %d): %s", c->prog->alg, c->rank,
+                 c->err_step, s->op == GX_SEND ? "send to" : "receive from", s->peer,
+                 gr_status_string(c->err_ucs));
+    }
+}

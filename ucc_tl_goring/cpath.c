@@ -1,0 +1,240 @@
+//go:build ucc
+
+/*
+ * cpath.c: the collective entry points of goring.h. A call whose shape the
+ * team has lowered into C (cpath.go) runs in package cexec's executor and
+ * never enters Go; every other call, and every call posted while Go has
+ * one on the wire or queued, goes to the Go side (goring_go_coll_*).
+ *
+ * A C call's handle is its record's address with the top bit set: Go's
+ * handles are small counters (handles.go), user-space addresses stay
+ * below 2^63, so the two never meet.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+/* Types only: _cgo_export.h declares the Go side's functions without
+ * const, which goring.h's prototypes of the same functions carry. */
+#define GORING_TYPES_ONLY
+#include "goring.h"
+#include "_cgo_export.h"
+#include "cexec.h"
+
+#define TLG_CPATH_BIT ((uint64_t)1 << 63)
+
+/* Teams with a C side, by Go handle: a small open table, written by Go at
+ * connect and destroy (on the thread that drives the team), read here. */
+#define TLG_TEAMS 256
+static struct {
+    uint64_t   handle;
+    gx_team_t *team;
+} tlg_teams[TLG_TEAMS];
+
+int tlg_cpath_register(uint64_t handle, void *team)
+{
+    for (int i = 0; i < TLG_TEAMS; i++) {
+        size_t k = (handle + (uint64_t)i) % TLG_TEAMS;
+        if (tlg_teams[k].team == NULL) {
+            tlg_teams[k].handle = handle;
+            tlg_teams[k].team   = team;
+            return 0;
+        }
+    }
+    return -1; /* full: this team runs every call in Go */
+}
+
+void tlg_cpath_unregister(uint64_t handle)
+{
+    for (int i = 0; i < TLG_TEAMS; i++) {
+        size_t k = (handle + (uint64_t)i) % TLG_TEAMS;
+        if (tlg_teams[k].team != NULL && tlg_teams[k].handle == handle) {
+            tlg_teams[k].team   = NULL;
+            tlg_teams[k].handle = 0;
+            return;
+        }
+    }
+}
+
+static gx_team_t *tlg_team(uint64_t handle)
+{
+    for (int i = 0; i < TLG_TEAMS; i++) {
+        size_t k = (handle + (uint64_t)i) % TLG_TEAMS;
+        if (tlg_teams[k].team != NULL && tlg_teams[k].handle == handle) {
+            return tlg_teams[k].team;
+        }
+    }
+    return NULL;
+}
+
+/* The key of a call (cexec.Key, built the same way by cpath.go's keyOf):
+ * op only for reductions, root only for bcast; -1 when the call is not one
+ * the C path serves. */
+int tlg_cpath_key(const goring_coll_args_t *a, gx_key_t *k)
+{
+    memset(k, 0, sizeof(*k));
+    if (a->mem != GORING_MEM_HOST || a->coll < GORING_COLL_ALLGATHER ||
+        a->coll > GORING_COLL_BCAST) {
+        return -1;
+    }
+    if (a->alg != NULL) {
+        size_t n = strlen(a->alg);
+        if (n >= sizeof(k->alg)) {
+            return -1;
+        }
+        memcpy(k->alg, a->alg, n);
+    }
+    k->count    = a->count;
+    k->coll     = (uint8_t)a->coll;
+    k->dtype    = (uint8_t)a->dtype;
+    k->in_place = a->in_place != 0;
+    if (a->coll == GORING_COLL_ALLREDUCE || a->coll == GORING_COLL_REDUCE_SCATTER) {
+        k->op = (uint8_t)a->op;
+    }
+    if (a->coll == GORING_COLL_BCAST) {
+        k->root = a->root;
+    }
+    return 0;
+}
+
+/* One collective through the C path: the executor's call, or the Go call
+ * it became when posted while Go was busy. */
+typedef struct {
+    gx_call_t         *c;
+    goring_coll_h      go;
+    goring_team_h      team;
+    goring_coll_args_t args;
+} tlg_call_t;
+
+static tlg_call_t *tlg_call(goring_coll_h h)
+{
+    return (h & TLG_CPATH_BIT) ? (tlg_call_t *)(uintptr_t)(h & ~TLG_CPATH_BIT) : NULL;
+}
+
+/* Buffers the Go side would refuse (missing, or misaligned for a
+ * reduction) go there for the error it reports. */
+static int tlg_buffers_ok(const goring_coll_args_t *a, const gx_prog_t *p)
+{
+    if (a->dst == NULL && !(a->coll == GORING_COLL_BCAST && a->src != NULL)) {
+        return 0;
+    }
+    if (!a->in_place && a->coll != GORING_COLL_BCAST && a->src == NULL) {
+        return 0;
+    }
+    if (p->kernel != NULL &&
+        (((uintptr_t)a->dst | (uintptr_t)a->src) % (p->esize ? p->esize : 1)) != 0) {
+        return 0;
+    }
+    return 1;
+}
+
+goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *args,
+                                 goring_coll_h *out)
+{
+    gx_team_t *t = tlg_team(team);
+    gx_key_t   k;
+    if (t != NULL && args != NULL && out != NULL && tlg_cpath_key(args, &k) == 0) {
+        gx_prog_t *p = gx_team_get(t, &k);
+        if (p != NULL && tlg_buffers_ok(args, p)) {
+            tlg_call_t *fc = calloc(1, sizeof(*fc));
+            if (fc != NULL && (fc->c = gx_call_new(t, p)) != NULL) {
+                fc->team = team;
+                fc->args = *args;
+                fc->args.src_counts = fc->args.src_displs = NULL; /* not read: no alltoallv here */
+                fc->args.dst_counts = fc->args.dst_displs = NULL;
+                *out = TLG_CPATH_BIT | (uint64_t)(uintptr_t)fc;
+                return GORING_OK;
+            }
+            free(fc);
+        }
+    }
+    return goring_go_coll_init(team, (goring_coll_args_t *)args, out);
+}
+
+/* tlg_failed hands a failed C call's reason to Go's last-error slot. */
+static goring_status_t tlg_failed(tlg_call_t *fc)
+{
+    char text[256];
+    gx_call_error(fc->c, text, sizeof(text));
+    return goring_go_set_error(text, GORING_ERR_NO_RESOURCE);
+}
+
+goring_status_t goring_coll_post(goring_coll_h h)
+{
+    tlg_call_t *fc = tlg_call(h);
+    if (fc == NULL) {
+        return goring_go_coll_post(h);
+    }
+    if (fc->go == 0 && fc->c->team->go_busy) {
+        /* Go's calls take their sequence numbers when they start, so a C
+         * call must not start ahead of one queued there: this one joins
+         * the queue (for good: a repost stays in Go). */
+        goring_status_t st = goring_go_coll_init(fc->team, &fc->args, &fc->go);
+        if (st != GORING_OK) {
+            fc->go = 0;
+            return st;
+        }
+    }
+    if (fc->go != 0) {
+        return goring_go_coll_post(fc->go);
+    }
+    if (gx_call_post(fc->c, fc->args.src, fc->args.dst) != GX_DONE) {
+        return tlg_failed(fc);
+    }
+    return GORING_OK;
+}
+
+goring_status_t goring_coll_test(goring_coll_h h)
+{
+    tlg_call_t *fc = tlg_call(h);
+    if (fc == NULL) {
+        return goring_go_coll_test(h);
+    }
+    if (fc->go != 0) {
+        return goring_go_coll_test(fc->go);
+    }
+    switch (gx_call_test(fc->c)) {
+    case GX_DONE:
+        return GORING_OK;
+    case GX_RUNNING:
+        return GORING_INPROGRESS;
+    case GX_WATCH: {
+        /* Half a second without finishing: the Go side checks the peers
+         * (their processes, UCX's endpoint errors). A late peer is waited
+         * for; a dead one fails the call. */
+        goring_status_t st = goring_go_team_check(fc->team);
+        if (st == GORING_OK) {
+            return GORING_INPROGRESS;
+        }
+        gx_call_fail(fc->c);
+        return st;
+    }
+    }
+    return tlg_failed(fc);
+}
+
+goring_status_t goring_coll_finalize(goring_coll_h h)
+{
+    tlg_call_t *fc = tlg_call(h);
+    if (fc == NULL) {
+        return goring_go_coll_finalize(h);
+    }
+    goring_status_t st = GORING_OK;
+    if (fc->go != 0) {
+        st = goring_go_coll_finalize(fc->go);
+    }
+    gx_call_finalize(fc->c);
+    free(fc);
+    return st;
+}
+
+const char *goring_coll_algorithm(goring_coll_h h)
+{
+    tlg_call_t *fc = tlg_call(h);
+    if (fc == NULL) {
+        return goring_go_coll_algorithm(h);
+    }
+    if (fc->go != 0) {
+        return goring_go_coll_algorithm(fc->go);
+    }
+    return fc->c->prog->alg;
+}

@@ -1,0 +1,138 @@
+//go:build ucc
+
+package main
+
+/*
+#cgo CFLAGS: -I${SRCDIR}/../cshim -I${SRCDIR}/../cexec -I${SRCDIR}/../ucx
+#include <stdint.h>
+#define GORING_TYPES_ONLY
+#include "goring.h"
+int  tlg_cpath_register(uint64_t handle, void *team);
+void tlg_cpath_unregister(uint64_t handle);
+*/
+import "C"
+
+import (
+	"github.com/goring-hpc/goring/cexec"
+	"github.com/goring-hpc/goring/coll"
+)
+
+// The C path: small host collectives that never enter Go (docs/ucc.md
+// "Small collectives in C"). The first call of a shape runs here in Go,
+// which lowers its program into the team's C cache (offerCPath); cpath.c
+// runs every later call of that shape in package cexec's executor. Both
+// executors run the same program with the same tags and draw their
+// sequence numbers from one counter in post order, so a call may run in C
+// on one rank and in Go on another.
+
+// DefaultCPathMax is the largest call (bytes of the vector per rank) the C
+// path takes by default: where the Go path's per-call cost, not the
+// transfer, is most of the time (docs/ucc.md).
+const DefaultCPathMax = 64 << 10
+
+// maxCPathMax bounds the option: beyond a few MiB the transfer dominates
+// and the Go path's pipelining and lanes matter more than its call cost.
+const maxCPathMax = 16 << 20
+
+// openCPath gives a connected team its C side, unless the context turned
+// the C path off or needs what only Go does: a deadline, or several lanes.
+func (t *tlTeam) openCPath() error {
+	o := t.ctx.opts
+	if o.cpathMax == 0 || o.timeout > 0 || len(t.lanes) > 0 {
+		return nil
+	}
+	ct, err := cexec.NewTeam(t.tr.Worker(), t.rank, t.size, t.tr.Endpoint)
+	if err != nil {
+		return resourceErr{err}
+	}
+	if C.tlg_cpath_register(C.uint64_t(t.handle), ct.Ptr()) != 0 {
+		ct.Free() // the table is full: this team stays in Go
+		return nil
+	}
+	t.tr.ShareSeq(ct.SeqCell())
+	t.cpath = ct
+	return nil
+}
+
+// closeCPath cancels the C calls still live and frees the C side, before
+// the worker it posts on goes.
+func (t *tlTeam) closeCPath() {
+	if t.cpath == nil {
+		return
+	}
+	C.tlg_cpath_unregister(C.uint64_t(t.handle))
+	t.cpath.Free()
+	t.cpath = nil
+}
+
+// noteBusy tells the C path whether Go has a call on the wire or queued.
+// Caller holds t.mu.
+func (t *tlTeam) noteBusy() {
+	if t.cpath != nil {
+		t.cpath.SetGoBusy(t.cur != nil || len(t.queue) > 0)
+	}
+}
+
+// cpathLayout is how cpath.c maps a call's buffers (tlColl.buffers' rules).
+func cpathLayout(a collArgs) (layout cexec.Layout, dstShift bool) {
+	switch {
+	case a.coll == coll.Bcast:
+		return cexec.OneBuffer, false
+	case a.inPlace && a.coll == coll.Allgather:
+		return cexec.SrcInDst, false
+	case a.inPlace && a.coll == coll.Allreduce:
+		return cexec.CopyIn, false
+	case a.inPlace && a.coll == coll.ReduceScatter:
+		return cexec.CopyIn, true
+	}
+	return cexec.Plain, false
+}
+
+// cpathKey is the call's shape as cpath.c's tlg_cpath_key computes it
+// from the same arguments (goring.h's numbers; op only for reductions,
+// root only for bcast).
+func cpathKey(args *C.goring_coll_args_t, a collArgs) cexec.Key {
+	k := cexec.Key{Coll: uint8(args.coll), Dtype: uint8(args.dtype), InPlace: args.in_place != 0,
+		Count: uint64(args.count), Alg: a.alg}
+	if a.coll.Reduces() {
+		k.Op = uint8(args.op)
+	}
+	if a.coll == coll.Bcast {
+		k.Root = uint32(args.root)
+	}
+	return k
+}
+
+// offerCPath lowers the program of a call that Go just built into the
+// team's C cache, when the C path serves its shape: host memory, one
+// lane, allgather, allreduce, reduce_scatter or bcast, at most cpathMax
+// bytes. Nothing here fails the call: a shape not lowered stays in Go.
+func (t *tlTeam) offerCPath(args *C.goring_coll_args_t, c *tlColl, a collArgs) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.cpath == nil || c.entry == nil || c.gpu != nil || c.lanes != nil || c.xchg != nil || c.trivial ||
+		a.mem != memHost || len(a.alg) > cexec.MaxAlgName {
+		return
+	}
+	switch a.coll {
+	case coll.Allgather, coll.Allreduce, coll.ReduceScatter, coll.Bcast:
+	default:
+		return
+	}
+	B := int64(a.count) * int64(a.dtype.Size())
+	if B > t.ctx.opts.cpathMax {
+		return
+	}
+	k := cpathKey(args, a)
+	if t.cpath.Has(k) {
+		return
+	}
+	layout, shift := cpathLayout(a)
+	dtype, op := a.coll.Reduction(a.dtype, a.op)
+	p, err := cexec.Lower(c.entry.program(t.rank), c.alg, dtype, op, layout, shift)
+	if err != nil {
+		return
+	}
+	_, _ = t.cpath.Put(k, p)
+	p.Release()
+}
