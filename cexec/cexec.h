@@ -115,8 +115,12 @@ typedef struct gx_call {
     int32_t         err_ucs, err_step;
     int64_t         err_len;
     int64_t         watch_us; /* when the peers were last checked (or the post) */
+    uint32_t        tests;    /* tests since the post: the clock is read every 64th */
     struct gx_call *next;     /* the program's idle list, or the team's live list */
     struct gx_call *prev;
+    /* The caller's own record of the call (cpath.c's), kept with it so
+     * that a call costs no allocation once its program has run before. */
+    _Alignas(16) unsigned char user[160];
 } gx_call_t;
 
 /* Programs. gx_prog_new allocates every array (zeroed) and one reference,

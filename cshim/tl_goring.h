@@ -12,6 +12,7 @@
 #define UCC_TL_GORING_H_
 
 #include "components/tl/ucc_tl.h"
+#include "utils/ucc_mpool.h"
 #include "components/tl/ucc_tl_log.h"
 
 #include "goring.h"
@@ -67,6 +68,7 @@ UCC_CLASS_DECLARE(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *,
 typedef struct ucc_tl_goring_context {
     ucc_tl_context_t super;
     goring_context_h handle;
+    ucc_mpool_t      tasks; /* the layer's tasks, as UCC's own layers pool theirs */
 } ucc_tl_goring_context_t;
 UCC_CLASS_DECLARE(ucc_tl_goring_context_t, const ucc_base_context_params_t *,
                   const ucc_base_config_t *);

@@ -188,8 +188,7 @@ static ucc_status_t ucc_tl_goring_coll_finalize(ucc_coll_task_t *coll_task)
     ucc_tl_goring_task_t *task = ucc_derived_of(coll_task, ucc_tl_goring_task_t);
 
     goring_coll_finalize(task->handle);
-    ucc_coll_task_destruct(&task->super);
-    ucc_free(task);
+    ucc_mpool_put(task); /* constructed once: the pool destructs at cleanup */
     return UCC_OK;
 }
 
@@ -244,26 +243,25 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
         return status;
     }
     g.alg = alg;
-    task = ucc_calloc(1, sizeof(*task), "goring task");
+    task = ucc_mpool_get(&UCC_TL_GORING_TEAM_CTX(tl_team)->tasks); /* constructed by the pool */
     if (task == NULL) {
         ucc_free(v);
         return UCC_ERR_NO_MEMORY;
     }
-    ucc_coll_task_construct(&task->super); /* what UCC's task pools do per object */
+    task->super.flags = 0;
     st = goring_coll_init(tl_team->handle, &g, &task->handle);
     ucc_free(v); /* goring copied what it needs */
     if (st != GORING_OK) {
         if (st != GORING_ERR_NOT_SUPPORTED) {
             ucc_tl_goring_log_error(team->context->lib, "goring_coll_init", st);
         }
-        ucc_free(task);
+        ucc_mpool_put(task);
         return ucc_tl_goring_status(st);
     }
     status = ucc_coll_task_init(&task->super, coll_args, team);
     if (status != UCC_OK) {
         goring_coll_finalize(task->handle);
-        ucc_coll_task_destruct(&task->super);
-        ucc_free(task);
+        ucc_mpool_put(task);
         return status;
     }
     task->super.post     = ucc_tl_goring_coll_post;

@@ -127,8 +127,8 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 
 // algorithmFor is the algorithm a call runs: the call's own, else the
 // context's for its collective, else (device memory, nothing chosen) the
-// device default, with the host default as fallback where the device
-// default does not serve the shape. It refuses datatypes and reductions
+// device default or (a small host call, nothing chosen) the small one,
+// with the host default as fallback where that does not serve the shape. It refuses datatypes and reductions
 // goring does not run.
 func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, err error) {
 	alg = a.alg
@@ -138,6 +138,9 @@ func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, e
 	B := int64(a.count) * int64(a.dtype.Size()) // callBytes refuses an overflow later
 	if dev := t.deviceAlg(a.coll, B); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
 		alg, fallback = dev, alg
+	}
+	if small, ok := smallAlgs[a.coll]; ok && a.alg == "" && mem.IsHost() && !t.ctx.opts.chosen[a.coll] && B <= small.max {
+		alg, fallback = small.alg, alg
 	}
 	if alg == "" {
 		return "", "", notSupported("collective %s", a.coll)

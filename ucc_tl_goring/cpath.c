@@ -10,7 +10,6 @@
  * handles are small counters (handles.go), user-space addresses stay
  * below 2^63, so the two never meet.
  */
-#include <stdlib.h>
 #include <string.h>
 
 /* Types only: _cgo_export.h declares the Go side's functions without
@@ -104,10 +103,16 @@ typedef struct {
     goring_team_h      team;
     goring_coll_args_t args;
 } tlg_call_t;
+_Static_assert(sizeof(tlg_call_t) <= sizeof(((gx_call_t *)0)->user), "tlg_call_t fits gx_call_t.user");
 
+/* The record lives in its executor call's user area: the handle is the
+ * call's address. */
 static tlg_call_t *tlg_call(goring_coll_h h)
 {
-    return (h & TLG_CPATH_BIT) ? (tlg_call_t *)(uintptr_t)(h & ~TLG_CPATH_BIT) : NULL;
+    if (!(h & TLG_CPATH_BIT)) {
+        return NULL;
+    }
+    return (tlg_call_t *)((gx_call_t *)(uintptr_t)(h & ~TLG_CPATH_BIT))->user;
 }
 
 /* Buffers the Go side would refuse (missing, or misaligned for a
@@ -134,17 +139,17 @@ goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *a
     gx_key_t   k;
     if (t != NULL && args != NULL && out != NULL && tlg_cpath_key(args, &k) == 0) {
         gx_prog_t *p = gx_team_get(t, &k);
-        if (p != NULL && tlg_buffers_ok(args, p)) {
-            tlg_call_t *fc = calloc(1, sizeof(*fc));
-            if (fc != NULL && (fc->c = gx_call_new(t, p)) != NULL) {
-                fc->team = team;
-                fc->args = *args;
-                fc->args.src_counts = fc->args.src_displs = NULL; /* not read: no alltoallv here */
-                fc->args.dst_counts = fc->args.dst_displs = NULL;
-                *out = TLG_CPATH_BIT | (uint64_t)(uintptr_t)fc;
-                return GORING_OK;
-            }
-            free(fc);
+        gx_call_t *c;
+        if (p != NULL && tlg_buffers_ok(args, p) && (c = gx_call_new(t, p)) != NULL) {
+            tlg_call_t *fc = (tlg_call_t *)c->user;
+            fc->c    = c;
+            fc->go   = 0;
+            fc->team = team;
+            fc->args = *args;
+            fc->args.src_counts = fc->args.src_displs = NULL; /* not read: no alltoallv here */
+            fc->args.dst_counts = fc->args.dst_displs = NULL;
+            *out = TLG_CPATH_BIT | (uint64_t)(uintptr_t)c;
+            return GORING_OK;
         }
     }
     return goring_go_coll_init(team, (goring_coll_args_t *)args, out);
@@ -222,8 +227,7 @@ goring_status_t goring_coll_finalize(goring_coll_h h)
     if (fc->go != 0) {
         st = goring_go_coll_finalize(fc->go);
     }
-    gx_call_finalize(fc->c);
-    free(fc);
+    gx_call_finalize(fc->c); /* the record goes with the call */
     return st;
 }
 

@@ -46,6 +46,25 @@ var defaultAlgs = map[coll.Collective]string{
 	coll.Alltoallv:     "pairwise",
 }
 
+// smallAlgs override defaultAlgs on host memory up to a size, where the
+// number of message rounds, not bandwidth, sets the time: recursive
+// doubling takes log2(p) exchanges where rabenseifner's allreduce takes
+// twice as many and ring's allgather p-1. Measured through coll/ucc with
+// OMB, this machine (docs/ucc.md "Small collectives in C"): allreduce, 2
+// ranks, 0.50-0.70 us against rabenseifner's 0.53-0.93 from 4 B to 4 KiB,
+// while at 8 KiB its whole-vector message leaves UCX's eager protocol and
+// rabenseifner's halves win (1.66 against 3.63 us); allgather, 4 ranks,
+// 0.92-1.45x tl/ucp's speed from 4 B to 8 KiB against ring's 0.63-1.15x.
+// A shape recursive doubling does not serve (a rank count that is no power
+// of two) takes the default.
+var smallAlgs = map[coll.Collective]struct {
+	max int64 // bytes of the call's vector (per rank for allgather)
+	alg string
+}{
+	coll.Allreduce: {4 << 10, "recursive_doubling"},
+	coll.Allgather: {8 << 10, "recursive_doubling"},
+}
+
 // deviceAlgs are the defaults on CUDA buffers, where every message pays
 // UCX's rendezvous (about 0.1 ms on an H100 with processes sharing the
 // GPU) and fewer, larger steps win: measured with goring bench --mem cuda,

@@ -11,7 +11,9 @@
 #     ROUNDS=3 NP=2 tests/osu/omb_ucc.sh
 #
 # COLLS picks the benchmarks (default "allgather allreduce"; alltoallv and
-# bcast also work); UCC_TL_GORING_ALG_ALLTOALLV passes on to goring's run.
+# bcast also work); UCC_TL_GORING_ALG_ALLTOALLV passes on to goring's run;
+# GORING_TUNE replaces the UCC_TL_GORING_TUNE value that hands goring every
+# size of every collective (e.g. allreduce:0-inf:@recursive_doubling:inf).
 #
 # goring's run also passes OMB's -c (validation): a wrong result fails it.
 # Ratio = the other's average latency / goring's (>= 1: goring faster).
@@ -34,7 +36,7 @@ make tl-install UCC_SRC="$UCC_SRC" UCC_PREFIX="$UCC_PREFIX" UCX_PREFIX="$UCX_PRE
 export LD_LIBRARY_PATH="$OMPI_PREFIX/lib:$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 BIN="$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective"
 MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH)
-TUNE=UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf
+TUNE=UCC_TL_GORING_TUNE=${GORING_TUNE:-allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf}
 ALG=${UCC_TL_GORING_ALG_ALLTOALLV:-pairwise}
 declare -A CFG=(
   [ompi]="--mca coll_ucc_enable 0"
