@@ -195,7 +195,7 @@ func goring_go_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.g
 	if err != nil {
 		return fail(err)
 	}
-	t.offerCPath(args, cl, a)
+	t.offerCPath(cpathKey(args, a), cl, a)
 	*out = C.goring_coll_h(newHandle(cl))
 	return C.GORING_OK
 }
@@ -221,17 +221,8 @@ func goring_go_team_check(h C.goring_team_h) (status C.goring_status_t) {
 	if !ok {
 		return fail(invalid("goring_coll_test: unknown team %d", h))
 	}
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	if t.tr != nil {
-		if err := t.tr.PeerErr(); err != nil {
-			return fail(err) // as the Go path's call would report it
-		}
-	}
-	if t.watch != nil {
-		if err := t.watch.Check(); err != nil {
-			return fail(err)
-		}
+	if err := t.checkPeers(); err != nil {
+		return fail(err)
 	}
 	return C.GORING_OK
 }

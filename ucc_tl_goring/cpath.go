@@ -104,10 +104,10 @@ func cpathKey(args *C.goring_coll_args_t, a collArgs) cexec.Key {
 }
 
 // offerCPath lowers the program of a call that Go just built into the
-// team's C cache, when the C path serves its shape: host memory, one
+// team's C cache under k (cpathKey of the call's arguments), when the C path serves its shape: host memory, one
 // lane, allgather, allreduce, reduce_scatter or bcast, at most cpathMax
 // bytes. Nothing here fails the call: a shape not lowered stays in Go.
-func (t *tlTeam) offerCPath(args *C.goring_coll_args_t, c *tlColl, a collArgs) {
+func (t *tlTeam) offerCPath(k cexec.Key, c *tlColl, a collArgs) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if t.cpath == nil || c.entry == nil || c.gpu != nil || c.lanes != nil || c.xchg != nil || c.trivial ||
@@ -123,7 +123,6 @@ func (t *tlTeam) offerCPath(args *C.goring_coll_args_t, c *tlColl, a collArgs) {
 	if B > t.ctx.opts.cpathMax {
 		return
 	}
-	k := cpathKey(args, a)
 	if t.cpath.Has(k) {
 		return
 	}
@@ -135,4 +134,21 @@ func (t *tlTeam) offerCPath(args *C.goring_coll_args_t, c *tlColl, a collArgs) {
 	}
 	_, _ = t.cpath.Put(k, p)
 	p.Release()
+}
+
+// checkPeers is the C path's failure detector (goring_go_team_check): UCX's
+// endpoint errors, then the processes of the peers on this host. nil:
+// every peer may still come, and the call keeps waiting.
+func (t *tlTeam) checkPeers() error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.tr != nil {
+		if err := t.tr.PeerErr(); err != nil {
+			return err // as the Go path's call would report it
+		}
+	}
+	if t.watch != nil {
+		return t.watch.Check()
+	}
+	return nil
 }

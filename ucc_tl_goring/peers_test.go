@@ -18,6 +18,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/ucx"
 )
@@ -43,7 +44,8 @@ func TestMain(m *testing.M) {
 
 // runChild is one rank: connect through the folder, then run mode's
 // collective: "late:D" (the last rank sleeps D first), "die" (the last
-// rank waits to be killed; the others report the error they get).
+// rank waits to be killed; the others report the error they get), "die-c"
+// (the same with a small allreduce in the C path, see dieInC).
 func runChild(spec string) error {
 	f := strings.SplitN(spec, ",", 4)
 	rank, _ := strconv.Atoi(f[0])
@@ -61,6 +63,9 @@ func runChild(spec string) error {
 		return err
 	}
 	last := rank == size-1
+	if mode == "die-c" {
+		return dieInC(t, ctx, rank, size, dir)
+	}
 	if mode == "die" && last {
 		_ = os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
 		time.Sleep(time.Hour) // killed by the test
@@ -290,5 +295,89 @@ func TestDeadRankEndsCollective(t *testing.T) {
 		o := outs[r].String()
 		assert.Contains(t, o, "collective failed", "rank %d", r)
 		assert.Contains(t, o, "rank 2", "rank %d: the error names the dead rank", r)
+	}
+}
+
+// dieInC is mode "die-c": a 16-float allreduce runs once in Go on every
+// rank, which lowers it into the team's C cache; then the last rank waits
+// to be killed while the others run the same shape in the C executor as
+// cpath.c does: test, and on each due peer check ask checkPeers, failing
+// the call on its verdict.
+func dieInC(t *tlTeam, ctx *tlContext, rank, size int, dir string) error {
+	const n = 16
+	src, dst := ucx.Alloc(4*n), ucx.Alloc(4*n)
+	a := collArgs{coll: coll.Allreduce, src: unsafe.Pointer(&src[0]), dst: unsafe.Pointer(&dst[0]), count: n, dtype: coll.Float32, op: coll.Sum}
+	// goring.h's numbers for allreduce, float32 and sum, as cpath.c keys it.
+	k := cexec.Key{Coll: 2, Dtype: 11, Op: 1, Count: n}
+	c, err := newColl(t, a)
+	if err != nil {
+		return err
+	}
+	t.offerCPath(k, c, a)
+	if err := c.post(); err != nil {
+		return err
+	}
+	for done := false; !done; {
+		if done, err = c.test(); err != nil {
+			return err
+		}
+	}
+	c.finalize()
+	if t.cpath == nil || !t.cpath.Has(k) {
+		return fmt.Errorf("the allreduce was not lowered into C")
+	}
+	if rank == size-1 {
+		_ = os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
+		time.Sleep(time.Hour) // killed by the test
+	}
+	call, err := t.cpath.NewCall(k)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	if err := call.Post(a.src, a.dst); err != nil {
+		return err
+	}
+	for {
+		switch call.Test() {
+		case cexec.Done:
+			return fmt.Errorf("the C call completed although rank %d is dead", size-1)
+		case cexec.Failed:
+			return call.Err()
+		case cexec.Watch:
+			if err := t.checkPeers(); err != nil {
+				call.Fail()
+				call.Finalize()
+				fmt.Printf("collective failed in C after %.1f s: %v\n", time.Since(start).Seconds(), err)
+				awaitExit(dir)
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Microsecond)
+	}
+}
+
+// The same in the C path: a rank killed while the others wait in a C call
+// ends it on them through the team's failure detector, naming it.
+func TestDeadRankEndsCPathCall(t *testing.T) {
+	cmds, outs, dir := startRanks(t, 3, "die-c")
+	for deadline := time.Now().Add(30 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if _, err := os.Stat(filepath.Join(dir, "ready")); err == nil {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the rank to kill never got ready: %s", outs[2])
+	}
+	time.Sleep(300 * time.Millisecond) // the others are in the C call by now
+	require.NoError(t, cmds[2].Process.Kill())
+	for deadline := time.Now().Add(20 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		if strings.Contains(outs[0].String(), "collective failed in C") && strings.Contains(outs[1].String(), "collective failed in C") {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "survivors still in the C call 20 s after the kill: %s | %s", outs[0], outs[1])
+	}
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644))
+	waitAll(t, cmds[:2], outs[:2], 20*time.Second)
+	for r := range 2 {
+		assert.Contains(t, outs[r].String(), "rank 2", "rank %d: the error names the dead rank", r)
 	}
 }

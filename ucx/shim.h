@@ -92,8 +92,9 @@ int      gr_tag_send_c(gr_ep_t *ep, const void *buf, size_t len, uint64_t tag,
                        gr_cop_t *op, void **req);
 int      gr_tag_recv_c(gr_worker_t *w, void *buf, size_t len, uint64_t tag,
                        gr_cop_t *op, void **req);
-/* Progresses the worker without handing events to Go (they stay queued for
- * Go's next gr_progress); returns what ucp_worker_progress reported. */
+/* Progresses the worker once without handing events to Go (they stay
+ * queued for Go's next gr_progress); returns what ucp_worker_progress
+ * reported. */
 unsigned gr_progress_c(gr_worker_t *w);
 void gr_request_cancel(gr_worker_t *w, void *req);
 

@@ -9,8 +9,10 @@
  *   robust pause CALLS      small allreduces, each after 5 ms of computation
  *
  * late: an MPI_Allreduce (float, sum) and an MPI_Allgather (int) of 1 MiB
- * per rank, the last rank sleeping SECONDS before each; every rank checks
- * the contents and prints how long it waited. MPI allows any delay, so the
+ * per rank, then an allreduce of 16 floats (goring's C path: the same call
+ * once on time first, so the late one runs in C), the last rank sleeping
+ * SECONDS before each; every rank checks the contents and prints how long
+ * it waited. MPI allows any delay, so the
  * calls must succeed and take SECONDS (not SECONDS plus a timeout and a
  * fallback).
  *
@@ -86,16 +88,36 @@ static long late_allgather(int rank, int n, int late, double *waited)
     return bad;
 }
 
+/* late_small: a 16-float allreduce on time, then the same late. */
+static long late_small(int rank, int n, int late, double *waited)
+{
+    float s[16], r[16];
+    long  bad = 0;
+    for (int round = 0; round < 2; round++) {
+        for (int i = 0; i < 16; i++) { s[i] = rank + i; r[i] = -1; }
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (round == 1 && rank == n - 1) sleep(late);
+        double t = MPI_Wtime();
+        MPI_Allreduce(s, r, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
+        *waited = MPI_Wtime() - t;
+        for (int i = 0; i < 16; i++)
+            if (r[i] != (float)n * (n - 1) / 2 + (float)n * i) bad++;
+    }
+    return bad;
+}
+
 static int run_late(int rank, int n, int late)
 {
-    double w1, w2, max1, max2;
-    long bad = late_allreduce(rank, n, late, &w1) + late_allgather(rank, n, late, &w2), total;
+    double w1, w2, w3, max1, max2, max3;
+    long bad = late_allreduce(rank, n, late, &w1) + late_allgather(rank, n, late, &w2) +
+               late_small(rank, n, late, &w3), total;
     MPI_Allreduce(&bad, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     MPI_Reduce(&w1, &max1, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     MPI_Reduce(&w2, &max2, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    MPI_Reduce(&w3, &max3, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("robust late %d s: allreduce waited %.2f s, allgather %.2f s, %ld wrong elements: %s\n",
-               late, max1, max2, total, total ? "FAILED" : "ok");
+        printf("robust late %d s: allreduce waited %.2f s, allgather %.2f s, small allreduce %.2f s, "
+               "%ld wrong elements: %s\n", late, max1, max2, max3, total, total ? "FAILED" : "ok");
     return total != 0;
 }
 
