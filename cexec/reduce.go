@@ -23,6 +23,7 @@ import (
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec/reduce"
 )
 
 // HasKernel reports whether reduce.c has a kernel for dtype d and op o. It
@@ -43,7 +44,7 @@ func Reduce(dst, src []byte, d coll.Dtype, o coll.Op) error {
 	if err := kernelError(d, o); err != nil {
 		return err
 	}
-	if err := check(d, dst, src); err != nil {
+	if err := reduce.Check(d, dst, src); err != nil {
 		return err
 	}
 	if len(dst) == 0 {
@@ -76,26 +77,4 @@ func kernelError(d coll.Dtype, o coll.Op) error {
 		return fmt.Errorf("cexec: no reduction kernel for dtype %v, op %v: bitwise ops are defined only for integer dtypes", d, o)
 	}
 	return fmt.Errorf("cexec: no reduction kernel for dtype %v, op %v: invalid op", d, o)
-}
-
-// check applies exec/reduce.Check's rules to dst and src: equal lengths, a
-// whole number of elements, both aligned to the element size.
-func check(d coll.Dtype, dst, src []byte) error {
-	size := d.Size()
-	if len(dst) != len(src) {
-		return fmt.Errorf("cexec: dst has %d bytes, src %d", len(dst), len(src))
-	}
-	if len(dst)%size != 0 {
-		return fmt.Errorf("cexec: %d bytes is not a whole number of %v elements (%d bytes each)", len(dst), d, size)
-	}
-	if !aligned(dst, size) || !aligned(src, size) {
-		return fmt.Errorf("cexec: buffers must be aligned to %d bytes for %v", size, d)
-	}
-	return nil
-}
-
-// aligned reports whether b starts at a multiple of align (an empty slice
-// always does).
-func aligned(b []byte, align int) bool {
-	return len(b) == 0 || uintptr(unsafe.Pointer(unsafe.SliceData(b)))%uintptr(align) == 0
 }
