@@ -54,8 +54,11 @@ run() { # run NAME CMD...: log to $OUT/NAME.log, print its tail
 step "machine"
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader
 GPUS=${GPUS:-$(nvidia-smi -L | wc -l)} # GPUS=1 with CUDA_VISIBLE_DEVICES=0: one GPU of several
-"$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -v | head -2
-"$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" -d | grep -E "Transport: (cuda|cma|posix|sysv)" | sort -u | tr '\n' ' '; echo
+# The carried ucx_info with its own libraries (without them it loads the
+# image's UCX 1.16 libucs and crashes at exit).
+ucxinfo() { LD_LIBRARY_PATH="$PWD/.deps/ucx-cu13/libucx/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}" "$PWD/.deps/ucx-cu13/libucx/bin/ucx_info" "$@"; }
+ucxinfo -v | head -2
+ucxinfo -d | grep -E "Transport: (cuda|cma|posix|sysv)" | sort -u | tr '\n' ' '; echo
 
 if [ "$MODE" = peers ]; then
   # UCC for the baselines builds while the correctness runs go (they are
