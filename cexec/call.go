@@ -25,7 +25,9 @@ const (
 
 // Call is one C call, driven from Go: the team layer drives its calls
 // from C (cshim), and tests drive them from here. Its buffers must be C
-// memory (ucx.Alloc): UCX holds them after the cgo call returns.
+// memory (ucx.Alloc): UCX holds them after the cgo call returns. Like
+// Team's methods, its methods leave locking to the caller (Team.Lock),
+// except Finalize.
 type Call struct{ c *C.gx_call_t }
 
 // ErrNotCached is NewCall's answer for a shape the team has no program of.
@@ -76,9 +78,12 @@ func (c *Call) Err() error {
 // Seq is the sequence number the call's tags carry.
 func (c *Call) Seq() uint32 { return uint32(c.c.seq) }
 
-// Finalize gives the call back (cancelled if still running).
+// Finalize gives the call back (cancelled if still running). The caller
+// must not hold the team's lock: Finalize takes it, and the C side
+// releases it.
 func (c *Call) Finalize() {
 	if c.c != nil {
+		C.gx_team_lock(c.c.team)
 		C.gx_call_finalize(c.c)
 		c.c = nil
 	}

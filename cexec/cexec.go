@@ -125,7 +125,9 @@ func (k Key) c() (C.gx_key_t, error) {
 }
 
 // Team is a team's C side: its worker and endpoints, the sequence number
-// shared with Go, and the cache of lowered programs.
+// shared with Go, and the cache of lowered programs. Its methods other
+// than Free and Lock expect the caller to hold the lock when other
+// threads may use the team.
 type Team struct{ t *C.gx_team_t }
 
 // NewTeam makes the C side of a team of size ranks on worker w, with the
@@ -183,10 +185,22 @@ func (t *Team) Has(k Key) bool {
 // Clear drops every cached program.
 func (t *Team) Clear() { C.gx_team_clear(t.t) }
 
-// Free cancels the team's live C calls and frees it.
+// Free cancels the team's live C calls and lets go of the team; the C
+// record lives on until its last call is finalized. The caller must not
+// hold the lock: Free takes it.
 func (t *Team) Free() {
 	if t.t != nil {
+		C.gx_team_lock(t.t)
 		C.gx_team_free(t.t)
 		t.t = nil
 	}
 }
+
+// Lock takes the team's lock, which the C path holds whenever it touches
+// the team's worker, cache or calls: Go holds it for the same (its own
+// calls progress the same worker), never across a call into C that takes
+// it. A spin lock: held for microseconds.
+func (t *Team) Lock() { C.gx_team_lock(t.t) }
+
+// Unlock releases the lock Lock took.
+func (t *Team) Unlock() { C.gx_team_unlock(t.t) }

@@ -9,8 +9,11 @@
  * UCX tag operations with C callbacks (ucx/shim.h, gr_*_c), copies and
  * reduces with C kernels, and never enters Go.
  *
- * Everything here runs on the caller's thread; a team is driven by one
- * thread at a time (MPI's rule for the collectives of one communicator).
+ * Everything here runs on the caller's thread. Several threads may drive
+ * one team at once (UCC's progress in a multi-threaded MPI tests any task
+ * from any thread), so whoever touches a team's worker, cache or calls
+ * holds its lock: C callers through gx_team_lock, Go through the same word
+ * (cexec.Team.Lock); never across a call into the other language.
  */
 #ifndef GORING_CEXEC_H
 #define GORING_CEXEC_H
@@ -87,6 +90,8 @@ typedef struct gx_team {
     int32_t         rank, size;
     uint32_t        seq;     /* last sequence number taken (shared with Go) */
     int32_t         go_busy; /* Go has a call on the wire or queued (Go sets it) */
+    int32_t         lock;    /* held around any use of the worker and the cache (gx_team_lock) */
+    int32_t         refs;    /* Go's (until gx_team_free) and each call's */
     int32_t         cached;
     struct gx_call *live; /* calls posted and not finished */
     gx_entry_t      cache[GX_CACHE_SLOTS];
@@ -133,20 +138,45 @@ int gx_prog_set_reduce(gx_prog_t *p, int dtype, int op, size_t esize);
 
 /* Teams. */
 gx_team_t *gx_team_new(gr_worker_t *w, int32_t rank, int32_t size);
+/* The team's lock: a spin lock on one word, held for microseconds. */
+static inline void gx_cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#elif defined(__aarch64__)
+    __asm__ __volatile__("yield");
+#endif
+}
+static inline void gx_team_lock(gx_team_t *t)
+{
+    while (__atomic_exchange_n(&t->lock, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(&t->lock, __ATOMIC_RELAXED)) {
+            gx_cpu_relax();
+        }
+    }
+}
+static inline void gx_team_unlock(gx_team_t *t)
+{
+    __atomic_store_n(&t->lock, 0, __ATOMIC_RELEASE);
+}
 void       gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep);
-/* Cancels the calls still live and frees the team; calls not yet
- * finalized stay valid (finished, failed) until gx_call_finalize. */
+/* Cancels the calls still live, empties the cache and drops Go's
+ * reference; the record goes with the last call's gx_call_finalize (a
+ * call finalized after its team stays valid, finished or failed). Called
+ * with the lock held; it is released (or gone) on return. */
 void gx_team_free(gx_team_t *t);
 /* Caches p for key (taking a reference); 0, or -1 when key is cached. */
 int        gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p);
 gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key);
 void       gx_team_clear(gx_team_t *t);
 
-/* Calls. gx_call_new takes an idle call of p or makes one (NULL: out of
- * memory). gx_call_post maps src and dst by the program's layout, takes
- * the team's next sequence number and starts the call; gx_call_test
- * progresses the team's worker and the call. gx_call_finalize cancels a
- * running call and keeps its memory for the next call of p. */
+/* Calls, all with the team's lock held. gx_call_new takes an idle call of
+ * p or makes one (NULL: out of memory). gx_call_post maps src and dst by
+ * the program's layout, takes the team's next sequence number and starts
+ * the call; gx_call_test progresses the team's worker and the call.
+ * gx_call_finalize cancels a running call, keeps its memory for the next
+ * call of p and releases the lock (or frees the team, if Go let go of it
+ * and this was its last call). */
 gx_call_t *gx_call_new(gx_team_t *t, gx_prog_t *p);
 int        gx_call_post(gx_call_t *c, const void *src, void *dst);
 int        gx_call_test(gx_call_t *c);

@@ -108,6 +108,7 @@ gx_team_t *gx_team_new(gr_worker_t *w, int32_t rank, int32_t size)
     t->w    = w;
     t->rank = rank;
     t->size = size;
+    t->refs = 1;
     return t;
 }
 
@@ -192,14 +193,24 @@ static void gx_live_remove(gx_call_t *c)
     c->next = c->prev = NULL;
 }
 
+static void gx_team_release(gx_team_t *t)
+{
+    if (--t->refs > 0) {
+        gx_team_unlock(t);
+        return;
+    }
+    free(t->eps);
+    free(t);
+}
+
 void gx_team_free(gx_team_t *t)
 {
     while (t->live != NULL) {
         gx_call_fail(t->live); /* takes it off the list */
     }
     gx_team_clear(t);
-    free(t->eps);
-    free(t);
+    t->w = NULL; /* the worker goes next: no call may post or progress */
+    gx_team_release(t);
 }
 
 /* ------------------------------------------------------------------- calls */
@@ -256,6 +267,7 @@ gx_call_t *gx_call_new(gx_team_t *t, gx_prog_t *p)
     c->team   = t;
     c->status = GX_DONE; /* not running: a post starts it */
     p->refs++;
+    t->refs++;
     return c;
 }
 
@@ -428,6 +440,13 @@ int gx_call_post(gx_call_t *c, const void *src, void *dst)
     if (c->status == GX_RUNNING) {
         return GX_FAILED;
     }
+    if (t->w == NULL) { /* the team is gone */
+        c->err_ucs  = GX_UCS_CANCELED;
+        c->err_len  = -1;
+        c->err_step = -1;
+        c->status   = GX_FAILED;
+        return GX_FAILED;
+    }
     char *s = (char *)src, *d = (char *)dst;
     switch (p->layout) {
     case GX_LAYOUT_ONE_BUFFER:
@@ -528,15 +547,14 @@ void gx_call_fail(gx_call_t *c)
 void gx_call_finalize(gx_call_t *c)
 {
     gx_prog_t *p = c->prog;
+    gx_team_t *t = c->team;
     gx_call_fail(c);
-    if (c->due > 0) {
-        /* UCX still holds a request of this call: its memory must stay. */
-        gx_prog_release(p);
-        return;
-    }
-    c->next = p->idle;
-    p->idle = c;
+    if (c->due == 0) {
+        c->next = p->idle;
+        p->idle = c;
+    } /* else UCX still holds a request of this call: its memory must stay */
     gx_prog_release(p);
+    gx_team_release(t); /* unlocks, or frees a team Go let go of */
 }
 
 void gx_call_error(gx_call_t *c, char *buf, size_t len)

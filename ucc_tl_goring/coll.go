@@ -318,6 +318,7 @@ func (c *tlColl) post() error {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.lockC()()
 	defer t.noteBusy()
 	switch c.state {
 	case collInit, collDone, collFailed:
@@ -340,6 +341,7 @@ func (c *tlColl) test() (done bool, err error) {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.lockC()()
 	defer t.noteBusy()
 	t.progress()
 	switch c.state {
@@ -431,6 +433,7 @@ func (c *tlColl) finalize() {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.lockC()()
 	defer t.noteBusy()
 	switch c.state {
 	case collRunning:

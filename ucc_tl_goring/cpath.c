@@ -138,9 +138,14 @@ goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *a
     gx_team_t *t = tlg_team(team);
     gx_key_t   k;
     if (t != NULL && args != NULL && out != NULL && tlg_cpath_key(args, &k) == 0) {
+        gx_call_t *c = NULL;
+        gx_team_lock(t);
         gx_prog_t *p = gx_team_get(t, &k);
-        gx_call_t *c;
-        if (p != NULL && tlg_buffers_ok(args, p) && (c = gx_call_new(t, p)) != NULL) {
+        if (p != NULL && tlg_buffers_ok(args, p)) {
+            c = gx_call_new(t, p);
+        }
+        gx_team_unlock(t);
+        if (c != NULL) {
             tlg_call_t *fc = (tlg_call_t *)c->user;
             fc->c    = c;
             fc->go   = 0;
@@ -169,7 +174,15 @@ goring_status_t goring_coll_post(goring_coll_h h)
     if (fc == NULL) {
         return goring_go_coll_post(h);
     }
-    if (fc->go == 0 && fc->c->team->go_busy) {
+    if (fc->go == 0) {
+        gx_team_t *t = fc->c->team;
+        gx_team_lock(t);
+        if (!t->go_busy) {
+            int st = gx_call_post(fc->c, fc->args.src, fc->args.dst);
+            gx_team_unlock(t);
+            return st == GX_DONE ? GORING_OK : tlg_failed(fc);
+        }
+        gx_team_unlock(t);
         /* Go's calls take their sequence numbers when they start, so a C
          * call must not start ahead of one queued there: this one joins
          * the queue (for good: a repost stays in Go). */
@@ -179,13 +192,7 @@ goring_status_t goring_coll_post(goring_coll_h h)
             return st;
         }
     }
-    if (fc->go != 0) {
-        return goring_go_coll_post(fc->go);
-    }
-    if (gx_call_post(fc->c, fc->args.src, fc->args.dst) != GX_DONE) {
-        return tlg_failed(fc);
-    }
-    return GORING_OK;
+    return goring_go_coll_post(fc->go);
 }
 
 goring_status_t goring_coll_test(goring_coll_h h)
@@ -197,7 +204,11 @@ goring_status_t goring_coll_test(goring_coll_h h)
     if (fc->go != 0) {
         return goring_go_coll_test(fc->go);
     }
-    switch (gx_call_test(fc->c)) {
+    gx_team_t *t = fc->c->team;
+    gx_team_lock(t);
+    int st = gx_call_test(fc->c);
+    gx_team_unlock(t);
+    switch (st) {
     case GX_DONE:
         return GORING_OK;
     case GX_RUNNING:
@@ -206,12 +217,14 @@ goring_status_t goring_coll_test(goring_coll_h h)
         /* Half a second without finishing: the Go side checks the peers
          * (their processes, UCX's endpoint errors). A late peer is waited
          * for; a dead one fails the call. */
-        goring_status_t st = goring_go_team_check(fc->team);
-        if (st == GORING_OK) {
+        goring_status_t verdict = goring_go_team_check(fc->team);
+        if (verdict == GORING_OK) {
             return GORING_INPROGRESS;
         }
+        gx_team_lock(t);
         gx_call_fail(fc->c);
-        return st;
+        gx_team_unlock(t);
+        return verdict;
     }
     }
     return tlg_failed(fc);
@@ -227,7 +240,8 @@ goring_status_t goring_coll_finalize(goring_coll_h h)
     if (fc->go != 0) {
         st = goring_go_coll_finalize(fc->go);
     }
-    gx_call_finalize(fc->c); /* the record goes with the call */
+    gx_team_lock(fc->c->team);
+    gx_call_finalize(fc->c); /* the record goes with the call; unlocks */
     return st;
 }
 

@@ -54,8 +54,8 @@ func (t *tlTeam) openCPath() error {
 	return nil
 }
 
-// closeCPath cancels the C calls still live and frees the C side, before
-// the worker it posts on goes.
+// closeCPath cancels the C calls still live and lets go of the C side,
+// before the worker it posts on goes. Caller holds t.mu, not the C lock.
 func (t *tlTeam) closeCPath() {
 	if t.cpath == nil {
 		return
@@ -63,6 +63,19 @@ func (t *tlTeam) closeCPath() {
 	C.tlg_cpath_unregister(C.uint64_t(t.handle))
 	t.cpath.Free()
 	t.cpath = nil
+}
+
+// lockC takes the C path's lock of the team (cexec.Team.Lock) for a Go
+// entry point that touches the team's worker or C cache, after t.mu; the
+// returned function releases it. Without a C side there is nothing to
+// take.
+func (t *tlTeam) lockC() func() {
+	if t.cpath == nil {
+		return func() {}
+	}
+	ct := t.cpath
+	ct.Lock()
+	return ct.Unlock
 }
 
 // noteBusy tells the C path whether Go has a call on the wire or queued.
@@ -110,6 +123,7 @@ func cpathKey(args *C.goring_coll_args_t, a collArgs) cexec.Key {
 func (t *tlTeam) offerCPath(k cexec.Key, c *tlColl, a collArgs) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.lockC()()
 	if t.cpath == nil || c.entry == nil || c.gpu != nil || c.lanes != nil || c.xchg != nil || c.trivial ||
 		a.mem != memHost || len(a.alg) > cexec.MaxAlgName {
 		return
@@ -142,6 +156,7 @@ func (t *tlTeam) offerCPath(k cexec.Key, c *tlColl, a collArgs) {
 func (t *tlTeam) checkPeers() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	defer t.lockC()()
 	if t.tr != nil {
 		if err := t.tr.PeerErr(); err != nil {
 			return err // as the Go path's call would report it
