@@ -1,9 +1,11 @@
 package cexec
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand"
 	"os"
+	"sync"
 	"testing"
 	"time"
 	"unsafe"
@@ -310,4 +312,84 @@ func TestLatePeerThenFail(t *testing.T) {
 	require.Equal(t, uint32(2), c2.Seq(), "each post takes the next sequence number")
 	c2.Fail()
 	c2.Finalize()
+}
+
+// TestTeamFromSeveralThreads drives each rank's team from several
+// goroutines at once, as UCC's progress does in a multi-threaded MPI:
+// eight calls posted in order, then tested concurrently by four
+// goroutines per rank, each holding the team's lock around its test. Every
+// call must finish with the right sum.
+func TestTeamFromSeveralThreads(t *testing.T) {
+	const n, calls, threads, count = 2, 8, 4, 16
+	j := newJob(t, n)
+	tp, err := topo.Synthetic("t2", 1, n, 1)
+	require.NoError(t, err)
+	plan, err := sched.Generate(sched.Spec{Collective: coll.Allreduce, Algorithm: "ring", Topo: tp, Bytes: 4 * count, DtypeBytes: 4})
+	require.NoError(t, err)
+	key := Key{Coll: 30, Dtype: uint8(coll.Int32), Op: uint8(coll.Sum), Count: count, Alg: "ring"}
+	cs := make([][]*Call, n)
+	dst := make([][][]byte, n)
+	for r := 0; r < n; r++ {
+		p, err := Lower(&plan.Ranks[r], "ring", coll.Int32, coll.Sum, Plain, false)
+		require.NoError(t, err)
+		_, err = j.teams[r].Put(key, p)
+		require.NoError(t, err)
+		p.Release()
+		for i := 0; i < calls; i++ {
+			c, err := j.teams[r].NewCall(key)
+			require.NoError(t, err)
+			src := make([]byte, 4*count)
+			for e := 0; e < count; e++ {
+				binary.LittleEndian.PutUint32(src[4*e:], uint32(1000*i+10*r+e))
+			}
+			s, d := cBytes(t, src), cBytes(t, make([]byte, 4*count))
+			require.NoError(t, c.Post(ptr(s), ptr(d)))
+			cs[r] = append(cs[r], c)
+			dst[r] = append(dst[r], d)
+		}
+	}
+	var wg sync.WaitGroup
+	errs := make(chan error, n*threads)
+	for r := 0; r < n; r++ {
+		for th := 0; th < threads; th++ {
+			wg.Add(1)
+			go func(r, th int) {
+				defer wg.Done()
+				deadline := time.Now().Add(20 * time.Second)
+				for left := true; left; {
+					left = false
+					for i := th; i < calls; i += threads {
+						j.teams[r].Lock()
+						st := cs[r][i].Test()
+						j.teams[r].Unlock()
+						switch st {
+						case Failed:
+							errs <- fmt.Errorf("rank %d call %d: %v", r, i, cs[r][i].Err())
+							return
+						case Running, Watch:
+							left = true
+						}
+					}
+					if time.Now().After(deadline) {
+						errs <- fmt.Errorf("rank %d thread %d: calls still running after 20 s", r, th)
+						return
+					}
+				}
+			}(r, th)
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+	for r := 0; r < n; r++ {
+		for i := 0; i < calls; i++ {
+			for e := 0; e < count; e++ {
+				want := uint32(2*(1000*i+e) + 10)
+				require.Equal(t, want, binary.LittleEndian.Uint32(dst[r][i][4*e:]), "rank %d call %d element %d", r, i, e)
+			}
+			cs[r][i].Finalize()
+		}
+	}
 }
