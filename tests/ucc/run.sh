@@ -14,7 +14,9 @@
 #    for its six collectives: every team shape, dtypes and ops, in place
 #    and not, 1 B .. 1 MiB (alltoall and alltoallv: 32- and 64-bit counts
 #    and displacements, persistent and not, pairwise then nimble); the run
-#    fails on any failure;
+#    fails on any failure. Allgather, bcast, allreduce and reduce_scatter
+#    run three iterations per case (-i 3): the first runs in Go and lowers
+#    the small shapes, the later two run in goring's C path;
 # 3. goring's algorithms as UCC's: ucc_info -A lists them, a TUNE string
 #    with @name picks one per size range (checked in goring's trace log),
 #    an unknown name is refused in UCC's log and the run goes on;
@@ -48,12 +50,12 @@ TUNE=UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast,alltoall,alltoa
 
 echo "== ucc_test_mpi through tl/goring ($NP ranks)"
 "${MPIRUN[@]}" -x "$TUNE" "$UCC_PREFIX/bin/ucc_test_mpi" -c allgather,bcast -t world,half,reverse,odd_even \
-  -M host -d int8,int32,uint64,float32,float64 -m 1:1048576 -I 2 | sed -n '/TEST REPORT/,/elapsed/p'
+  -M host -d int8,int32,uint64,float32,float64 -m 1:1048576 -I 2 -i 3 | sed -n '/TEST REPORT/,/elapsed/p'
 "${MPIRUN[@]}" -x "$TUNE" "$UCC_PREFIX/bin/ucc_test_mpi" -c allreduce,reduce_scatter -t world,half,reverse,odd_even \
   -M host -d int16,int32,int64,uint16,uint32,uint64,float32,float64 -o sum,prod,max,min,land,lor,band,bor,bxor \
-  -m 1:1048576 -I 2 | sed -n '/TEST REPORT/,/elapsed/p'
+  -m 1:1048576 -I 2 -i 3 | sed -n '/TEST REPORT/,/elapsed/p'
 "${MPIRUN[@]}" -x "$TUNE" "$UCC_PREFIX/bin/ucc_test_mpi" -c allreduce,reduce_scatter -t world,half \
-  -M host -d int8,uint8 -o max,min,band,bor,bxor -m 1:1048576 -I 2 | sed -n '/TEST REPORT/,/elapsed/p'
+  -M host -d int8,uint8 -o max,min,band,bor,bxor -m 1:1048576 -I 2 -i 3 | sed -n '/TEST REPORT/,/elapsed/p'
 for alg in pairwise nimble; do
   echo "-- alltoall, alltoallv: $alg"
   "${MPIRUN[@]}" -x "$TUNE" -x UCC_TL_GORING_ALG_ALLTOALLV=$alg "$UCC_PREFIX/bin/ucc_test_mpi" -c alltoall,alltoallv \
