@@ -128,11 +128,12 @@ int goring_api_version(void);
  *                      runtime's monitor 6-18% of a core while
  *                      collectives come; docs/ucc.md "Keeping the runtime
  *                      awake")
- *   cpath_max=N[K|M]   largest host allgather, allreduce, reduce_scatter or
- *                      bcast (bytes of the vector per rank) that runs in
- *                      goring's C executor once its plan is cached, never
- *                      entering Go (default 64K; 0: off; docs/ucc.md
- *                      "Small collectives in C")
+ *   cpath_max=N[K|M]   largest host allgather, allreduce, reduce_scatter,
+ *                      bcast (bytes of the vector per rank) or alltoall
+ *                      (bytes a rank sends) that runs in goring's C
+ *                      executor once its plan is cached, never entering Go
+ *                      (default 64K; 0: off; docs/ucc.md "Small
+ *                      collectives in C")
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

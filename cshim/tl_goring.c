@@ -55,9 +55,10 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "come; worth it where a core is idle (a rank per GPU), not on a fully subscribed node",
      ucc_offsetof(ucc_tl_goring_context_config_t, keepawake), UCC_CONFIG_TYPE_STRING},
     {"CPATH_MAX", "64K",
-     "largest host-memory allgather, allreduce, reduce_scatter or bcast (bytes of the vector per "
-     "rank, K/M suffixes) that runs in goring's C executor once its plan is cached: no Go "
-     "runtime on the call path, so small calls cost what UCX does (0: every call in Go)",
+     "largest host-memory allgather, allreduce, reduce_scatter, bcast (bytes of the vector per "
+     "rank) or alltoall (bytes a rank sends), K/M suffixes, that runs in goring's C executor once "
+     "its plan is cached: no Go runtime on the call path, so small calls cost what UCX does (0: "
+     "every call in Go)",
      ucc_offsetof(ucc_tl_goring_context_config_t, cpath_max), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 

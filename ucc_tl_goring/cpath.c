@@ -65,15 +65,15 @@ static gx_team_t *tlg_team(uint64_t handle)
     return NULL;
 }
 
-/* The key of a call (cexec.Key, built the same way by cpath.go's keyOf):
- * op only for reductions, root only for bcast; -1 when the call is not one
- * the C path serves. */
+/* The key of a call (cexec.Key, built the same way by cpath.go's
+ * cpathKey): op only for reductions, root only for bcast; -1 when the call
+ * is not one the C path serves. */
 int tlg_cpath_key(const goring_coll_args_t *a, gx_key_t *k)
 {
     memset(k, 0, sizeof(*k));
     if (a->mem != GORING_MEM_HOST || a->coll < GORING_COLL_ALLGATHER ||
-        a->coll > GORING_COLL_BCAST) {
-        return -1;
+        a->coll > GORING_COLL_ALLTOALL || (a->coll == GORING_COLL_ALLTOALL && a->in_place)) {
+        return -1; /* alltoallv's counts vary by call: Go plans each */
     }
     if (a->alg != NULL) {
         size_t n = strlen(a->alg);

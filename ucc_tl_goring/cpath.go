@@ -25,8 +25,8 @@ import (
 // sequence numbers from one counter in post order, so a call may run in C
 // on one rank and in Go on another.
 
-// DefaultCPathMax is the largest call (bytes of the vector per rank) the C
-// path takes by default: where the Go path's per-call cost, not the
+// DefaultCPathMax is the largest call (bytes of the vector per rank; for
+// alltoall, what a rank sends) the C path takes by default: where the Go path's per-call cost, not the
 // transfer, is most of the time (docs/ucc.md).
 const DefaultCPathMax = 64 << 10
 
@@ -117,8 +117,10 @@ func cpathKey(args *C.goring_coll_args_t, a collArgs) cexec.Key {
 }
 
 // offerCPath lowers the program of a call that Go just built into the
-// team's C cache under k (cpathKey of the call's arguments), when the C path serves its shape: host memory, one
-// lane, allgather, allreduce, reduce_scatter or bcast, at most cpathMax
+// team's C cache under k (cpathKey of the call's arguments), when the C
+// path serves its shape: host memory, one lane, allgather, allreduce,
+// reduce_scatter, bcast or alltoall (not alltoallv, whose counts vary by
+// call, nor an algorithm that exchanges counts first), at most cpathMax
 // bytes. Nothing here fails the call: a shape not lowered stays in Go.
 func (t *tlTeam) offerCPath(k cexec.Key, c *tlColl, a collArgs) {
 	t.mu.Lock()
@@ -128,12 +130,17 @@ func (t *tlTeam) offerCPath(k cexec.Key, c *tlColl, a collArgs) {
 		a.mem != memHost || len(a.alg) > cexec.MaxAlgName {
 		return
 	}
-	switch a.coll {
-	case coll.Allgather, coll.Allreduce, coll.ReduceScatter, coll.Bcast:
+	B := int64(a.count) * int64(a.dtype.Size())
+	switch {
+	case a.coll == coll.Allgather, a.coll == coll.Allreduce, a.coll == coll.ReduceScatter, a.coll == coll.Bcast:
+	case a.coll == coll.Alltoallv && a.a2a != nil && a.a2a.uniform && !a.inPlace:
+		// Alltoall: the same counts every call, so the plan (pairwise,
+		// from this rank's counts alone) is the shape's. B counts what
+		// the rank sends in all.
+		B *= int64(t.size)
 	default:
 		return
 	}
-	B := int64(a.count) * int64(a.dtype.Size())
 	if B > t.ctx.opts.cpathMax {
 		return
 	}

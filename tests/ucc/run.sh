@@ -14,9 +14,10 @@
 #    for its six collectives: every team shape, dtypes and ops, in place
 #    and not, 1 B .. 1 MiB (alltoall and alltoallv: 32- and 64-bit counts
 #    and displacements, persistent and not, pairwise then nimble); the run
-#    fails on any failure. Allgather, bcast, allreduce and reduce_scatter
-#    run three iterations per case (-i 3): the first runs in Go and lowers
-#    the small shapes, the later two run in goring's C path;
+#    fails on any failure. Every case runs three iterations (-i 3): the
+#    first runs in Go and lowers the small shapes of allgather, bcast,
+#    allreduce, reduce_scatter and alltoall, the later two run them in
+#    goring's C path;
 # 3. goring's algorithms as UCC's: ucc_info -A lists them, a TUNE string
 #    with @name picks one per size range (checked in goring's trace log),
 #    an unknown name is refused in UCC's log and the run goes on;
@@ -60,7 +61,7 @@ for alg in pairwise nimble; do
   echo "-- alltoall, alltoallv: $alg"
   "${MPIRUN[@]}" -x "$TUNE" -x UCC_TL_GORING_ALG_ALLTOALLV=$alg "$UCC_PREFIX/bin/ucc_test_mpi" -c alltoall,alltoallv \
     -t world,half,reverse,odd_even -M host -d int8,int32,uint64,float32,float64 -m 1:1048576 \
-    -C 32,64 -D 32,64 -P 2 -O 0 | sed -n '/TEST REPORT/,/elapsed/p'
+    -C 32,64 -D 32,64 -P 2 -O 0 -i 3 | sed -n '/TEST REPORT/,/elapsed/p'
 done
 
 echo "== goring's algorithms as UCC's: ucc_info -A, and @name in UCC_TL_GORING_TUNE"
