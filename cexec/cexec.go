@@ -163,9 +163,6 @@ func (t *Team) SetGoBusy(busy bool) {
 	t.t.go_busy = v
 }
 
-// GoBusy reports what SetGoBusy last said.
-func (t *Team) GoBusy() bool { return t.t.go_busy != 0 }
-
 // Put caches p for k (the cache takes its own reference); false when k is
 // cached already.
 func (t *Team) Put(k Key, p *Program) (bool, error) {
@@ -181,9 +178,6 @@ func (t *Team) Has(k Key) bool {
 	ck, err := k.c()
 	return err == nil && C.gx_team_get(t.t, &ck) != nil
 }
-
-// Clear drops every cached program.
-func (t *Team) Clear() { C.gx_team_clear(t.t) }
 
 // Free cancels the team's live C calls and lets go of the team; the C
 // record lives on until its last call is finalized. The caller must not

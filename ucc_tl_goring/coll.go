@@ -128,8 +128,8 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 // algorithmFor is the algorithm a call runs: the call's own, else the
 // context's for its collective, else (device memory, nothing chosen) the
 // device default or (a small host call, nothing chosen) the small one,
-// with the host default as fallback where that does not serve the shape. It refuses datatypes and reductions
-// goring does not run.
+// with the host default as fallback where that does not serve the shape.
+// It refuses datatypes and reductions goring does not run.
 func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, err error) {
 	alg = a.alg
 	if alg == "" {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/units"
 )
 
 // options are a context's settings, parsed from the options string of
@@ -142,9 +143,9 @@ func parseOptions(s string) (options, error) {
 			}
 			o.keepAwake = d
 		case k == "cpath_max":
-			n, err := parseBytes(v)
-			if err != nil || n < 0 || n > maxCPathMax {
-				return o, fmt.Errorf("option cpath_max=%q: want a byte count from 0 (the C path off) to %d, with an optional K or M suffix", v, maxCPathMax)
+			n, err := units.ParseBytes(v)
+			if err != nil || n > maxCPathMax {
+				return o, fmt.Errorf("option cpath_max=%q: want a byte count from 0 (the C path off) to %d, with an optional suffix (K, M, KiB, MiB)", v, maxCPathMax)
 			}
 			o.cpathMax = n
 		case strings.HasPrefix(k, "alg_"):
@@ -181,21 +182,4 @@ func parseKeepAwake(v string) (time.Duration, error) {
 		return 0, fmt.Errorf("option keepawake=%q: want off (the default) or a duration above 0 and at most %v", v, keeperMaxInterval)
 	}
 	return d, nil
-}
-
-// parseBytes reads a byte count with an optional K or M suffix (powers of
-// 1024, as UCC's size settings).
-func parseBytes(v string) (int64, error) {
-	mult := int64(1)
-	switch {
-	case strings.HasSuffix(v, "K"), strings.HasSuffix(v, "k"):
-		mult, v = 1<<10, v[:len(v)-1]
-	case strings.HasSuffix(v, "M"), strings.HasSuffix(v, "m"):
-		mult, v = 1<<20, v[:len(v)-1]
-	}
-	n, err := strconv.ParseInt(v, 10, 64)
-	if err != nil || n < 0 || n > math.MaxInt64/mult {
-		return 0, fmt.Errorf("bad byte count %q", v)
-	}
-	return n * mult, nil
 }

@@ -30,12 +30,13 @@ type Transport struct {
 	w    *ucx.Worker
 	rank int
 	eps  []*ucx.Endpoint
-	seq  int
-	// seqCell, when set, holds the team's last sequence number in memory
+	seq  int // the current call's sequence number
+	// seqCell holds the last sequence number taken: lastSeq, or memory
 	// that another executor of the same worker also draws from (package
-	// cexec's C path), so that every call of the team, whichever executor
-	// runs it, takes the next number in post order (ShareSeq).
+	// cexec's C path, ShareSeq), so that every call of the team,
+	// whichever executor runs it, takes the next number in post order.
 	seqCell *uint32
+	lastSeq uint32
 	comps   []exec.Completion
 	reqs    map[uint64]*ucx.Request
 	// SpinPolls is the number of progress calls before Wait sleeps
@@ -111,6 +112,7 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	}
 	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes, devOps: map[uint64]struct{}{},
 		engine: opts.Engine, sameHost: opts.SameHost, ipcOps: map[uint64]*ipcOp{}, stager: opts.Stager}
+	t.seqCell = &t.lastSeq
 	for p, a := range addrs {
 		if a == nil {
 			continue
@@ -146,18 +148,14 @@ func (t *Transport) Rank() int { return t.rank }
 // NextCall starts a new collective call: the posts that follow carry the
 // next sequence number in their tags.
 func (t *Transport) NextCall() {
-	if t.seqCell != nil {
-		*t.seqCell = (*t.seqCell + 1) & ucx.MaxTagSeq
-		t.seq = int(*t.seqCell)
-		return
-	}
-	t.seq = (t.seq + 1) & ucx.MaxTagSeq
+	*t.seqCell = (*t.seqCell + 1) & ucx.MaxTagSeq
+	t.seq = int(*t.seqCell)
 }
 
 // ShareSeq makes NextCall draw from *cell (which may be C memory, read and
 // written by C between Go's calls) instead of the transport's own counter.
 func (t *Transport) ShareSeq(cell *uint32) {
-	*cell = uint32(t.seq)
+	*cell = *t.seqCell
 	t.seqCell = cell
 }
 
