@@ -56,7 +56,9 @@ var defaultAlgs = map[coll.Collective]string{
 // while at 8 KiB its whole-vector message leaves UCX's eager protocol and
 // rabenseifner's halves win (1.66 against 3.63 us); allgather, 4 ranks,
 // 0.92-1.45x tl/ucp's speed from 4 B to 8 KiB against ring's 0.63-1.15x.
-// A shape recursive doubling does not serve (a rank count that is no power
+// (Those runs timed goring with OMB's -c, which slows it a little; the
+// comparison between its own algorithms stands.) A shape recursive
+// doubling does not serve (a rank count that is no power
 // of two) takes the default.
 var smallAlgs = map[coll.Collective]struct {
 	max int64 // bytes of the call's vector (per rank for allgather)
