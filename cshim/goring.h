@@ -128,6 +128,9 @@ int goring_api_version(void);
  *                      runtime's monitor 6-18% of a core while
  *                      collectives come; docs/ucc.md "Keeping the runtime
  *                      awake")
+ *   scores=model|fixed model (default): goring_team_scores claims the
+ *                      sizes goring's model predicts faster than tl/ucp;
+ *                      fixed: it claims none
  *   cpath_max=N[K|M]   largest host allgather, allreduce, reduce_scatter,
  *                      bcast (bytes of the vector per rank) or alltoall
  *                      (bytes a rank sends) that runs in goring's C
@@ -155,6 +158,16 @@ goring_status_t goring_team_card(goring_team_h team, void *buf, size_t *len);
 /* Connects the team to every peer. cards holds size slots of slot bytes
  * each; slot r starts with rank r's card (padding after it is ignored). */
 goring_status_t goring_team_connect(goring_team_h team, const void *cards, size_t slot);
+
+/* The UCC score string of the collectives and sizes goring's model
+ * predicts faster than UCC's tl/ucp on this connected team
+ * ("allgather:cuda:0-inf:11#..."; "" where it claims none or
+ * scores=fixed), and in *summary_len's buffer a line saying what it found.
+ * Each buffer follows goring_team_card's rule: *len is its capacity on
+ * entry and the NUL-terminated string's length (NUL included) on return;
+ * with the buffer NULL only the length is returned. */
+goring_status_t goring_team_scores(goring_team_h team, char *buf, size_t *len,
+                                   char *summary, size_t *summary_len);
 
 /* Destroys a team; collectives still in flight are cancelled. */
 goring_status_t goring_team_destroy(goring_team_h team);

@@ -60,6 +60,12 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "its plan is cached: no Go runtime on the call path, so small calls cost what UCX does (0: "
      "every call in Go)",
      ucc_offsetof(ucc_tl_goring_context_config_t, cpath_max), UCC_CONFIG_TYPE_STRING},
+    {"SCORES", "model",
+     "model: goring claims (score 11, above tl/ucp's 10) the collectives and sizes where its "
+     "model predicts it faster than tl/ucp on the team (teams on one host; docs/ucc.md \"Default "
+     "scores from the model\"); fixed: its default score (5) everywhere, so goring runs only "
+     "where UCC_TL_GORING_TUNE asks",
+     ucc_offsetof(ucc_tl_goring_context_config_t, scores), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

@@ -57,6 +57,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *calibration; /* goring.calibration/v1 file, checked by goring */
     char                   *keepawake;   /* checked by goring: off or a duration <= 9ms */
     char                   *cpath_max;   /* checked by goring: bytes, 0 turns the C path off */
+    char                   *scores;      /* checked by goring: model or fixed */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

@@ -25,7 +25,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"lanes", cfg->lanes},
               {"calibration", cfg->calibration},
               {"keepawake", cfg->keepawake},
-              {"cpath_max", cfg->cpath_max}};
+              {"cpath_max", cfg->cpath_max},
+              {"scores", cfg->scores}};
     size_t off = 0;
     int    n;
 

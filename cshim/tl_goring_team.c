@@ -159,6 +159,48 @@ ucc_status_t ucc_tl_goring_team_create_test(ucc_base_team_t *tl_team)
     return UCC_ERR_INVALID_PARAM;
 }
 
+/* model_scores raises score where goring's model predicts goring faster
+ * than tl/ucp on this team (goring_team_scores), and logs what the model
+ * found. A model that cannot answer leaves the defaults: it never fails
+ * the team. */
+static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team_info_t *info,
+                                 ucc_coll_score_t *score)
+{
+    ucc_base_lib_t *lib = UCC_TL_TEAM_LIB(team);
+    size_t          len = 0, summary_len = 0;
+    char           *str = NULL, *summary = NULL;
+    goring_status_t st;
+    ucc_status_t    status = UCC_OK;
+
+    st = goring_team_scores(team->handle, NULL, &len, NULL, &summary_len);
+    if (st == GORING_OK) {
+        str     = ucc_malloc(len, "goring model scores");
+        summary = ucc_malloc(summary_len, "goring model summary");
+        if (str == NULL || summary == NULL) {
+            status = UCC_ERR_NO_MEMORY;
+            goto out;
+        }
+        st = goring_team_scores(team->handle, str, &len, summary, &summary_len);
+    }
+    if (st != GORING_OK) {
+        ucc_tl_goring_log_error(lib, "goring_team_scores", st);
+        goto out; /* defaults stand */
+    }
+    tl_debug(lib, "goring's model on a team of %u ranks %s", UCC_TL_TEAM_SIZE(team), summary);
+    if (str[0] != '\0') {
+        status = ucc_coll_score_update_from_str(str, info, &team->super.super, score);
+        if (status < 0) {
+            tl_error(lib, "goring's model scores \"%s\" were refused: %s", str,
+                     ucc_status_string(status));
+            status = UCC_OK; /* defaults stand */
+        }
+    }
+out:
+    ucc_free(str);
+    ucc_free(summary);
+    return status;
+}
+
 ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_score_t **score_p)
 {
     ucc_tl_goring_team_t      *team = ucc_derived_of(tl_team, ucc_tl_goring_team_t);
@@ -194,14 +236,21 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
         ucc_coll_score_free(score);
         return status;
     }
+    info.default_score       = UCC_TL_GORING_DEFAULT_SCORE;
+    info.size                = UCC_TL_TEAM_SIZE(team);
+    info.supported_colls     = UCC_TL_GORING_SUPPORTED_COLLS;
+    info.supported_mem_types = mts;
+    info.num_mem_types       = nmts;
+    info.init                = ucc_tl_goring_coll_init;
+    info.alg_fn              = ucc_tl_goring_alg_id_to_init; /* @name in a TUNE string */
+    /* The sizes goring's model claims from tl/ucp, then the user's TUNE
+     * string over them: a site's own choice wins. */
+    status = model_scores(team, &info, score);
+    if (status != UCC_OK) {
+        ucc_coll_score_free(score);
+        return status;
+    }
     if (ctx->score_str != NULL && strlen(ctx->score_str) > 0) {
-        info.default_score       = UCC_TL_GORING_DEFAULT_SCORE;
-        info.size                = UCC_TL_TEAM_SIZE(team);
-        info.supported_colls     = UCC_TL_GORING_SUPPORTED_COLLS;
-        info.supported_mem_types = mts;
-        info.num_mem_types       = nmts;
-        info.init                = ucc_tl_goring_coll_init;
-        info.alg_fn              = ucc_tl_goring_alg_id_to_init; /* @name in a TUNE string */
         status = ucc_coll_score_update_from_str(ctx->score_str, &info, tl_team, score);
         /* A TUNE string for other layers is not an error here. */
         if (status < 0 && status != UCC_ERR_INVALID_PARAM && status != UCC_ERR_NOT_SUPPORTED) {

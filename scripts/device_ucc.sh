@@ -65,6 +65,9 @@ if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
   cp "$C/lib/libgoring.so" "$W/install/lib/ucc/"
   GC=${GORING_COLLS:-allgather allreduce}
   G=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=${GC// /,}:inf)
+  # SELECT=model: no TUNE string, goring's own scores (its model,
+  # docs/ucc.md "Default scores from the model") decide which layer runs.
+  [ "${SELECT:-tune}" = model ] && G=(-x UCC_TLS=ucp,goring)
   # Correctness first: UCC's own test on CUDA buffers, goring's score
   # raised for its four collectives, every team shape, 1 B to 4 MiB.
   if [ "${CHECK:-1}" = 1 ]; then
@@ -79,7 +82,11 @@ if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
   fi
   for c in $GC; do
     echo "== ucc_perftest -c $c -m cuda, $NP processes, tl/goring (UCC trace: which TL ran)"
-    "${MPIRUN[@]}" "${G[@]}" -x UCC_COLL_TRACE=info "$P" -c "$c" -m cuda -b 1048576 -e 1048576 -n 2 -w 0 -F 2>&1 | grep -o "TL_[A-Z]*\|tl_[a-z]*" | sort | uniq -c | head -5
+    for n in 16 1048576; do
+      echo "which layer ran at $n elements per rank:"
+      "${MPIRUN[@]}" "${G[@]}" -x UCC_COLL_TRACE=info -x UCC_TL_GORING_LOG_LEVEL=debug "$P" -c "$c" -m cuda -b "$n" -e "$n" -n 2 -w 0 -F 2>&1 |
+        tee "$OUT/trace_${c}_$n.txt" | grep -o "TL_[A-Z]*}\|goring's model on a team .*" | sort | uniq -c | head -5
+    done
     timeout 120 "${MPIRUN[@]}" "${G[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_goring_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR|rror"
   done
 fi

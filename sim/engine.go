@@ -421,7 +421,7 @@ func (e *engine) startTransfer(sr int, send int32, rr int, recv int32) error {
 		return fmt.Errorf("sim: rank %d step %d (send to %d, path %q): %w", sr, send-e.rankBase[sr], rr, s.Path, err)
 	}
 	f.links = links
-	f.alpha = extraUS
+	f.alpha = extraUS + e.opt.MessageUS
 	if len(f.links) == 0 {
 		// A send to oneself: a copy through memory.
 		f.links = append(f.links, e.nw.memBase+f.gpu)

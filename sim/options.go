@@ -17,6 +17,12 @@ type Options struct {
 	// LaunchUS is the startup of every local copy or reduction (a kernel or
 	// cudaMemcpyAsync launch); 0 means DefaultLaunchUS, negative means none.
 	LaunchUS float64
+	// MessageUS is what the collective layer's software adds to every
+	// transfer between two ranks before its bytes move (posting, matching,
+	// a rendezvous), on top of the links' startups; 0: nothing. Two layers
+	// running the same algorithm on the same links differ by it (package
+	// tune).
+	MessageUS float64
 	// CopyEngineSerial makes each GPU's copy engine carry one outgoing
 	// intra-node transfer at a time (others queue, in the order they became
 	// ready). Parallel Rings section III-C blames this exclusive access for the

@@ -110,6 +110,46 @@ func goring_team_card(h C.goring_team_h, buf unsafe.Pointer, length *C.size_t) (
 	return C.GORING_OK
 }
 
+//export goring_team_scores
+func goring_team_scores(h C.goring_team_h, buf *C.char, length *C.size_t, summary *C.char, summaryLen *C.size_t) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*tlTeam](uint64(h))
+	if !ok || length == nil || summaryLen == nil {
+		return fail(invalid("goring_team_scores: unknown team %d or NULL length", h))
+	}
+	t.mu.Lock()
+	connected := t.tr != nil
+	t.mu.Unlock()
+	if !connected {
+		return fail(invalid("goring_team_scores: team %d is not connected", h))
+	}
+	str, line := t.scores()
+	if err := cString("goring_team_scores", str, buf, length); err != nil {
+		return fail(err)
+	}
+	if err := cString("goring_team_scores summary", line, summary, summaryLen); err != nil {
+		return fail(err)
+	}
+	return C.GORING_OK
+}
+
+// cString copies s and a NUL into buf of capacity *length (when buf is
+// not NULL) and sets *length to the bytes needed.
+func cString(what, s string, buf *C.char, length *C.size_t) error {
+	capacity := int(*length)
+	*length = C.size_t(len(s) + 1)
+	if buf == nil {
+		return nil
+	}
+	if capacity < len(s)+1 {
+		return invalid("%s: buffer of %d bytes, the string needs %d", what, capacity, len(s)+1)
+	}
+	dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), capacity)
+	copy(dst, s)
+	dst[len(s)] = 0
+	return nil
+}
+
 //export goring_team_connect
 func goring_team_connect(h C.goring_team_h, cards unsafe.Pointer, slot C.size_t) (status C.goring_status_t) {
 	defer guard(&status)

@@ -133,14 +133,8 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, err error) {
 	alg = a.alg
 	if alg == "" {
-		alg = t.ctx.opts.algs[a.coll]
-	}
-	B := int64(a.count) * int64(a.dtype.Size()) // callBytes refuses an overflow later
-	if dev := t.deviceAlg(a.coll, B); a.alg == "" && !mem.IsHost() && !t.ctx.opts.chosen[a.coll] && dev != "" {
-		alg, fallback = dev, alg
-	}
-	if small, ok := smallAlgs[a.coll]; ok && a.alg == "" && mem.IsHost() && !t.ctx.opts.chosen[a.coll] && B <= small.max {
-		alg, fallback = small.alg, alg
+		B := int64(a.count) * int64(a.dtype.Size()) // callBytes refuses an overflow later
+		alg, fallback = t.teamAlg(a.coll, B, mem.IsHost())
 	}
 	if alg == "" {
 		return "", "", notSupported("collective %s", a.coll)
@@ -152,6 +146,25 @@ func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, e
 		return "", "", notSupported("%s is not defined on %s", a.op, a.dtype)
 	}
 	return alg, fallback, nil
+}
+
+// teamAlg is the algorithm the team runs for c on B bytes when the call
+// names none: the context's for c, else (device memory, nothing chosen)
+// the device default or (a small host call, nothing chosen) the small
+// one, with the context's as the fallback where that does not serve the
+// shape. The model's scores predict this choice (scores.go).
+func (t *tlTeam) teamAlg(c coll.Collective, B int64, host bool) (alg, fallback string) {
+	alg = t.ctx.opts.algs[c]
+	if t.ctx.opts.chosen[c] {
+		return alg, ""
+	}
+	if dev := t.deviceAlg(c, B); !host && dev != "" {
+		return dev, alg
+	}
+	if small, ok := smallAlgs[c]; ok && host && B <= small.max {
+		return small.alg, alg
+	}
+	return alg, ""
 }
 
 // callBytes is the byte count of a call's vector (UCC's count of

@@ -31,6 +31,9 @@ type options struct {
 	// that runs in the C executor once its plan is cached (cpath.go); 0:
 	// none.
 	cpathMax int64
+	// fixedScores turns the model's scores off (scores=fixed): goring
+	// keeps its default score everywhere (scores.go).
+	fixedScores bool
 }
 
 // defaultAlgs are the algorithms a team uses when neither the options nor
@@ -150,6 +153,15 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option cpath_max=%q: want a byte count from 0 (the C path off) to %d, with an optional suffix (K, M, KiB, MiB)", v, maxCPathMax)
 			}
 			o.cpathMax = n
+		case k == "scores":
+			switch v {
+			case "model":
+				o.fixedScores = false
+			case "fixed":
+				o.fixedScores = true
+			default:
+				return o, fmt.Errorf("option scores=%q: want model (the default: goring claims where its model predicts it faster than tl/ucp) or fixed", v)
+			}
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -166,7 +178,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, alg_<collective>)", k)
 		}
 	}
 	return o, nil

@@ -15,10 +15,15 @@
 # GORING_TUNE replaces the UCC_TL_GORING_TUNE value that hands goring every
 # size of every collective (e.g. allreduce:0-inf:@recursive_doubling:inf).
 #
+# CONFIGS picks the configurations timed (default "ompi ucc_ucp
+# ucc_goring"); "shipped" is Open MPI with ompi-config/ as a user turns
+# goring on (goring-mca-params.conf and goring-ucc.env, goring not forced),
+# e.g. CONFIGS="ompi ucc_ucp shipped".
+#
 # goring's results are validated first, in a run of their own (OMB's -c): a
-# wrong result fails the script. The timed runs of all three go without
-# -c.
-# Ratio = the other's average latency / goring's (>= 1: goring faster).
+# wrong result fails the script. The timed runs go without -c.
+# Ratio = the other's average latency / the last configuration's (>= 1: the
+# last is faster); best = the faster of Open MPI's own and tl/ucp.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 for v in OMB_DIR OMPI_PREFIX UCC_PREFIX UCX_PREFIX UCC_SRC; do
@@ -40,7 +45,11 @@ BIN="$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective"
 MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH)
 TUNE=UCC_TL_GORING_TUNE=${GORING_TUNE:-allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf}
 ALG=${UCC_TL_GORING_ALG_ALLTOALLV:-pairwise}
+CONFIGS=${CONFIGS:-ompi ucc_ucp ucc_goring}
+SHIPPED_TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' ompi-config/goring-ucc.env)
+SHIPPED_UCP=$(sed -n 's/^UCC_TL_UCP_TUNE=//p' ompi-config/goring-ucc.env)
 declare -A CFG=(
+  [shipped]="--tune ompi-config/goring-mca-params.conf -x UCC_TL_GORING_TUNE=$SHIPPED_TUNE -x UCC_TL_UCP_TUNE=$SHIPPED_UCP"
   [ompi]="--mca coll_ucc_enable 0"
   [ucc_ucp]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
   [ucc_goring]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x $TUNE -x UCC_TL_GORING_ALG_ALLTOALLV=$ALG"
@@ -49,7 +58,9 @@ declare -A CFG=(
 # iterations), never in a timed one: OMB's validation rewrites and checks
 # the buffers around every timed call, which slows that call (more so the
 # larger -m's buffers), and the other layers are timed without it.
+set -f # the TUNE strings' [2-2] are no file patterns
 for c in $COLLS; do
+  [[ " $CONFIGS " == *" ucc_goring "* ]] || break
   echo "== validation $c ucc_goring"
   # shellcheck disable=SC2086
   "${MPIRUN[@]}" ${CFG[ucc_goring]} "$BIN/osu_$c" -T mpi_float -m "$SIZES" -i 5 -x 2 -c | tee "$OUT/$c.validation.log"
@@ -59,7 +70,7 @@ for c in $COLLS; do
 done
 for round in $(seq 1 "$ROUNDS"); do
   for c in $COLLS; do
-    for cfg in ompi ucc_ucp ucc_goring; do
+    for cfg in $CONFIGS; do
       echo "== round $round $c $cfg"
       # shellcheck disable=SC2086
       "${MPIRUN[@]}" ${CFG[$cfg]} "$BIN/osu_$c" -T mpi_float -m "$SIZES" -i "$ITERS" -x 10 \
@@ -67,9 +78,9 @@ for round in $(seq 1 "$ROUNDS"); do
     done
   done
 done
-python3 - "$OUT" "$ROUNDS" $COLLS <<'PY'
+python3 - "$OUT" "$ROUNDS" "$CONFIGS" $COLLS <<'PY'
 import sys, glob, statistics, collections
-out, rounds, colls = sys.argv[1], int(sys.argv[2]), sys.argv[3:]
+out, rounds, cfgs, colls = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4:]
 lat = collections.defaultdict(list)
 for f in glob.glob(out + "/*.txt"):
     c, cfg, _ = f.split("/")[-1].rsplit(".", 3)[:3]
@@ -77,14 +88,23 @@ for f in glob.glob(out + "/*.txt"):
         p = line.split()
         if len(p) >= 2 and p[0].isdigit():
             lat[(c, cfg, int(p[0]))].append(float(p[1]))
-print("\n# median over %d rounds, us; ratio = other / goring (>= 1: goring faster)" % rounds)
-print("%-10s %10s %12s %12s %12s %10s %10s" % ("coll", "bytes", "ompi", "ucc_ucp", "ucc_goring", "ompi/gor", "ucp/gor"))
+last = cfgs[-1]
+others = [c for c in cfgs[:-1]]
+print("\n# median over %d rounds, us; ratio = other / %s (>= 1: %s faster)" % (rounds, last, last))
+head = ["coll", "bytes"] + cfgs + ["%s/%s" % (o, last[:6]) for o in others]
+best = "ompi" in cfgs and "ucc_ucp" in cfgs and last not in ("ompi", "ucc_ucp")
+if best:
+    head.append("best/" + last[:6])
+print(" ".join("%12s" % h for h in head))
 for c in colls:
     for size in sorted({k[2] for k in lat if k[0] == c}):
-        m = {cfg: statistics.median(lat[(c, cfg, size)]) for cfg in ("ompi", "ucc_ucp", "ucc_goring") if lat[(c, cfg, size)]}
-        if len(m) < 3:
+        m = {cfg: statistics.median(lat[(c, cfg, size)]) for cfg in cfgs if lat[(c, cfg, size)]}
+        if len(m) < len(cfgs):
             continue
-        g = m["ucc_goring"]
-        print("%-10s %10d %12.2f %12.2f %12.2f %10.2f %10.2f" % (c, size, m["ompi"], m["ucc_ucp"], g, m["ompi"] / g, m["ucc_ucp"] / g))
+        g = m[last]
+        row = [c, str(size)] + ["%.2f" % m[x] for x in cfgs] + ["%.2f" % (m[o] / g) for o in others]
+        if best:
+            row.append("%.2f" % (min(m["ompi"], m["ucc_ucp"]) / g))
+        print(" ".join("%12s" % x for x in row))
 print("(raw outputs in %s)" % out)
 PY

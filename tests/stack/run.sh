@@ -95,18 +95,23 @@ fi
 
 # The shipped selection (ompi-config/goring-ucc.env) must parse, and keep
 # host-memory collectives on UCC's own layers (goring takes CUDA buffers
-# from 4 MiB there).
+# from 4 MiB there, and its model claims no host size); goring's model
+# must have run on the team (its debug line).
 sel=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' ompi-config/goring-ucc.env)
+ucp=$(sed -n 's/^UCC_TL_UCP_TUNE=//p' ompi-config/goring-ucc.env)
 log=$OUT/selected.txt
-if ! UCC_TL_GORING_TUNE=$sel "$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe \
-  --tune "$PWD/ompi-config/goring-mca-params.conf" -x UCC_TL_GORING_TUNE -x UCC_COLL_TRACE=info \
-  "$BIN/osu_allreduce" -m 4194304:4194304 -i 5 -x 2 >"$log" 2>&1; then
+if ! UCC_TL_GORING_TUNE=$sel UCC_TL_UCP_TUNE=$ucp "$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe \
+  --tune "$PWD/ompi-config/goring-mca-params.conf" -x UCC_TL_GORING_TUNE -x UCC_TL_UCP_TUNE -x UCC_COLL_TRACE=info \
+  -x UCC_TL_GORING_LOG_LEVEL=debug "$BIN/osu_allreduce" -m 4194304:4194304 -i 5 -x 2 >"$log" 2>&1; then
   echo "FAIL goring-ucc.env: osu_allreduce failed"; tail -n 20 "$log"; fail=1
 elif grep -iE "failed to parse|invalid" "$log"; then
   echo "FAIL goring-ucc.env: UCC refused UCC_TL_GORING_TUNE=$sel"; fail=1
 elif grep -i "coll_init: allreduce" "$log" | grep -q TL_GORING || ! grep -qi "coll_init: allreduce" "$log"; then
   echo "FAIL goring-ucc.env: host allreduce at 4 MiB did not stay on UCC's own layers"; fail=1
+elif ! grep -q "goring's model on a team of $NP ranks" "$log"; then
+  echo "FAIL goring's model did not run on the team (no debug line)"; fail=1
 else
+  grep -m1 "goring's model on a team" "$log" | sed 's/.*DEBUG //'
   echo "goring-ucc.env ($sel): host allreduce at 4 MiB on $(grep -i 'coll_init: allreduce' "$log" | sed -n 's/.*{\([^}]*\)}.*/\1/p' | sort -u | tr '\n' ' ')"
 fi
 if [ $fail != 0 ]; then echo "tests/stack: FAILED (logs in $OUT)"; exit 1; fi

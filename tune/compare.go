@@ -1,0 +1,147 @@
+package tune
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/sim"
+)
+
+// Margin is how much faster goring must be predicted to claim a size: at
+// most this share of tl/ucp's predicted time. Below 1 so that a tie, or a
+// difference inside the model's error, stays with UCC's own layer.
+const Margin = 0.95
+
+// Chooser names the algorithm goring runs for c on bytes, and the one it
+// falls back to where that cannot serve the team ("" for none): the team
+// layer's own choice, so the prediction is of what would run.
+type Chooser func(c coll.Collective, bytes int64) (alg, fallback string)
+
+// Point is the prediction at one size: each layer's algorithm and time
+// (call and messages included), and whether goring claims it.
+type Point struct {
+	Bytes     int64
+	GoringAlg string
+	GoringUS  float64
+	UCPAlg    string
+	UCPUS     float64
+	Goring    bool
+	// Why, where a layer could not be predicted (no claim then).
+	Why string
+}
+
+// Sizes are the sizes the ranges are decided at: powers of two from 4 B
+// (one float) to 1 GiB per rank; each decides up to the next.
+func Sizes() []int64 {
+	var s []int64
+	for b := int64(4); b <= 1<<30; b *= 2 {
+		s = append(s, b)
+	}
+	return s
+}
+
+// Compare predicts both layers at every size of sizes (increasing) for c
+// on r, elements of dtypeBytes.
+func Compare(r Regime, c coll.Collective, dtypeBytes int, sizes []int64, choose Chooser) ([]Point, error) {
+	if err := r.UCP.validate(); err != nil {
+		return nil, err
+	}
+	out := make([]Point, 0, len(sizes))
+	for _, b := range sizes {
+		p := Point{Bytes: b}
+		ucpAlg, err := UCPAlgorithm(c, b, r.Procs())
+		if err != nil {
+			return nil, err
+		}
+		p.UCPAlg = ucpAlg
+		if p.UCPUS, err = r.predict(r.UCP, c, ucpAlg, b, dtypeBytes); err != nil {
+			p.Why = "tl/ucp: " + err.Error()
+			out = append(out, p)
+			continue
+		}
+		alg, fallback := choose(c, b)
+		p.GoringAlg = alg
+		p.GoringUS, err = r.predict(r.goringLayer(b), c, alg, b, dtypeBytes)
+		if sched.IsUnsupported(err) && fallback != "" {
+			p.GoringAlg = fallback
+			p.GoringUS, err = r.predict(r.goringLayer(b), c, fallback, b, dtypeBytes)
+		}
+		if err != nil {
+			p.Why = "goring: " + err.Error()
+			out = append(out, p)
+			continue
+		}
+		p.Goring = p.GoringUS <= Margin*p.UCPUS
+		out = append(out, p)
+	}
+	return out, nil
+}
+
+// predict is layer l's time for alg on c of bytes: its call cost plus the
+// simulated plan with its message cost on every transfer.
+func (r Regime) predict(l Layer, c coll.Collective, alg string, bytes int64, dtypeBytes int) (float64, error) {
+	if err := l.validate(); err != nil {
+		return 0, err
+	}
+	opt := r.Opt
+	opt.MessageUS = l.MessageUS
+	spec := sched.Spec{Collective: c, Algorithm: alg, Topo: r.Topo, Bytes: bytes, DtypeBytes: dtypeBytes}
+	res, _, err := sim.Run(spec, opt)
+	if err != nil {
+		return 0, err
+	}
+	return l.CallUS + res.TotalUS, nil
+}
+
+// Range is a run of sizes [Lo, Hi) goring claims (Hi 0: no upper end),
+// in goring's bytes.
+type Range struct{ Lo, Hi int64 }
+
+// Ranges joins the claimed points into ranges: point i decides from its
+// size up to the next point's (the first from 0, the last without end).
+func Ranges(points []Point) []Range {
+	var out []Range
+	for i, p := range points {
+		if !p.Goring {
+			continue
+		}
+		lo, hi := p.Bytes, int64(0)
+		if i == 0 {
+			lo = 0
+		}
+		if i+1 < len(points) {
+			hi = points[i+1].Bytes
+		}
+		if n := len(out); n > 0 && out[n-1].Hi == lo {
+			out[n-1].Hi = hi
+			continue
+		}
+		out = append(out, Range{lo, hi})
+	}
+	return out
+}
+
+// TuneString writes ranges as entries of UCC's score syntax, as
+// UCC_TL_<NAME>_TUNE takes them: "coll:mem:lo-hi:score" joined by '#'.
+// UCC counts a message as the whole result for allgather (procs times
+// goring's bytes) and as goring does for the others.
+func TuneString(c coll.Collective, mem string, procs int, ranges []Range, score int) (string, error) {
+	if score < 0 {
+		return "", fmt.Errorf("tune: score %d: want 0 or more", score)
+	}
+	scale := int64(1)
+	if c == coll.Allgather {
+		scale = int64(procs)
+	}
+	parts := make([]string, 0, len(ranges))
+	for _, r := range ranges {
+		hi := "inf"
+		if r.Hi > 0 {
+			hi = fmt.Sprint(r.Hi * scale)
+		}
+		parts = append(parts, fmt.Sprintf("%s:%s:%d-%s:%d", c, mem, r.Lo*scale, hi, score))
+	}
+	return strings.Join(parts, "#"), nil
+}

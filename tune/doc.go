@@ -1,0 +1,19 @@
+// Package tune decides, from goring's model, where goring's team layer
+// should claim a collective from UCC's own host layer, tl/ucp: for each
+// collective and size it predicts the time of the algorithm goring would
+// run and of the one tl/ucp runs by default, each on the team's shape and
+// with its own software's costs, and claims the sizes where goring's
+// prediction is the lower by a margin (Compare, Ranges, TuneString).
+//
+// The prediction is the simulator's (package sim) over the plan of each
+// algorithm (package sched), on a topology of the team's processes
+// (Regime) with a cost per call and per message for each layer (Layer).
+// tl/ucp's algorithms are named by their closest goring schedule
+// (UCPAlgorithm, from UCC v1.8.0's default selection strings); where none
+// is exact, the doc of UCPAlgorithm says which way the difference leans.
+//
+// The package is pure: no cgo, no I/O. The team layer (ucc_tl_goring)
+// turns its ranges into a UCC score string when a team is created;
+// docs/ucc.md "Default scores from the model" says which figures each
+// regime uses and where they were measured.
+package tune

@@ -1,0 +1,90 @@
+package tune
+
+import (
+	"fmt"
+
+	"github.com/goring-hpc/goring/sim"
+	"github.com/goring-hpc/goring/topo"
+)
+
+// Regime is where a team's calls run: the topology its processes form,
+// the simulator's options for local steps, and the costs of each layer
+// there. Goring is goring's layer for calls up to CMax bytes (its C
+// path, where one exists) and GoringLarge above.
+type Regime struct {
+	Name        string
+	Topo        *topo.Topology
+	Opt         sim.Options
+	UCP         Layer
+	Goring      Layer
+	GoringLarge Layer
+	CMax        int64
+}
+
+// The host figures every layer shares on one host: a process copies at
+// about 12 GB/s and sums float32 at about 6 GB/s (Go benchmarks on the
+// development machine, 8 MiB, 14.2 and 4.1 GB/s with a scalar loop, under
+// load), and all processes' copies together move at most hostBusGBps.
+// They set what bytes cost against messages, the same for every layer.
+const (
+	hostCopyGBps   = 12
+	hostReduceGBps = 6
+	hostBusGBps    = 24
+)
+
+// Host is procs processes on one host exchanging host memory through
+// UCX's shared-memory transports: the processes joined through a hub that
+// stands for the memory they share (topo.SharedGPU's shape, with the
+// host's rates), no startup on the links but each layer's message cost.
+// cmax is goring's C path's largest call (0: none).
+func Host(procs int, cmax int64) (Regime, error) {
+	t, err := topo.SharedGPU{Model: "host", Procs: procs, CopyGBps: hostBusGBps, StepUS: 0}.Topology()
+	if err != nil {
+		return Regime{}, fmt.Errorf("tune: host regime: %w", err)
+	}
+	return Regime{
+		Name: fmt.Sprintf("host, %d processes", procs), Topo: t,
+		Opt: sim.Options{CopyGBps: hostCopyGBps, ReduceGBps: hostReduceGBps, LaunchUS: -1},
+		UCP: HostUCP, Goring: HostGoringC, GoringLarge: HostGoringGo, CMax: cmax,
+	}, nil
+}
+
+// SharedGPU is procs processes sharing one H100 on CUDA memory: the
+// h100-shared4 figures (topo.SharedH100CopyGBps, and a step of
+// topo.SharedH100x4StepUS for every transfer, each process's turn on the
+// GPU, fitted to goring's push). tl/ucp's messages pay UCX's cuda_ipc
+// rendezvous on top, about 140 us a message between two processes on one
+// H100 (docs/gpu.md "goring's own CUDA IPC push").
+func SharedGPU(procs int) (Regime, error) {
+	t, err := topo.SharedGPU{Model: "H100", Procs: procs, CopyGBps: topo.SharedH100CopyGBps, StepUS: topo.SharedH100x4StepUS}.Topology()
+	if err != nil {
+		return Regime{}, fmt.Errorf("tune: shared GPU regime: %w", err)
+	}
+	ucp := CUDAUCP
+	ucp.MessageUS = 140
+	goring := CUDAGoring
+	goring.MessageUS = 0 // the fitted step is goring's push
+	return Regime{Name: fmt.Sprintf("one GPU, %d processes", procs), Topo: t, UCP: ucp, Goring: goring, GoringLarge: goring}, nil
+}
+
+// GPUs is procs processes on one host, one GPU each, on CUDA memory: the
+// synthetic H100 node (NVLink between every pair) with the CUDA layers'
+// message costs.
+func GPUs(procs int) (Regime, error) {
+	t, err := topo.Synthetic(fmt.Sprintf("one host, %d GPUs", procs), 1, procs, 1)
+	if err != nil {
+		return Regime{}, fmt.Errorf("tune: GPU regime: %w", err)
+	}
+	return Regime{Name: fmt.Sprintf("one host, %d GPUs", procs), Topo: t, UCP: CUDAUCP, Goring: CUDAGoring, GoringLarge: CUDAGoring}, nil
+}
+
+// goringLayer is goring's layer for a call of bytes.
+func (r Regime) goringLayer(bytes int64) Layer {
+	if bytes <= r.CMax {
+		return r.Goring
+	}
+	return r.GoringLarge
+}
+
+// Procs is the number of processes of the regime's team.
+func (r Regime) Procs() int { return r.Topo.NumGPUs() }

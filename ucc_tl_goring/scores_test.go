@@ -1,0 +1,85 @@
+//go:build ucc
+
+package main
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/cudaexec"
+)
+
+// The model's claims per team shape (scores.go): on CUDA memory of one
+// host goring's push beats tl/ucp's rendezvous per message, so it claims
+// every scored collective at some size; on host memory, and across hosts,
+// it claims nothing.
+func TestModelScores(t *testing.T) {
+	opts, err := parseOptions("")
+	require.NoError(t, err)
+	team := func(size int, oneHost bool) *tlTeam {
+		return &tlTeam{ctx: &tlContext{opts: opts}, size: size, oneHost: oneHost, engine: cudaexec.NewEngine()}
+	}
+	// Four processes on one GPU: allgather (multiwrite, one step against
+	// tl/ucp's neighbour exchange) at every size, counted as UCC counts
+	// it (the whole result).
+	tm := team(4, true)
+	str, line := modelScores(teamShape{size: 4, oneHost: true, gpus: 1, cpathMax: 64 << 10}, tm.teamAlg)
+	t.Log("4 processes, one GPU: ", line) // docs/ucc.md's table, with -v
+	assert.Contains(t, str, "allgather:cuda:0-inf:11", line)
+	for _, c := range scoredColls {
+		assert.Contains(t, str, string(c)+":cuda:", "%s: %s", c, line)
+	}
+	assert.NotContains(t, str, ":host:", line)
+	assert.True(t, strings.HasPrefix(line, "claims "), line)
+	// Two ranks, two GPUs: claimed too, with the two-GPU team's own
+	// defaults (ring allreduce from 64 MiB).
+	str, line = modelScores(teamShape{size: 2, oneHost: true, gpus: 2}, team(2, true).teamAlg)
+	t.Log("2 ranks, 2 GPUs: ", line)
+	_, l := modelScores(teamShape{size: 2, oneHost: true, gpus: 1}, team(2, true).teamAlg)
+	t.Log("2 processes, one GPU: ", l)
+	_, l = modelScores(teamShape{size: 8, oneHost: true, gpus: 8}, team(8, true).teamAlg)
+	t.Log("8 ranks, 8 GPUs: ", l)
+	assert.Contains(t, str, "allreduce:cuda:0-", line)
+	// No driver: nothing on CUDA, and host memory claims nothing.
+	str, line = modelScores(teamShape{size: 4, oneHost: true}, tm.teamAlg)
+	assert.Empty(t, str)
+	assert.Contains(t, line, "claims nothing")
+	assert.Contains(t, line, "no CUDA driver")
+	// More ranks than GPUs but more than one GPU: no model.
+	str, line = modelScores(teamShape{size: 8, oneHost: true, gpus: 2}, team(8, true).teamAlg)
+	assert.Empty(t, str)
+	assert.Contains(t, line, "8 ranks on 2 GPUs")
+	// Across hosts: no model at all.
+	str, line = modelScores(teamShape{size: 4, gpus: 1}, team(4, false).teamAlg)
+	assert.Empty(t, str)
+	assert.Contains(t, line, "spans hosts")
+	str, _ = modelScores(teamShape{size: 1, oneHost: true, gpus: 1}, team(1, true).teamAlg)
+	assert.Empty(t, str)
+}
+
+// A user's algorithm for a collective is what the model predicts for it,
+// and scores=fixed turns the model off.
+func TestModelScoresFollowOptions(t *testing.T) {
+	opts, err := parseOptions("alg_allgather=ring")
+	require.NoError(t, err)
+	tm := &tlTeam{ctx: &tlContext{opts: opts}, size: 4, oneHost: true, engine: cudaexec.NewEngine()}
+	alg, fallback := tm.teamAlg("allgather", 1<<20, false)
+	assert.Equal(t, "ring", alg)
+	assert.Empty(t, fallback)
+	str, line := modelScores(teamShape{size: 4, oneHost: true, gpus: 1}, tm.teamAlg)
+	assert.NotContains(t, str, "allgather:", "ring's three steps against tl/ucp's two: %s", line)
+
+	opts, err = parseOptions("scores=fixed")
+	require.NoError(t, err)
+	tm.ctx = &tlContext{opts: opts}
+	str, line = tm.scores()
+	assert.Empty(t, str)
+	assert.Contains(t, line, "scores=fixed")
+	for _, bad := range []string{"scores=", "scores=yes", "scores=Model"} {
+		_, err := parseOptions(bad)
+		assert.Error(t, err, bad)
+	}
+}
