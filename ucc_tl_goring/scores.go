@@ -24,6 +24,13 @@ const claimScore = 11
 // difference there and leaves them at the default score.
 var scoredColls = []coll.Collective{coll.Allgather, coll.Allreduce, coll.ReduceScatter, coll.Bcast}
 
+// maxModelRanks bounds the teams the model predicts: its simulations
+// run when a team is created, and their cost grows quickly with the
+// ranks (measured on the development machine, all four collectives at
+// every size: 16 ranks 0.08 s on host memory and 0.4 s on a GPU per rank;
+// 32 ranks 0.25 s and 3.5 s; 64 ranks 1.1 s and 40 s).
+const maxModelRanks = 16
+
 // teamShape is what the model needs of a team: its size, whether every
 // rank runs on this host, how many GPUs this host has (0: no CUDA driver
 // or no push engine) and the largest call of goring's C path.
@@ -46,6 +53,9 @@ func (s teamShape) regimes() (map[string]tune.Regime, []string) {
 	}
 	if !s.oneHost {
 		return out, []string{"the team spans hosts: no model of the network there"}
+	}
+	if s.size > maxModelRanks {
+		return out, []string{fmt.Sprintf("a team of %d ranks: the model predicts teams of up to %d", s.size, maxModelRanks)}
 	}
 	if r, err := tune.Host(s.size, s.cpathMax); err == nil {
 		out["host"] = r

@@ -52,6 +52,10 @@ func TestModelScores(t *testing.T) {
 	str, line = modelScores(teamShape{size: 8, oneHost: true, gpus: 2}, team(8, true).teamAlg)
 	assert.Empty(t, str)
 	assert.Contains(t, line, "8 ranks on 2 GPUs")
+	// Beyond the model's team size: nothing, and says so.
+	str, line = modelScores(teamShape{size: 17, oneHost: true, gpus: 32}, team(17, true).teamAlg)
+	assert.Empty(t, str)
+	assert.Contains(t, line, "up to 16")
 	// Across hosts: no model at all.
 	str, line = modelScores(teamShape{size: 4, gpus: 1}, team(4, false).teamAlg)
 	assert.Empty(t, str)
