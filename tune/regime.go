@@ -2,7 +2,9 @@ package tune
 
 import (
 	"fmt"
+	"slices"
 
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -88,3 +90,35 @@ func (r Regime) goringLayer(bytes int64) Layer {
 
 // Procs is the number of processes of the regime's team.
 func (r Regime) Procs() int { return r.Topo.NumGPUs() }
+
+// CUDAUCPOverPushUS is what UCX's cuda_ipc rendezvous costs a message
+// beyond goring's push: 126 against 58 us for 8 MiB between two H100
+// (docs/gpu.md "One transfer over several paths on two GPUs").
+const CUDAUCPOverPushUS = 68
+
+// Calibrated is the GPU regime r on the links a calibration measured
+// (model.Calibration.CalibrateTopology, for a node of gpuModel GPUs: the
+// file must be of a machine with as many GPUs as the team has ranks). The
+// measured direct path's startup is the push's own, so goring adds
+// nothing per message there and tl/ucp what its rendezvous costs beyond
+// the push. It returns the calibration's notes.
+func (r Regime) Calibrated(cal *model.Calibration, gpuModel string) (Regime, []string, error) {
+	t := *r.Topo
+	t.Nodes = slices.Clone(t.Nodes)
+	for ni := range t.Nodes {
+		n := &t.Nodes[ni]
+		n.GPUs = slices.Clone(n.GPUs)
+		for i := range n.GPUs {
+			n.GPUs[i].Model = gpuModel
+		}
+	}
+	ct, notes, err := cal.CalibrateTopology(&t)
+	if err != nil {
+		return Regime{}, nil, fmt.Errorf("tune: %s with the calibration: %w", r.Name, err)
+	}
+	r.Topo = ct
+	r.Name += ", calibrated"
+	r.Goring.MessageUS, r.GoringLarge.MessageUS = 0, 0
+	r.UCP.MessageUS = CUDAUCPOverPushUS
+	return r, notes, nil
+}

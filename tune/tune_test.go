@@ -1,12 +1,14 @@
 package tune
 
 import (
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/model"
 )
 
 // UCC v1.8.0's tl/ucp selection strings, read as goring schedules.
@@ -153,4 +155,36 @@ func TestCompareFallback(t *testing.T) {
 	require.NoError(t, err)
 	assert.False(t, pts[0].Goring)
 	assert.Contains(t, pts[0].Why, "goring:")
+}
+
+// With a calibration the GPU regime's links carry the measured push (the
+// engine calibration of two H100, model/testdata), goring adds nothing
+// per message and tl/ucp its rendezvous beyond the push: goring is
+// claimed where it was measured faster (allgather 1.39-3.30x tl/ucp at
+// 4-256 MiB on two H100, docs/gpu.md "The users' own path on two GPUs"),
+// and the calibration must be of the team's machine.
+func TestCalibratedGPUs(t *testing.T) {
+	f, err := os.Open("../model/testdata/calibration_h100x2_engine.json")
+	require.NoError(t, err)
+	defer f.Close()
+	cal, err := model.LoadCalibration(f)
+	require.NoError(t, err)
+	r, err := GPUs(2)
+	require.NoError(t, err)
+	cr, notes, err := r.Calibrated(cal, "NVIDIA H100 80GB HBM3")
+	require.NoError(t, err)
+	assert.NotEmpty(t, notes)
+	assert.Zero(t, cr.Goring.MessageUS)
+	assert.EqualValues(t, CUDAUCPOverPushUS, cr.UCP.MessageUS)
+	pts, err := Compare(cr, coll.Allgather, 4, []int64{4 << 20, 64 << 20}, defaultChooser(false))
+	require.NoError(t, err)
+	for _, p := range pts {
+		assert.True(t, p.Goring, "%d B: goring %.0f us, tl/ucp %.0f us", p.Bytes, p.GoringUS, p.UCPUS)
+	}
+	_, _, err = r.Calibrated(cal, "NVIDIA H200")
+	assert.Error(t, err, "another GPU model")
+	r4, err := GPUs(4)
+	require.NoError(t, err)
+	_, _, err = r4.Calibrated(cal, "NVIDIA H100 80GB HBM3")
+	assert.Error(t, err, "another GPU count")
 }

@@ -39,6 +39,10 @@ type teamShape struct {
 	oneHost  bool
 	gpus     int
 	cpathMax int64
+	// cal is the context's calibration (nil: none); the GPU regime runs
+	// on its measured links when the team has a rank per GPU of the
+	// machine it was measured on.
+	cal *machineCalibration
 }
 
 // regimes are the model's regimes for a team of shape s, by UCC memory
@@ -72,11 +76,21 @@ func (s teamShape) regimes() (map[string]tune.Regime, []string) {
 			notes = append(notes, "cuda: "+err.Error())
 		}
 	case s.size <= s.gpus:
-		if r, err := tune.GPUs(s.size); err == nil {
-			out["cuda"] = r
-		} else {
+		r, err := tune.GPUs(s.size)
+		if err != nil {
 			notes = append(notes, "cuda: "+err.Error())
+			break
 		}
+		if s.cal != nil && s.size == s.gpus {
+			cr, _, err := r.Calibrated(s.cal.cal, s.cal.gpuModel)
+			if err != nil {
+				notes = append(notes, "cuda: without the calibration: "+err.Error())
+			} else {
+				r = cr
+				notes = append(notes, "cuda: on the links of "+s.cal.file)
+			}
+		}
+		out["cuda"] = r
 	default:
 		notes = append(notes, fmt.Sprintf("cuda: %d ranks on %d GPUs: no model of ranks sharing several GPUs", s.size, s.gpus))
 	}
@@ -152,6 +166,7 @@ func (t *tlTeam) scores() (string, string) {
 	if t.cpath != nil {
 		s.cpathMax = t.ctx.opts.cpathMax
 	}
+	s.cal = t.ctx.cal
 	k := scoreKey{fmt.Sprint(t.ctx.opts.algs, t.ctx.opts.chosen), s}
 	scoreCache.Lock()
 	defer scoreCache.Unlock()

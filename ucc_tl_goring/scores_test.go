@@ -3,6 +3,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 
@@ -10,6 +11,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/model"
 )
 
 // The model's claims per team shape (scores.go): on CUDA memory of one
@@ -43,6 +45,22 @@ func TestModelScores(t *testing.T) {
 	_, l = modelScores(teamShape{size: 8, oneHost: true, gpus: 8}, team(8, true).teamAlg)
 	t.Log("8 ranks, 8 GPUs: ", l)
 	assert.Contains(t, str, "allreduce:cuda:0-", line)
+	// With the calibration of the machine (two H100, a rank per GPU): the
+	// measured links, and still claimed.
+	f, err := os.Open("../model/testdata/calibration_h100x2_engine.json")
+	require.NoError(t, err)
+	cal, err := model.LoadCalibration(f)
+	f.Close()
+	require.NoError(t, err)
+	mc := &machineCalibration{file: "h100x2.json", cal: cal, gpuModel: "NVIDIA H100 80GB HBM3"}
+	str, line = modelScores(teamShape{size: 2, oneHost: true, gpus: 2, cal: mc}, team(2, true).teamAlg)
+	assert.Contains(t, line, "on the links of h100x2.json")
+	assert.Contains(t, str, "allgather:cuda:0-", line)
+	t.Log("2 ranks, 2 H100, calibrated: ", line)
+	// A calibration of another machine is left aside, with the reason.
+	mc = &machineCalibration{file: "h100x2.json", cal: cal, gpuModel: "NVIDIA H200"}
+	_, line = modelScores(teamShape{size: 2, oneHost: true, gpus: 2, cal: mc}, team(2, true).teamAlg)
+	assert.Contains(t, line, "without the calibration")
 	// No driver: nothing on CUDA, and host memory claims nothing.
 	str, line = modelScores(teamShape{size: 4, oneHost: true}, tm.teamAlg)
 	assert.Empty(t, str)
