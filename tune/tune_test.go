@@ -58,27 +58,12 @@ func TestTuneString(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// defaultChooser is the team layer's choice on device memory with the
-// push engine, and on host memory (ucc_tl_goring/options.go).
-func defaultChooser(host bool) Chooser {
+// defaultChooser is the team layer's choice (DefaultAlgorithm) for a
+// team of procs ranks: on device memory with the push engine, or on host
+// memory.
+func defaultChooser(host bool, procs int) Chooser {
 	return func(c coll.Collective, b int64) (string, string) {
-		switch {
-		case c == coll.Allreduce && host && b <= 4<<10:
-			return "recursive_doubling", "rabenseifner"
-		case c == coll.Allreduce && host:
-			return "rabenseifner", ""
-		case c == coll.Allreduce:
-			return "recursive_doubling", "rabenseifner"
-		case c == coll.Allgather && host && b <= 8<<10:
-			return "recursive_doubling", "ring"
-		case c == coll.Allgather && host:
-			return "ring", ""
-		case c == coll.Allgather:
-			return "multiwrite", "ring"
-		case c == coll.ReduceScatter:
-			return "ring", ""
-		}
-		return "knomial", ""
+		return DefaultAlgorithm(c, b, host, Team{Size: procs, Push: !host})
 	}
 }
 
@@ -91,7 +76,7 @@ func TestSharedGPUAgainstMeasured(t *testing.T) {
 	r, err := SharedGPU(4)
 	require.NoError(t, err)
 	sizes := []int64{4 << 20, 64 << 20, 256 << 20}
-	pts, err := Compare(r, coll.Allgather, 4, sizes, defaultChooser(false))
+	pts, err := Compare(r, coll.Allgather, 4, sizes, defaultChooser(false, 4))
 	require.NoError(t, err)
 	for i, measured := range []float64{2.58, 1.82, 1.34} {
 		p := pts[i]
@@ -111,7 +96,7 @@ func TestHostClaimsNothing(t *testing.T) {
 		r, err := Host(procs, 64<<10)
 		require.NoError(t, err)
 		for _, c := range []coll.Collective{coll.Allreduce, coll.Allgather, coll.ReduceScatter, coll.Bcast} {
-			pts, err := Compare(r, c, 4, Sizes(), defaultChooser(true))
+			pts, err := Compare(r, c, 4, Sizes(), defaultChooser(true, procs))
 			require.NoError(t, err)
 			assert.Empty(t, Ranges(pts), "%s on %d processes", c, procs)
 		}
@@ -176,7 +161,7 @@ func TestCalibratedGPUs(t *testing.T) {
 	assert.NotEmpty(t, notes)
 	assert.Zero(t, cr.Goring.MessageUS)
 	assert.EqualValues(t, CUDAUCPOverPushUS, cr.UCP.MessageUS)
-	pts, err := Compare(cr, coll.Allgather, 4, []int64{4 << 20, 64 << 20}, defaultChooser(false))
+	pts, err := Compare(cr, coll.Allgather, 4, []int64{4 << 20, 64 << 20}, defaultChooser(false, 2))
 	require.NoError(t, err)
 	for _, p := range pts {
 		assert.True(t, p.Goring, "%d B: goring %.0f us, tl/ucp %.0f us", p.Bytes, p.GoringUS, p.UCPUS)
@@ -187,4 +172,37 @@ func TestCalibratedGPUs(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = r4.Calibrated(cal, "NVIDIA H100 80GB HBM3")
 	assert.Error(t, err, "another GPU count")
+}
+
+// The measured defaults (defaults.go), as the team layer runs them.
+func TestDefaultAlgorithm(t *testing.T) {
+	pair, four, host := Team{Size: 2, Push: true}, Team{Size: 4, Push: true}, Team{Size: 4}
+	for _, c := range []struct {
+		coll          coll.Collective
+		bytes         int64
+		host          bool
+		team          Team
+		alg, fallback string
+		chunks        int
+	}{
+		{coll.Allreduce, 4 << 10, true, host, "recursive_doubling", "rabenseifner", 0},
+		{coll.Allreduce, 8 << 10, true, host, "rabenseifner", "", 0},
+		{coll.Allgather, 8 << 10, true, host, "recursive_doubling", "ring", 0},
+		{coll.Allgather, 16 << 10, true, host, "ring", "", 0},
+		{coll.Allgather, 1 << 20, false, four, "multiwrite", "ring", 0},
+		{coll.Allgather, 1 << 20, false, host, "parallel_rings", "ring", 0}, // no push engine
+		{coll.Allreduce, 64 << 20, false, four, "recursive_doubling", "rabenseifner", 0},
+		{coll.Allreduce, 32 << 20, false, pair, "recursive_doubling", "rabenseifner", 0},
+		{coll.Allreduce, 64 << 20, false, pair, "ring", "rabenseifner", 2},
+		{coll.ReduceScatter, 64 << 20, false, pair, "ring", "", 2},
+		{coll.Bcast, 64 << 20, false, pair, "knomial", "", 0},
+		{coll.Alltoallv, 1 << 20, true, host, "pairwise", "", 0},
+	} {
+		alg, fb := DefaultAlgorithm(c.coll, c.bytes, c.host, c.team)
+		assert.Equal(t, c.alg, alg, "%s %d host=%v %+v", c.coll, c.bytes, c.host, c.team)
+		assert.Equal(t, c.fallback, fb, "%s %d host=%v %+v", c.coll, c.bytes, c.host, c.team)
+		if !c.host {
+			assert.Equal(t, c.chunks, DeviceChunks(c.coll, c.bytes, c.team), "%s %d %+v", c.coll, c.bytes, c.team)
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
@@ -154,17 +155,10 @@ func (t *tlTeam) algorithmFor(a collArgs, mem exec.Mem) (alg, fallback string, e
 // one, with the context's as the fallback where that does not serve the
 // shape. The model's scores predict this choice (scores.go).
 func (t *tlTeam) teamAlg(c coll.Collective, B int64, host bool) (alg, fallback string) {
-	alg = t.ctx.opts.algs[c]
 	if t.ctx.opts.chosen[c] {
-		return alg, ""
+		return t.ctx.opts.algs[c], ""
 	}
-	if dev := t.deviceAlg(c, B); !host && dev != "" {
-		return dev, alg
-	}
-	if small, ok := smallAlgs[c]; ok && host && B <= small.max {
-		return small.alg, alg
-	}
-	return alg, ""
+	return tune.DefaultAlgorithm(c, B, host, t.defaults())
 }
 
 // callBytes is the byte count of a call's vector (UCC's count of

@@ -7,10 +7,10 @@ import (
 	"fmt"
 	"unsafe"
 
-	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -119,46 +119,17 @@ func (c *tlColl) current() {
 	}
 }
 
-// deviceAlg is the default algorithm of c on CUDA buffers for this team
-// and a call of B bytes ("" where the host default serves): the push
-// engine's where every transfer takes it, else the UCX path's.
-func (t *tlTeam) deviceAlg(c coll.Collective, B int64) string {
-	if t.pushPair() && c == coll.Allreduce && B >= pushLargeBytes {
-		return "ring"
-	}
-	if a := pushAlgs[c]; a != "" && t.engine != nil && t.oneHost {
-		return a
-	}
-	return deviceAlgs[c]
+// defaults is what the default algorithm knows of this team (tune.Team).
+func (t *tlTeam) defaults() tune.Team {
+	return tune.Team{Size: t.size, Push: t.engine != nil && t.oneHost}
 }
 
-// A team of two on the push engine leaves the device defaults from
-// pushLargeBytes per call, as measured with goring bench --mem cuda, two
-// ranks on two H100 (docs/gpu.md "Two GPUs", --chunks sweep): allreduce
-// runs ring (reduce-scatter then allgather: each rank reduces half the
-// vector where recursive doubling reduces all of it) and the reducing
-// collectives pipeline each transfer in pushLargeChunks pieces, so that
-// one piece is reduced while the next is on the wire. At 256 MiB: ring
-// allreduce 805 us in two pieces against 927 in one and 1029 for
-// recursive doubling; reduce_scatter ring 950 against 1083. More pieces
-// cost more than they overlap (each pays the push's clear-to-send and
-// done messages): four were slower than two at every size but one. The
-// four-process one-GPU runs that chose recursive doubling (options.go)
-// had no such sweep, so the rule stays with the shape it was measured on.
-const (
-	pushLargeBytes  = 64 << 20
-	pushLargeChunks = 2
-)
-
-// pushPair reports whether this is a team of two whose transfers all take
-// the push engine.
-func (t *tlTeam) pushPair() bool { return t.engine != nil && t.oneHost && t.size == 2 }
-
-// deviceChunks is the pieces a call's transfers pipeline in (0: none): the
-// rule above, for calls that run the default algorithm on CUDA buffers.
+// deviceChunks is the pieces a call's transfers pipeline in (0: none), for
+// calls that run the default algorithm on CUDA buffers
+// (tune.DeviceChunks).
 func (t *tlTeam) deviceChunks(a collArgs, B int64, mem exec.Mem) int {
-	if mem.IsHost() || a.alg != "" || t.ctx.opts.chosen[a.coll] || !a.coll.Reduces() || !t.pushPair() || B < pushLargeBytes {
+	if mem.IsHost() || a.alg != "" || t.ctx.opts.chosen[a.coll] {
 		return 0
 	}
-	return pushLargeChunks
+	return tune.DeviceChunks(a.coll, B, t.defaults())
 }

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/units"
 )
 
@@ -36,69 +37,12 @@ type options struct {
 	fixedScores bool
 }
 
-// defaultAlgs are the algorithms a team uses when neither the options nor
-// the call name one: the fastest on host memory in docs/results.md
-// (rabenseifner and ring allreduce, ring/neighbor allgather), each valid
-// for any rank count. Alltoallv (and alltoall) default to pairwise, the
-// one that plans from this rank's own counts alone (alltoallv.go); nimble
-// must first exchange the count matrix.
-var defaultAlgs = map[coll.Collective]string{
-	coll.Allgather:     "ring",
-	coll.Allreduce:     "rabenseifner",
-	coll.ReduceScatter: "ring",
-	coll.Bcast:         "knomial",
-	coll.Alltoallv:     "pairwise",
-}
-
-// smallAlgs override defaultAlgs on host memory up to a size, where the
-// number of message rounds, not bandwidth, sets the time: recursive
-// doubling takes log2(p) exchanges where rabenseifner's allreduce takes
-// twice as many and ring's allgather p-1. Measured through coll/ucc with
-// OMB, this machine (docs/ucc.md "Small collectives in C"): allreduce, 2
-// ranks, 0.50-0.70 us against rabenseifner's 0.53-0.93 from 4 B to 4 KiB,
-// while at 8 KiB its whole-vector message leaves UCX's eager protocol and
-// rabenseifner's halves win (1.66 against 3.63 us); allgather, 4 ranks,
-// 0.92-1.45x tl/ucp's speed from 4 B to 8 KiB against ring's 0.63-1.15x.
-// (Those runs timed goring with OMB's -c, which slows it a little; the
-// comparison between its own algorithms stands.) A shape recursive
-// doubling does not serve (a rank count that is no power
-// of two) takes the default.
-var smallAlgs = map[coll.Collective]struct {
-	max int64 // bytes of the call's vector (per rank for allgather)
-	alg string
-}{
-	coll.Allreduce: {4 << 10, "recursive_doubling"},
-	coll.Allgather: {8 << 10, "recursive_doubling"},
-}
-
-// deviceAlgs are the defaults on CUDA buffers, where every message pays
-// UCX's rendezvous (about 0.1 ms on an H100 with processes sharing the
-// GPU) and fewer, larger steps win: measured with goring bench --mem cuda,
-// 4 processes, 4-256 MiB (docs/gpu.md), parallel_rings allgather 1.1-1.2x
-// ring, recursive_doubling allreduce 1.1-1.5x rabenseifner up to 128 MiB.
-// A shape the device default does not serve (recursive doubling on a
-// rank count that is no power of two) takes the host default.
-var deviceAlgs = map[coll.Collective]string{
-	coll.Allgather: "parallel_rings",
-	coll.Allreduce: "recursive_doubling",
-}
-
-// pushAlgs override deviceAlgs where goring's CUDA IPC push carries every
-// transfer (a one-host team with the engine): a push costs a copy launch
-// and two small messages, so MultiWrite's single step of concurrent
-// writes to every peer wins, measured with goring bench --mem cuda, 4
-// processes on one H100: 1.35-2.6x parallel_rings over UCX at 4-256 MiB,
-// 1.2-1.8x parallel_rings over the push (docs/gpu.md).
-var pushAlgs = map[coll.Collective]string{
-	coll.Allgather: "multiwrite",
-}
-
 // parseOptions reads "key=value;key=value" (semicolons: UCX transport
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
 	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake, cpathMax: DefaultCPathMax}
-	for k, v := range defaultAlgs {
+	for k, v := range tune.DefaultAlgs {
 		o.algs[k] = v
 	}
 	for _, kv := range strings.Split(s, ";") {
@@ -167,7 +111,7 @@ func parseOptions(s string) (options, error) {
 			if err != nil {
 				return o, fmt.Errorf("option %s: %w", k, err)
 			}
-			if _, ok := defaultAlgs[c]; !ok {
+			if _, ok := tune.DefaultAlgs[c]; !ok {
 				return o, fmt.Errorf("option %s: goring's team layer does not run %s", k, c)
 			}
 			if v != "auto" {

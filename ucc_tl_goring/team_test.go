@@ -13,6 +13,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -314,7 +315,7 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, "self,sm", o.tls)
 	assert.Equal(t, "ring", o.algs[coll.Allreduce])
 	assert.Equal(t, "auto", o.algs[coll.Allgather])
-	assert.Equal(t, defaultAlgs[coll.Bcast], o.algs[coll.Bcast])
+	assert.Equal(t, tune.DefaultAlgs[coll.Bcast], o.algs[coll.Bcast])
 	assert.EqualValues(t, 2500e6, o.timeout)
 	assert.Equal(t, "pairwise", o.algs[coll.Alltoallv], "alltoallv's default plans from a rank's own counts")
 	o, err = parseOptions("alg_alltoallv=nimble")
