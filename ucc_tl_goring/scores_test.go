@@ -12,6 +12,7 @@ import (
 
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/tune"
 )
 
 // The model's claims per team shape (scores.go): on CUDA memory of one
@@ -28,21 +29,21 @@ func TestModelScores(t *testing.T) {
 	// tl/ucp's neighbour exchange) at every size, counted as UCC counts
 	// it (the whole result).
 	tm := team(4, true)
-	str, line := modelScores(teamShape{size: 4, oneHost: true, gpus: 1, cpathMax: 64 << 10}, tm.teamAlg)
+	str, line := claims(tune.Shape{Size: 4, OneHost: true, GPUs: 1, CMax: 64 << 10}, tm.teamAlg)
 	t.Log("4 processes, one GPU: ", line) // docs/ucc.md's table, with -v
 	assert.Contains(t, str, "allgather:cuda:0-inf:11", line)
-	for _, c := range scoredColls {
+	for _, c := range tune.ScoredColls {
 		assert.Contains(t, str, string(c)+":cuda:", "%s: %s", c, line)
 	}
 	assert.NotContains(t, str, ":host:", line)
 	assert.True(t, strings.HasPrefix(line, "claims "), line)
 	// Two ranks, two GPUs: claimed too, with the two-GPU team's own
 	// defaults (ring allreduce from 64 MiB).
-	str, line = modelScores(teamShape{size: 2, oneHost: true, gpus: 2}, team(2, true).teamAlg)
+	str, line = claims(tune.Shape{Size: 2, OneHost: true, GPUs: 2}, team(2, true).teamAlg)
 	t.Log("2 ranks, 2 GPUs: ", line)
-	_, l := modelScores(teamShape{size: 2, oneHost: true, gpus: 1}, team(2, true).teamAlg)
+	_, l := claims(tune.Shape{Size: 2, OneHost: true, GPUs: 1}, team(2, true).teamAlg)
 	t.Log("2 processes, one GPU: ", l)
-	_, l = modelScores(teamShape{size: 8, oneHost: true, gpus: 8}, team(8, true).teamAlg)
+	_, l = claims(tune.Shape{Size: 8, OneHost: true, GPUs: 8}, team(8, true).teamAlg)
 	t.Log("8 ranks, 8 GPUs: ", l)
 	assert.Contains(t, str, "allreduce:cuda:0-", line)
 	// With the calibration of the machine (two H100, a rank per GPU): the
@@ -52,33 +53,31 @@ func TestModelScores(t *testing.T) {
 	cal, err := model.LoadCalibration(f)
 	f.Close()
 	require.NoError(t, err)
-	mc := &machineCalibration{file: "h100x2.json", cal: cal, gpuModel: "NVIDIA H100 80GB HBM3"}
-	str, line = modelScores(teamShape{size: 2, oneHost: true, gpus: 2, cal: mc}, team(2, true).teamAlg)
+	str, line = claims(tune.Shape{Size: 2, OneHost: true, GPUs: 2, Cal: cal, CalName: "h100x2.json", GPUModel: "NVIDIA H100 80GB HBM3"}, team(2, true).teamAlg)
 	assert.Contains(t, line, "on the links of h100x2.json")
 	assert.Contains(t, str, "allgather:cuda:0-", line)
 	t.Log("2 ranks, 2 H100, calibrated: ", line)
 	// A calibration of another machine is left aside, with the reason.
-	mc = &machineCalibration{file: "h100x2.json", cal: cal, gpuModel: "NVIDIA H200"}
-	_, line = modelScores(teamShape{size: 2, oneHost: true, gpus: 2, cal: mc}, team(2, true).teamAlg)
+	_, line = claims(tune.Shape{Size: 2, OneHost: true, GPUs: 2, Cal: cal, CalName: "h100x2.json", GPUModel: "NVIDIA H200"}, team(2, true).teamAlg)
 	assert.Contains(t, line, "without the calibration")
 	// No driver: nothing on CUDA, and host memory claims nothing.
-	str, line = modelScores(teamShape{size: 4, oneHost: true}, tm.teamAlg)
+	str, line = claims(tune.Shape{Size: 4, OneHost: true}, tm.teamAlg)
 	assert.Empty(t, str)
 	assert.Contains(t, line, "claims nothing")
 	assert.Contains(t, line, "no CUDA driver")
 	// More ranks than GPUs but more than one GPU: no model.
-	str, line = modelScores(teamShape{size: 8, oneHost: true, gpus: 2}, team(8, true).teamAlg)
+	str, line = claims(tune.Shape{Size: 8, OneHost: true, GPUs: 2}, team(8, true).teamAlg)
 	assert.Empty(t, str)
 	assert.Contains(t, line, "8 ranks on 2 GPUs")
-	// Beyond the model's team size: nothing, and says so.
-	str, line = modelScores(teamShape{size: 17, oneHost: true, gpus: 32}, team(17, true).teamAlg)
+	// Beyond the model's team Size: nothing, and says so.
+	str, line = claims(tune.Shape{Size: 17, OneHost: true, GPUs: 32}, team(17, true).teamAlg)
 	assert.Empty(t, str)
 	assert.Contains(t, line, "up to 16")
 	// Across hosts: no model at all.
-	str, line = modelScores(teamShape{size: 4, gpus: 1}, team(4, false).teamAlg)
+	str, line = claims(tune.Shape{Size: 4, GPUs: 1}, team(4, false).teamAlg)
 	assert.Empty(t, str)
 	assert.Contains(t, line, "spans hosts")
-	str, _ = modelScores(teamShape{size: 1, oneHost: true, gpus: 1}, team(1, true).teamAlg)
+	str, _ = claims(tune.Shape{Size: 1, OneHost: true, GPUs: 1}, team(1, true).teamAlg)
 	assert.Empty(t, str)
 }
 
@@ -91,7 +90,7 @@ func TestModelScoresFollowOptions(t *testing.T) {
 	alg, fallback := tm.teamAlg("allgather", 1<<20, false)
 	assert.Equal(t, "ring", alg)
 	assert.Empty(t, fallback)
-	str, line := modelScores(teamShape{size: 4, oneHost: true, gpus: 1}, tm.teamAlg)
+	str, line := claims(tune.Shape{Size: 4, OneHost: true, GPUs: 1}, tm.teamAlg)
 	assert.NotContains(t, str, "allgather:", "ring's three steps against tl/ucp's two: %s", line)
 
 	opts, err = parseOptions("scores=fixed")
@@ -104,4 +103,10 @@ func TestModelScoresFollowOptions(t *testing.T) {
 		_, err := parseOptions(bad)
 		assert.Error(t, err, bad)
 	}
+}
+
+// claims is tune.Claims without the predictions.
+func claims(s tune.Shape, choose tune.MemChooser) (string, string) {
+	str, _, line := tune.Claims(s, choose)
+	return str, line
 }

@@ -21,13 +21,20 @@ func init() { subcommands = append(subcommands, newModelCmd) }
 func newModelCmd() *cobra.Command {
 	c := &cobra.Command{
 		Use:   "model",
-		Short: "ask the multi-path transfer model (the Multi-path model paper) how it would split a transfer",
+		Short: "ask goring's models: how a transfer splits over paths (split), where the UCC team layer claims collectives (scores)",
 		Args:  cobra.NoArgs,
 		RunE:  func(cmd *cobra.Command, _ []string) error { return cmd.Help() },
 	}
 	c.AddCommand(newModelSplitCmd())
+	for _, mk := range modelSubcommands {
+		c.AddCommand(mk())
+	}
 	return c
 }
+
+// modelSubcommands holds the constructors of model's subcommands that live
+// in files of their own.
+var modelSubcommands []func() *cobra.Command
 
 // modelSplitFlags are the flags of "goring model split".
 type modelSplitFlags struct {

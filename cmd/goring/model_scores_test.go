@@ -1,0 +1,64 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// goring model scores prints what the team layer claims: on four
+// processes sharing one GPU, every CUDA allgather; on host memory nothing.
+func TestModelScores(t *testing.T) {
+	out, stderr, code := runCLI(t, "model", "scores", "--np", "4", "--gpus", "1")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "# cuda allgather (bytes per rank)")
+	assert.Contains(t, out, "score string: allgather:cuda:0-inf:11#")
+	assert.NotContains(t, out, ":host:")
+
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--json")
+	require.Equal(t, 0, code, stderr)
+	var doc struct {
+		Scores  string `json:"scores"`
+		Summary string `json:"summary"`
+		Points  map[string][]struct {
+			Bytes     int64   `json:"bytes"`
+			GoringAlg string  `json:"goring_alg"`
+			GoringUS  float64 `json:"goring_us"`
+			UCPAlg    string  `json:"ucp_alg"`
+			Claimed   bool    `json:"claimed"`
+		} `json:"points"`
+	}
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	assert.Empty(t, doc.Scores)
+	assert.Contains(t, doc.Summary, "claims nothing")
+	ar := doc.Points["host/allreduce"]
+	require.NotEmpty(t, ar)
+	assert.Equal(t, "recursive_doubling", ar[0].GoringAlg)
+	assert.Equal(t, "rabenseifner", ar[len(ar)-1].UCPAlg)
+	assert.Positive(t, ar[0].GoringUS)
+
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--gpus", "2", "--calibration", "../../model/testdata/calibration_h100x2_engine.json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "on the links of")
+}
+
+func TestModelScoresBadInput(t *testing.T) {
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--np", "1"}, "want 2 to 16"},
+		{[]string{"--np", "17"}, "want 2 to 16"},
+		{[]string{"--np", "4", "--gpus", "2"}, "share one GPU"},
+		{[]string{"--np", "4", "--gpus", "-1"}, "--gpus -1"},
+		{[]string{"--np", "2", "--cpath-max", "x"}, "--cpath-max"},
+		{[]string{"--np", "2", "--calibration", "x.json"}, "needs --gpus"},
+		{[]string{"--np", "2", "--gpus", "2", "--calibration", "/nonexistent.json"}, "nonexistent"},
+	} {
+		_, stderr, code := runCLI(t, append([]string{"model", "scores"}, c.args...)...)
+		assert.NotEqual(t, 0, code, "%v", c.args)
+		assert.Contains(t, stderr, c.want, "%v", c.args)
+	}
+}
