@@ -20,6 +20,10 @@
 #    not exceed tl/ucp's by more than SPLIT_SLACK_KIB (default 2048).
 # 3. kill: the last rank kills itself while the others wait in a goring
 #    allreduce; the job must end (non-zero) within KILL_LIMIT seconds.
+# 5. bad option: a bad UCC_TL_GORING_* value (scores=bogus, timeout_ms=-5)
+#    fails goring's context with the reason in UCC's log, and UCC runs the
+#    calls on its other layers: the late program (no delay) returns correct
+#    contents on TL_UCP.
 # 4. pause (a measurement, not a pass/fail check): PAUSE_CALLS 16-float
 #    allreduces each after 5 ms of computation, on PAUSE_NP ranks (default
 #    2: more ranks than cores would time the scheduler), with goring forced
@@ -95,6 +99,21 @@ if [ $rc = 124 ]; then echo "FAIL robust kill: the survivors hung"; tail -n 20 "
 if [ $rc = 0 ] || grep -q 'allreduce returned although' "$OUT/kill.txt"; then
   echo "FAIL robust kill: a survivor's allreduce succeeded"; fail=1
 fi
+
+for bad in UCC_TL_GORING_SCORES=bogus UCC_TL_GORING_TIMEOUT_MS=-5; do
+  log=$OUT/bad_${bad%%=*}.txt
+  name=${bad#UCC_TL_GORING_}
+  name=$(tr '[:upper:]' '[:lower:]' <<<"${name%%=*}")
+  if ! "${MPIRUN[@]}" -x UCC_TL_GORING_TUNE="$TUNE" -x "$bad" -x UCC_COLL_TRACE=info "$OUT/robust" late 0 >"$log" 2>&1; then
+    echo "FAIL robust bad option $bad: the program failed"; tail -n 20 "$log"; fail=1
+  elif ! grep -q "goring_context_create failed.*option $name=" "$log"; then
+    echo "FAIL robust bad option $bad: no reason in UCC's log"; tail -n 20 "$log"; fail=1
+  elif grep -q "TL_GORING}" "$log" || ! grep -qi "coll_init: allreduce.*TL_UCP" "$log"; then
+    echo "FAIL robust bad option $bad: the calls did not run on UCC's other layers"; fail=1
+  else
+    echo "robust bad option $bad: $(grep -m1 -o "option $name=[^:]*: want [^(]*" "$log"| head -c 90)...; the calls ran on TL_UCP, correct"
+  fi
+done
 
 PAUSE_NP=${PAUSE_NP:-2} PAUSE_CALLS=${PAUSE_CALLS:-200}
 pause() { # label, extra mpirun arguments...
