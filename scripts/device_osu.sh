@@ -105,13 +105,28 @@ if [ "$MODE" = probe ]; then
   grep -E "^[0-9]|rror|FAIL|Pass" "$OUT/probe_${c}_$tl.txt" | head
   exit 0
 fi
+# SELECT picks how goring is chosen in its runs: tune (the default: its
+# score raised for both collectives), model (no TUNE string: goring's own
+# scores decide), shipped (ompi-config/goring-ucc.env, as a user turns it on).
+SHIP=$(cd "$C/.." && pwd)/ompi-config/goring-ucc.env
 for c in allgather allreduce; do
   for tl in ucp goring; do
     env=(-x UCC_TLS=ucp)
-    [ $tl = goring ] && env=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf)
+    case "$tl/${SELECT:-tune}" in
+    goring/model) env=(-x UCC_TLS=ucp,goring) ;;
+    goring/shipped) env=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' "$SHIP")"
+      -x "UCC_TL_UCP_TUNE=$(sed -n 's/^UCC_TL_UCP_TUNE=//p' "$SHIP")") ;;
+    goring/*) env=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf) ;;
+    esac
     echo "== osu_$c -d cuda -c, $NP processes, coll/ucc with tl/$tl"
     # -M: OMB's memory limit per process (default 1 GiB) would stop allgather at 64 MiB per rank.
     timeout 150 "${MPIRUN[@]}" "${env[@]}" "$B/osu_$c" -d cuda -c -m 4194304:268435456 -M 8589934592 -i 10 -x 2 2>&1 | tee "$OUT/osu_${c}_$tl.txt" | grep -E "^#|^[0-9]|rror|FAIL" | head -14
-    [ $tl = goring ] && timeout 30 "${MPIRUN[@]}" "${env[@]}" -x UCC_COLL_TRACE=info "$B/osu_$c" -d cuda -m 4194304:4194304 -i 2 -x 0 2>&1 | grep -o "TL_[A-Z]*" | sort | uniq -c
+    if [ $tl = goring ]; then
+      for m in 4096 4194304; do
+        echo "which layer ran the CUDA $c of $m bytes:"
+        timeout 30 "${MPIRUN[@]}" "${env[@]}" -x UCC_COLL_TRACE=info "$B/osu_$c" -d cuda -m "$m:$m" -i 2 -x 0 2>&1 |
+          grep -i "coll_init: $c.*Cuda" | grep -o "TL_[A-Z]*" | sort | uniq -c
+      done
+    fi
   done
 done
