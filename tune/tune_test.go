@@ -206,3 +206,31 @@ func TestDefaultAlgorithm(t *testing.T) {
 		}
 	}
 }
+
+// The GPU regime (the synthetic H100 node, no calibration) against UCC's
+// measurement on two H200 through both layers (docs/gpu.md "goring chosen
+// by its own scores", ucc_perftest -m cuda, tl/ucp ÷ goring): allgather
+// 2.90 / 1.44 / 1.34 and allreduce 5.56 / 2.28 / 1.63 at 4 / 64 / 256 MiB
+// per rank. The model predicts a smaller advantage than measured, never a
+// larger one: where it errs, it leaves a size to tl/ucp rather than take
+// one goring loses. It claims all but the 256 MiB allgather, which it
+// predicts 1.04x, inside the margin (measured 1.34x).
+func TestGPUsConservativeAgainstMeasured(t *testing.T) {
+	r, err := GPUs(2)
+	require.NoError(t, err)
+	sizes := []int64{4 << 20, 64 << 20, 256 << 20}
+	for c, measured := range map[coll.Collective][]float64{
+		coll.Allgather: {2.90, 1.44, 1.34},
+		coll.Allreduce: {5.56, 2.28, 1.63},
+	} {
+		pts, err := Compare(r, c, 4, sizes, defaultChooser(false, 2))
+		require.NoError(t, err)
+		for i, p := range pts {
+			require.Empty(t, p.Why)
+			ratio := p.UCPUS / p.GoringUS
+			claim := !(c == coll.Allgather && p.Bytes == 256<<20)
+			assert.Equal(t, claim, p.Goring, "%s %d B: predicted %.2f", c, p.Bytes, ratio)
+			assert.LessOrEqual(t, ratio, measured[i], "%s %d B: predicted %.2f, measured %.2f", c, p.Bytes, ratio, measured[i])
+		}
+	}
+}
