@@ -23,8 +23,9 @@
 extern "C" {
 #endif
 
-/* 2: alltoall, alltoallv (counts and displacements), in-place reduce_scatter. */
-#define GORING_API_VERSION 2
+/* 2: alltoall, alltoallv (counts and displacements), in-place reduce_scatter.
+ * 3: goring_team_scores (the model's UCC scores) and the scores option. */
+#define GORING_API_VERSION 3
 
 typedef enum {
     GORING_OK                = 0,
