@@ -5,6 +5,9 @@ BIN := bin/goring
 DEB_PACKAGES := libucx-dev ucx-utils openmpi-bin libopenmpi-dev pkg-config
 # Tests that start real processes can take a while on 2 cores.
 TEST_TIMEOUT ?= 30m
+# cgo packages include headers from other folders, which Go's build cache
+# does not see: their hash goes into CGO_CFLAGS (scripts/cgo_flags.sh).
+export CGO_CFLAGS := $(shell scripts/cgo_flags.sh)
 
 .PHONY: all deps build test test-short demo lint fmt bench clean capi capi-test tl tl-install kernels stack stack-test
 

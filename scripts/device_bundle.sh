@@ -16,6 +16,8 @@ cd "$(dirname "$0")/.."
 # The pinned release sources (scripts/stack.sh reads the same folder).
 VENDOR=${GORING_VENDOR:-../shared/vendor}
 make -s deps
+CGO_CFLAGS=$(scripts/cgo_flags.sh)
+export CGO_CFLAGS
 out=.carry
 rm -rf "$out"
 mkdir -p "$out/bin"
