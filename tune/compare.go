@@ -27,7 +27,7 @@ type Point struct {
 	GoringUS  float64
 	UCPAlg    string
 	UCPUS     float64
-	Goring    bool
+	Claimed   bool
 	// Why, where a layer could not be predicted (no claim then).
 	Why string
 }
@@ -73,7 +73,7 @@ func Compare(r Regime, c coll.Collective, dtypeBytes int, sizes []int64, choose 
 			out = append(out, p)
 			continue
 		}
-		p.Goring = p.GoringUS <= Margin*p.UCPUS
+		p.Claimed = p.GoringUS <= Margin*p.UCPUS
 		out = append(out, p)
 	}
 	return out, nil
@@ -104,7 +104,7 @@ type Range struct{ Lo, Hi int64 }
 func Ranges(points []Point) []Range {
 	var out []Range
 	for i, p := range points {
-		if !p.Goring {
+		if !p.Claimed {
 			continue
 		}
 		lo, hi := p.Bytes, int64(0)

@@ -38,10 +38,10 @@ func TestUCPAlgorithm(t *testing.T) {
 }
 
 func TestRanges(t *testing.T) {
-	pts := []Point{{Bytes: 4, Goring: true}, {Bytes: 8, Goring: true}, {Bytes: 16}, {Bytes: 32, Goring: true}, {Bytes: 64, Goring: true}}
+	pts := []Point{{Bytes: 4, Claimed: true}, {Bytes: 8, Claimed: true}, {Bytes: 16}, {Bytes: 32, Claimed: true}, {Bytes: 64, Claimed: true}}
 	assert.Equal(t, []Range{{0, 16}, {32, 0}}, Ranges(pts))
 	assert.Empty(t, Ranges([]Point{{Bytes: 4}, {Bytes: 8}}))
-	assert.Equal(t, []Range{{8, 16}}, Ranges([]Point{{Bytes: 4}, {Bytes: 8, Goring: true}, {Bytes: 16}}))
+	assert.Equal(t, []Range{{8, 16}}, Ranges([]Point{{Bytes: 4}, {Bytes: 8, Claimed: true}, {Bytes: 16}}))
 }
 
 func TestTuneString(t *testing.T) {
@@ -81,7 +81,7 @@ func TestSharedGPUAgainstMeasured(t *testing.T) {
 	for i, measured := range []float64{2.58, 1.82, 1.34} {
 		p := pts[i]
 		require.Empty(t, p.Why)
-		assert.True(t, p.Goring, "%d B: goring %.0f us, tl/ucp %.0f us", p.Bytes, p.GoringUS, p.UCPUS)
+		assert.True(t, p.Claimed, "%d B: goring %.0f us, tl/ucp %.0f us", p.Bytes, p.GoringUS, p.UCPUS)
 		assert.InEpsilon(t, measured, p.UCPUS/p.GoringUS, 0.25, "%d B: predicted %.2f, measured %.2f", p.Bytes, p.UCPUS/p.GoringUS, measured)
 	}
 }
@@ -115,16 +115,16 @@ func TestCompareFollowsLayerCosts(t *testing.T) {
 	r.GoringLarge = Layer{Name: "fast", CallUS: 0, MessageUS: 0.05}
 	pts, err := Compare(r, coll.Allreduce, 4, []int64{4, 1 << 10}, same)
 	require.NoError(t, err)
-	assert.True(t, pts[0].Goring && pts[1].Goring, "%+v", pts)
+	assert.True(t, pts[0].Claimed && pts[1].Claimed, "%+v", pts)
 	r.GoringLarge = Layer{Name: "slow", CallUS: 5, MessageUS: 0.25}
 	pts, err = Compare(r, coll.Allreduce, 4, []int64{4, 1 << 10}, same)
 	require.NoError(t, err)
-	assert.False(t, pts[0].Goring || pts[1].Goring, "%+v", pts)
+	assert.False(t, pts[0].Claimed || pts[1].Claimed, "%+v", pts)
 	r.GoringLarge = Layer{Name: "bad", CallUS: -1}
 	pts, err = Compare(r, coll.Allreduce, 4, []int64{4}, same)
 	require.NoError(t, err)
 	assert.Contains(t, pts[0].Why, "not negative")
-	assert.False(t, pts[0].Goring)
+	assert.False(t, pts[0].Claimed)
 }
 
 // A choice goring cannot run on the team falls back; with no fallback the
@@ -135,10 +135,10 @@ func TestCompareFallback(t *testing.T) {
 	pts, err := Compare(r, coll.Allgather, 4, []int64{1 << 20}, func(coll.Collective, int64) (string, string) { return "neighbor", "multiwrite" })
 	require.NoError(t, err)
 	assert.Equal(t, "multiwrite", pts[0].GoringAlg, "neighbor exchange needs an even rank count")
-	assert.True(t, pts[0].Goring)
+	assert.True(t, pts[0].Claimed)
 	pts, err = Compare(r, coll.Allgather, 4, []int64{1 << 20}, func(coll.Collective, int64) (string, string) { return "neighbor", "" })
 	require.NoError(t, err)
-	assert.False(t, pts[0].Goring)
+	assert.False(t, pts[0].Claimed)
 	assert.Contains(t, pts[0].Why, "goring:")
 }
 
@@ -164,7 +164,7 @@ func TestCalibratedGPUs(t *testing.T) {
 	pts, err := Compare(cr, coll.Allgather, 4, []int64{4 << 20, 64 << 20}, defaultChooser(false, 2))
 	require.NoError(t, err)
 	for _, p := range pts {
-		assert.True(t, p.Goring, "%d B: goring %.0f us, tl/ucp %.0f us", p.Bytes, p.GoringUS, p.UCPUS)
+		assert.True(t, p.Claimed, "%d B: goring %.0f us, tl/ucp %.0f us", p.Bytes, p.GoringUS, p.UCPUS)
 	}
 	_, _, err = r.Calibrated(cal, "NVIDIA H200")
 	assert.Error(t, err, "another GPU model")
@@ -229,7 +229,7 @@ func TestGPUsConservativeAgainstMeasured(t *testing.T) {
 			require.Empty(t, p.Why)
 			ratio := p.UCPUS / p.GoringUS
 			claim := !(c == coll.Allgather && p.Bytes == 256<<20)
-			assert.Equal(t, claim, p.Goring, "%s %d B: predicted %.2f", c, p.Bytes, ratio)
+			assert.Equal(t, claim, p.Claimed, "%s %d B: predicted %.2f", c, p.Bytes, ratio)
 			assert.LessOrEqual(t, ratio, measured[i], "%s %d B: predicted %.2f, measured %.2f", c, p.Bytes, ratio, measured[i])
 		}
 	}

@@ -118,7 +118,7 @@ func writeScoresTable(w io.Writer, str, summary string, points map[string][]tune
 				continue
 			}
 			claimed := "no"
-			if p.Goring {
+			if p.Claimed {
 				claimed = "yes"
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%.1f\t%s\t%.1f\t%.2f\t%s\t\n", units.FormatBytes(p.Bytes), p.GoringAlg, p.GoringUS, p.UCPAlg, p.UCPUS, p.UCPUS/p.GoringUS, claimed)
@@ -156,7 +156,7 @@ func writeScoresJSON(w io.Writer, str, summary string, points map[string][]tune.
 	for k, pts := range points {
 		rows := make([]scorePoint, len(pts))
 		for i, p := range pts {
-			rows[i] = scorePoint{p.Bytes, p.GoringAlg, p.GoringUS, p.UCPAlg, p.UCPUS, p.Goring, p.Why}
+			rows[i] = scorePoint{p.Bytes, p.GoringAlg, p.GoringUS, p.UCPAlg, p.UCPUS, p.Claimed, p.Why}
 		}
 		doc.Points[strings.ReplaceAll(k, " ", "/")] = rows
 	}
