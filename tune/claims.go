@@ -22,9 +22,9 @@ var ScoredColls = []coll.Collective{coll.Allgather, coll.Allreduce, coll.ReduceS
 
 // MaxRanks bounds the teams the model predicts: its simulations run when
 // a team is created, and their cost grows quickly with the ranks
-// (measured on the development machine, all four collectives at every
-// size: 16 ranks 0.08 s on host memory and 0.4 s on a GPU per rank; 32
-// ranks 0.25 s and 3.5 s; 64 ranks 1.1 s and 40 s).
+// (BenchmarkClaims on the development machine, all four collectives at
+// every size: 16 ranks 0.08 s on host memory and 0.36 s on a GPU per
+// rank; 32 ranks 0.27 s and 3.3 s).
 const MaxRanks = 16
 
 // Shape is what the model needs of a team: its size, whether every rank

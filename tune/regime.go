@@ -23,15 +23,17 @@ type Regime struct {
 	CMax        int64
 }
 
-// The host figures every layer shares on one host: a process copies at
-// about 12 GB/s and sums float32 at about 6 GB/s (Go benchmarks on the
-// development machine, 8 MiB, 14.2 and 4.1 GB/s with a scalar loop, under
-// load), and all processes' copies together move at most hostBusGBps.
-// They set what bytes cost against messages, the same for every layer.
+// The host figures every layer shares on one host, measured on the
+// development machine with the executor's own kernels at 64 MiB
+// (BenchmarkHostRates: go test ./tune -run - -bench HostRates -benchtime
+// 40x, three runs): a process copies at 17.8-22.9 GB/s and sums float32
+// at 13.7-15.6 GB/s, and both cores copying at once move 24.5-25.6 GB/s
+// together. They set what bytes cost against messages, the same for
+// every layer.
 const (
-	hostCopyGBps   = 12
-	hostReduceGBps = 6
-	hostBusGBps    = 24
+	hostCopyGBps   = 22
+	hostReduceGBps = 15
+	hostBusGBps    = 25
 )
 
 // Host is procs processes on one host exchanging host memory through
