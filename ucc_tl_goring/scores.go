@@ -51,7 +51,9 @@ func (t *tlTeam) scores() (string, string) {
 		return "", "scores=fixed: the default score everywhere"
 	}
 	s := t.shape()
-	k := scoreKey{fmt.Sprint(t.ctx.opts.algs, t.ctx.opts.chosen), s}
+	ks := s
+	ks.Cal = nil // the file's name stands for it: the cache keeps no context's calibration alive
+	k := scoreKey{fmt.Sprint(t.ctx.opts.algs, t.ctx.opts.chosen), ks}
 	scoreCache.Lock()
 	defer scoreCache.Unlock()
 	if v, ok := scoreCache.m[k]; ok {
