@@ -103,6 +103,8 @@
 //	bcast multiwrite                      their own dst, MultiWrite 6.4)
 //	allreduce rabenseifner,               B: one half-vector per round
 //	  recursive_doubling
+//	allreduce leader                      min(P-1, 2) B at rank 0: two
+//	                                      slots the inputs take in turn
 //	allreduce lane                        (G-1+[N>1]) blk(G) < 2B: G-1 intra
 //	                                      receives, one inter-node ring slot
 //	allreduce parallel_rings              min(2,N) (G-1+2[N>1]) (blk(NG) +

@@ -31,6 +31,8 @@ var scratchBounds = map[string]scratchBound{
 	"alltoallv/nimble":             func(s *Spec, N, G int) int64 { return NimbleScratchBoundBytes },
 	"bcast/knomial":                nil,
 	"allgather/multiwrite":         nil,
+	"allgather/leader":             nil,
+	"allreduce/leader":             func(s *Spec, N, G int) int64 { return int64(min(N*G-1, 2)) * s.Bytes },
 	"bcast/multiwrite":             nil,
 	"allreduce/ring":               nil,
 	"allreduce/rabenseifner":       func(s *Spec, N, G int) int64 { return s.Bytes },

@@ -60,28 +60,14 @@ func (e *Engine) Export(r exec.Region) ([]byte, int64, error) {
 
 // Start implements ucxmp.DeviceEngine.
 func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sched.Path) (uint64, error) {
-	if len(key) != 16 {
-		return 0, fmt.Errorf("fakedev: key of %d bytes", len(key))
-	}
 	e.a.mu.Lock()
 	defer e.a.mu.Unlock()
-	addr, serial := uintptr(binary.LittleEndian.Uint64(key)), binary.LittleEndian.Uint64(key[8:])
-	i := e.a.find(addr)
-	if i < 0 || e.a.allocs[i].addr != addr || e.a.allocs[i].serial != serial {
-		return 0, fmt.Errorf("fakedev: rank %d's key names no allocation", peer)
-	}
-	al := e.a.allocs[i]
-	if off < 0 || off+src.Len() > int64(len(al.b)) {
-		return 0, fmt.Errorf("fakedev: %d bytes at %d run off rank %d's %d-byte allocation", src.Len(), off, peer, len(al.b))
-	}
-	alias, ok := e.aliases[serial]
-	if !ok {
-		alias = e.a.alias(al, src.Mem())
-		e.aliases[serial] = alias
-		e.Mapped++
+	dst, err := e.mapLocked(peer, key, off, src.Len(), src.Mem())
+	if err != nil {
+		return 0, err
 	}
 	e.next++
-	c := fakeCopy{dst: exec.DeviceRegion(src.Mem(), alias+uintptr(off), src.Len()), src: src}
+	c := fakeCopy{dst: dst, src: src}
 	if pl := e.plan(peer, src.Len(), path); pl != nil {
 		c.plan = e.startPlan(e.next, peer, pl)
 		e.Planned++
@@ -89,6 +75,41 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sc
 	e.copies[e.next] = c
 	e.Started++
 	return e.next, nil
+}
+
+// Map implements onedevice.Mapper: n bytes at off of the allocation key
+// names, under this engine's alias of it (made once per allocation).
+func (e *Engine) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error) {
+	e.a.mu.Lock()
+	defer e.a.mu.Unlock()
+	return e.mapLocked(peer, key, off, n, on)
+}
+
+// Release implements onedevice.Mapper: aliases stay until the arena goes.
+func (e *Engine) Release(peer int, key []byte) {}
+
+// mapLocked finds or makes the alias of key's allocation. Caller holds
+// e.a.mu.
+func (e *Engine) mapLocked(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error) {
+	if len(key) != 16 {
+		return exec.Region{}, fmt.Errorf("fakedev: key of %d bytes", len(key))
+	}
+	addr, serial := uintptr(binary.LittleEndian.Uint64(key)), binary.LittleEndian.Uint64(key[8:])
+	i := e.a.find(addr)
+	if i < 0 || e.a.allocs[i].addr != addr || e.a.allocs[i].serial != serial {
+		return exec.Region{}, fmt.Errorf("fakedev: rank %d's key names no allocation", peer)
+	}
+	al := e.a.allocs[i]
+	if off < 0 || off+n > int64(len(al.b)) {
+		return exec.Region{}, fmt.Errorf("fakedev: %d bytes at %d run off rank %d's %d-byte allocation", n, off, peer, len(al.b))
+	}
+	alias, ok := e.aliases[serial]
+	if !ok {
+		alias = e.a.alias(al, on)
+		e.aliases[serial] = alias
+		e.Mapped++
+	}
+	return exec.DeviceRegion(on, alias+uintptr(off), n), nil
 }
 
 // Done implements ucxmp.DeviceEngine: a copy finishes (runs) at random.

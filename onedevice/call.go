@@ -1,0 +1,510 @@
+package onedevice
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+)
+
+// Mapper names a rank's buffers for the leader and opens them there:
+// package cudaexec's Engine (CUDA IPC handles, mappings cached per peer
+// and allocation) and exec/fakedev's for the tests.
+type Mapper interface {
+	// Export is the key of the allocation that holds r, and r's offset
+	// in it (at most MaxKeyLen bytes).
+	Export(r exec.Region) (key []byte, off int64, err error)
+	// Map is n bytes at off of peer's allocation key, as the leader's
+	// device work on memory type on addresses it. The mapping is the
+	// mapper's to keep; it stays open at least until Release.
+	Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error)
+	// Release says a call no longer uses a mapping Map returned.
+	Release(peer int, key []byte)
+}
+
+// InOrder is what a LocalExecutor implements to say that the steps it is
+// given run in the order given (one GPU stream): the leader then starts a
+// whole plan at once instead of waiting for each op's dependencies.
+type InOrder interface{ InOrder() bool }
+
+// Config is one call.
+type Config struct {
+	Collective coll.Collective // coll.Allreduce or coll.Allgather
+	Rank, Size int
+	// Src and Dst are this rank's buffers: B and B bytes for an
+	// allreduce, B and Size*B for an allgather. In place, Src is Dst (an
+	// allreduce) or Dst's block Rank (an allgather).
+	Src, Dst  exec.Region
+	Dtype     coll.Dtype
+	Op        coll.Op
+	Transport exec.Transport
+	Mapper    Mapper
+	// Local runs the leader's copies and reductions (rank 0 only).
+	Local exec.LocalExecutor
+	// Watch checks the peers while the call waits (nil: none); Deadline
+	// ends a call that has not finished by then (zero: none). See exec's
+	// timeout policy.
+	Watch    exec.Watch
+	Deadline time.Time
+}
+
+type callState int
+
+const (
+	stIdle      callState = iota
+	stArriving            // the leader waits for ARRIVEs; a rank for FINISH
+	stRunning             // the leader's plan is on the device
+	stFinishing           // the leader waits for its FINISH sends
+	stDone
+	stFailed
+)
+
+// Token kinds: the high byte marks the package's tokens (bit 63 clear, as
+// exec.Completion asks of callers that are not transports).
+const (
+	tokenMark  = uint64(0x4f) << 56
+	kindArrive = 0
+	kindFinish = 1
+	kindOp     = 2
+)
+
+// Call is one call of the protocol, driven like exec.Call. A Call can be
+// reused for the next call of the same team.
+type Call struct {
+	cfg      Config
+	epoch    uint32
+	state    callState
+	err      error
+	failure  error // the leader's reason, sent to every rank in FINISH
+	start    time.Time
+	checked  time.Time
+	arrive   [][arriveLen]byte // the leader's receive buffers (index: rank); a rank's own at [0]
+	finish   [finishLen]byte
+	inflight map[uint64]bool // transport operations posted and not completed
+	arrived  int
+
+	ops     []Op
+	started []bool
+	done    []bool
+	nDone   int
+	mapped  []mappedKey
+	comps   []exec.Completion
+}
+
+type mappedKey struct {
+	peer int
+	key  []byte
+}
+
+func (c *Call) token(kind, idx int) uint64 {
+	return tokenMark | uint64(c.epoch&0xffff)<<32 | uint64(kind)<<24 | uint64(idx)
+}
+
+func split(tok uint64) (epoch uint32, kind, idx int) {
+	return uint32(tok>>32) & 0xffff, int(tok>>24) & 0xff, int(tok & 0xffffff)
+}
+
+// Begin starts the call: a rank exports its buffers and sends ARRIVE, the
+// leader posts its receives. Nothing blocks.
+func (c *Call) Begin(cfg Config) error {
+	if cfg.Collective != coll.Allreduce && cfg.Collective != coll.Allgather {
+		return fmt.Errorf("onedevice: no leader algorithm for %s", cfg.Collective)
+	}
+	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || cfg.Size > 1<<12 {
+		return fmt.Errorf("onedevice: rank %d of a team of %d", cfg.Rank, cfg.Size)
+	}
+	*c = Call{cfg: cfg, epoch: c.epoch + 1, arrive: c.arrive[:0], inflight: c.inflight, comps: c.comps[:0], start: time.Now()}
+	c.checked = c.start
+	if c.inflight == nil {
+		c.inflight = map[uint64]bool{}
+	}
+	clear(c.inflight)
+	c.state = stArriving
+	if cfg.Rank != 0 {
+		return c.beginRank()
+	}
+	for len(c.arrive) < cfg.Size {
+		c.arrive = append(c.arrive, [arriveLen]byte{})
+	}
+	for r := 1; r < cfg.Size; r++ {
+		p := exec.Post{Peer: r, Tag: tagArrive, Buf: exec.HostRegion(c.arrive[r][:]), Token: c.token(kindArrive, r)}
+		if err := c.post(cfg.Transport.PostRecv, &p); err != nil {
+			return c.fail(err)
+		}
+	}
+	return nil
+}
+
+// beginRank exports this rank's buffers, posts the receive of FINISH and
+// sends ARRIVE (or the reason the buffers cannot be exported, so that the
+// leader fails the call on every rank alike).
+func (c *Call) beginRank() error {
+	c.arrive = append(c.arrive, [arriveLen]byte{})
+	b := c.arrive[0][:]
+	src, serr := c.export(c.cfg.Src)
+	dst, derr := c.export(c.cfg.Dst)
+	if err := errors.Join(serr, derr); err != nil {
+		putArriveFailed(b, err.Error())
+	} else {
+		putArrive(b, src, dst)
+	}
+	t := c.cfg.Transport
+	fin := exec.Post{Peer: 0, Tag: tagFinish, Buf: exec.HostRegion(c.finish[:]), Token: c.token(kindFinish, 0)}
+	if err := c.post(t.PostRecv, &fin); err != nil {
+		return c.fail(err)
+	}
+	arr := exec.Post{Peer: 0, Tag: tagArrive, Buf: exec.HostRegion(b), Token: c.token(kindArrive, 0)}
+	if err := c.post(t.PostSend, &arr); err != nil {
+		return c.fail(err)
+	}
+	return nil
+}
+
+func (c *Call) export(r exec.Region) (bufferKey, error) {
+	key, off, err := c.cfg.Mapper.Export(r)
+	if err == nil && len(key) > MaxKeyLen {
+		err = fmt.Errorf("a key of %d bytes, at most %d", len(key), MaxKeyLen)
+	}
+	if err != nil {
+		return bufferKey{}, fmt.Errorf("%v: %w", r, err)
+	}
+	return bufferKey{key: key, off: off, len: r.Len()}, nil
+}
+
+func (c *Call) post(f func(*exec.Post) error, p *exec.Post) error {
+	if err := f(p); err != nil {
+		return fmt.Errorf("onedevice: rank %d, message to or from rank %d: %w", c.cfg.Rank, p.Peer, err)
+	}
+	c.inflight[p.Token] = true
+	return nil
+}
+
+// Progress moves the call on until it is done or nothing happens by wait
+// (a zero wait polls once). It returns done once this rank's part is over
+// (for a rank: its results are in its buffers), and the call's error on
+// failure; later calls return the same.
+func (c *Call) Progress(wait time.Time) (bool, error) {
+	for {
+		switch c.state {
+		case stDone:
+			return true, nil
+		case stFailed:
+			return false, c.err
+		}
+		if moved, err := c.advance(); err != nil {
+			return false, c.fail(err)
+		} else if moved {
+			continue
+		}
+		now := time.Now()
+		if !c.cfg.Deadline.IsZero() {
+			if !now.Before(c.cfg.Deadline) {
+				return false, c.fail(fmt.Errorf("onedevice: rank %d %s: %w after %v", c.cfg.Rank, c.cfg.Collective, exec.ErrDeadline, now.Sub(c.start).Round(time.Millisecond)))
+			}
+			if wait.After(c.cfg.Deadline) {
+				wait = c.cfg.Deadline
+			}
+		}
+		if c.cfg.Watch != nil {
+			next := c.checked.Add(c.cfg.Watch.Every())
+			if !now.Before(next) {
+				c.checked = now
+				if err := c.cfg.Watch.Check(); err != nil {
+					return false, c.fail(fmt.Errorf("onedevice: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, err))
+				}
+				next = now.Add(c.cfg.Watch.Every())
+			}
+			if wait.After(next) {
+				wait = next
+			}
+		}
+		if stepped, err := c.pollDevice(now, &wait); err != nil {
+			return false, c.fail(err)
+		} else if stepped {
+			continue
+		}
+		comps, err := c.cfg.Transport.Wait(wait, c.comps[:0])
+		c.comps = comps[:0]
+		if err != nil {
+			return false, c.fail(fmt.Errorf("onedevice: rank %d: transport: %w", c.cfg.Rank, err))
+		}
+		if len(comps) == 0 {
+			return false, nil
+		}
+		for _, comp := range comps {
+			if err := c.complete(comp); err != nil {
+				return false, c.fail(err)
+			}
+		}
+	}
+}
+
+// advance takes the steps the state allows; moved says something changed.
+func (c *Call) advance() (moved bool, err error) {
+	switch {
+	case c.state == stArriving && c.cfg.Rank != 0:
+		if len(c.inflight) == 0 {
+			c.state = stDone
+			if err := readFinish(c.finish[:]); err != nil {
+				return true, fmt.Errorf("onedevice: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, err)
+			}
+			return true, nil
+		}
+	case c.state == stArriving && c.arrived == c.cfg.Size-1:
+		if err := c.plan(); err != nil {
+			c.failure = err
+			return true, c.sendFinish()
+		}
+		c.state = stRunning
+		if _, err := c.startOps(); err != nil {
+			return true, c.leaderFail(err)
+		}
+		return true, nil
+	case c.state == stRunning:
+		if c.nDone == len(c.ops) {
+			c.release()
+			return true, c.sendFinish()
+		}
+		started, err := c.startOps()
+		if err != nil {
+			return true, c.leaderFail(err)
+		}
+		return started, nil
+	case c.state == stFinishing && len(c.inflight) == 0:
+		if c.failure != nil {
+			c.state, c.err = stFailed, fmt.Errorf("onedevice: rank 0 %s: %w", c.cfg.Collective, c.failure)
+			return false, c.err
+		}
+		c.state = stDone
+		return true, nil
+	}
+	return false, nil
+}
+
+// plan maps every rank's buffers and makes the call's ops.
+func (c *Call) plan() error {
+	n := c.cfg.Size
+	srcs, dsts := make([]exec.Region, n), make([]exec.Region, n)
+	srcs[0], dsts[0] = c.cfg.Src, c.cfg.Dst
+	var errs []error
+	for r := 1; r < n; r++ {
+		src, dst, err := readArrive(c.arrive[r][:], r)
+		if err == nil {
+			srcs[r], err = c.open(r, src)
+		}
+		if err == nil {
+			dsts[r], err = c.open(r, dst)
+		}
+		if err == nil && (srcs[r].Len() != c.cfg.Src.Len() || dsts[r].Len() != c.cfg.Dst.Len()) {
+			err = fmt.Errorf("rank %d's buffers hold %d and %d bytes, rank 0's %d and %d: the ranks disagree on the call", r, srcs[r].Len(), dsts[r].Len(), c.cfg.Src.Len(), c.cfg.Dst.Len())
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if err := errors.Join(errs...); err != nil {
+		c.release()
+		return err
+	}
+	if c.cfg.Collective == coll.Allreduce {
+		c.ops = AllreducePlan(srcs, dsts)
+	} else {
+		c.ops = AllgatherPlan(srcs, dsts)
+	}
+	c.started, c.done = make([]bool, len(c.ops)), make([]bool, len(c.ops))
+	return nil
+}
+
+func (c *Call) open(peer int, k bufferKey) (exec.Region, error) {
+	r, err := c.cfg.Mapper.Map(peer, k.key, k.off, k.len, c.cfg.Dst.Mem())
+	if err != nil {
+		return r, fmt.Errorf("mapping rank %d's buffer: %w", peer, err)
+	}
+	c.mapped = append(c.mapped, mappedKey{peer, k.key})
+	return r, nil
+}
+
+func (c *Call) release() {
+	for _, m := range c.mapped {
+		c.cfg.Mapper.Release(m.peer, m.key)
+	}
+	c.mapped = c.mapped[:0]
+}
+
+// startOps hands the executor every op it may run now: all of them for an
+// in-order executor, else those whose dependencies have finished. It
+// reports whether it started any.
+func (c *Call) startOps() (bool, error) {
+	inOrder := false
+	if o, ok := c.cfg.Local.(InOrder); ok {
+		inOrder = o.InOrder()
+	}
+	any := false
+	for i := range c.ops {
+		if c.started[i] || (!inOrder && !c.ready(i)) {
+			continue
+		}
+		any = true
+		op := &c.ops[i]
+		lop := exec.LocalOp{Step: i, Token: c.token(kindOp, i), Kind: op.Kind, Dst: op.Dst, Src: op.Src, Dtype: c.cfg.Dtype, Op: c.cfg.Op}
+		c.started[i] = true
+		done, err := c.cfg.Local.Local(&lop)
+		if err != nil {
+			return any, fmt.Errorf("%s %d of %d: %w", opName(op.Kind), i, len(c.ops), err)
+		}
+		if done {
+			c.done[i] = true
+			c.nDone++
+		}
+	}
+	return any, nil
+}
+
+func (c *Call) ready(i int) bool {
+	for _, d := range c.ops[i].Deps {
+		if !c.done[d] {
+			return false
+		}
+	}
+	return true
+}
+
+func opName(k sched.StepOp) string {
+	if k == sched.OpReduce {
+		return "reduction"
+	}
+	return "copy"
+}
+
+// leaderFail ends the leader's plan because of err: the ops still on the
+// device are cancelled (which waits until they no longer touch any
+// buffer), and every rank is told why.
+func (c *Call) leaderFail(err error) error {
+	var errs []error
+	if async, ok := c.cfg.Local.(exec.AsyncLocal); ok {
+		for i := range c.ops {
+			if c.started[i] && !c.done[i] {
+				errs = append(errs, async.Cancel(c.token(kindOp, i)))
+				c.done[i] = true
+			}
+		}
+	}
+	c.release()
+	c.failure = errors.Join(append([]error{err}, errs...)...)
+	return c.sendFinish()
+}
+
+// sendFinish tells every rank the outcome (c.failure, nil: ok).
+func (c *Call) sendFinish() error {
+	c.state = stFinishing
+	putFinish(c.finish[:], c.failure)
+	for r := 1; r < c.cfg.Size; r++ {
+		p := exec.Post{Peer: r, Tag: tagFinish, Buf: exec.HostRegion(c.finish[:]), Token: c.token(kindFinish, r)}
+		if err := c.post(c.cfg.Transport.PostSend, &p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// complete feeds one completion.
+func (c *Call) complete(comp exec.Completion) error {
+	epoch, kind, idx := split(comp.Token)
+	if comp.Token&(0xff<<56) != tokenMark || epoch != c.epoch&0xffff {
+		return nil // an earlier call's
+	}
+	if kind == kindOp {
+		if idx >= len(c.ops) || c.done[idx] {
+			return nil
+		}
+		c.done[idx] = true
+		if comp.Err != nil && c.state == stRunning {
+			return c.leaderFail(fmt.Errorf("%s %d of %d: %w", opName(c.ops[idx].Kind), idx, len(c.ops), comp.Err))
+		}
+		c.nDone++
+		return nil
+	}
+	if !c.inflight[comp.Token] {
+		return nil
+	}
+	delete(c.inflight, comp.Token)
+	if comp.Err != nil {
+		return fmt.Errorf("onedevice: rank %d %s, message with rank %d: %w", c.cfg.Rank, c.cfg.Collective, idx, comp.Err)
+	}
+	if kind == kindArrive && c.cfg.Rank == 0 {
+		if comp.Len != arriveLen {
+			return fmt.Errorf("onedevice: rank %d sent %d bytes where its buffers' names take %d", idx, comp.Len, arriveLen)
+		}
+		c.arrived++
+	}
+	if kind == kindFinish && c.cfg.Rank != 0 && comp.Len != finishLen {
+		return fmt.Errorf("onedevice: rank 0 sent %d bytes where the outcome takes %d", comp.Len, finishLen)
+	}
+	return nil
+}
+
+// pollDevice feeds the executor's finished ops and, while ops are on the
+// device, bounds the wait by its poll interval (as exec.Call does).
+func (c *Call) pollDevice(now time.Time, wait *time.Time) (bool, error) {
+	async, _ := c.cfg.Local.(exec.AsyncLocal)
+	if c.state != stRunning || async == nil || async.Pending() == 0 {
+		return false, nil
+	}
+	comps := async.Poll(c.comps[:0])
+	c.comps = comps[:0]
+	for _, comp := range comps {
+		if err := c.complete(comp); err != nil {
+			return false, err
+		}
+	}
+	if len(comps) > 0 {
+		return true, nil
+	}
+	every := exec.PollEvery
+	if p, ok := async.(exec.PollInterval); ok && p.PollInterval() > 0 {
+		every = p.PollInterval()
+	}
+	if next := now.Add(every); wait.After(next) {
+		*wait = next
+	}
+	return false, nil
+}
+
+// Abort ends an unfinished call (a caller giving up): what is in flight
+// is cancelled.
+func (c *Call) Abort(cause error) error {
+	if c.state == stDone || c.state == stFailed {
+		return c.err
+	}
+	return c.fail(fmt.Errorf("onedevice: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, cause))
+}
+
+// fail cancels what is in flight and records err. Device ops still
+// running are waited for by the executor's Cancel, so no op touches the
+// buffers once fail returns.
+func (c *Call) fail(err error) error {
+	if c.state == stFailed {
+		return c.err
+	}
+	errs := []error{err}
+	if async, ok := c.cfg.Local.(exec.AsyncLocal); ok {
+		for i := range c.ops {
+			if c.started[i] && !c.done[i] {
+				errs = append(errs, async.Cancel(c.token(kindOp, i)))
+			}
+		}
+	}
+	for tok := range c.inflight {
+		errs = append(errs, c.cfg.Transport.Cancel(tok))
+		delete(c.inflight, tok)
+	}
+	c.release()
+	c.state, c.err = stFailed, errors.Join(errs...)
+	return c.err
+}
+
+// Done reports whether the call finished well.
+func (c *Call) Done() bool { return c.state == stDone }

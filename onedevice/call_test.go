@@ -1,0 +1,300 @@
+package onedevice
+
+import (
+	"encoding/binary"
+	"errors"
+	"math"
+	"fmt"
+	"math/rand/v2"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/exec/fakedev"
+	"github.com/goring-hpc/goring/exec/memtransport"
+	"github.com/goring-hpc/goring/exec/reduce"
+)
+
+// job is P ranks of one call on fake device memory: every rank's buffers
+// in one arena (as processes' buffers on one GPU), each rank's own mapper
+// (a fakedev engine: the leader sees the others' allocations only under
+// aliases, as through CUDA IPC), the in-process network for the messages.
+type job struct {
+	arena    *fakedev.Arena
+	net      *memtransport.Network
+	mappers  []Mapper
+	locals   []exec.LocalExecutor
+	src, dst []exec.Region
+}
+
+func newJob(t *testing.T, c coll.Collective, p int, B int64, inPlace bool, seed uint64, inOrder bool) *job {
+	t.Helper()
+	j := &job{arena: fakedev.New(seed), src: make([]exec.Region, p), dst: make([]exec.Region, p)}
+	j.net = memtransport.New(p, memtransport.Options{Seed: seed, Reorder: true, MaxDelay: 20 * time.Microsecond})
+	for r := 0; r < p; r++ {
+		j.mappers = append(j.mappers, j.arena.Engine(r))
+		var l exec.LocalExecutor = j.arena.Local()
+		if inOrder {
+			l = &inOrderLocal{fake: l.(*fakedev.Local)}
+		}
+		j.locals = append(j.locals, l)
+		dlen := B
+		if c == coll.Allgather {
+			dlen = int64(p) * B
+		}
+		j.dst[r] = j.arena.Alloc(0, dlen)
+		switch {
+		case inPlace && c == coll.Allgather:
+			j.src[r] = j.dst[r].Slice(int64(r)*B, B)
+		case inPlace:
+			j.src[r] = j.dst[r]
+		default:
+			j.src[r] = j.arena.Alloc(0, B)
+		}
+	}
+	return j
+}
+
+// run calls every rank's Call in its own goroutine, as the processes do.
+func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
+	p := len(j.src)
+	errs := make([]error, p)
+	var wg sync.WaitGroup
+	for r := 0; r < p; r++ {
+		wg.Add(1)
+		go func(r int) {
+			defer wg.Done()
+			var call Call
+			cfg := Config{Collective: c, Rank: r, Size: p, Src: j.src[r], Dst: j.dst[r], Dtype: dt, Op: op,
+				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second)}
+			if err := call.Begin(cfg); err != nil {
+				errs[r] = err
+				return
+			}
+			for {
+				done, err := call.Progress(time.Now().Add(time.Millisecond))
+				if err != nil || done {
+					errs[r] = err
+					return
+				}
+			}
+		}(r)
+	}
+	wg.Wait()
+	return errs
+}
+
+// inOrderLocal runs each op as it is given (so ops run in the order
+// started) and reports it at the next Poll: the executor the leader may
+// hand a whole plan at once.
+type inOrderLocal struct {
+	fake *fakedev.Local
+	done []exec.Completion
+}
+
+func (l *inOrderLocal) InOrder() bool { return true }
+
+func (l *inOrderLocal) Local(op *exec.LocalOp) (bool, error) {
+	if _, err := l.fake.Local(op); err != nil {
+		return true, err
+	}
+	for l.fake.Pending() > 0 {
+		l.done = l.fake.Poll(l.done)
+	}
+	return false, nil
+}
+
+func (l *inOrderLocal) Cancel(token uint64) error { return nil }
+
+func (l *inOrderLocal) Pending() int { return len(l.done) }
+
+func (l *inOrderLocal) Poll(dst []exec.Completion) []exec.Completion {
+	dst = append(dst, l.done...)
+	l.done = l.done[:0]
+	return dst
+}
+
+// The leader allreduce and allgather (package doc; sched's "leader")
+// leave every rank's buffer with the serial result, bit for bit, over
+// rank counts, odd sizes, in place or not, dtypes and ops, with the ops
+// run in random order (fakedev) and in the order started.
+func TestCallMatchesReference(t *testing.T) {
+	type kase struct {
+		c       coll.Collective
+		dt      coll.Dtype
+		op      coll.Op
+		p       int
+		elems   int64
+		inPlace bool
+		inOrder bool
+	}
+	var cases []kase
+	i := 0
+	for _, p := range []int{1, 2, 3, 4, 8} {
+		for _, elems := range []int64{1, 3, 1001} {
+			for _, ip := range []bool{false, true} {
+				dts := []coll.Dtype{coll.Float32, coll.Int32, coll.Float64, coll.Uint8, coll.Bfloat16}
+				ops := []coll.Op{coll.Sum, coll.Max, coll.Prod, coll.Min}
+				cases = append(cases,
+					kase{coll.Allreduce, dts[i%len(dts)], ops[i%len(ops)], p, elems, ip, i%2 == 0},
+					kase{coll.Allgather, coll.Uint8, coll.Sum, p, elems * int64(1+i%4), ip, i%2 == 1})
+				i++
+			}
+		}
+	}
+	for k, tc := range cases {
+		t.Run(fmt.Sprintf("%d_%s_%s_%s_p%d_%d_inplace%v_inorder%v", k, tc.c, tc.dt, tc.op, tc.p, tc.elems, tc.inPlace, tc.inOrder), func(t *testing.T) {
+			B := tc.elems * int64(tc.dt.Size())
+			j := newJob(t, tc.c, tc.p, B, tc.inPlace, uint64(k)+1, tc.inOrder)
+			rng := rand.New(rand.NewPCG(uint64(k), 7))
+			inputs := make([][]byte, tc.p)
+			for r := range inputs {
+				inputs[r] = randomElems(rng, tc.dt, tc.elems)
+				require.NoError(t, j.arena.Write(j.src[r], inputs[r]))
+			}
+			for _, err := range j.run(tc.c, tc.dt, tc.op) {
+				require.NoError(t, err)
+			}
+			want := reference(t, tc.c, tc.dt, tc.op, inputs)
+			for r := range j.dst {
+				got, err := j.arena.Read(j.dst[r])
+				require.NoError(t, err)
+				require.Equal(t, want, got, "rank %d's result", r)
+				if !tc.inPlace {
+					in, err := j.arena.Read(j.src[r])
+					require.NoError(t, err)
+					require.Equal(t, inputs[r], in, "rank %d's input is left as it was", r)
+				}
+			}
+		})
+	}
+}
+
+// randomElems is n elements of dt: small integers, so that products and
+// sums stay exact and in range for every type.
+func randomElems(rng *rand.Rand, dt coll.Dtype, n int64) []byte {
+	b := make([]byte, 0, n*int64(dt.Size()))
+	for i := int64(0); i < n; i++ {
+		v := 1 + rng.IntN(3)
+		switch dt {
+		case coll.Float32:
+			b = binary.LittleEndian.AppendUint32(b, math.Float32bits(float32(v)))
+		case coll.Float64:
+			b = binary.LittleEndian.AppendUint64(b, math.Float64bits(float64(v)))
+		case coll.Bfloat16:
+			b = binary.LittleEndian.AppendUint16(b, uint16(math.Float32bits(float32(v))>>16))
+		case coll.Int32:
+			b = binary.LittleEndian.AppendUint32(b, uint32(v))
+		case coll.Uint8:
+			b = append(b, byte(v))
+		default:
+			panic("randomElems: add " + dt.String())
+		}
+	}
+	return b
+}
+
+// reference is the serial result: inputs reduced in rank order, or
+// concatenated.
+func reference(t *testing.T, c coll.Collective, dt coll.Dtype, op coll.Op, inputs [][]byte) []byte {
+	var out []byte
+	if c == coll.Allgather {
+		for _, in := range inputs {
+			out = append(out, in...)
+		}
+		return out
+	}
+	f, err := reduce.Kernel(dt, op)
+	require.NoError(t, err)
+	out = append(out, inputs[0]...)
+	for _, in := range inputs[1:] {
+		f(out, in)
+	}
+	return out
+}
+
+// failingMapper refuses to export or to map, as a pool allocation or a
+// handle that cannot be opened would.
+type failingMapper struct {
+	Mapper
+	export, mapping bool
+}
+
+func (m failingMapper) Export(r exec.Region) ([]byte, int64, error) {
+	if m.export {
+		return nil, 0, errors.New("not an exportable allocation")
+	}
+	return m.Mapper.Export(r)
+}
+
+func (m failingMapper) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error) {
+	if m.mapping {
+		return exec.Region{}, errors.New("invalid handle")
+	}
+	return m.Mapper.Map(peer, key, off, n, on)
+}
+
+// A rank whose buffers cannot be exported, or a leader that cannot map
+// them, fails the call on every rank with the reason; nothing hangs.
+func TestCallFailsEverywhereWithTheReason(t *testing.T) {
+	for _, tc := range []struct {
+		name   string
+		rank   int
+		fm     failingMapper
+		reason string
+	}{
+		{"export", 2, failingMapper{export: true}, "rank 2 cannot export its buffers"},
+		{"map", 0, failingMapper{mapping: true}, "invalid handle"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := newJob(t, coll.Allreduce, 4, 64, false, 3, false)
+			tc.fm.Mapper = j.mappers[tc.rank]
+			j.mappers[tc.rank] = tc.fm
+			for r, err := range j.run(coll.Allreduce, coll.Float32, coll.Sum) {
+				require.Error(t, err, "rank %d", r)
+				assert.Contains(t, err.Error(), tc.reason, "rank %d", r)
+			}
+		})
+	}
+}
+
+// Ranks that disagree on the call's size fail it, each with the reason.
+func TestCallRefusesMismatchedSizes(t *testing.T) {
+	j := newJob(t, coll.Allgather, 3, 64, false, 5, false)
+	j.src[1], j.dst[1] = j.src[1].Slice(0, 32), j.dst[1].Slice(0, 96)
+	for r, err := range j.run(coll.Allgather, coll.Uint8, coll.Sum) {
+		require.Error(t, err, "rank %d", r)
+		assert.Contains(t, err.Error(), "disagree", "rank %d", r)
+	}
+}
+
+// A late rank delays the call; it does not fail it (MPI lets ranks be
+// late, docs of exec's timeout policy).
+func TestCallWaitsForALateRank(t *testing.T) {
+	j := newJob(t, coll.Allreduce, 3, 16, false, 9, true)
+	for r := range j.src {
+		require.NoError(t, j.arena.Write(j.src[r], make([]byte, 16)))
+	}
+	lateMapper := j.mappers[2]
+	j.mappers[2] = slowMapper{lateMapper, 300 * time.Millisecond}
+	start := time.Now()
+	for _, err := range j.run(coll.Allreduce, coll.Float32, coll.Sum) {
+		require.NoError(t, err)
+	}
+	assert.GreaterOrEqual(t, time.Since(start), 300*time.Millisecond)
+}
+
+type slowMapper struct {
+	Mapper
+	d time.Duration
+}
+
+func (m slowMapper) Export(r exec.Region) ([]byte, int64, error) {
+	time.Sleep(m.d / 2) // called twice: the rank enters late
+	return m.Mapper.Export(r)
+}
