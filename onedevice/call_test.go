@@ -3,8 +3,8 @@ package onedevice
 import (
 	"encoding/binary"
 	"errors"
-	"math"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"sync"
 	"testing"
