@@ -67,6 +67,24 @@ func DeviceName(ordinal int) (string, error) {
 	return d.Name()
 }
 
+// DevicePCIBusID is the PCI address of device ordinal
+// ("0000:19:00.0"), without opening the device: two processes see the
+// same GPU when their devices have the same address.
+func DevicePCIBusID(ordinal int) (string, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return "", err
+	}
+	if ordinal < 0 || ordinal >= n {
+		return "", fmt.Errorf("cuda: device %d out of range (this process sees %d): %w", ordinal, n, ErrInvalidDevice)
+	}
+	d := &Device{ordinal: ordinal}
+	if err := check("cuDeviceGet", C.gc_device_get(C.int(ordinal), &d.dev)); err != nil {
+		return "", err
+	}
+	return d.PCIBusID()
+}
+
 // Open retains the primary context of device ordinal (0-based).
 func Open(ordinal int) (*Device, error) {
 	n, err := DeviceCount()

@@ -169,6 +169,47 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sc
 	return e.next, nil
 }
 
+// Map implements onedevice.Mapper: n bytes at off of the peer's
+// allocation key names, mapped into this process on device on.Device
+// (cached as Start's mappings are) and kept open until Release.
+func (e *Engine) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error) {
+	if on.Kind != exec.MemCUDA {
+		return exec.Region{}, fmt.Errorf("cudaexec: cannot map a peer's buffer as %v memory", on)
+	}
+	if len(key) != keyLen {
+		return exec.Region{}, fmt.Errorf("cudaexec: rank %d's buffer key has %d bytes, want %d", peer, len(key), keyLen)
+	}
+	d, err := e.device(on.Device)
+	if err != nil {
+		return exec.Region{}, err
+	}
+	m, err := e.mapping(d, peer, key)
+	if err != nil {
+		return exec.Region{}, err
+	}
+	if off < 0 || n < 0 || off+n > int64(m.size) {
+		return exec.Region{}, fmt.Errorf("cudaexec: %d bytes at offset %d run off rank %d's %d-byte allocation", n, off, peer, m.size)
+	}
+	e.clock++
+	m.lastUse = e.clock
+	m.inFlight++
+	return exec.DeviceRegion(on, uintptr(m.buf.Ptr())+uintptr(off), n), nil
+}
+
+// Release implements onedevice.Mapper: the mapping may be evicted again.
+func (e *Engine) Release(peer int, key []byte) {
+	if len(key) != keyLen {
+		return
+	}
+	id := binary.LittleEndian.Uint64(key[64:])
+	for k, m := range e.maps {
+		if k.peer == peer && k.id == id && m.inFlight > 0 {
+			m.inFlight--
+			return
+		}
+	}
+}
+
 // startDirect queues one copy on the peer's direct stream.
 func (e *Engine) startDirect(d *cuda.Device, peer int, dst, src cuda.DevicePtr, n int64) (engineCopy, error) {
 	s, err := e.stream(d, peer, 0)

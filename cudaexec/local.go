@@ -24,6 +24,10 @@ type Local struct {
 	Every time.Duration
 }
 
+// InOrder implements onedevice.InOrder: one stream runs the steps in the
+// order they were started.
+func (l *Local) InOrder() bool { return true }
+
 // PollInterval implements exec.PollInterval.
 func (l *Local) PollInterval() time.Duration { return l.Every }
 

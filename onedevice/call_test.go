@@ -298,3 +298,17 @@ func (m slowMapper) Export(r exec.Region) ([]byte, int64, error) {
 	time.Sleep(m.d / 2) // called twice: the rank enters late
 	return m.Mapper.Export(r)
 }
+
+// PlanWork counts the plans' bytes: an allreduce of 4 ranks copies its
+// vector once in, reduces three inputs, copies the result three times out;
+// an allgather copies every block to every rank.
+func TestPlanWork(t *testing.T) {
+	w, err := PlanWork(coll.Allreduce, 4, 100)
+	require.NoError(t, err)
+	assert.Equal(t, Work{Copied: 400, Reduced: 300, Ops: 7}, w)
+	w, err = PlanWork(coll.Allgather, 4, 100)
+	require.NoError(t, err)
+	assert.Equal(t, Work{Copied: 1600, Ops: 16}, w)
+	_, err = PlanWork(coll.Bcast, 4, 100)
+	assert.Error(t, err)
+}

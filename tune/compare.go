@@ -85,6 +85,10 @@ func (r Regime) predict(l Layer, c coll.Collective, alg string, bytes int64, dty
 	if err := l.validate(); err != nil {
 		return 0, err
 	}
+	if r.OneDevice != nil && alg == "leader" && (c == coll.Allreduce || c == coll.Allgather) {
+		t, err := r.OneDevice.predict(c, r.Procs(), bytes)
+		return l.CallUS + t, err
+	}
 	opt := r.Opt
 	opt.MessageUS = l.MessageUS
 	spec := sched.Spec{Collective: c, Algorithm: alg, Topo: r.Topo, Bytes: bytes, DtypeBytes: dtypeBytes}

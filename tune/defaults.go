@@ -85,11 +85,24 @@ const (
 )
 
 // Team is what the default choice knows of a team besides the call: its
-// size, and whether goring's CUDA push engine carries every transfer of
-// device memory (every rank on one host, the engine on).
+// size, whether goring's CUDA push engine carries every transfer of
+// device memory (every rank on one host, the engine on), and whether
+// every rank's process sees one and the same GPU (SharedGPU, with Push).
 type Team struct {
-	Size int
-	Push bool
+	Size      int
+	Push      bool
+	SharedGPU bool
+}
+
+// sharedGPUAlgs are the defaults on device memory where every process of
+// the team shares one GPU: the leader algorithms, which the team layer
+// runs as one process's copies and reductions over every rank's buffers
+// (package onedevice), so the GPU never turns between the processes'
+// contexts; docs/gpu.md "One process drives a shared GPU" has the
+// measurements.
+var sharedGPUAlgs = map[coll.Collective]string{
+	coll.Allgather: "leader",
+	coll.Allreduce: "leader",
 }
 
 // PushPair reports whether t is a team of two whose device transfers all
@@ -118,6 +131,9 @@ func DefaultAlgorithm(c coll.Collective, bytes int64, host bool, t Team) (alg, f
 // default serves): the push engine's where every transfer takes it, else
 // the UCX path's.
 func deviceAlg(c coll.Collective, bytes int64, t Team) string {
+	if a := sharedGPUAlgs[c]; a != "" && t.Push && t.SharedGPU && t.Size > 1 {
+		return a
+	}
 	if t.PushPair() && c == coll.Allreduce && bytes >= PushLargeBytes {
 		return "ring"
 	}

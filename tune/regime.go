@@ -21,6 +21,10 @@ type Regime struct {
 	Goring      Layer
 	GoringLarge Layer
 	CMax        int64
+	// OneDevice, where set, prices goring's leader algorithms as one
+	// process's device work (the shared-GPU regime) instead of simulating
+	// their messages.
+	OneDevice *OneDevice
 }
 
 // The host figures every layer shares on one host, measured on the
@@ -68,7 +72,8 @@ func SharedGPU(procs int) (Regime, error) {
 	ucp.MessageUS = 140
 	goring := CUDAGoring
 	goring.MessageUS = 0 // the fitted step is goring's push
-	return Regime{Name: fmt.Sprintf("one GPU, %d processes", procs), Topo: t, UCP: ucp, Goring: goring, GoringLarge: goring}, nil
+	od := SharedH100OneDevice
+	return Regime{Name: fmt.Sprintf("one GPU, %d processes", procs), Topo: t, UCP: ucp, Goring: goring, GoringLarge: goring, OneDevice: &od}, nil
 }
 
 // GPUs is procs processes on one host, one GPU each, on CUDA memory: the

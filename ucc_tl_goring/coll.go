@@ -53,9 +53,10 @@ type tlColl struct {
 	gpu     *teamGPU      // nil for host memory
 	state   collState
 	err     error
-	trivial bool         // zero elements: done at post
-	lanes   *laneRun     // host buffers on several lanes (lanes.go); nil: one lane
-	xchg    *a2aExchange // alltoallv's count exchange, before m runs (alltoallv.go)
+	trivial bool          // zero elements: done at post
+	lanes   *laneRun      // host buffers on several lanes (lanes.go); nil: one lane
+	xchg    *a2aExchange  // alltoallv's count exchange, before m runs (alltoallv.go)
+	one     *oneDeviceRun // a leader algorithm on a shared GPU (onedevice.go); nil: none
 }
 
 // newColl plans the call and builds its executor over the caller's
@@ -95,6 +96,12 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		if c.gpu, err = t.gpu(mem.Device); err != nil {
 			return nil, err
 		}
+	}
+	if t.runsOnOneDevice(a, alg, mem) {
+		if err := c.newOneDevice(a, mem, B); err != nil {
+			return nil, err
+		}
+		return c, nil
 	}
 	entry, err := t.planFor(a, alg, fallback, B, mem, t.deviceChunks(a, B, mem))
 	if err != nil {
@@ -370,6 +377,10 @@ func (c *tlColl) start(tr *ucxmp.Transport) {
 		c.startLanes()
 		return
 	}
+	if c.one != nil {
+		c.startOneDevice(tr)
+		return
+	}
 	tr.NextCall()
 	c.state = collRunning
 	c.call.SetWatch(c.team.watch)
@@ -405,6 +416,9 @@ func (c *tlColl) poll() bool {
 	if c.lanes != nil {
 		return c.pollLanes()
 	}
+	if c.one != nil {
+		return c.pollOneDevice()
+	}
 	done, err := c.call.Progress(time.Time{})
 	if err == nil && done && c.xchg != nil && c.xchg.active {
 		if err = c.exchanged(); err == nil {
@@ -427,9 +441,12 @@ func (c *tlColl) abort(cause error) {
 		c.abortLanes(cause)
 		return
 	}
-	if c.state == collRunning {
+	switch {
+	case c.state == collRunning && c.one != nil:
+		c.err = c.one.call.Abort(cause)
+	case c.state == collRunning:
 		c.err = c.call.Abort(cause)
-	} else {
+	default:
 		c.err = cause
 	}
 	c.state = collFailed

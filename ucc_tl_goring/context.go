@@ -48,28 +48,33 @@ func (c *tlContext) close() error {
 	return c.uctx.Close()
 }
 
-// A card is what a rank publishes to its team: "GRC2", the host name
+// A card is what a rank publishes to its team: "GRC3", the host name
 // (uint16 length + bytes), the process id (uint32) and its start time
 // (uint64, launch.ProcStart: with the pid it names the process for good),
-// and the UCX worker address (uint32 length + bytes), little-endian.
-const cardMagic = "GRC2"
+// the UCX worker address (uint32 length + bytes), and the PCI address of
+// the one GPU the process sees (uint16 length + bytes; empty when it sees
+// none or several), little-endian.
+const cardMagic = "GRC3"
 
 type card struct {
 	host  string
 	pid   int
 	start uint64
 	addr  []byte
+	gpu   string
 }
 
 func encodeCard(c card) []byte {
-	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr))
+	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr)+2+len(c.gpu))
 	b = append(b, cardMagic...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.host)))
 	b = append(b, c.host...)
 	b = binary.LittleEndian.AppendUint32(b, uint32(c.pid))
 	b = binary.LittleEndian.AppendUint64(b, c.start)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.addr)))
-	return append(b, c.addr...)
+	b = append(b, c.addr...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.gpu)))
+	return append(b, c.gpu...)
 }
 
 // decodeCard reads the card at the start of slot (padding after it is
@@ -96,5 +101,14 @@ func decodeCard(slot []byte) (card, error) {
 		return card{}, fmt.Errorf("address of %d bytes does not fit the %d bytes left in the slot", al, len(rest))
 	}
 	c.addr = append([]byte(nil), rest[:al]...)
+	rest = rest[al:]
+	if len(rest) < 2 {
+		return card{}, errors.New("card ends before the GPU's address")
+	}
+	gl := int(binary.LittleEndian.Uint16(rest))
+	if gl > len(rest)-2 {
+		return card{}, fmt.Errorf("GPU address of %d bytes overruns the slot", gl)
+	}
+	c.gpu = string(rest[2 : 2+gl])
 	return c, nil
 }

@@ -121,7 +121,8 @@ func (c *tlColl) current() {
 
 // defaults is what the default algorithm knows of this team (tune.Team).
 func (t *tlTeam) defaults() tune.Team {
-	return tune.Team{Size: t.size, Push: t.engine != nil && t.oneHost}
+	push := t.engine != nil && t.oneHost
+	return tune.Team{Size: t.size, Push: push, SharedGPU: push && t.sharedGPU}
 }
 
 // deviceChunks is the pieces a call's transfers pipeline in (0: none), for

@@ -38,6 +38,7 @@ type tlTeam struct {
 	gpus       map[int]*teamGPU // by device ordinal, opened on first use
 	engine     *cudaexec.Engine // CUDA push engine for peers on this host; nil: none
 	oneHost    bool             // every rank runs on this host
+	sharedGPU  bool             // every rank's process sees one GPU, the same one
 	stager     *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
 	lanes      []*teamLane      // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
 	// noSplit says why the engine does not split this team's transfers
@@ -71,7 +72,7 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 		// card with pid 0, which peers take as "cannot be watched".
 		pid, start = 0, 0
 	}
-	c := card{host: host, pid: pid, start: start, addr: laneAddress(rw, lanes)}
+	c := card{host: host, pid: pid, start: start, addr: laneAddress(rw, lanes), gpu: soleGPU(ctx)}
 	return &tlTeam{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c), lanes: lanes}, nil
 }
 
@@ -120,6 +121,10 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 		return err
 	}
 	t.tr, t.topo, t.memTypes = tr, tp, mts
+	t.sharedGPU = all[0].gpu != ""
+	for _, c := range all {
+		t.sharedGPU = t.sharedGPU && c.gpu == all[0].gpu
+	}
 	t.watch = newPeerWatch(t.rank, all)
 	t.oneHost = true
 	for _, h := range hosts {
@@ -135,6 +140,24 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 		t.usePlanner(hosts)
 	}
 	return t.openCPath()
+}
+
+// soleGPU is the PCI address of the one GPU this process sees, "" when it
+// sees none or several (then which one a rank uses is not known before
+// its calls) or when the push engine is off (the leader algorithms need
+// it). Ranks whose cards give the same address share that GPU.
+func soleGPU(ctx *tlContext) string {
+	if ctx.opts.noIPC {
+		return ""
+	}
+	if n, err := cuda.DeviceCount(); err != nil || n != 1 {
+		return ""
+	}
+	id, err := cuda.DevicePCIBusID(0)
+	if err != nil {
+		return ""
+	}
+	return id
 }
 
 // teamTopology places ranks on nodes by host: when every host holds the

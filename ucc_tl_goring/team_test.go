@@ -338,10 +338,10 @@ func TestOptions(t *testing.T) {
 }
 
 func TestCards(t *testing.T) {
-	c := encodeCard(card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}})
+	c := encodeCard(card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}, gpu: "0000:19:00.0"})
 	got, err := decodeCard(append(c, 0, 0, 0))
 	require.NoError(t, err)
-	assert.Equal(t, card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}}, got)
+	assert.Equal(t, card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}, gpu: "0000:19:00.0"}, got)
 	for i := 0; i < len(c); i++ {
 		_, err := decodeCard(c[:i])
 		assert.Error(t, err, "truncated to %d bytes", i)

@@ -79,7 +79,9 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 		}
 		s.Cal, s.CalName, s.GPUModel = cal, f.calib, cal.GPUModel
 	}
-	team := tune.Team{Size: f.np, Push: f.gpus > 0}
+	// One GPU for several ranks: every process sees that one GPU, as the
+	// team layer finds from its ranks' cards.
+	team := tune.Team{Size: f.np, Push: f.gpus > 0, SharedGPU: f.gpus == 1}
 	str, points, summary := tune.Claims(s, func(c coll.Collective, b int64, host bool) (string, string) {
 		return tune.DefaultAlgorithm(c, b, host, team)
 	})

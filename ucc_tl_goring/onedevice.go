@@ -1,0 +1,84 @@
+//go:build ucc
+
+package main
+
+import (
+	"time"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/onedevice"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
+)
+
+// The leader algorithms on a shared GPU: where every rank's process sees
+// the same single GPU, a call of allreduce or allgather "leader" on CUDA
+// buffers runs as package onedevice has it (rank 0 maps everyone's
+// buffers and does all the copies and reductions itself) instead of as
+// the messages of sched's program, which is what runs everywhere else.
+
+// runsOnOneDevice reports whether a call of alg on mem runs as one
+// process's device work.
+func (t *tlTeam) runsOnOneDevice(a collArgs, alg string, mem exec.Mem) bool {
+	return alg == "leader" && !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost &&
+		(a.coll == coll.Allreduce || a.coll == coll.Allgather)
+}
+
+// newOneDevice prepares c to run on the shared GPU: B is the call's
+// vector (an allreduce's) or block (an allgather's). In place, an
+// allreduce's source is its result (the leader reads every input before
+// it writes any result) and an allgather's is the rank's own block.
+func (c *tlColl) newOneDevice(a collArgs, mem exec.Mem, B int64) error {
+	t := c.team
+	if a.dst == nil || (!a.inPlace && a.src == nil) {
+		return invalid("%s: missing buffer", a.coll)
+	}
+	dlen := B
+	if a.coll == coll.Allgather {
+		dlen = int64(t.size) * B
+	}
+	dst := deviceRegion(mem, a.dst, dlen)
+	var src exec.Region
+	switch {
+	case a.inPlace && a.coll == coll.Allgather:
+		src = dst.Slice(int64(t.rank)*B, B)
+	case a.inPlace:
+		src = dst
+	default:
+		src = deviceRegion(mem, a.src, B)
+	}
+	dtype, op := a.coll.Reduction(a.dtype, a.op)
+	c.one = &oneDeviceRun{cfg: onedevice.Config{Collective: a.coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
+		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local}}
+	return nil
+}
+
+// oneDeviceRun is a call on the shared GPU: its configuration and the
+// protocol's state.
+type oneDeviceRun struct {
+	cfg  onedevice.Config
+	call onedevice.Call
+}
+
+func (c *tlColl) startOneDevice(tr *ucxmp.Transport) {
+	tr.NextCall()
+	c.state = collRunning
+	cfg := c.one.cfg
+	cfg.Transport, cfg.Watch, cfg.Deadline = tr, c.team.watch, c.team.deadline()
+	if err := c.one.call.Begin(cfg); err != nil {
+		c.state, c.err = collFailed, err
+	}
+}
+
+func (c *tlColl) pollOneDevice() bool {
+	done, err := c.one.call.Progress(time.Time{})
+	switch {
+	case err != nil:
+		c.state, c.err = collFailed, err
+	case done:
+		c.state = collDone
+	default:
+		return false
+	}
+	return true
+}
