@@ -17,20 +17,32 @@ import (
 // (src(r) == dst(r)) the first copy has nothing to do and the others read
 // every input before any result is written: the copies wait for the last
 // reduction.
-func AllreducePlan(srcs, dsts []exec.Region) []Op {
-	p := len(srcs)
-	ops := make([]Op, 0, 2*p)
-	last := -1
-	if !same(srcs[0], dsts[0]) {
-		ops = append(ops, Op{Kind: sched.OpCopy, Dst: dsts[0], Src: srcs[0]})
-		last = 0
+//
+// piece > 0 runs the plan piece by piece (piece bytes, a multiple of the
+// element size): a piece of dst0 small enough to stay in the GPU's L2
+// cache between its reductions and its copies out is read from memory
+// once, not 2P-1 times. The pieces are independent of each other.
+func AllreducePlan(srcs, dsts []exec.Region, piece int64) []Op {
+	p, B := len(srcs), srcs[0].Len()
+	if piece <= 0 || piece > B {
+		piece = B
 	}
-	for i := 1; i < p; i++ {
-		ops = append(ops, Op{Kind: sched.OpReduce, Dst: dsts[0], Src: srcs[i], Deps: deps(last)})
-		last = len(ops) - 1
-	}
-	for r := 1; r < p; r++ {
-		ops = append(ops, Op{Kind: sched.OpCopy, Dst: dsts[r], Src: dsts[0], Deps: deps(last)})
+	var ops []Op
+	for off := int64(0); off < B; off += piece {
+		n := min(piece, B-off)
+		at := func(r exec.Region) exec.Region { return r.Slice(off, n) }
+		last := -1
+		if !same(srcs[0], dsts[0]) {
+			ops = append(ops, Op{Kind: sched.OpCopy, Dst: at(dsts[0]), Src: at(srcs[0])})
+			last = len(ops) - 1
+		}
+		for i := 1; i < p; i++ {
+			ops = append(ops, Op{Kind: sched.OpReduce, Dst: at(dsts[0]), Src: at(srcs[i]), Deps: deps(last)})
+			last = len(ops) - 1
+		}
+		for r := 1; r < p; r++ {
+			ops = append(ops, Op{Kind: sched.OpCopy, Dst: at(dsts[r]), Src: at(dsts[0]), Deps: deps(last)})
+		}
 	}
 	return ops
 }

@@ -44,6 +44,10 @@ type Config struct {
 	Mapper    Mapper
 	// Local runs the leader's copies and reductions (rank 0 only).
 	Local exec.LocalExecutor
+	// Piece, when > 0, runs the plan in pieces of about that many bytes
+	// (AllreducePlan, AllgatherPlan): each piece's reads hit the GPU's L2
+	// cache after the first. Only rank 0's counts.
+	Piece int64
 	// Watch checks the peers while the call waits (nil: none); Deadline
 	// ends a call that has not finished by then (zero: none). See exec's
 	// timeout policy.
@@ -310,9 +314,13 @@ func (c *Call) plan() error {
 		return err
 	}
 	if c.cfg.Collective == coll.Allreduce {
-		c.ops = AllreducePlan(srcs, dsts)
+		piece := c.cfg.Piece
+		if esize := int64(c.cfg.Dtype.Size()); esize > 0 {
+			piece -= piece % esize // a reduction splits on elements
+		}
+		c.ops = AllreducePlan(srcs, dsts, piece)
 	} else {
-		c.ops = AllgatherPlan(srcs, dsts)
+		c.ops = AllgatherPlan(srcs, dsts, c.cfg.Piece)
 	}
 	c.started, c.done = make([]bool, len(c.ops)), make([]bool, len(c.ops))
 	return nil

@@ -62,6 +62,10 @@ func newJob(t *testing.T, c coll.Collective, p int, B int64, inPlace bool, seed 
 
 // run calls every rank's Call in its own goroutine, as the processes do.
 func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
+	return j.runPieces(c, dt, op, 0)
+}
+
+func (j *job) runPieces(c coll.Collective, dt coll.Dtype, op coll.Op, piece int64) []error {
 	p := len(j.src)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
@@ -71,7 +75,7 @@ func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 			defer wg.Done()
 			var call Call
 			cfg := Config{Collective: c, Rank: r, Size: p, Src: j.src[r], Dst: j.dst[r], Dtype: dt, Op: op,
-				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second)}
+				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second), Piece: piece}
 			if err := call.Begin(cfg); err != nil {
 				errs[r] = err
 				return
@@ -132,6 +136,7 @@ func TestCallMatchesReference(t *testing.T) {
 		elems   int64
 		inPlace bool
 		inOrder bool
+		piece   int64
 	}
 	var cases []kase
 	i := 0
@@ -140,15 +145,18 @@ func TestCallMatchesReference(t *testing.T) {
 			for _, ip := range []bool{false, true} {
 				dts := []coll.Dtype{coll.Float32, coll.Int32, coll.Float64, coll.Uint8, coll.Bfloat16}
 				ops := []coll.Op{coll.Sum, coll.Max, coll.Prod, coll.Min}
+				// Pieces of 0 (whole), 7 bytes (rounded down to elements for
+				// a reduction, not for a copy) and 64 bytes.
+				piece := []int64{0, 7, 64}[i%3]
 				cases = append(cases,
-					kase{coll.Allreduce, dts[i%len(dts)], ops[i%len(ops)], p, elems, ip, i%2 == 0},
-					kase{coll.Allgather, coll.Uint8, coll.Sum, p, elems * int64(1+i%4), ip, i%2 == 1})
+					kase{coll.Allreduce, dts[i%len(dts)], ops[i%len(ops)], p, elems, ip, i%2 == 0, piece},
+					kase{coll.Allgather, coll.Uint8, coll.Sum, p, elems * int64(1+i%4), ip, i%2 == 1, piece})
 				i++
 			}
 		}
 	}
 	for k, tc := range cases {
-		t.Run(fmt.Sprintf("%d_%s_%s_%s_p%d_%d_inplace%v_inorder%v", k, tc.c, tc.dt, tc.op, tc.p, tc.elems, tc.inPlace, tc.inOrder), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d_%s_%s_%s_p%d_%d_inplace%v_inorder%v_piece%d", k, tc.c, tc.dt, tc.op, tc.p, tc.elems, tc.inPlace, tc.inOrder, tc.piece), func(t *testing.T) {
 			B := tc.elems * int64(tc.dt.Size())
 			j := newJob(t, tc.c, tc.p, B, tc.inPlace, uint64(k)+1, tc.inOrder)
 			rng := rand.New(rand.NewPCG(uint64(k), 7))
@@ -157,7 +165,7 @@ func TestCallMatchesReference(t *testing.T) {
 				inputs[r] = randomElems(rng, tc.dt, tc.elems)
 				require.NoError(t, j.arena.Write(j.src[r], inputs[r]))
 			}
-			for _, err := range j.run(tc.c, tc.dt, tc.op) {
+			for _, err := range j.runPieces(tc.c, tc.dt, tc.op, tc.piece) {
 				require.NoError(t, err)
 			}
 			want := reference(t, tc.c, tc.dt, tc.op, inputs)

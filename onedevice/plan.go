@@ -55,9 +55,9 @@ func PlanWork(c coll.Collective, p int, B int64) (Work, error) {
 	var ops []Op
 	switch c {
 	case coll.Allreduce:
-		ops = AllreducePlan(srcs, dsts)
+		ops = AllreducePlan(srcs, dsts, 0)
 	case coll.Allgather:
-		ops = AllgatherPlan(srcs, dsts)
+		ops = AllgatherPlan(srcs, dsts, 0)
 	default:
 		return Work{}, fmt.Errorf("onedevice: no leader algorithm for %s", c)
 	}

@@ -68,6 +68,8 @@ if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
   # SELECT=model: no TUNE string, goring's own scores (its model,
   # docs/ucc.md "Default scores from the model") decide which layer runs.
   [ "${SELECT:-tune}" = model ] && G=(-x UCC_TLS=ucp,goring)
+  # GORING_ENV="VAR=value ...": more settings for the tl/goring runs.
+  for e in ${GORING_ENV:-}; do G+=(-x "$e"); done
   # Correctness first: UCC's own test on CUDA buffers, goring's score
   # raised for its four collectives, every team shape, 1 B to 4 MiB.
   if [ "${CHECK:-1}" = 1 ]; then
