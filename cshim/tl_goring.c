@@ -66,12 +66,6 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "scores from the model\"); fixed: its default score (5) everywhere, so goring runs only "
      "where UCC_TL_GORING_TUNE asks",
      ucc_offsetof(ucc_tl_goring_context_config_t, scores), UCC_CONFIG_TYPE_STRING},
-    {"SHARED_GPU_PIECE", "0",
-     "where every process of a team shares one GPU, rank 0 does the device work of allreduce and "
-     "allgather for all of them (the leader algorithms); it does it in pieces of this many bytes "
-     "(K/M suffixes; 0: whole buffers), each small enough for the GPU's L2 cache to serve its "
-     "later reads",
-     ucc_offsetof(ucc_tl_goring_context_config_t, shared_gpu_piece), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

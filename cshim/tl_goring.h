@@ -58,7 +58,6 @@ typedef struct ucc_tl_goring_context_config {
     char                   *keepawake;   /* checked by goring: off or a duration <= 9ms */
     char                   *cpath_max;   /* checked by goring: bytes, 0 turns the C path off */
     char                   *scores;      /* checked by goring: model or fixed */
-    char                   *shared_gpu_piece; /* checked by goring: bytes, 0 runs whole */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

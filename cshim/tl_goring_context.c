@@ -26,8 +26,7 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"calibration", cfg->calibration},
               {"keepawake", cfg->keepawake},
               {"cpath_max", cfg->cpath_max},
-              {"scores", cfg->scores},
-              {"shared_gpu_piece", cfg->shared_gpu_piece}};
+              {"scores", cfg->scores}};
     size_t off = 0;
     int    n;
 

@@ -35,10 +35,13 @@ const (
 	reduceBlocksPerSM = 4
 )
 
-// reduceModule is a device's loaded kernels: one function per dtype and op.
+// reduceModule is a device's loaded kernels: one function per dtype and op,
+// its multi form, and the multi copy.
 type reduceModule struct {
 	mod   C.gc_module
 	fns   [coll.Float64 + 1][coll.Bxor + 1]C.gc_function
+	multi [coll.Float64 + 1][coll.Bxor + 1]C.gc_function
+	copyM C.gc_function
 	image string // which embedded image was loaded
 	grid  int    // blocks of a full-size launch
 }
@@ -115,14 +118,18 @@ func (d *Device) loadReduceKernels() (*reduceModule, error) {
 			if !coll.Supports(op, dt) {
 				continue
 			}
-			fname := C.CString("goring_reduce_" + dt.String() + "_" + op.String())
-			r := C.gc_module_function(ctx, &m.fns[dt][op], m.mod, fname)
-			C.free(unsafe.Pointer(fname))
-			if err := check(fmt.Sprintf("cuModuleGetFunction(%s/%s in %s)", dt, op, name), r); err != nil {
-				_ = C.gc_module_unload(ctx, m.mod)
-				return nil, err
+			for _, k := range []struct {
+				prefix string
+				fn     *C.gc_function
+			}{{"goring_reduce_", &m.fns[dt][op]}, {"goring_reduce_multi_", &m.multi[dt][op]}} {
+				if err := moduleFunction(ctx, m, k.fn, k.prefix+dt.String()+"_"+op.String(), name); err != nil {
+					return nil, err
+				}
 			}
 		}
+	}
+	if err := moduleFunction(ctx, m, &m.copyM, "goring_copy_multi", name); err != nil {
+		return nil, err
 	}
 	sms, err := d.SMCount()
 	if err != nil {
@@ -130,6 +137,19 @@ func (d *Device) loadReduceKernels() (*reduceModule, error) {
 	}
 	m.grid = sms * reduceBlocksPerSM
 	return m, nil
+}
+
+// moduleFunction looks up fname in m (loaded from image), unloading m if
+// it is missing.
+func moduleFunction(ctx C.gc_ctx, m *reduceModule, fn *C.gc_function, fname, image string) error {
+	cname := C.CString(fname)
+	r := C.gc_module_function(ctx, fn, m.mod, cname)
+	C.free(unsafe.Pointer(cname))
+	if err := check(fmt.Sprintf("cuModuleGetFunction(%s in %s)", fname, image), r); err != nil {
+		_ = C.gc_module_unload(ctx, m.mod)
+		return err
+	}
+	return nil
 }
 
 // KernelImage names the embedded image d's kernels were loaded from
@@ -213,4 +233,83 @@ func CopyAddrAsync(s *Stream, dst, src DevicePtr, n int) error {
 		return err
 	}
 	return check("cuMemcpyDtoDAsync", C.gc_memcpy_dtod_async(ctx, C.gc_dptr(dst), C.gc_dptr(src), C.size_t(n), cs))
+}
+
+// MultiMax is the most sources and destinations one multi kernel takes
+// (GC_MULTI_MAX, GORING_MULTI_MAX in the kernels).
+const MultiMax = C.GC_MULTI_MAX
+
+// ReduceMultiAddrAsync queues, for every element of n bytes of dtype dt,
+// acc = ((srcs[0] op srcs[1]) op ...) in source order and acc written to
+// every address of dsts, in one kernel on s: each source read once. A
+// destination may also be a source (in place). Addresses are of s's
+// device (or peers it can access), aligned to the element size.
+func ReduceMultiAddrAsync(s *Stream, dsts, srcs []DevicePtr, n int, dt coll.Dtype, op coll.Op) error {
+	size := dt.Size()
+	if size == 0 || !coll.Supports(op, dt) {
+		return fmt.Errorf("cuda: reduce: %v is not defined on %v", op, dt)
+	}
+	if n < 0 || n%size != 0 {
+		return fmt.Errorf("cuda: reduce: %d bytes is not a whole number of %v elements", n, dt)
+	}
+	a, err := multiArgs(dsts, srcs, size)
+	if err != nil || n == 0 {
+		return err
+	}
+	a.n = C.ulonglong(n / size)
+	m, err := s.dev.reduceKernels()
+	if err != nil {
+		return err
+	}
+	return launchMulti(s, m, m.multi[dt][op], &a, n, "goring_reduce_multi")
+}
+
+// CopyMultiAddrAsync queues n bytes of src copied to every address of
+// dsts, in one kernel on s: the source read once.
+func CopyMultiAddrAsync(s *Stream, dsts []DevicePtr, src DevicePtr, n int) error {
+	if n < 0 {
+		return fmt.Errorf("cuda: copy of %d bytes", n)
+	}
+	a, err := multiArgs(dsts, []DevicePtr{src}, 1)
+	if err != nil || n == 0 {
+		return err
+	}
+	a.n = C.ulonglong(n)
+	m, err := s.dev.reduceKernels()
+	if err != nil {
+		return err
+	}
+	return launchMulti(s, m, m.copyM, &a, n, "goring_copy_multi")
+}
+
+// multiArgs checks the operand counts and alignment and fills the
+// kernel's argument.
+func multiArgs(dsts, srcs []DevicePtr, align int) (C.gc_multi_args, error) {
+	var a C.gc_multi_args
+	if len(srcs) < 1 || len(srcs) > MultiMax || len(dsts) < 1 || len(dsts) > MultiMax {
+		return a, fmt.Errorf("cuda: a multi kernel takes 1 to %d sources and destinations, not %d and %d", MultiMax, len(srcs), len(dsts))
+	}
+	for i, p := range srcs {
+		if uintptr(p)%uintptr(align) != 0 {
+			return a, fmt.Errorf("cuda: source %#x is not aligned to %d bytes", p, align)
+		}
+		a.src[i] = C.ulonglong(p)
+	}
+	for i, p := range dsts {
+		if uintptr(p)%uintptr(align) != 0 {
+			return a, fmt.Errorf("cuda: destination %#x is not aligned to %d bytes", p, align)
+		}
+		a.dst[i] = C.ulonglong(p)
+	}
+	a.nsrc, a.ndst = C.uint(len(srcs)), C.uint(len(dsts))
+	return a, nil
+}
+
+func launchMulti(s *Stream, m *reduceModule, f C.gc_function, a *C.gc_multi_args, n int, what string) error {
+	ctx, cs, err := s.live()
+	if err != nil {
+		return err
+	}
+	grid := min(m.grid, (n/16+reduceBlock-1)/reduceBlock+1)
+	return check("cuLaunchKernel("+what+")", C.gc_launch_multi(ctx, f, C.uint(grid), reduceBlock, cs, a))
 }

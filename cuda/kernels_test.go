@@ -59,10 +59,12 @@ func TestKernelManifest(t *testing.T) {
 	ptx, err := io.ReadAll(r)
 	require.NoError(t, err)
 	assert.Contains(t, string(ptx), "\n.version 9.0\n")
+	assert.Contains(t, string(ptx), ".entry goring_copy_multi(")
 	for _, dt := range coll.Dtypes {
 		for _, op := range coll.Ops {
 			if coll.Supports(op, dt) {
 				assert.Contains(t, string(ptx), ".entry goring_reduce_"+dt.String()+"_"+op.String()+"(", "kernel for %v/%v", dt, op)
+				assert.Contains(t, string(ptx), ".entry goring_reduce_multi_"+dt.String()+"_"+op.String()+"(", "multi kernel for %v/%v", dt, op)
 			}
 		}
 	}

@@ -405,6 +405,15 @@ gc_result gc_launch_reduce(gc_ctx ctx, gc_function f, unsigned grid, unsigned bl
     return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
 }
 
+gc_result gc_launch_multi(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                          const gc_multi_args *a)
+{
+    GC_CURRENT(ctx);
+    gc_multi_args copy = *a; /* the driver copies the argument at launch */
+    void         *params[] = {&copy};
+    return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
+}
+
 gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p)
 {
     return p_cuPointerGetAttribute(out, attr, p);

@@ -101,6 +101,19 @@ gc_result gc_module_unload(gc_ctx ctx, gc_module m);
 gc_result gc_launch_reduce(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
                            gc_dptr dst, gc_dptr src, unsigned long long n);
 
+/* The multi kernels' one argument, laid out as kernels/reduce.cu's
+ * multi_args: up to GC_MULTI_MAX source and destination addresses, the
+ * counts used, n (elements of a reduction, bytes of a copy). */
+#define GC_MULTI_MAX 8
+typedef struct {
+    unsigned long long src[GC_MULTI_MAX];
+    unsigned long long dst[GC_MULTI_MAX];
+    unsigned int       nsrc, ndst;
+    unsigned long long n;
+} gc_multi_args;
+gc_result gc_launch_multi(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                          const gc_multi_args *a);
+
 /* cuCtxSetCurrent on the calling thread, for libraries that use the
  * current context (UCX's CUDA transports). */
 gc_result gc_ctx_make_current(gc_ctx ctx);

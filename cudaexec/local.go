@@ -87,16 +87,68 @@ func (l *Local) Local(op *exec.LocalOp) (bool, error) {
 	if err != nil {
 		return true, err
 	}
-	ev, err := l.event()
+	if err := l.record(op.Token, op.Dst.Len()); err != nil {
+		return true, err
+	}
+	return false, nil
+}
+
+// LocalMulti implements exec.MultiLocal: one multi kernel on the stream.
+func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
+	if len(op.Dsts) == 0 || len(op.Srcs) == 0 {
+		return true, fmt.Errorf("cudaexec: a multi step of %d sources and %d destinations", len(op.Srcs), len(op.Dsts))
+	}
+	n := op.Dsts[0].Len()
+	if n == 0 {
+		return true, nil
+	}
+	var dsts, srcs [cuda.MultiMax]cuda.DevicePtr
+	if len(op.Dsts) > len(dsts) || len(op.Srcs) > len(srcs) {
+		return true, fmt.Errorf("cudaexec: a multi step of %d sources and %d destinations, at most %d each", len(op.Srcs), len(op.Dsts), cuda.MultiMax)
+	}
+	for i, r := range op.Srcs {
+		if r.Mem().Kind != exec.MemCUDA || r.Len() != n {
+			return true, fmt.Errorf("cudaexec: multi step source %v: want %d bytes of CUDA memory", r, n)
+		}
+		srcs[i] = cuda.DevicePtr(r.Addr())
+	}
+	for i, r := range op.Dsts {
+		if r.Mem().Kind != exec.MemCUDA || r.Len() != n {
+			return true, fmt.Errorf("cudaexec: multi step destination %v: want %d bytes of CUDA memory", r, n)
+		}
+		dsts[i] = cuda.DevicePtr(r.Addr())
+	}
+	var err error
+	switch {
+	case op.Kind == sched.OpCopy && len(op.Srcs) == 1:
+		err = cuda.CopyMultiAddrAsync(l.stream, dsts[:len(op.Dsts)], srcs[0], int(n))
+	case op.Kind == sched.OpReduce:
+		err = cuda.ReduceMultiAddrAsync(l.stream, dsts[:len(op.Dsts)], srcs[:len(op.Srcs)], int(n), op.Dtype, op.Op)
+	default:
+		err = fmt.Errorf("cudaexec: multi step %v of %d sources", op.Kind, len(op.Srcs))
+	}
 	if err != nil {
 		return true, err
 	}
-	if err := ev.Record(l.stream); err != nil {
-		l.free = append(l.free, ev)
+	if err := l.record(op.Token, n); err != nil {
 		return true, err
 	}
-	l.pending = append(l.pending, inFlight{token: op.Token, n: op.Dst.Len(), ev: ev})
 	return false, nil
+}
+
+// record queues an event after the step just launched: Poll reports the
+// step done when the stream reaches it.
+func (l *Local) record(token uint64, n int64) error {
+	ev, err := l.event()
+	if err != nil {
+		return err
+	}
+	if err := ev.Record(l.stream); err != nil {
+		l.free = append(l.free, ev)
+		return err
+	}
+	l.pending = append(l.pending, inFlight{token: token, n: n, ev: ev})
+	return nil
 }
 
 func (l *Local) event() (*cuda.Event, error) {

@@ -57,6 +57,32 @@ func (HostLocal) Local(op *LocalOp) (bool, error) {
 	return true, nil
 }
 
+// MultiOp is a copy or reduction of several sources into several
+// destinations in one step (one kernel): for every element, the sources
+// reduced in order (((Srcs[0] op Srcs[1]) op ...); a copy has one source)
+// and the result written to every destination. A destination may be a
+// source. All regions have one length.
+type MultiOp struct {
+	Token uint64
+	Kind  sched.StepOp // sched.OpCopy or sched.OpReduce
+	Dsts  []Region
+	Srcs  []Region
+	Dtype coll.Dtype
+	Op    coll.Op
+}
+
+// MultiMax is the most sources, and the most destinations, of one MultiOp.
+const MultiMax = 8
+
+// MultiLocal is a LocalExecutor that also runs MultiOps, completing them as
+// it completes its other steps (at once, or through Poll). Package
+// onedevice uses it where one process reduces every rank's buffer: each
+// source is read once instead of once per pairwise step.
+type MultiLocal interface {
+	LocalExecutor
+	LocalMulti(op *MultiOp) (done bool, err error)
+}
+
 // AsyncLocal is a LocalExecutor whose steps finish later (a GPU stream).
 // The driver (Call) polls it for finished steps while it has Pending work,
 // and then never sleeps in the transport longer than PollEvery, so device

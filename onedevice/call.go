@@ -44,10 +44,9 @@ type Config struct {
 	Mapper    Mapper
 	// Local runs the leader's copies and reductions (rank 0 only).
 	Local exec.LocalExecutor
-	// Piece, when > 0, runs the plan in pieces of about that many bytes
-	// (AllreducePlan, AllgatherPlan): each piece's reads hit the GPU's L2
-	// cache after the first. Only rank 0's counts.
-	Piece int64
+	// Fuse bounds the operands of one op where Local runs exec.MultiOps
+	// (0: exec.MultiMax; 1: pairwise ops only). Only rank 0's counts.
+	Fuse int
 	// Watch checks the peers while the call waits (nil: none); Deadline
 	// ends a call that has not finished by then (zero: none). See exec's
 	// timeout policy.
@@ -96,6 +95,7 @@ type Call struct {
 	nDone   int
 	mapped  []mappedKey
 	comps   []exec.Completion
+	multi   exec.MultiOp // the fused op being handed over (no allocation per op)
 }
 
 type mappedKey struct {
@@ -313,14 +313,17 @@ func (c *Call) plan() error {
 		c.release()
 		return err
 	}
-	if c.cfg.Collective == coll.Allreduce {
-		piece := c.cfg.Piece
-		if esize := int64(c.cfg.Dtype.Size()); esize > 0 {
-			piece -= piece % esize // a reduction splits on elements
+	fuse := 1
+	if _, ok := c.cfg.Local.(exec.MultiLocal); ok {
+		fuse = exec.MultiMax
+		if c.cfg.Fuse > 0 {
+			fuse = min(c.cfg.Fuse, exec.MultiMax)
 		}
-		c.ops = AllreducePlan(srcs, dsts, piece)
+	}
+	if c.cfg.Collective == coll.Allreduce {
+		c.ops = AllreducePlan(srcs, dsts, fuse)
 	} else {
-		c.ops = AllgatherPlan(srcs, dsts, c.cfg.Piece)
+		c.ops = AllgatherPlan(srcs, dsts, fuse)
 	}
 	c.started, c.done = make([]bool, len(c.ops)), make([]bool, len(c.ops))
 	return nil
@@ -357,9 +360,8 @@ func (c *Call) startOps() (bool, error) {
 		}
 		any = true
 		op := &c.ops[i]
-		lop := exec.LocalOp{Step: i, Token: c.token(kindOp, i), Kind: op.Kind, Dst: op.Dst, Src: op.Src, Dtype: c.cfg.Dtype, Op: c.cfg.Op}
 		c.started[i] = true
-		done, err := c.cfg.Local.Local(&lop)
+		done, err := c.launch(i, op)
 		if err != nil {
 			return any, fmt.Errorf("%s %d of %d: %w", opName(op.Kind), i, len(c.ops), err)
 		}
@@ -369,6 +371,21 @@ func (c *Call) startOps() (bool, error) {
 		}
 	}
 	return any, nil
+}
+
+// launch hands op i to the executor: a fused op as one exec.MultiOp.
+func (c *Call) launch(i int, op *Op) (bool, error) {
+	tok := c.token(kindOp, i)
+	if op.fused() {
+		ml, ok := c.cfg.Local.(exec.MultiLocal)
+		if !ok {
+			return true, fmt.Errorf("the executor runs no fused steps")
+		}
+		c.multi = exec.MultiOp{Token: tok, Kind: op.Kind, Dsts: op.Dsts, Srcs: op.Srcs, Dtype: c.cfg.Dtype, Op: c.cfg.Op}
+		return ml.LocalMulti(&c.multi)
+	}
+	lop := exec.LocalOp{Step: i, Token: tok, Kind: op.Kind, Dst: op.Dsts[0], Src: op.Srcs[0], Dtype: c.cfg.Dtype, Op: c.cfg.Op}
+	return c.cfg.Local.Local(&lop)
 }
 
 func (c *Call) ready(i int) bool {

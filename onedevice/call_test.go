@@ -62,10 +62,10 @@ func newJob(t *testing.T, c coll.Collective, p int, B int64, inPlace bool, seed 
 
 // run calls every rank's Call in its own goroutine, as the processes do.
 func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
-	return j.runPieces(c, dt, op, 0)
+	return j.runFused(c, dt, op, 0)
 }
 
-func (j *job) runPieces(c coll.Collective, dt coll.Dtype, op coll.Op, piece int64) []error {
+func (j *job) runFused(c coll.Collective, dt coll.Dtype, op coll.Op, fuse int) []error {
 	p := len(j.src)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
@@ -75,7 +75,7 @@ func (j *job) runPieces(c coll.Collective, dt coll.Dtype, op coll.Op, piece int6
 			defer wg.Done()
 			var call Call
 			cfg := Config{Collective: c, Rank: r, Size: p, Src: j.src[r], Dst: j.dst[r], Dtype: dt, Op: op,
-				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second), Piece: piece}
+				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second), Fuse: fuse}
 			if err := call.Begin(cfg); err != nil {
 				errs[r] = err
 				return
@@ -136,7 +136,7 @@ func TestCallMatchesReference(t *testing.T) {
 		elems   int64
 		inPlace bool
 		inOrder bool
-		piece   int64
+		fuse    int
 	}
 	var cases []kase
 	i := 0
@@ -145,18 +145,19 @@ func TestCallMatchesReference(t *testing.T) {
 			for _, ip := range []bool{false, true} {
 				dts := []coll.Dtype{coll.Float32, coll.Int32, coll.Float64, coll.Uint8, coll.Bfloat16}
 				ops := []coll.Op{coll.Sum, coll.Max, coll.Prod, coll.Min}
-				// Pieces of 0 (whole), 7 bytes (rounded down to elements for
-				// a reduction, not for a copy) and 64 bytes.
-				piece := []int64{0, 7, 64}[i%3]
+				// Fused ops of up to 8 (every rank in one op), 3 (teams in
+				// groups) and 2 operands; the in-order executor runs
+				// pairwise ops only.
+				fuse := []int{0, 3, 2}[i%3]
 				cases = append(cases,
-					kase{coll.Allreduce, dts[i%len(dts)], ops[i%len(ops)], p, elems, ip, i%2 == 0, piece},
-					kase{coll.Allgather, coll.Uint8, coll.Sum, p, elems * int64(1+i%4), ip, i%2 == 1, piece})
+					kase{coll.Allreduce, dts[i%len(dts)], ops[i%len(ops)], p, elems, ip, i%2 == 0, fuse},
+					kase{coll.Allgather, coll.Uint8, coll.Sum, p, elems * int64(1+i%4), ip, i%2 == 1, fuse})
 				i++
 			}
 		}
 	}
 	for k, tc := range cases {
-		t.Run(fmt.Sprintf("%d_%s_%s_%s_p%d_%d_inplace%v_inorder%v_piece%d", k, tc.c, tc.dt, tc.op, tc.p, tc.elems, tc.inPlace, tc.inOrder, tc.piece), func(t *testing.T) {
+		t.Run(fmt.Sprintf("%d_%s_%s_%s_p%d_%d_inplace%v_inorder%v_fuse%d", k, tc.c, tc.dt, tc.op, tc.p, tc.elems, tc.inPlace, tc.inOrder, tc.fuse), func(t *testing.T) {
 			B := tc.elems * int64(tc.dt.Size())
 			j := newJob(t, tc.c, tc.p, B, tc.inPlace, uint64(k)+1, tc.inOrder)
 			rng := rand.New(rand.NewPCG(uint64(k), 7))
@@ -165,7 +166,7 @@ func TestCallMatchesReference(t *testing.T) {
 				inputs[r] = randomElems(rng, tc.dt, tc.elems)
 				require.NoError(t, j.arena.Write(j.src[r], inputs[r]))
 			}
-			for _, err := range j.runPieces(tc.c, tc.dt, tc.op, tc.piece) {
+			for _, err := range j.runFused(tc.c, tc.dt, tc.op, tc.fuse) {
 				require.NoError(t, err)
 			}
 			want := reference(t, tc.c, tc.dt, tc.op, inputs)
@@ -311,12 +312,21 @@ func (m slowMapper) Export(r exec.Region) ([]byte, int64, error) {
 // vector once in, reduces three inputs, copies the result three times out;
 // an allgather copies every block to every rank.
 func TestPlanWork(t *testing.T) {
-	w, err := PlanWork(coll.Allreduce, 4, 100)
+	w, err := PlanWork(coll.Allreduce, 4, 100, 1)
 	require.NoError(t, err)
-	assert.Equal(t, Work{Copied: 400, Reduced: 300, Ops: 7}, w)
-	w, err = PlanWork(coll.Allgather, 4, 100)
+	assert.Equal(t, Work{Read: 100 + 600 + 300, Written: 100 + 300 + 300, Ops: 7}, w, "pairwise")
+	w, err = PlanWork(coll.Allreduce, 4, 100, 8)
 	require.NoError(t, err)
-	assert.Equal(t, Work{Copied: 1600, Ops: 16}, w)
-	_, err = PlanWork(coll.Bcast, 4, 100)
+	assert.Equal(t, Work{Read: 400, Written: 400, Ops: 1}, w, "fused: every input read once, every result written once")
+	w, err = PlanWork(coll.Allreduce, 8, 100, 3)
+	require.NoError(t, err)
+	assert.Equal(t, Work{Read: 300 + 300 + 300 + 200 + 300, Written: 4*100 + 700, Ops: 7}, w, "fused in groups of 3: s0-s2, then d0 with two more inputs at a time, then the results out")
+	w, err = PlanWork(coll.Allgather, 4, 100, 1)
+	require.NoError(t, err)
+	assert.Equal(t, Work{Read: 1600, Written: 1600, Ops: 16}, w)
+	w, err = PlanWork(coll.Allgather, 4, 100, 8)
+	require.NoError(t, err)
+	assert.Equal(t, Work{Read: 400, Written: 1600, Ops: 4}, w, "each block read once")
+	_, err = PlanWork(coll.Bcast, 4, 100, 8)
 	assert.Error(t, err)
 }

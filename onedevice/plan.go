@@ -8,16 +8,23 @@ import (
 	"github.com/goring-hpc/goring/sched"
 )
 
-// Op is one copy or reduction of a plan, over regions the leader can
-// address (its own buffers and its mappings of the others'). Deps are the
-// indices of earlier ops that must have finished first; ops are listed in
-// an order that respects them, so an executor that runs ops in the order
-// started needs no waiting between them.
+// Op is one step of a plan over regions the leader can address (its own
+// buffers and its mappings of the others'): for every element, Srcs
+// reduced in order (a copy has one source) and written to every region
+// of Dsts. A pairwise op has one destination and, for a reduction, Dsts[0]
+// is also its first operand (Dst op= Src, as exec.LocalOp); a fused op
+// (more than one source or destination, exec.MultiOp) reads exactly its
+// sources. Deps are the indices of earlier ops that must have finished
+// first; ops are listed in an order that respects them, so an executor
+// that runs ops in the order started needs no waiting between them.
 type Op struct {
-	Kind     sched.StepOp // sched.OpCopy, or sched.OpReduce: Dst = Dst op Src
-	Dst, Src exec.Region
-	Deps     []int
+	Kind       sched.StepOp // sched.OpCopy or sched.OpReduce
+	Dsts, Srcs []exec.Region
+	Deps       []int
 }
+
+// fused reports whether op runs as one exec.MultiOp.
+func (op *Op) fused() bool { return len(op.Dsts) > 1 || len(op.Srcs) > 1 }
 
 // same reports whether a and b are one range of memory: a copy between
 // them has nothing to do (a rank's own block in place).
@@ -25,17 +32,29 @@ func same(a, b exec.Region) bool {
 	return a.Mem() == b.Mem() && a.Addr() == b.Addr() && a.Len() == b.Len()
 }
 
-// Work is what a plan asks of the leader's device: bytes copied, bytes
-// reduced (each read twice and written once) and the number of ops.
+// deps is the dependency list of one earlier op (none for -1).
+func deps(i int) []int {
+	if i < 0 {
+		return nil
+	}
+	return []int{i}
+}
+
+// one is a region as a one-element list.
+func one(r exec.Region) []exec.Region { return []exec.Region{r} }
+
+// Work is what a plan asks of the leader's device: bytes read and
+// written, and the number of ops (each a launch).
 type Work struct {
-	Copied, Reduced int64
-	Ops             int
+	Read, Written int64
+	Ops           int
 }
 
 // PlanWork is the work of c's plan over p ranks of B bytes (an
-// allreduce's vector, an allgather's block), not in place: what package
-// tune charges the leader algorithms on a shared GPU.
-func PlanWork(c coll.Collective, p int, B int64) (Work, error) {
+// allreduce's vector, an allgather's block), not in place, with ops of
+// up to fuse operands (below 2: pairwise): what package tune charges the
+// leader algorithms on a shared GPU.
+func PlanWork(c coll.Collective, p int, B int64, fuse int) (Work, error) {
 	if p < 1 || B < 0 {
 		return Work{}, fmt.Errorf("onedevice: %d ranks of %d bytes", p, B)
 	}
@@ -55,19 +74,20 @@ func PlanWork(c coll.Collective, p int, B int64) (Work, error) {
 	var ops []Op
 	switch c {
 	case coll.Allreduce:
-		ops = AllreducePlan(srcs, dsts, 0)
+		ops = AllreducePlan(srcs, dsts, fuse)
 	case coll.Allgather:
-		ops = AllgatherPlan(srcs, dsts, 0)
+		ops = AllgatherPlan(srcs, dsts, fuse)
 	default:
 		return Work{}, fmt.Errorf("onedevice: no leader algorithm for %s", c)
 	}
 	w := Work{Ops: len(ops)}
 	for _, op := range ops {
-		if op.Kind == sched.OpReduce {
-			w.Reduced += op.Dst.Len()
-		} else {
-			w.Copied += op.Dst.Len()
+		n := op.Dsts[0].Len()
+		w.Read += n * int64(len(op.Srcs))
+		if op.Kind == sched.OpReduce && !op.fused() {
+			w.Read += n // the pairwise reduction reads its destination too
 		}
+		w.Written += n * int64(len(op.Dsts))
 	}
 	return w, nil
 }

@@ -17,10 +17,6 @@ import (
 // buffers and does all the copies and reductions itself) instead of as
 // the messages of sched's program, which is what runs everywhere else.
 
-// DefaultSharedPiece is the leader algorithms' piece on a shared GPU
-// (option shared_gpu_piece): whole buffers until measured otherwise.
-const DefaultSharedPiece = 0
-
 // runsOnOneDevice reports whether a call of alg on mem runs as one
 // process's device work.
 func (t *tlTeam) runsOnOneDevice(a collArgs, alg string, mem exec.Mem) bool {
@@ -53,7 +49,7 @@ func (c *tlColl) newOneDevice(a collArgs, mem exec.Mem, B int64) error {
 	}
 	dtype, op := a.coll.Reduction(a.dtype, a.op)
 	c.one = &oneDeviceRun{cfg: onedevice.Config{Collective: a.coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
-		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local, Piece: t.ctx.opts.sharedPiece}}
+		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local}}
 	return nil
 }
 

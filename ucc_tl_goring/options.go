@@ -35,17 +35,13 @@ type options struct {
 	// fixedScores turns the model's scores off (scores=fixed): goring
 	// keeps its default score everywhere (scores.go).
 	fixedScores bool
-	// sharedPiece is the piece of the leader algorithms' device work on a
-	// shared GPU (onedevice.Config.Piece); 0: whole buffers.
-	sharedPiece int64
 }
 
 // parseOptions reads "key=value;key=value" (semicolons: UCX transport
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake,
-		cpathMax: DefaultCPathMax, sharedPiece: DefaultSharedPiece}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake, cpathMax: DefaultCPathMax}
 	for k, v := range tune.DefaultAlgs {
 		o.algs[k] = v
 	}
@@ -110,12 +106,6 @@ func parseOptions(s string) (options, error) {
 			default:
 				return o, fmt.Errorf("option scores=%q: want model (the default: goring claims where its model predicts it faster than tl/ucp) or fixed", v)
 			}
-		case k == "shared_gpu_piece":
-			n, err := units.ParseBytes(v)
-			if err != nil || n > 1<<40 {
-				return o, fmt.Errorf("option shared_gpu_piece=%q: want a byte count (0: whole buffers), with an optional suffix (K, M, KiB, MiB)", v)
-			}
-			o.sharedPiece = n
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -132,7 +122,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, shared_gpu_piece, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, alg_<collective>)", k)
 		}
 	}
 	return o, nil

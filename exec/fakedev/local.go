@@ -19,12 +19,28 @@ import (
 type Local struct {
 	arena *Arena
 	rng   *rand.Rand
-	queue []exec.LocalOp
+	queue []queued
 	// Started counts the steps handed to Local, for tests.
 	Started int
 }
 
-var _ exec.AsyncLocal = (*Local)(nil)
+var (
+	_ exec.AsyncLocal = (*Local)(nil)
+	_ exec.MultiLocal = (*Local)(nil)
+)
+
+// queued is a step waiting to run: one of a LocalOp and a MultiOp.
+type queued struct {
+	op    exec.LocalOp
+	multi *exec.MultiOp
+}
+
+func (q *queued) token() uint64 {
+	if q.multi != nil {
+		return q.multi.Token
+	}
+	return q.op.Token
+}
 
 // Local implements exec.LocalExecutor: it checks the op and queues it.
 func (l *Local) Local(op *exec.LocalOp) (bool, error) {
@@ -36,7 +52,25 @@ func (l *Local) Local(op *exec.LocalOp) (bool, error) {
 			return true, err
 		}
 	}
-	l.queue = append(l.queue, *op)
+	l.queue = append(l.queue, queued{op: *op})
+	l.Started++
+	return false, nil
+}
+
+// LocalMulti implements exec.MultiLocal: the op is checked and queued (a
+// copy of it: the caller's slices may change after the call).
+func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
+	if len(op.Srcs) == 0 || len(op.Dsts) == 0 || len(op.Srcs) > exec.MultiMax || len(op.Dsts) > exec.MultiMax {
+		return true, fmt.Errorf("fakedev: a multi step of %d sources and %d destinations", len(op.Srcs), len(op.Dsts))
+	}
+	if op.Kind == sched.OpReduce {
+		if _, err := reduce.Kernel(op.Dtype, op.Op); err != nil {
+			return true, err
+		}
+	}
+	m := *op
+	m.Dsts, m.Srcs = append([]exec.Region(nil), op.Dsts...), append([]exec.Region(nil), op.Srcs...)
+	l.queue = append(l.queue, queued{multi: &m})
 	l.Started++
 	return false, nil
 }
@@ -51,8 +85,12 @@ func (l *Local) Poll(dst []exec.Completion) []exec.Completion {
 	}
 	l.rng.Shuffle(len(l.queue), func(i, j int) { l.queue[i], l.queue[j] = l.queue[j], l.queue[i] })
 	n := 1 + l.rng.IntN(len(l.queue))
-	for _, op := range l.queue[:n] {
-		dst = append(dst, exec.Completion{Token: op.Token, Len: op.Dst.Len(), Err: l.run(&op)})
+	for _, q := range l.queue[:n] {
+		if q.multi != nil {
+			dst = append(dst, exec.Completion{Token: q.multi.Token, Len: q.multi.Dsts[0].Len(), Err: l.runMulti(q.multi)})
+			continue
+		}
+		dst = append(dst, exec.Completion{Token: q.op.Token, Len: q.op.Dst.Len(), Err: l.run(&q.op)})
 	}
 	l.queue = append(l.queue[:0], l.queue[n:]...)
 	return dst
@@ -83,10 +121,49 @@ func (l *Local) run(op *exec.LocalOp) error {
 	return nil
 }
 
+// runMulti performs a multi step: the sources reduced in order (read
+// before any destination is written, as one kernel's threads do per
+// element), then the result written to every destination.
+func (l *Local) runMulti(op *exec.MultiOp) error {
+	a := l.arena
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var acc []byte
+	for i, r := range op.Srcs {
+		s, err := a.view(r)
+		if err != nil {
+			return err
+		}
+		if i == 0 {
+			acc = append([]byte(nil), s...)
+			continue
+		}
+		if len(s) != len(acc) {
+			return fmt.Errorf("fakedev: multi step sources of %d and %d bytes", len(acc), len(s))
+		}
+		f, err := reduce.Kernel(op.Dtype, op.Op)
+		if err != nil {
+			return err
+		}
+		f(acc, s)
+	}
+	for _, r := range op.Dsts {
+		d, err := a.view(r)
+		if err != nil {
+			return err
+		}
+		if len(d) != len(acc) {
+			return fmt.Errorf("fakedev: multi step destination of %d bytes for %d", len(d), len(acc))
+		}
+		copy(d, acc)
+	}
+	return nil
+}
+
 // Cancel implements exec.AsyncLocal: a queued step is dropped unrun.
 func (l *Local) Cancel(token uint64) error {
 	for i, op := range l.queue {
-		if op.Token == token {
+		if op.token() == token {
 			l.queue = append(l.queue[:i], l.queue[i+1:]...)
 			return nil
 		}
