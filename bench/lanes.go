@@ -107,6 +107,9 @@ func (rc *rankCall) runCall(ctx context.Context, ts []Transport, deadline time.T
 	for _, t := range ts {
 		t.NextCall()
 	}
+	if rc.one != nil {
+		return rc.runOneDevice(ctx, ts[0], deadline)
+	}
 	if rc.lanes == nil {
 		return exec.Run(ctx, rc.m, ts[0], deadline)
 	}

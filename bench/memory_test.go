@@ -67,3 +67,52 @@ func TestRunValidatesInDeviceMemory(t *testing.T) {
 		}
 	}
 }
+
+// With Config.OneDevice the leader algorithms run as package onedevice
+// has them (rank 0 maps the others' buffers: its engine opens mappings),
+// validated every iteration.
+func TestRunLeaderOnOneDevice(t *testing.T) {
+	tp := synthTopo(t, 2)
+	n := tp.NumGPUs()
+	for i, tc := range []struct {
+		c     coll.Collective
+		dtype coll.Dtype
+		op    coll.Op
+		sizes []int64
+	}{
+		{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 65537}},
+		{coll.Allreduce, coll.Float32, coll.Sum, []int64{4, 40004}},
+		{coll.Allreduce, coll.Int16, coll.Max, []int64{2, 1026}},
+	} {
+		arena := fakedev.New(uint64(10 + i))
+		net := memtransport.New(n, memtransport.Options{Seed: uint64(i), Reorder: true, Memory: arena})
+		ctrl := newChanCtrl(n)
+		engines := make([]*fakedev.Engine, n)
+		rows := make([][]Row, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for r := range n {
+			engines[r] = arena.Engine(r)
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cfg := Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{"leader"}, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
+					Iters: 3, Warmup: 1, Validate: true, CallTimeout: 10 * time.Second,
+					Memory: fakedev.Memory{Arena: arena, Dev: 0}, OneDevice: engines[r]}
+				rows[r], errs[r] = Run(context.Background(), cfg, memT{net.Endpoint(r)}, rankCtrl{ctrl, r})
+				if errs[r] != nil {
+					net.Abort(errs[r])
+				}
+			}()
+		}
+		wg.Wait()
+		for r, err := range errs {
+			require.NoError(t, err, "case %d rank %d", i, r)
+		}
+		require.Len(t, rows[0], len(tc.sizes), "case %d", i)
+		for _, row := range rows[0] {
+			assert.True(t, row.Validated, "case %d", i)
+		}
+		assert.Positive(t, engines[0].Mapped, "case %d: rank 0 mapped the others' buffers", i)
+	}
+}

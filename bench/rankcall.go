@@ -20,6 +20,7 @@ type rankCall struct {
 	mem              Memory
 	bufs             exec.Buffers
 	m                *exec.Machine   // one lane
+	one              *oneDeviceCall  // a leader algorithm on a shared GPU (onedevice.go); nil: none
 	lanes            []*exec.Machine // several lanes (nil: one); nil entries are empty lanes
 	hostSrc, hostDst []byte
 	timeout          time.Duration // deadline of one call
@@ -63,12 +64,19 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 		rc.release = append(rc.release, func() { _ = rc.mem.Free(r) })
 		*b.r = r
 	}
-	if lp.lanes != nil {
+	switch {
+	case lp.lanes != nil:
 		if err := rc.laneMachines(lp, rc.bufs, rc.mem.NewLocal); err != nil {
 			return nil, err
 		}
-	} else if err := rc.oneMachine(plan, prog); err != nil {
-		return nil, err
+	case rc.runsOnOneDevice():
+		if err := rc.newOneDevice(); err != nil {
+			return nil, err
+		}
+	default:
+		if err := rc.oneMachine(plan, prog); err != nil {
+			return nil, err
+		}
 	}
 	// Patterns are made and checked in host memory; on a device they are
 	// staged through these (outside the timed region).

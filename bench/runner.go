@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"fmt"
+	"github.com/goring-hpc/goring/onedevice"
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
@@ -55,6 +56,11 @@ type Config struct {
 	// Memory, when set, provides the buffers instead (GPU memory, say):
 	// patterns are written to and read from it through the host.
 	Memory Memory
+	// OneDevice, when set, says every rank's buffers are on one GPU and
+	// maps them across processes: the leader algorithms of allreduce and
+	// allgather then run as package onedevice has them (rank 0 does every
+	// rank's device work), as goring's team layer runs them.
+	OneDevice onedevice.Mapper
 	// Straggler, when StragglerDelay > 0, is a rank that sleeps that long
 	// before every iteration: an emulated slow peer, to see how the others
 	// wait (and what CPU they burn meanwhile).

@@ -3,7 +3,7 @@
 # from what scripts/device_bundle.sh put in .carry/ (nothing else needed:
 # no Go, no toolkit, no network). Run from the repository root there:
 #
-#   bash .carry/device_test.sh [quick|correct|p2p|full|collcal|peers|chunks]   # OUT=dir keeps the logs
+#   bash .carry/device_test.sh [quick|correct|p2p|full|collcal|peers|chunks|shared]   # OUT=dir keeps the logs
 #   GPUTESTS=0 skips step 1 (a second mode in the same device call)
 #
 # 1. the GPU tests: package cuda (driver binding, reduction kernels
@@ -23,6 +23,10 @@
 # chunks (alone): the pipelining sweep behind the chunk defaults: the
 #    reducing collectives and ring allgather with --chunks 1-16, one process
 #    per GPU, 16/64/256 MiB (docs/gpu.md "Two GPUs").
+# shared (alone): the leader algorithms on one GPU shared by 2-8 processes
+#    (package onedevice), validated over dtypes and ops, then their speed
+#    beside goring's earlier defaults (docs/gpu.md "One process drives a
+#    shared GPU").
 # collcal (alone): collectives with the engine's multi-path split
 #    (--calibration), 2 processes, against the same collectives without it
 #    in the same run; see docs/gpu.md "Collectives over several paths".
@@ -76,6 +80,35 @@ if [ "$MODE" != peers ]; then # peers: whole plans on one GPU were checked by th
 fi
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"
 }
+
+if [ "$MODE" = shared ]; then
+  # The leader algorithms where every process shares GPU 0 (package
+  # onedevice: rank 0 does every rank's device work), validated for 2, 3, 4
+  # and 8 processes, dtypes and ops, one element to 256 MiB; then their
+  # speed beside goring's earlier defaults (recursive doubling, multiwrite),
+  # 4 processes, in the same call.
+  step "leader on one shared GPU: validated, 2/3/4/8 processes"
+  for np in ${SHARED_NP:-2 3 4 8}; do
+    run "shared_allgather_np$np" "$B/goring" bench allgather --np "$np" --mem cuda --gpus 1 --alg leader \
+      --bytes 1,7,4099,70001,16777217,268435456 --iters 2 --warmup 1 --validate --json
+    for dto in float32:sum bfloat16:sum float16:min int32:max float64:prod int8:bxor uint64:sum; do
+      run "shared_allreduce_np${np}_${dto/:/_}" "$B/goring" bench allreduce --np "$np" --mem cuda --gpus 1 --alg leader \
+        --dtype "${dto%%:*}" --op "${dto##*:}" --bytes 8,24,16392,280008,16777224,268435456 --iters 2 --warmup 1 --validate --json
+    done
+  done
+  step "speed: leader beside goring's earlier defaults, 4 processes on one GPU, us per call"
+  printf '%-30s %s\n' algorithm "${SHARED_SIZES:-4MiB,16MiB,64MiB,256MiB}" | tee "$OUT/shared.txt"
+  for ca in allgather:leader allgather:multiwrite allreduce:leader allreduce:recursive_doubling; do
+    c=${ca%%:*} a=${ca##*:}
+    extra=(); [ $c = allreduce ] && extra=(--dtype float32 --op sum)
+    t=$("$B/goring" bench "$c" --np 4 --mem cuda --gpus 1 --alg "$a" --bytes "${SHARED_SIZES:-4MiB,16MiB,64MiB,256MiB}" \
+      --iters 20 --warmup 5 --json "${extra[@]}" 2>>"$LOGS/shared.err" |
+      python3 -c "import json,sys; print(' '.join('%12.1f' % r['avg_us'] for r in json.load(sys.stdin)['results']))") || t="failed"
+    printf '%-30s %s\n' "$c $a" "$t" | tee -a "$OUT/shared.txt"
+  done
+  tar czf "$OUT/logs.tgz" -C "$LOGS" .
+  exit $fail
+fi
 
 if [ "$MODE" = chunks ]; then
   NP=${NP:-$(peers_np)}

@@ -92,12 +92,15 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	bar := rankOutput(job, f, collName, role.Rank, out, stderr)
 	job.cfg.Alloc = ucx.Alloc
 	job.cfg.Free = ucx.Free
-	mem, closeMem, err := rankDeviceMemory(f, tr, sess.Peers(), role.Rank, job.planner(role.Rank), stderr)
+	mem, engine, closeMem, err := rankDeviceMemory(f, tr, sess.Peers(), role.Rank, job.planner(role.Rank), stderr)
 	if err != nil {
 		return err
 	}
 	defer closeMem()
 	job.cfg.Memory = mem
+	if engine != nil && sharedGPU(f, sess.Peers()) {
+		job.cfg.OneDevice = engine
+	}
 	stopProfile, err := startRankProfile(role.Rank)
 	if err != nil {
 		return err
@@ -153,13 +156,15 @@ func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, st
 }
 
 // rankDeviceMemory is the rank's memory for --mem (nil for host) and, for
-// device memory, the transport's push engine (--ipc) and host staging
-// where UCX moves no CUDA memory; the closer releases them, newest first.
-func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner, stderr io.Writer) (bench.Memory, func(), error) {
+// device memory, the transport's push engine (--ipc; nil without) and host
+// staging where UCX moves no CUDA memory; the closer releases them, newest
+// first.
+func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner, stderr io.Writer) (bench.Memory, *cudaexec.Engine, func(), error) {
 	mem, closeMem, err := rankMemory(f, rank)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
+	var engine *cudaexec.Engine
 	closers := []func(){func() { _ = closeMem() }}
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
@@ -167,17 +172,19 @@ func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, r
 		}
 	}
 	if mem != nil && f.ipc {
-		closers = append(closers, usePushEngine(tr, peers, rank, planner))
+		e, closeEngine := usePushEngine(tr, peers, rank, planner)
+		engine = e
+		closers = append(closers, closeEngine)
 	}
 	if mem != nil && !tr.MovesCUDA() {
 		closeStager, err := useStaging(tr, mem, rank, stderr)
 		if err != nil {
 			closeAll()
-			return nil, nil, err
+			return nil, nil, nil, err
 		}
 		closers = append(closers, closeStager)
 	}
-	return mem, closeAll, nil
+	return mem, engine, closeAll, nil
 }
 
 // startRankProfile writes this rank's CPU profile into

@@ -1,0 +1,66 @@
+package bench
+
+import (
+	"context"
+	"time"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/onedevice"
+)
+
+// The leader algorithms on a shared GPU (Config.OneDevice): the call runs
+// as package onedevice's protocol instead of the plan's messages, so that
+// goring bench measures and validates what the team layer runs.
+
+// oneDeviceCall is a rank's share of such a call.
+type oneDeviceCall struct {
+	cfg  onedevice.Config
+	call onedevice.Call
+}
+
+// runsOnOneDevice reports whether rc's call runs as one process's device
+// work.
+func (rc *rankCall) runsOnOneDevice() bool {
+	c := rc.cfg.Collective
+	return rc.cfg.OneDevice != nil && rc.plan.Algorithm == "leader" && !rc.bufs.Src.IsHost() &&
+		(c == coll.Allreduce || c == coll.Allgather)
+}
+
+// newOneDevice prepares the call: the rank's executor (rank 0's runs the
+// copies and reductions of every rank) over its buffers.
+func (rc *rankCall) newOneDevice() error {
+	local, err := rc.mem.NewLocal()
+	if err != nil {
+		return err
+	}
+	if c, ok := local.(interface{ Close() error }); ok {
+		rc.release = append(rc.release, func() { _ = c.Close() })
+	}
+	dtype, op := rc.cfg.Collective.Reduction(rc.cfg.Dtype, rc.cfg.Op)
+	rc.one = &oneDeviceCall{cfg: onedevice.Config{Collective: rc.cfg.Collective, Rank: rc.cfg.Rank, Size: rc.plan.NRanks,
+		Src: rc.bufs.Src, Dst: rc.bufs.Dst, Dtype: dtype, Op: op, Mapper: rc.cfg.OneDevice, Local: local}}
+	return nil
+}
+
+// runOneDevice runs one call over t by deadline, as exec.Run runs a
+// Machine: ctx's cancellation is seen within 50 ms.
+func (rc *rankCall) runOneDevice(ctx context.Context, t Transport, deadline time.Time) error {
+	cfg := rc.one.cfg
+	cfg.Transport, cfg.Deadline = t, deadline
+	if err := rc.one.call.Begin(cfg); err != nil {
+		return err
+	}
+	for {
+		wait := deadline
+		if next := time.Now().Add(50 * time.Millisecond); ctx.Done() != nil && wait.After(next) {
+			wait = next
+		}
+		done, err := rc.one.call.Progress(wait)
+		if err != nil || done {
+			return err
+		}
+		if err := ctx.Err(); err != nil {
+			return rc.one.call.Abort(err)
+		}
+	}
+}
