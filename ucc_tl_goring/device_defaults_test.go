@@ -58,3 +58,46 @@ func TestDeviceDefaultsLargePushPair(t *testing.T) {
 		assert.Equal(t, c.chunks, c.tm.deviceChunks(c.args, B, c.mem), c.situation)
 	}
 }
+
+// A team whose every process sees the same single GPU (the cards agree,
+// team.sharedGPU) runs allreduce and allgather on CUDA buffers as the
+// leader algorithms, as one process's device work (onedevice.go); other
+// collectives, host memory, a team without the engine and a call's own
+// algorithm do not.
+func TestSharedGPUDefaults(t *testing.T) {
+	opts, err := parseOptions("")
+	require.NoError(t, err)
+	team := func(shared, engine bool) *tlTeam {
+		tm := &tlTeam{ctx: &tlContext{opts: opts}, size: 4, oneHost: true, sharedGPU: shared}
+		if engine {
+			tm.engine = cudaexec.NewEngine()
+		}
+		return tm
+	}
+	dev := exec.Mem{Kind: exec.MemCUDA}
+	f32 := func(c coll.Collective, alg string) collArgs {
+		return collArgs{coll: c, count: 1 << 20, dtype: coll.Float32, op: coll.Sum, alg: alg}
+	}
+	for _, c := range []struct {
+		tm        *tlTeam
+		args      collArgs
+		mem       exec.Mem
+		alg       string
+		oneDevice bool
+		situation string
+	}{
+		{team(true, true), f32(coll.Allreduce, ""), dev, "leader", true, "allreduce"},
+		{team(true, true), f32(coll.Allgather, ""), dev, "leader", true, "allgather"},
+		{team(true, true), f32(coll.ReduceScatter, ""), dev, "ring", false, "reduce_scatter: no leader form"},
+		{team(true, true), f32(coll.Allreduce, ""), exec.Mem{}, "rabenseifner", false, "host memory"},
+		{team(true, false), f32(coll.Allreduce, ""), dev, "recursive_doubling", false, "no push engine"},
+		{team(false, true), f32(coll.Allreduce, ""), dev, "recursive_doubling", false, "GPUs differ"},
+		{team(true, true), f32(coll.Allreduce, "ring"), dev, "ring", false, "the call's own algorithm"},
+		{team(false, true), f32(coll.Allreduce, "leader"), dev, "leader", false, "leader asked for, GPUs differ: messages"},
+	} {
+		alg, _, err := c.tm.algorithmFor(c.args, c.mem)
+		require.NoError(t, err, c.situation)
+		assert.Equal(t, c.alg, alg, c.situation)
+		assert.Equal(t, c.oneDevice, c.tm.runsOnOneDevice(c.args, alg, c.mem), c.situation)
+	}
+}
