@@ -53,15 +53,8 @@ type Device struct {
 // DeviceName is the product name of device ordinal ("NVIDIA H200"),
 // without opening the device (no context is made or retained).
 func DeviceName(ordinal int) (string, error) {
-	n, err := DeviceCount()
+	d, err := unopened(ordinal)
 	if err != nil {
-		return "", err
-	}
-	if ordinal < 0 || ordinal >= n {
-		return "", fmt.Errorf("cuda: device %d out of range (this process sees %d): %w", ordinal, n, ErrInvalidDevice)
-	}
-	d := &Device{ordinal: ordinal}
-	if err := check("cuDeviceGet", C.gc_device_get(C.int(ordinal), &d.dev)); err != nil {
 		return "", err
 	}
 	return d.Name()
@@ -71,18 +64,28 @@ func DeviceName(ordinal int) (string, error) {
 // ("0000:19:00.0"), without opening the device: two processes see the
 // same GPU when their devices have the same address.
 func DevicePCIBusID(ordinal int) (string, error) {
-	n, err := DeviceCount()
+	d, err := unopened(ordinal)
 	if err != nil {
 		return "", err
 	}
+	return d.PCIBusID()
+}
+
+// unopened is device ordinal without a context: enough for the queries
+// that take a device handle only.
+func unopened(ordinal int) (*Device, error) {
+	n, err := DeviceCount()
+	if err != nil {
+		return nil, err
+	}
 	if ordinal < 0 || ordinal >= n {
-		return "", fmt.Errorf("cuda: device %d out of range (this process sees %d): %w", ordinal, n, ErrInvalidDevice)
+		return nil, fmt.Errorf("cuda: device %d out of range (this process sees %d): %w", ordinal, n, ErrInvalidDevice)
 	}
 	d := &Device{ordinal: ordinal}
 	if err := check("cuDeviceGet", C.gc_device_get(C.int(ordinal), &d.dev)); err != nil {
-		return "", err
+		return nil, err
 	}
-	return d.PCIBusID()
+	return d, nil
 }
 
 // Open retains the primary context of device ordinal (0-based).

@@ -425,6 +425,12 @@ func (c *tlColl) poll() bool {
 			done, err = c.call.Progress(time.Time{})
 		}
 	}
+	return c.settle(done, err)
+}
+
+// settle records the outcome of one progress of the call: it reports
+// whether the call has finished (done or failed).
+func (c *tlColl) settle(done bool, err error) bool {
 	switch {
 	case err != nil:
 		c.state, c.err = collFailed, err

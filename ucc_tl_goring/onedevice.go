@@ -71,14 +71,5 @@ func (c *tlColl) startOneDevice(tr *ucxmp.Transport) {
 }
 
 func (c *tlColl) pollOneDevice() bool {
-	done, err := c.one.call.Progress(time.Time{})
-	switch {
-	case err != nil:
-		c.state, c.err = collFailed, err
-	case done:
-		c.state = collDone
-	default:
-		return false
-	}
-	return true
+	return c.settle(c.one.call.Progress(time.Time{}))
 }
