@@ -68,8 +68,8 @@ func TestRunValidatesInDeviceMemory(t *testing.T) {
 	}
 }
 
-// With Config.OneDevice the leader algorithms run as package onedevice
-// has them (rank 0 maps the others' buffers: its engine opens mappings),
+// With Config.OneDevice the leader algorithms (allgather, allreduce,
+// reduce_scatter, bcast from rank 1) run as package onedevice has them (rank 0 maps the others' buffers: its engine opens mappings),
 // validated every iteration.
 func TestRunLeaderOnOneDevice(t *testing.T) {
 	tp := synthTopo(t, 2)
@@ -83,6 +83,8 @@ func TestRunLeaderOnOneDevice(t *testing.T) {
 		{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 65537}},
 		{coll.Allreduce, coll.Float32, coll.Sum, []int64{4, 40004}},
 		{coll.Allreduce, coll.Int16, coll.Max, []int64{2, 1026}},
+		{coll.ReduceScatter, coll.Float32, coll.Sum, []int64{4, 40004}},
+		{coll.Bcast, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 3333}},
 	} {
 		arena := fakedev.New(uint64(10 + i))
 		net := memtransport.New(n, memtransport.Options{Seed: uint64(i), Reorder: true, Memory: arena})
@@ -97,7 +99,7 @@ func TestRunLeaderOnOneDevice(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				cfg := Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{"leader"}, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
-					Iters: 3, Warmup: 1, Validate: true, CallTimeout: 10 * time.Second,
+					Iters: 3, Warmup: 1, Validate: true, CallTimeout: 10 * time.Second, Root: 1,
 					Memory: fakedev.Memory{Arena: arena, Dev: 0}, OneDevice: engines[r]}
 				rows[r], errs[r] = Run(context.Background(), cfg, memT{net.Endpoint(r)}, rankCtrl{ctrl, r})
 				if errs[r] != nil {

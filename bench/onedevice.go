@@ -22,8 +22,8 @@ type oneDeviceCall struct {
 // work.
 func (rc *rankCall) runsOnOneDevice() bool {
 	c := rc.cfg.Collective
-	return rc.cfg.OneDevice != nil && rc.plan.Algorithm == "leader" && !rc.bufs.Src.IsHost() &&
-		(c == coll.Allreduce || c == coll.Allgather)
+	return rc.cfg.OneDevice != nil && rc.plan.Algorithm == "leader" && !rc.bufs.Src.IsHost() && onedevice.Serves(c) &&
+		(c != coll.ReduceScatter || rc.plan.NRanks <= onedevice.MaxReduceScatterRanks)
 }
 
 // newOneDevice prepares the call: the rank's executor (rank 0's runs the
@@ -37,8 +37,9 @@ func (rc *rankCall) newOneDevice() error {
 		rc.release = append(rc.release, func() { _ = c.Close() })
 	}
 	dtype, op := rc.cfg.Collective.Reduction(rc.cfg.Dtype, rc.cfg.Op)
-	rc.one = &oneDeviceCall{cfg: onedevice.Config{Collective: rc.cfg.Collective, Rank: rc.cfg.Rank, Size: rc.plan.NRanks,
-		Src: rc.bufs.Src, Dst: rc.bufs.Dst, Dtype: dtype, Op: op, Mapper: rc.cfg.OneDevice, Local: local}}
+	src := rc.bufs.Src
+	rc.one = &oneDeviceCall{cfg: onedevice.Config{Collective: rc.cfg.Collective, Rank: rc.cfg.Rank, Size: rc.plan.NRanks, Root: rc.cfg.Root,
+		Src: src, Dst: rc.bufs.Dst, Dtype: dtype, Op: op, Mapper: rc.cfg.OneDevice, Local: local}}
 	return nil
 }
 

@@ -27,12 +27,14 @@
     X(allreduce, 5, ring, "ring allreduce: ring reduce-scatter then ring allgather, 2(P-1) rounds")
 
 #define GORING_ALGS_REDUCE_SCATTER(X) \
-    X(reduce_scatter, 0, parallel_rings, "hierarchical: intra-node reduction overlapped with one inter-node ring per local rank/rail") \
-    X(reduce_scatter, 1, ring, "ring reduce-scatter: P-1 lock-stepped rounds of send, receive, reduce")
+    X(reduce_scatter, 0, leader, "rank 0 reduces every input in rank order and returns each rank its block; one GPU: rank 0 does every rank's device work") \
+    X(reduce_scatter, 1, parallel_rings, "hierarchical: intra-node reduction overlapped with one inter-node ring per local rank/rail") \
+    X(reduce_scatter, 2, ring, "ring reduce-scatter: P-1 lock-stepped rounds of send, receive, reduce")
 
 #define GORING_ALGS_BCAST(X) \
     X(bcast, 0, knomial, "k-nomial tree (radix 4) from the root; pieces forwarded as they arrive") \
-    X(bcast, 1, multiwrite, "relay multicast from the root: one copy per remote node over the same-index rail, direct writes inside each node")
+    X(bcast, 1, leader, "the root sends to every rank (a flat tree); one GPU: rank 0 copies the root's buffer into every rank's") \
+    X(bcast, 2, multiwrite, "relay multicast from the root: one copy per remote node over the same-index rail, direct writes inside each node")
 
 #define GORING_ALGS_ALLTOALLV(X) \
     X(alltoallv, 0, nimble, "NIMBLE: min-congestion multi-path split (2-hop NVLink relays, rail-matched paths) of every demand of 1 MiB or more") \

@@ -30,6 +30,8 @@ func scratchBound(c coll.Collective, alg string, n int, B, e, io int64) int64 {
 		return 2 * B // double-buffered output-sized block
 	case "reduce_scatter/parallel_rings":
 		return 2*int64(n)*B + 2*int64(n)*e // twice the input
+	case "reduce_scatter/leader":
+		return 3 * int64(n) * B // rank 0: an accumulator and two input slots
 	}
 	if c == coll.Allgather || c == coll.Alltoallv || c == coll.Bcast {
 		return 0

@@ -25,6 +25,15 @@ type Mapper interface {
 	Release(peer int, key []byte)
 }
 
+// Serves reports whether c has a leader algorithm here.
+func Serves(c coll.Collective) bool {
+	return c == coll.Allreduce || c == coll.Allgather || c == coll.ReduceScatter || c == coll.Bcast
+}
+
+// MaxReduceScatterRanks is the largest team whose reduce_scatter runs on
+// one device with an executor of fused steps (ReduceScatterPlan).
+const MaxReduceScatterRanks = exec.MultiMax
+
 // InOrder is what a LocalExecutor implements to say that the steps it is
 // given run in the order given (one GPU stream): the leader then starts a
 // whole plan at once instead of waiting for each op's dependencies.
@@ -32,11 +41,15 @@ type InOrder interface{ InOrder() bool }
 
 // Config is one call.
 type Config struct {
-	Collective coll.Collective // coll.Allreduce or coll.Allgather
+	Collective coll.Collective // allreduce, allgather, reduce_scatter or bcast
 	Rank, Size int
+	Root       int // a bcast's
 	// Src and Dst are this rank's buffers: B and B bytes for an
-	// allreduce, B and Size*B for an allgather. In place, Src is Dst (an
-	// allreduce) or Dst's block Rank (an allgather).
+	// allreduce, B and Size*B for an allgather, Size*B and B for a
+	// reduce_scatter, B and B for a bcast (the root's Src is the input;
+	// UCC gives one buffer, Src is Dst). In place,
+	// Src is Dst (an allreduce), Dst is Src's block Rank (a
+	// reduce_scatter) or Src is Dst's block Rank (an allgather).
 	Src, Dst  exec.Region
 	Dtype     coll.Dtype
 	Op        coll.Op
@@ -114,11 +127,14 @@ func split(tok uint64) (epoch uint32, kind, idx int) {
 // Begin starts the call: a rank exports its buffers and sends ARRIVE, the
 // leader posts its receives. Nothing blocks.
 func (c *Call) Begin(cfg Config) error {
-	if cfg.Collective != coll.Allreduce && cfg.Collective != coll.Allgather {
+	if !Serves(cfg.Collective) {
 		return fmt.Errorf("onedevice: no leader algorithm for %s", cfg.Collective)
 	}
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || cfg.Size > 1<<12 {
 		return fmt.Errorf("onedevice: rank %d of a team of %d", cfg.Rank, cfg.Size)
+	}
+	if cfg.Collective == coll.Bcast && (cfg.Root < 0 || cfg.Root >= cfg.Size) {
+		return fmt.Errorf("onedevice: bcast root %d of a team of %d", cfg.Root, cfg.Size)
 	}
 	*c = Call{cfg: cfg, epoch: c.epoch + 1, arrive: c.arrive[:0], inflight: c.inflight, comps: c.comps[:0], start: time.Now()}
 	c.checked = c.start
@@ -320,10 +336,19 @@ func (c *Call) plan() error {
 			fuse = min(c.cfg.Fuse, exec.MultiMax)
 		}
 	}
-	if c.cfg.Collective == coll.Allreduce {
+	switch c.cfg.Collective {
+	case coll.Allreduce:
 		c.ops = AllreducePlan(srcs, dsts, fuse)
-	} else {
+	case coll.Allgather:
 		c.ops = AllgatherPlan(srcs, dsts, fuse)
+	case coll.ReduceScatter:
+		if n > fuse {
+			c.release()
+			return fmt.Errorf("a reduce_scatter on one device is one fused step per block: at most %d ranks with this executor, not %d", fuse, n)
+		}
+		c.ops = ReduceScatterPlan(srcs, dsts)
+	case coll.Bcast:
+		c.ops = BcastPlan(srcs, dsts, c.cfg.Root, fuse)
 	}
 	c.started, c.done = make([]bool, len(c.ops)), make([]bool, len(c.ops))
 	return nil

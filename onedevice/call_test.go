@@ -43,18 +43,28 @@ func newJob(t *testing.T, c coll.Collective, p int, B int64, inPlace bool, seed 
 			l = &inOrderLocal{fake: l.(*fakedev.Local)}
 		}
 		j.locals = append(j.locals, l)
-		dlen := B
-		if c == coll.Allgather {
-			dlen = int64(p) * B
-		}
-		j.dst[r] = j.arena.Alloc(0, dlen)
 		switch {
-		case inPlace && c == coll.Allgather:
-			j.src[r] = j.dst[r].Slice(int64(r)*B, B)
-		case inPlace:
+		case c == coll.ReduceScatter:
+			j.src[r] = j.arena.Alloc(0, int64(p)*B)
+			j.dst[r] = j.arena.Alloc(0, B)
+			if inPlace { // UCC's: the result goes to the rank's block of its input
+				j.dst[r] = j.src[r].Slice(int64(r)*B, B)
+			}
+		case c == coll.Bcast: // one buffer
+			j.dst[r] = j.arena.Alloc(0, B)
 			j.src[r] = j.dst[r]
-		default:
+		case c == coll.Allgather:
+			j.dst[r] = j.arena.Alloc(0, int64(p)*B)
 			j.src[r] = j.arena.Alloc(0, B)
+			if inPlace {
+				j.src[r] = j.dst[r].Slice(int64(r)*B, B)
+			}
+		default:
+			j.dst[r] = j.arena.Alloc(0, B)
+			j.src[r] = j.arena.Alloc(0, B)
+			if inPlace {
+				j.src[r] = j.dst[r]
+			}
 		}
 	}
 	return j
@@ -66,6 +76,10 @@ func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 }
 
 func (j *job) runFused(c coll.Collective, dt coll.Dtype, op coll.Op, fuse int) []error {
+	return j.runRoot(c, dt, op, fuse, 0)
+}
+
+func (j *job) runRoot(c coll.Collective, dt coll.Dtype, op coll.Op, fuse, root int) []error {
 	p := len(j.src)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
@@ -75,7 +89,7 @@ func (j *job) runFused(c coll.Collective, dt coll.Dtype, op coll.Op, fuse int) [
 			defer wg.Done()
 			var call Call
 			cfg := Config{Collective: c, Rank: r, Size: p, Src: j.src[r], Dst: j.dst[r], Dtype: dt, Op: op,
-				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second), Fuse: fuse}
+				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second), Fuse: fuse, Root: root}
 			if err := call.Begin(cfg); err != nil {
 				errs[r] = err
 				return
@@ -181,6 +195,71 @@ func TestCallMatchesReference(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// The leader reduce_scatter and bcast on one device: every rank's block
+// (the serial reduction's, bit for bit) or the root's buffer, over rank
+// counts, odd sizes, in place (reduce_scatter) and roots (bcast).
+func TestCallReduceScatterAndBcast(t *testing.T) {
+	k := 0
+	for _, p := range []int{1, 2, 3, 4, 8} {
+		for _, elems := range []int64{1, 3, 1001} {
+			for _, ip := range []bool{false, true} {
+				k++
+				dt, op := []coll.Dtype{coll.Float32, coll.Int32, coll.Bfloat16}[k%3], []coll.Op{coll.Sum, coll.Max, coll.Prod}[k%3]
+				t.Run(fmt.Sprintf("reduce_scatter_%s_%s_p%d_%d_inplace%v", dt, op, p, elems, ip), func(t *testing.T) {
+					B := elems * int64(dt.Size())
+					j := newJob(t, coll.ReduceScatter, p, B, ip, uint64(k), false)
+					rng := rand.New(rand.NewPCG(uint64(k), 9))
+					inputs := make([][]byte, p)
+					for r := range inputs {
+						inputs[r] = randomElems(rng, dt, int64(p)*elems)
+						require.NoError(t, j.arena.Write(j.src[r], inputs[r]))
+					}
+					for _, err := range j.run(coll.ReduceScatter, dt, op) {
+						require.NoError(t, err)
+					}
+					whole := reference(t, coll.Allreduce, dt, op, inputs)
+					for r := range j.dst {
+						got, err := j.arena.Read(j.dst[r])
+						require.NoError(t, err)
+						require.Equal(t, whole[int64(r)*B:int64(r+1)*B], got, "rank %d's block", r)
+					}
+				})
+				root := (k * 5) % p
+				t.Run(fmt.Sprintf("bcast_p%d_%d_root%d_fuse%d", p, elems, root, k%3), func(t *testing.T) {
+					j := newJob(t, coll.Bcast, p, elems, false, uint64(k), false)
+					rng := rand.New(rand.NewPCG(uint64(k), 11))
+					want := randomElems(rng, coll.Uint8, elems)
+					for r := range j.src {
+						in := want
+						if r != root {
+							in = make([]byte, elems) // overwritten by the root's
+						}
+						require.NoError(t, j.arena.Write(j.src[r], in))
+					}
+					for _, err := range j.runRoot(coll.Bcast, coll.Uint8, coll.Sum, []int{0, 2, 1}[k%3], root) {
+						require.NoError(t, err)
+					}
+					for r := range j.dst {
+						got, err := j.arena.Read(j.dst[r])
+						require.NoError(t, err)
+						require.Equal(t, want, got, "rank %d", r)
+					}
+				})
+			}
+		}
+	}
+}
+
+// A reduce_scatter whose team is larger than one fused step takes is
+// refused on every rank with the reason.
+func TestCallRefusesReduceScatterBeyondOneStep(t *testing.T) {
+	j := newJob(t, coll.ReduceScatter, 4, 16, false, 2, false)
+	for r, err := range j.runFused(coll.ReduceScatter, coll.Float32, coll.Sum, 3) {
+		require.Error(t, err, "rank %d", r)
+		assert.Contains(t, err.Error(), "at most 3 ranks", "rank %d", r)
 	}
 }
 
@@ -327,6 +406,12 @@ func TestPlanWork(t *testing.T) {
 	w, err = PlanWork(coll.Allgather, 4, 100, 8)
 	require.NoError(t, err)
 	assert.Equal(t, Work{Read: 400, Written: 1600, Ops: 4}, w, "each block read once")
-	_, err = PlanWork(coll.Bcast, 4, 100, 8)
+	w, err = PlanWork(coll.ReduceScatter, 4, 100, 8)
+	require.NoError(t, err)
+	assert.Equal(t, Work{Read: 1600, Written: 400, Ops: 4}, w, "one kernel per block")
+	w, err = PlanWork(coll.Bcast, 4, 100, 8)
+	require.NoError(t, err)
+	assert.Equal(t, Work{Read: 100, Written: 400, Ops: 1}, w, "the root's buffer read once, written to every rank's (its own too: not in place)")
+	_, err = PlanWork(coll.Alltoallv, 4, 100, 8)
 	assert.Error(t, err)
 }

@@ -51,7 +51,8 @@ type Work struct {
 }
 
 // PlanWork is the work of c's plan over p ranks of B bytes (an
-// allreduce's vector, an allgather's block), not in place, with ops of
+// allreduce's vector, an allgather's or a reduce_scatter's block, a
+// bcast's buffer), not in place, with ops of
 // up to fuse operands (below 2: pairwise): what package tune charges the
 // leader algorithms on a shared GPU.
 func PlanWork(c coll.Collective, p int, B int64, fuse int) (Work, error) {
@@ -60,14 +61,17 @@ func PlanWork(c coll.Collective, p int, B int64, fuse int) (Work, error) {
 	}
 	fake := exec.Mem{Kind: exec.MemFake}
 	srcs, dsts := make([]exec.Region, p), make([]exec.Region, p)
-	dlen := B
-	if c == coll.Allgather {
+	slen, dlen := B, B
+	switch c {
+	case coll.Allgather:
 		dlen = int64(p) * B
+	case coll.ReduceScatter:
+		slen = int64(p) * B
 	}
 	next := uintptr(1 << 20) // distinct addresses: nothing is in place
 	for r := range srcs {
-		srcs[r] = exec.DeviceRegion(fake, next, B)
-		next += uintptr(B) + 1
+		srcs[r] = exec.DeviceRegion(fake, next, slen)
+		next += uintptr(slen) + 1
 		dsts[r] = exec.DeviceRegion(fake, next, dlen)
 		next += uintptr(dlen) + 1
 	}
@@ -77,6 +81,10 @@ func PlanWork(c coll.Collective, p int, B int64, fuse int) (Work, error) {
 		ops = AllreducePlan(srcs, dsts, fuse)
 	case coll.Allgather:
 		ops = AllgatherPlan(srcs, dsts, fuse)
+	case coll.ReduceScatter:
+		ops = ReduceScatterPlan(srcs, dsts)
+	case coll.Bcast:
+		ops = BcastPlan(srcs, dsts, 0, fuse)
 	default:
 		return Work{}, fmt.Errorf("onedevice: no leader algorithm for %s", c)
 	}

@@ -112,6 +112,8 @@
 //	                                      sets alternate between rings
 //	reduce_scatter ring                   2B (P > 2): two alternating slots
 //	reduce_scatter parallel_rings         min(2,N) (G-1+2[N>1]) B
+//	reduce_scatter leader                 (1+min(P-1,2)) P B at rank 0: an
+//	                                      accumulator and two input slots
 //	alltoallv nimble                      2 pools x 4 slots x 4 MiB = 32 MiB
 //	                                      at most, whatever it relays; 0
 //	                                      when nothing is split

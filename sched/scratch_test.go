@@ -32,6 +32,13 @@ var scratchBounds = map[string]scratchBound{
 	"bcast/knomial":                nil,
 	"allgather/multiwrite":         nil,
 	"allgather/leader":             nil,
+	"bcast/leader":                 nil,
+	"reduce_scatter/leader": func(s *Spec, N, G int) int64 {
+		if N*G == 1 {
+			return 0
+		}
+		return int64(1+min(N*G-1, 2)) * int64(N*G) * s.Bytes
+	},
 	"allreduce/leader":             func(s *Spec, N, G int) int64 { return int64(min(N*G-1, 2)) * s.Bytes },
 	"bcast/multiwrite":             nil,
 	"allreduce/ring":               nil,

@@ -84,16 +84,25 @@ fi
 if [ "$MODE" = shared ]; then
   # The leader algorithms where every process shares GPU 0 (package
   # onedevice: rank 0 does every rank's device work), validated for 2, 3, 4
-  # and 8 processes, dtypes and ops, one element to 256 MiB; then their
+  # and 8 processes, dtypes and ops, one element to 256 MiB (reduce_scatter
+  # to 16 MiB per rank), bcast from the first and the last rank; then their
   # speed beside goring's earlier defaults (recursive doubling, multiwrite),
   # 4 processes, in the same call.
   step "leader on one shared GPU: validated, 2/3/4/8 processes"
   for np in ${SHARED_NP:-2 3 4 8}; do
     run "shared_allgather_np$np" "$B/goring" bench allgather --np "$np" --mem cuda --gpus 1 --alg leader \
       --bytes 1,7,4099,70001,16777217,268435456 --iters 2 --warmup 1 --validate --json
-    for dto in float32:sum bfloat16:sum float16:min int32:max float64:prod int8:bxor uint64:sum; do
+    for dto in ${SHARED_DTOS:-float32:sum bfloat16:sum float16:min int32:max float64:prod int8:bxor uint64:sum}; do
       run "shared_allreduce_np${np}_${dto/:/_}" "$B/goring" bench allreduce --np "$np" --mem cuda --gpus 1 --alg leader \
         --dtype "${dto%%:*}" --op "${dto##*:}" --bytes 8,24,16392,280008,16777224,268435456 --iters 2 --warmup 1 --validate --json
+    done
+    for dto in float32:sum bfloat16:max int32:prod; do
+      run "shared_reduce_scatter_np${np}_${dto/:/_}" "$B/goring" bench reduce_scatter --np "$np" --mem cuda --gpus 1 --alg leader \
+        --dtype "${dto%%:*}" --op "${dto##*:}" --bytes 8,24,16392,280008,16777224 --iters 2 --warmup 1 --validate --json
+    done
+    for root in 0 $((np - 1)); do
+      run "shared_bcast_np${np}_root$root" "$B/goring" bench bcast --np "$np" --mem cuda --gpus 1 --alg leader --root "$root" \
+        --bytes 1,7,4099,70001,16777217,268435456 --iters 2 --warmup 1 --validate --json
     done
   done
   step "speed: leader beside goring's earlier defaults, 4 processes on one GPU, us per call"

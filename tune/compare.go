@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/onedevice"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
 )
@@ -85,7 +86,7 @@ func (r Regime) predict(l Layer, c coll.Collective, alg string, bytes int64, dty
 	if err := l.validate(); err != nil {
 		return 0, err
 	}
-	if r.OneDevice != nil && alg == "leader" && (c == coll.Allreduce || c == coll.Allgather) {
+	if r.OneDevice != nil && alg == "leader" && onedevice.Serves(c) {
 		t, err := r.OneDevice.predict(c, r.Procs(), bytes)
 		return l.CallUS + t, err
 	}

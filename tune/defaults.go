@@ -101,9 +101,15 @@ type Team struct {
 // contexts; docs/gpu.md "One process drives a shared GPU" has the
 // measurements.
 var sharedGPUAlgs = map[coll.Collective]string{
-	coll.Allgather: "leader",
-	coll.Allreduce: "leader",
+	coll.Allgather:     "leader",
+	coll.Allreduce:     "leader",
+	coll.ReduceScatter: "leader",
+	coll.Bcast:         "leader",
 }
+
+// sharedGPUMaxReduceScatter is the largest team whose reduce_scatter runs
+// as one fused kernel per block (onedevice.MaxReduceScatterRanks).
+const sharedGPUMaxReduceScatter = 8
 
 // PushPair reports whether t is a team of two whose device transfers all
 // take the push engine.
@@ -131,7 +137,8 @@ func DefaultAlgorithm(c coll.Collective, bytes int64, host bool, t Team) (alg, f
 // default serves): the push engine's where every transfer takes it, else
 // the UCX path's.
 func deviceAlg(c coll.Collective, bytes int64, t Team) string {
-	if a := sharedGPUAlgs[c]; a != "" && t.Push && t.SharedGPU && t.Size > 1 {
+	if a := sharedGPUAlgs[c]; a != "" && t.Push && t.SharedGPU && t.Size > 1 &&
+		(c != coll.ReduceScatter || t.Size <= sharedGPUMaxReduceScatter) {
 		return a
 	}
 	if t.PushPair() && c == coll.Allreduce && bytes >= PushLargeBytes {

@@ -60,15 +60,15 @@ func TestDeviceDefaultsLargePushPair(t *testing.T) {
 }
 
 // A team whose every process sees the same single GPU (the cards agree,
-// team.sharedGPU) runs allreduce and allgather on CUDA buffers as the
-// leader algorithms, as one process's device work (onedevice.go); other
-// collectives, host memory, a team without the engine and a call's own
-// algorithm do not.
+// team.sharedGPU) runs allreduce, allgather, reduce_scatter (up to 8
+// ranks) and bcast on CUDA buffers as the leader algorithms, as one
+// process's device work (onedevice.go); host memory, a team without the
+// engine, a larger reduce_scatter and a call's own algorithm do not.
 func TestSharedGPUDefaults(t *testing.T) {
 	opts, err := parseOptions("")
 	require.NoError(t, err)
-	team := func(shared, engine bool) *tlTeam {
-		tm := &tlTeam{ctx: &tlContext{opts: opts}, size: 4, oneHost: true, sharedGPU: shared}
+	team := func(size int, shared, engine bool) *tlTeam {
+		tm := &tlTeam{ctx: &tlContext{opts: opts}, size: size, oneHost: true, sharedGPU: shared}
 		if engine {
 			tm.engine = cudaexec.NewEngine()
 		}
@@ -86,14 +86,18 @@ func TestSharedGPUDefaults(t *testing.T) {
 		oneDevice bool
 		situation string
 	}{
-		{team(true, true), f32(coll.Allreduce, ""), dev, "leader", true, "allreduce"},
-		{team(true, true), f32(coll.Allgather, ""), dev, "leader", true, "allgather"},
-		{team(true, true), f32(coll.ReduceScatter, ""), dev, "ring", false, "reduce_scatter: no leader form"},
-		{team(true, true), f32(coll.Allreduce, ""), exec.Mem{}, "rabenseifner", false, "host memory"},
-		{team(true, false), f32(coll.Allreduce, ""), dev, "recursive_doubling", false, "no push engine"},
-		{team(false, true), f32(coll.Allreduce, ""), dev, "recursive_doubling", false, "GPUs differ"},
-		{team(true, true), f32(coll.Allreduce, "ring"), dev, "ring", false, "the call's own algorithm"},
-		{team(false, true), f32(coll.Allreduce, "leader"), dev, "leader", false, "leader asked for, GPUs differ: messages"},
+		{team(4, true, true), f32(coll.Allreduce, ""), dev, "leader", true, "allreduce"},
+		{team(4, true, true), f32(coll.Allgather, ""), dev, "leader", true, "allgather"},
+		{team(4, true, true), f32(coll.ReduceScatter, ""), dev, "leader", true, "reduce_scatter"},
+		{team(4, true, true), f32(coll.Bcast, ""), dev, "leader", true, "bcast"},
+		{team(9, true, true), f32(coll.ReduceScatter, ""), dev, "ring", false, "reduce_scatter of 9: more than one fused step"},
+		{team(9, true, true), f32(coll.ReduceScatter, "leader"), dev, "leader", false, "reduce_scatter of 9 asked for: messages"},
+		{team(9, true, true), f32(coll.Allreduce, ""), dev, "leader", true, "allreduce of 9"},
+		{team(4, true, true), f32(coll.Allreduce, ""), exec.Mem{}, "rabenseifner", false, "host memory"},
+		{team(4, true, false), f32(coll.Allreduce, ""), dev, "recursive_doubling", false, "no push engine"},
+		{team(4, false, true), f32(coll.Allreduce, ""), dev, "recursive_doubling", false, "GPUs differ"},
+		{team(4, true, true), f32(coll.Allreduce, "ring"), dev, "ring", false, "the call's own algorithm"},
+		{team(4, false, true), f32(coll.Allreduce, "leader"), dev, "leader", false, "leader asked for, GPUs differ: messages"},
 	} {
 		alg, _, err := c.tm.algorithmFor(c.args, c.mem)
 		require.NoError(t, err, c.situation)

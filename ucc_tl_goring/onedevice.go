@@ -12,43 +12,65 @@ import (
 )
 
 // The leader algorithms on a shared GPU: where every rank's process sees
-// the same single GPU, a call of allreduce or allgather "leader" on CUDA
-// buffers runs as package onedevice has it (rank 0 maps everyone's
+// the same single GPU, a call of allreduce, allgather, reduce_scatter (up
+// to onedevice.MaxReduceScatterRanks) or bcast "leader" on CUDA buffers
+// runs as package onedevice has it (rank 0 maps everyone's
 // buffers and does all the copies and reductions itself) instead of as
 // the messages of sched's program, which is what runs everywhere else.
 
 // runsOnOneDevice reports whether a call of alg on mem runs as one
 // process's device work.
 func (t *tlTeam) runsOnOneDevice(a collArgs, alg string, mem exec.Mem) bool {
-	return alg == "leader" && !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost &&
-		(a.coll == coll.Allreduce || a.coll == coll.Allgather)
+	return alg == "leader" && !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && onedevice.Serves(a.coll) &&
+		(a.coll != coll.ReduceScatter || t.size <= onedevice.MaxReduceScatterRanks)
 }
 
 // newOneDevice prepares c to run on the shared GPU: B is the call's
-// vector (an allreduce's) or block (an allgather's). In place, an
-// allreduce's source is its result (the leader reads every input before
-// it writes any result) and an allgather's is the rank's own block.
+// vector (an allreduce's, a bcast's) or block (an allgather's, a
+// reduce_scatter's). In place, the leader reads every input before it
+// writes any result, so no private copy is made: an allreduce's source is
+// its result, an allgather's the rank's own block of its result, and a
+// reduce_scatter's result the rank's block of its input (UCC's meaning);
+// a bcast has one buffer.
 func (c *tlColl) newOneDevice(a collArgs, mem exec.Mem, B int64) error {
 	t := c.team
-	if a.dst == nil || (!a.inPlace && a.src == nil) {
-		return invalid("%s: missing buffer", a.coll)
-	}
-	dlen := B
-	if a.coll == coll.Allgather {
-		dlen = int64(t.size) * B
-	}
-	dst := deviceRegion(mem, a.dst, dlen)
-	var src exec.Region
+	P := int64(t.size)
+	var src, dst exec.Region
 	switch {
-	case a.inPlace && a.coll == coll.Allgather:
-		src = dst.Slice(int64(t.rank)*B, B)
-	case a.inPlace:
+	case a.coll == coll.Bcast:
+		buf := a.dst
+		if buf == nil {
+			buf = a.src
+		}
+		if buf == nil {
+			return invalid("bcast: missing buffer")
+		}
+		dst = deviceRegion(mem, buf, B)
 		src = dst
+	case a.dst == nil || (!a.inPlace && a.src == nil):
+		return invalid("%s: missing buffer", a.coll)
+	case a.coll == coll.Allgather:
+		dst = deviceRegion(mem, a.dst, P*B)
+		src = dst.Slice(int64(t.rank)*B, B)
+		if !a.inPlace {
+			src = deviceRegion(mem, a.src, B)
+		}
+	case a.coll == coll.ReduceScatter:
+		if a.inPlace {
+			src = deviceRegion(mem, a.dst, P*B)
+			dst = src.Slice(int64(t.rank)*B, B)
+		} else {
+			src, dst = deviceRegion(mem, a.src, P*B), deviceRegion(mem, a.dst, B)
+		}
 	default:
-		src = deviceRegion(mem, a.src, B)
+		dst = deviceRegion(mem, a.dst, B)
+		src = dst
+		if !a.inPlace {
+			src = deviceRegion(mem, a.src, B)
+		}
 	}
 	dtype, op := a.coll.Reduction(a.dtype, a.op)
-	c.one = &oneDeviceRun{cfg: onedevice.Config{Collective: a.coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
+	c.one = &oneDeviceRun{cfg: onedevice.Config{Collective: a.coll, Rank: t.rank, Size: t.size, Root: a.root, Src: src, Dst: dst,
 		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local}}
 	return nil
 }
