@@ -60,10 +60,11 @@ func TestDeviceDefaultsLargePushPair(t *testing.T) {
 }
 
 // A team whose every process sees the same single GPU (the cards agree,
-// team.sharedGPU) runs allreduce, allgather, reduce_scatter (up to 8
-// ranks) and bcast on CUDA buffers as the leader algorithms, as one
-// process's device work (onedevice.go); host memory, a team without the
-// engine, a larger reduce_scatter and a call's own algorithm do not.
+// team.sharedGPU) runs allreduce, allgather and reduce_scatter (up to 8
+// ranks) on CUDA buffers as the leader algorithms, as one process's device
+// work (onedevice.go), and bcast so when asked; host memory, a team
+// without the engine, a larger reduce_scatter and another algorithm do
+// not.
 func TestSharedGPUDefaults(t *testing.T) {
 	opts, err := parseOptions("")
 	require.NoError(t, err)
@@ -89,7 +90,8 @@ func TestSharedGPUDefaults(t *testing.T) {
 		{team(4, true, true), f32(coll.Allreduce, ""), dev, "leader", true, "allreduce"},
 		{team(4, true, true), f32(coll.Allgather, ""), dev, "leader", true, "allgather"},
 		{team(4, true, true), f32(coll.ReduceScatter, ""), dev, "leader", true, "reduce_scatter"},
-		{team(4, true, true), f32(coll.Bcast, ""), dev, "leader", true, "bcast"},
+		{team(4, true, true), f32(coll.Bcast, ""), dev, "knomial", false, "bcast keeps knomial"},
+		{team(4, true, true), f32(coll.Bcast, "leader"), dev, "leader", true, "bcast leader asked for"},
 		{team(9, true, true), f32(coll.ReduceScatter, ""), dev, "ring", false, "reduce_scatter of 9: more than one fused step"},
 		{team(9, true, true), f32(coll.ReduceScatter, "leader"), dev, "leader", false, "reduce_scatter of 9 asked for: messages"},
 		{team(9, true, true), f32(coll.Allreduce, ""), dev, "leader", true, "allreduce of 9"},
