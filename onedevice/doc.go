@@ -13,10 +13,12 @@
 // context doing all the work there is no turn at all: the collective
 // costs its bytes at the GPU's copy rate and a few launches.
 //
-// The algorithms are the leader algorithms of package sched (allreduce
-// and allgather "leader"), which say the same in messages; here they are
-// lists of copies and reductions over all ranks' buffers (plan.go),
-// reduced in rank order so every rank gets the bits of a serial loop.
+// The algorithms are the leader algorithms of package sched (allreduce,
+// allgather, reduce_scatter and bcast "leader"), which say the same in
+// messages; here they are lists of copies and reductions over all ranks'
+// buffers (one file each), reduced in rank order so every rank gets the
+// bits of a serial loop. Where the executor runs exec.MultiOps, one op
+// reads several inputs once and writes several results (fused kernels).
 //
 // The protocol, for one call (tags are the call's own, see Transport):
 //
