@@ -309,7 +309,10 @@ func (c *Call) plan() error {
 	n := c.cfg.Size
 	srcs, dsts := make([]exec.Region, n), make([]exec.Region, n)
 	srcs[0], dsts[0] = c.cfg.Src, c.cfg.Dst
-	var errs []error
+	// Buffers that cannot be exported or mapped make the call ErrUnmapped
+	// (the caller may run it another way); ranks that disagree on its
+	// size fail it.
+	var errs, disagree []error
 	for r := 1; r < n; r++ {
 		src, dst, err := readArrive(c.arrive[r][:], r)
 		if err == nil {
@@ -318,16 +321,20 @@ func (c *Call) plan() error {
 		if err == nil {
 			dsts[r], err = c.open(r, dst)
 		}
-		if err == nil && (srcs[r].Len() != c.cfg.Src.Len() || dsts[r].Len() != c.cfg.Dst.Len()) {
-			err = fmt.Errorf("rank %d's buffers hold %d and %d bytes, rank 0's %d and %d: the ranks disagree on the call", r, srcs[r].Len(), dsts[r].Len(), c.cfg.Src.Len(), c.cfg.Dst.Len())
-		}
 		if err != nil {
 			errs = append(errs, err)
+			continue
+		}
+		if srcs[r].Len() != c.cfg.Src.Len() || dsts[r].Len() != c.cfg.Dst.Len() {
+			disagree = append(disagree, fmt.Errorf("rank %d's buffers hold %d and %d bytes, rank 0's %d and %d: the ranks disagree on the call", r, srcs[r].Len(), dsts[r].Len(), c.cfg.Src.Len(), c.cfg.Dst.Len()))
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
+	if len(errs)+len(disagree) > 0 {
 		c.release()
-		return err
+		if len(disagree) > 0 {
+			return errors.Join(append(disagree, errs...)...)
+		}
+		return unmapped{errors.Join(errs...)}
 	}
 	fuse := 1
 	if _, ok := c.cfg.Local.(exec.MultiLocal); ok {

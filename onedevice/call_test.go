@@ -328,7 +328,9 @@ func (m failingMapper) Map(peer int, key []byte, off, n int64, on exec.Mem) (exe
 }
 
 // A rank whose buffers cannot be exported, or a leader that cannot map
-// them, fails the call on every rank with the reason; nothing hangs.
+// them, ends the call on every rank with the reason and ErrUnmapped (the
+// team layer then runs the message form); nothing hangs, nothing is
+// written.
 func TestCallFailsEverywhereWithTheReason(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -346,6 +348,7 @@ func TestCallFailsEverywhereWithTheReason(t *testing.T) {
 			for r, err := range j.run(coll.Allreduce, coll.Float32, coll.Sum) {
 				require.Error(t, err, "rank %d", r)
 				assert.Contains(t, err.Error(), tc.reason, "rank %d", r)
+				assert.ErrorIs(t, err, ErrUnmapped, "rank %d: the caller may run the call another way", r)
 			}
 		})
 	}
@@ -358,6 +361,7 @@ func TestCallRefusesMismatchedSizes(t *testing.T) {
 	for r, err := range j.run(coll.Allgather, coll.Uint8, coll.Sum) {
 		require.Error(t, err, "rank %d", r)
 		assert.Contains(t, err.Error(), "disagree", "rank %d", r)
+		assert.NotErrorIs(t, err, ErrUnmapped, "rank %d: a real failure", r)
 	}
 }
 

@@ -31,8 +31,10 @@
 // A rank's buffers are free again when its FINISH arrives: the leader
 // sends it only after its last copy has finished on the device. When a
 // rank cannot export or the leader cannot map, FINISH carries the reason
-// to every rank and the call fails on all of them alike; nothing waits
-// forever. A late rank only delays the call (MPI lets ranks be late); a
+// to every rank and the call ends on all of them alike with ErrUnmapped,
+// nothing written, so that the caller can run it another way (the team
+// layer runs sched's message form); other failures fail the call. Nothing
+// waits forever. A late rank only delays the call (MPI lets ranks be late); a
 // dead one is noticed by the Watch, as in exec.Call.
 //
 // Call is a state machine driven like exec.Call (Begin, then Progress

@@ -2,6 +2,7 @@ package onedevice
 
 import (
 	"encoding/binary"
+	"errors"
 	"fmt"
 )
 
@@ -25,14 +26,28 @@ const (
 //	[40:]   src key, then dst key (or the reason)
 const arriveLen = 40 + 2*MaxKeyLen
 
-// finish is the leader's FINISH message: [0:4] status (0 ok, 1 failed),
-// [4:8] the reason's length, then the reason.
+// finish is the leader's FINISH message: [0:4] status (0 ok, 1 failed, 2
+// the buffers cannot be mapped: run the call another way), [4:8] the
+// reason's length, then the reason.
 const finishLen = 8 + 248
 
 const (
-	statusOK     = 0
-	statusFailed = 1
+	statusOK       = 0
+	statusFailed   = 1
+	statusUnmapped = 2
 )
+
+// ErrUnmapped is in the error of a call whose buffers the leader could not
+// map (a rank could not export them, or rank 0 could not open them): every
+// rank gets it alike, nothing was written, and the caller may run the
+// collective another way (the team layer runs sched's message form).
+var ErrUnmapped = errors.New("the leader cannot map every rank's buffers")
+
+// unmapped marks a reason as ErrUnmapped.
+type unmapped struct{ err error }
+
+func (u unmapped) Error() string   { return u.err.Error() }
+func (u unmapped) Unwrap() []error { return []error{ErrUnmapped, u.err} }
 
 type bufferKey struct {
 	key      []byte
@@ -76,14 +91,23 @@ func putFinish(b []byte, err error) {
 	if err == nil {
 		return
 	}
-	binary.LittleEndian.PutUint32(b, statusFailed)
+	status := uint32(statusFailed)
+	if errors.Is(err, ErrUnmapped) {
+		status = statusUnmapped
+	}
+	binary.LittleEndian.PutUint32(b, status)
 	binary.LittleEndian.PutUint32(b[4:], uint32(copy(b[8:], err.Error())))
 }
 
 func readFinish(b []byte) error {
-	if binary.LittleEndian.Uint32(b) == statusOK {
+	status := binary.LittleEndian.Uint32(b)
+	if status == statusOK {
 		return nil
 	}
 	n := min(int(binary.LittleEndian.Uint32(b[4:])), len(b)-8)
-	return fmt.Errorf("rank 0 (the leader) failed the call: %s", b[8:8+n])
+	err := fmt.Errorf("rank 0 (the leader) failed the call: %s", b[8:8+n])
+	if status == statusUnmapped {
+		return unmapped{err}
+	}
+	return err
 }

@@ -101,11 +101,23 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 		if err := c.newOneDevice(a, mem, B); err != nil {
 			return nil, err
 		}
+		c.one.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
 		return c, nil
 	}
+	if err := c.newMachine(a, mem, alg, fallback, B); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// newMachine plans the call (alg, else fallback where alg does not serve
+// the shape) and builds its executor over the caller's buffers: one
+// Machine, or one per lane. On failure c holds nothing of it.
+func (c *tlColl) newMachine(a collArgs, mem exec.Mem, alg, fallback string, B int64) (err error) {
+	t := c.team
 	entry, err := t.planFor(a, alg, fallback, B, mem, t.deviceChunks(a, B, mem))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	plan := entry.plan
 	c.alg, c.entry = plan.Algorithm, entry
@@ -117,20 +129,14 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	}()
 	bufs, err := c.buffers(a, mem, prog.Sizes, B)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if len(t.lanes) > 0 && mem.IsHost() {
 		// The whole call's plan gave the buffers; each lane plans its part.
 		c.entry = nil
-		if err := c.planLanes(a, plan.Algorithm, B, bufs); err != nil {
-			return nil, err
-		}
-		return c, nil
+		return c.planLanes(a, plan.Algorithm, B, bufs)
 	}
-	if err := c.build(entry, prog, bufs, a); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c.build(entry, prog, bufs, a)
 }
 
 // algorithmFor is the algorithm a call runs: the call's own, else the

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
@@ -75,11 +76,13 @@ func (c *tlColl) newOneDevice(a collArgs, mem exec.Mem, B int64) error {
 	return nil
 }
 
-// oneDeviceRun is a call on the shared GPU: its configuration and the
-// protocol's state.
+// oneDeviceRun is a call on the shared GPU: its configuration, the
+// protocol's state, and how to build the same call as sched's messages
+// (messages) for when the leader cannot map every rank's buffers.
 type oneDeviceRun struct {
-	cfg  onedevice.Config
-	call onedevice.Call
+	cfg      onedevice.Config
+	call     onedevice.Call
+	messages func() error
 }
 
 func (c *tlColl) startOneDevice(tr *ucxmp.Transport) {
@@ -92,6 +95,32 @@ func (c *tlColl) startOneDevice(tr *ucxmp.Transport) {
 	}
 }
 
+// pollOneDevice progresses the call. Where the leader could not map every
+// rank's buffers (memory a CUDA IPC handle does not export, such as a
+// stream-ordered pool's), every rank gets onedevice.ErrUnmapped alike with
+// nothing written, and runs the same call as the leader algorithm's
+// messages, whose pushes fall back to UCX per transfer: the collective
+// completes, only slower. The task keeps that form for its later posts.
 func (c *tlColl) pollOneDevice() bool {
-	return c.settle(c.one.call.Progress(time.Time{}))
+	done, err := c.one.call.Progress(time.Time{})
+	if errors.Is(err, onedevice.ErrUnmapped) {
+		if err = c.toMessages(); err == nil {
+			return c.poll()
+		}
+	}
+	return c.settle(done, err)
+}
+
+// toMessages builds the call as messages and puts it on the wire as the
+// team's next call (every rank does so, in the same order).
+func (c *tlColl) toMessages() error {
+	build := c.one.messages
+	c.one = nil
+	if err := build(); err != nil {
+		return err
+	}
+	tr := c.team.tr
+	tr.NextCall()
+	c.call.SetWatch(c.team.watch)
+	return c.call.Begin(c.m, tr, c.team.deadline())
 }
