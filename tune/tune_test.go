@@ -232,7 +232,7 @@ func TestDefaultAlgorithm(t *testing.T) {
 		{coll.Allreduce, 64 << 20, true, shared, "rabenseifner", "", 0}, // host memory: the message form would not pay
 		{coll.ReduceScatter, 64 << 20, false, shared, "leader", "ring", 0},
 		{coll.ReduceScatter, 64 << 20, false, Team{Size: 9, Push: true, SharedGPU: true}, "ring", "", 0}, // beyond one fused step
-		{coll.Bcast, 64 << 20, false, shared, "knomial", "", 0}, // the root alone pushes: no turn to save
+		{coll.Bcast, 64 << 20, false, shared, "knomial", "", 0},                                          // the root alone pushes: no turn to save
 		{coll.Allreduce, 64 << 20, false, sharedNoPush, "recursive_doubling", "rabenseifner", 0},
 	} {
 		alg, fb := DefaultAlgorithm(c.coll, c.bytes, c.host, c.team)
