@@ -92,6 +92,16 @@ fi
 grep -q 'incorrect algorithm id provided: nosuch' "$log" || { echo "an unknown @name was not refused with UCC's reason"; tail -5 "$log"; exit 1; }
 grep -q 'failed: *0' "$log" || { echo "an unknown @name broke the run instead of leaving goring's default"; tail -5 "$log"; exit 1; }
 echo "TUNE=...@nosuch: refused in UCC's log ($(grep -o 'incorrect algorithm id provided: nosuch' "$log" | head -1)); the run passed on the other layers"
+# The leader algorithms in their message form (host memory; on a shared GPU
+# they run as one process's device work, docs/gpu.md), every collective
+# that has one, named by @leader, on whole and split teams.
+sel='allgather:0-inf:@leader:inf#allreduce:0-inf:@leader:inf#reduce_scatter:0-inf:@leader:inf#bcast:0-inf:@leader:inf'
+"${MPIRUN[@]}" -x "UCC_TL_GORING_TUNE=$sel" -x UCC_TL_GORING_LOG_LEVEL=trace "$UCC_PREFIX/bin/ucc_test_mpi" \
+  -c allgather,allreduce,reduce_scatter,bcast -t world,half,odd_even -M host -d int32,float64 -o sum,max -m 1:65536 -I 1 >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
+grep -q 'failed: *0' "$log" || { sed -n '/TEST REPORT/,/elapsed/p' "$log"; exit 1; }
+n=$(grep -c 'goring task [^:]*: leader' "$log" || true)
+[ "$n" -gt 0 ] || { echo "no call ran the leader algorithms"; exit 1; }
+echo "TUNE=...@leader: $n calls on the leader algorithms, $(grep -o 'passed: *[0-9]*' "$log" | head -1), 0 failed"
 rm -f "$log"
 
 echo "== ucc_perftest ($PERF_NP ranks): tl/ucp (UCC's default) then tl/goring, float32 sum, 1-16 MiB"
