@@ -41,3 +41,52 @@ type Watch interface {
 	Check() error
 	Every() time.Duration
 }
+
+// Pace applies the policy above for a driver that waits on a call (Call,
+// and package onedevice's protocol): a deadline (zero: none) and a Watch
+// checked at most once per its Every (nil: none). Each check cuts the
+// driver's next wait so that neither is seen late.
+type Pace struct {
+	Start    time.Time // when the call began (Begin)
+	Deadline time.Time
+	Watch    Watch
+	checked  time.Time
+}
+
+// Begin starts the call's clock at now.
+func (p *Pace) Begin(now time.Time) { p.Start, p.checked = now, now }
+
+// CheckDeadline returns ErrDeadline once now has passed the deadline, and
+// otherwise cuts *wait to it.
+func (p *Pace) CheckDeadline(now time.Time, wait *time.Time) error {
+	if p.Deadline.IsZero() {
+		return nil
+	}
+	if !now.Before(p.Deadline) {
+		return ErrDeadline
+	}
+	if wait.After(p.Deadline) {
+		*wait = p.Deadline
+	}
+	return nil
+}
+
+// CheckWatch runs the Watch when a check is due, returning its error, and
+// cuts *wait to the next check.
+func (p *Pace) CheckWatch(now time.Time, wait *time.Time) error {
+	if p.Watch == nil {
+		return nil
+	}
+	next := p.checked.Add(p.Watch.Every())
+	if !now.Before(next) {
+		p.checked = now
+		if err := p.Watch.Check(); err != nil {
+			return err
+		}
+		next = now.Add(p.Watch.Every())
+	}
+	if wait.After(next) {
+		*wait = next
+	}
+	return nil
+}

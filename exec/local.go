@@ -110,6 +110,15 @@ type AsyncLocal interface {
 // while the GPU works, which a rank driving a GPU can spare.
 const PollEvery = 2 * time.Microsecond
 
+// PollIntervalOf is how often a driver looks for a's finished steps: its
+// PollInterval where it has one above zero, else PollEvery.
+func PollIntervalOf(a AsyncLocal) time.Duration {
+	if p, ok := a.(PollInterval); ok && p.PollInterval() > 0 {
+		return p.PollInterval()
+	}
+	return PollEvery
+}
+
 // PollInterval is what an AsyncLocal implements to choose its own bound
 // instead of PollEvery (a value <= 0 keeps PollEvery): a device step that
 // finished is seen up to that long late, and the next step that needs it

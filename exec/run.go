@@ -59,14 +59,11 @@ func Run(ctx context.Context, m *Machine, t Transport, deadline time.Time) error
 // over the same two methods. A Call is a value; reusing one for the next
 // call allocates nothing.
 type Call struct {
-	m        *Machine
-	t        Transport
-	start    time.Time
-	deadline time.Time // zero: none
-	watch    Watch
-	checked  time.Time // when watch last ran
-	done     bool
-	err      error
+	m    *Machine
+	t    Transport
+	pace Pace // deadline (zero: none) and watch
+	done bool
+	err  error
 }
 
 // Begin starts the call (Machine.Start) with a deadline (zero: none, the
@@ -79,8 +76,8 @@ type Call struct {
 // them from the sender as soon as it sees the request). Local steps
 // therefore run one at a time between posts.
 func (c *Call) Begin(m *Machine, t Transport, deadline time.Time) error {
-	*c = Call{m: m, t: t, start: time.Now(), deadline: deadline, watch: c.watch}
-	c.checked = c.start
+	*c = Call{m: m, t: t, pace: Pace{Deadline: deadline, Watch: c.pace.Watch}}
+	c.pace.Begin(time.Now())
 	m.deferLocal = true
 	if err := m.Start(); err != nil {
 		m.deferLocal = false
@@ -127,13 +124,8 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 			return true, nil
 		}
 		now := time.Now()
-		if !c.deadline.IsZero() {
-			if !now.Before(c.deadline) {
-				return false, c.fail(m.stall(ErrDeadline, now.Sub(c.start)))
-			}
-			if wait.After(c.deadline) {
-				wait = c.deadline
-			}
+		if err := c.pace.CheckDeadline(now, &wait); err != nil {
+			return false, c.fail(m.stall(err, now.Sub(c.pace.Start)))
 		}
 		stepped, err := c.pollDevice(now, &wait)
 		if err != nil {
@@ -142,22 +134,12 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 		if stepped {
 			continue
 		}
-		if c.watch != nil {
-			next := c.checked.Add(c.watch.Every())
-			if !now.Before(next) {
-				c.checked = now
-				if err := c.watch.Check(); err != nil {
-					return false, c.fail(m.stall(err, now.Sub(c.start)))
-				}
-				next = now.Add(c.watch.Every())
-			}
-			if wait.After(next) {
-				wait = next
-			}
+		if err := c.pace.CheckWatch(now, &wait); err != nil {
+			return false, c.fail(m.stall(err, now.Sub(c.pace.Start)))
 		}
 		comps, err := t.Wait(wait, m.comps[:0])
 		if err != nil {
-			return false, c.fail(m.stall(fmt.Errorf("transport: %w", err), time.Since(c.start)))
+			return false, c.fail(m.stall(fmt.Errorf("transport: %w", err), time.Since(c.pace.Start)))
 		}
 		if len(comps) == 0 {
 			return false, nil
@@ -189,11 +171,7 @@ func (c *Call) pollDevice(now time.Time, wait *time.Time) (stepped bool, err err
 	if len(comps) > 0 {
 		return true, nil
 	}
-	every := PollEvery
-	if p, ok := async.(PollInterval); ok && p.PollInterval() > 0 {
-		every = p.PollInterval()
-	}
-	if next := now.Add(every); wait.After(next) {
+	if next := now.Add(PollIntervalOf(async)); wait.After(next) {
 		*wait = next
 	}
 	return false, nil
@@ -201,7 +179,7 @@ func (c *Call) pollDevice(now time.Time, wait *time.Time) (stepped bool, err err
 
 // SetWatch makes every later call of c check its peers with w while it
 // waits (nil: no checks). It survives Begin, so a pooled Call keeps it.
-func (c *Call) SetWatch(w Watch) { c.watch = w }
+func (c *Call) SetWatch(w Watch) { c.pace.Watch = w }
 
 // Abort ends an unfinished call because of cause (a cancelled context, a
 // caller giving up): it cancels what is in flight and returns the error
@@ -210,7 +188,7 @@ func (c *Call) Abort(cause error) error {
 	if c.done || c.err != nil {
 		return c.err
 	}
-	return c.fail(c.m.stall(cause, time.Since(c.start)))
+	return c.fail(c.m.stall(cause, time.Since(c.pace.Start)))
 }
 
 func (c *Call) fail(err error) error {

@@ -94,9 +94,8 @@ type Call struct {
 	epoch    uint32
 	state    callState
 	err      error
-	failure  error // the leader's reason, sent to every rank in FINISH
-	start    time.Time
-	checked  time.Time
+	failure  error             // the leader's reason, sent to every rank in FINISH
+	pace     exec.Pace         // the deadline and the watch
 	arrive   [][arriveLen]byte // the leader's receive buffers (index: rank); a rank's own at [0]
 	finish   [finishLen]byte
 	inflight map[uint64]bool // transport operations posted and not completed
@@ -136,8 +135,9 @@ func (c *Call) Begin(cfg Config) error {
 	if cfg.Collective == coll.Bcast && (cfg.Root < 0 || cfg.Root >= cfg.Size) {
 		return fmt.Errorf("onedevice: bcast root %d of a team of %d", cfg.Root, cfg.Size)
 	}
-	*c = Call{cfg: cfg, epoch: c.epoch + 1, arrive: c.arrive[:0], inflight: c.inflight, comps: c.comps[:0], start: time.Now()}
-	c.checked = c.start
+	*c = Call{cfg: cfg, epoch: c.epoch + 1, arrive: c.arrive[:0], inflight: c.inflight, comps: c.comps[:0],
+		pace: exec.Pace{Deadline: cfg.Deadline, Watch: cfg.Watch}}
+	c.pace.Begin(time.Now())
 	if c.inflight == nil {
 		c.inflight = map[uint64]bool{}
 	}
@@ -220,26 +220,12 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 			continue
 		}
 		now := time.Now()
-		if !c.cfg.Deadline.IsZero() {
-			if !now.Before(c.cfg.Deadline) {
-				return false, c.fail(fmt.Errorf("onedevice: rank %d %s: %w after %v", c.cfg.Rank, c.cfg.Collective, exec.ErrDeadline, now.Sub(c.start).Round(time.Millisecond)))
-			}
-			if wait.After(c.cfg.Deadline) {
-				wait = c.cfg.Deadline
-			}
+		err := c.pace.CheckDeadline(now, &wait)
+		if err == nil {
+			err = c.pace.CheckWatch(now, &wait)
 		}
-		if c.cfg.Watch != nil {
-			next := c.checked.Add(c.cfg.Watch.Every())
-			if !now.Before(next) {
-				c.checked = now
-				if err := c.cfg.Watch.Check(); err != nil {
-					return false, c.fail(fmt.Errorf("onedevice: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, err))
-				}
-				next = now.Add(c.cfg.Watch.Every())
-			}
-			if wait.After(next) {
-				wait = next
-			}
+		if err != nil {
+			return false, c.fail(fmt.Errorf("onedevice: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), err))
 		}
 		if stepped, err := c.pollDevice(now, &wait); err != nil {
 			return false, c.fail(err)
@@ -520,11 +506,7 @@ func (c *Call) pollDevice(now time.Time, wait *time.Time) (bool, error) {
 	if len(comps) > 0 {
 		return true, nil
 	}
-	every := exec.PollEvery
-	if p, ok := async.(exec.PollInterval); ok && p.PollInterval() > 0 {
-		every = p.PollInterval()
-	}
-	if next := now.Add(every); wait.After(next) {
+	if next := now.Add(exec.PollIntervalOf(async)); wait.After(next) {
 		*wait = next
 	}
 	return false, nil
@@ -562,6 +544,3 @@ func (c *Call) fail(err error) error {
 	c.state, c.err = stFailed, errors.Join(errs...)
 	return c.err
 }
-
-// Done reports whether the call finished well.
-func (c *Call) Done() bool { return c.state == stDone }
