@@ -4,7 +4,6 @@ import (
 	"context"
 	"time"
 
-	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/onedevice"
 )
 
@@ -21,9 +20,8 @@ type oneDeviceCall struct {
 // runsOnOneDevice reports whether rc's call runs as one process's device
 // work.
 func (rc *rankCall) runsOnOneDevice() bool {
-	c := rc.cfg.Collective
-	return rc.cfg.OneDevice != nil && rc.plan.Algorithm == "leader" && !rc.bufs.Src.IsHost() && onedevice.Serves(c) &&
-		(c != coll.ReduceScatter || rc.plan.NRanks <= onedevice.MaxReduceScatterRanks)
+	return rc.cfg.OneDevice != nil && rc.plan.Algorithm == "leader" && !rc.bufs.Src.IsHost() &&
+		onedevice.Serves(rc.cfg.Collective, rc.plan.NRanks)
 }
 
 // newOneDevice prepares the call: the rank's executor (rank 0's runs the
@@ -37,9 +35,8 @@ func (rc *rankCall) newOneDevice() error {
 		rc.release = append(rc.release, func() { _ = c.Close() })
 	}
 	dtype, op := rc.cfg.Collective.Reduction(rc.cfg.Dtype, rc.cfg.Op)
-	src := rc.bufs.Src
 	rc.one = &oneDeviceCall{cfg: onedevice.Config{Collective: rc.cfg.Collective, Rank: rc.cfg.Rank, Size: rc.plan.NRanks, Root: rc.cfg.Root,
-		Src: src, Dst: rc.bufs.Dst, Dtype: dtype, Op: op, Mapper: rc.cfg.OneDevice, Local: local}}
+		Src: rc.bufs.Src, Dst: rc.bufs.Dst, Dtype: dtype, Op: op, Mapper: rc.cfg.OneDevice, Local: local}}
 	return nil
 }
 

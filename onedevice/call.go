@@ -25,14 +25,19 @@ type Mapper interface {
 	Release(peer int, key []byte)
 }
 
-// Serves reports whether c has a leader algorithm here.
-func Serves(c coll.Collective) bool {
-	return c == coll.Allreduce || c == coll.Allgather || c == coll.ReduceScatter || c == coll.Bcast
+// Serves reports whether c on a team of size ranks has a leader algorithm
+// here: allreduce, allgather and bcast at any size, reduce_scatter while
+// one fused step serves a block (up to exec.MultiMax ranks,
+// ReduceScatterPlan).
+func Serves(c coll.Collective, size int) bool {
+	switch c {
+	case coll.Allreduce, coll.Allgather, coll.Bcast:
+		return true
+	case coll.ReduceScatter:
+		return size <= exec.MultiMax
+	}
+	return false
 }
-
-// MaxReduceScatterRanks is the largest team whose reduce_scatter runs on
-// one device with an executor of fused steps (ReduceScatterPlan).
-const MaxReduceScatterRanks = exec.MultiMax
 
 // InOrder is what a LocalExecutor implements to say that the steps it is
 // given run in the order given (one GPU stream): the leader then starts a
@@ -126,8 +131,8 @@ func split(tok uint64) (epoch uint32, kind, idx int) {
 // Begin starts the call: a rank exports its buffers and sends ARRIVE, the
 // leader posts its receives. Nothing blocks.
 func (c *Call) Begin(cfg Config) error {
-	if !Serves(cfg.Collective) {
-		return fmt.Errorf("onedevice: no leader algorithm for %s", cfg.Collective)
+	if !Serves(cfg.Collective, cfg.Size) {
+		return fmt.Errorf("onedevice: no leader algorithm for %s on %d ranks", cfg.Collective, cfg.Size)
 	}
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || cfg.Size > 1<<12 {
 		return fmt.Errorf("onedevice: rank %d of a team of %d", cfg.Rank, cfg.Size)
@@ -426,18 +431,28 @@ func opName(k sched.StepOp) string {
 // device are cancelled (which waits until they no longer touch any
 // buffer), and every rank is told why.
 func (c *Call) leaderFail(err error) error {
-	var errs []error
-	if async, ok := c.cfg.Local.(exec.AsyncLocal); ok {
-		for i := range c.ops {
-			if c.started[i] && !c.done[i] {
-				errs = append(errs, async.Cancel(c.token(kindOp, i)))
-				c.done[i] = true
-			}
-		}
-	}
+	errs := c.cancelOps()
 	c.release()
 	c.failure = errors.Join(append([]error{err}, errs...)...)
 	return c.sendFinish()
+}
+
+// cancelOps withdraws the ops started and not finished (the executor's
+// Cancel returns once an op no longer touches its buffers) and marks them
+// done; it returns what the cancellations said.
+func (c *Call) cancelOps() []error {
+	async, ok := c.cfg.Local.(exec.AsyncLocal)
+	if !ok {
+		return nil
+	}
+	var errs []error
+	for i := range c.ops {
+		if c.started[i] && !c.done[i] {
+			errs = append(errs, async.Cancel(c.token(kindOp, i)))
+			c.done[i] = true
+		}
+	}
+	return errs
 }
 
 // sendFinish tells every rank the outcome (c.failure, nil: ok).
@@ -528,14 +543,7 @@ func (c *Call) fail(err error) error {
 	if c.state == stFailed {
 		return c.err
 	}
-	errs := []error{err}
-	if async, ok := c.cfg.Local.(exec.AsyncLocal); ok {
-		for i := range c.ops {
-			if c.started[i] && !c.done[i] {
-				errs = append(errs, async.Cancel(c.token(kindOp, i)))
-			}
-		}
-	}
+	errs := append([]error{err}, c.cancelOps()...)
 	for tok := range c.inflight {
 		errs = append(errs, c.cfg.Transport.Cancel(tok))
 		delete(c.inflight, tok)

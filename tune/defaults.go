@@ -1,6 +1,9 @@
 package tune
 
-import "github.com/goring-hpc/goring/coll"
+import (
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/onedevice"
+)
 
 // The algorithms goring's team layer runs when neither a call nor the
 // options name one: measured tables, one place for the team layer (which
@@ -109,10 +112,6 @@ var sharedGPUAlgs = map[coll.Collective]string{
 	coll.ReduceScatter: "leader",
 }
 
-// sharedGPUMaxReduceScatter is the largest team whose reduce_scatter runs
-// as one fused kernel per block (onedevice.MaxReduceScatterRanks).
-const sharedGPUMaxReduceScatter = 8
-
 // PushPair reports whether t is a team of two whose device transfers all
 // take the push engine.
 func (t Team) PushPair() bool { return t.Push && t.Size == 2 }
@@ -140,7 +139,7 @@ func DefaultAlgorithm(c coll.Collective, bytes int64, host bool, t Team) (alg, f
 // the UCX path's.
 func deviceAlg(c coll.Collective, bytes int64, t Team) string {
 	if a := sharedGPUAlgs[c]; a != "" && t.Push && t.SharedGPU && t.Size > 1 &&
-		(c != coll.ReduceScatter || t.Size <= sharedGPUMaxReduceScatter) {
+		onedevice.Serves(c, t.Size) {
 		return a
 	}
 	if t.PushPair() && c == coll.Allreduce && bytes >= PushLargeBytes {

@@ -14,7 +14,7 @@ import (
 
 // The leader algorithms on a shared GPU: where every rank's process sees
 // the same single GPU, a call of allreduce, allgather, reduce_scatter (up
-// to onedevice.MaxReduceScatterRanks) or bcast "leader" on CUDA buffers
+// to 8 ranks: onedevice.Serves) or bcast "leader" on CUDA buffers
 // runs as package onedevice has it (rank 0 maps everyone's
 // buffers and does all the copies and reductions itself) instead of as
 // the messages of sched's program, which is what runs everywhere else.
@@ -22,8 +22,7 @@ import (
 // runsOnOneDevice reports whether a call of alg on mem runs as one
 // process's device work.
 func (t *tlTeam) runsOnOneDevice(a collArgs, alg string, mem exec.Mem) bool {
-	return alg == "leader" && !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && onedevice.Serves(a.coll) &&
-		(a.coll != coll.ReduceScatter || t.size <= onedevice.MaxReduceScatterRanks)
+	return alg == "leader" && !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && onedevice.Serves(a.coll, t.size)
 }
 
 // newOneDevice prepares c to run on the shared GPU: B is the call's
