@@ -134,21 +134,10 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sc
 	if src.Mem().Kind != exec.MemCUDA {
 		return 0, fmt.Errorf("cudaexec: cannot push %v memory", src.Mem())
 	}
-	if len(key) != keyLen {
-		return 0, fmt.Errorf("cudaexec: rank %d's buffer key has %d bytes, want %d", peer, len(key), keyLen)
-	}
-	ord := src.Mem().Device
-	d, err := e.device(ord)
-	if err != nil {
-		return 0, err
-	}
-	m, err := e.mapping(d, peer, key)
-	if err != nil {
-		return 0, err
-	}
 	n := src.Len()
-	if off < 0 || off+n > int64(m.size) {
-		return 0, fmt.Errorf("cudaexec: %d bytes at offset %d run off rank %d's %d-byte allocation", n, off, peer, m.size)
+	d, m, err := e.mappedRange(peer, key, off, n, src.Mem().Device)
+	if err != nil {
+		return 0, err
 	}
 	dst := m.buf.Ptr() + cuda.DevicePtr(off)
 	var c engineCopy
@@ -176,24 +165,35 @@ func (e *Engine) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Regi
 	if on.Kind != exec.MemCUDA {
 		return exec.Region{}, fmt.Errorf("cudaexec: cannot map a peer's buffer as %v memory", on)
 	}
-	if len(key) != keyLen {
-		return exec.Region{}, fmt.Errorf("cudaexec: rank %d's buffer key has %d bytes, want %d", peer, len(key), keyLen)
-	}
-	d, err := e.device(on.Device)
+	_, m, err := e.mappedRange(peer, key, off, n, on.Device)
 	if err != nil {
 		return exec.Region{}, err
-	}
-	m, err := e.mapping(d, peer, key)
-	if err != nil {
-		return exec.Region{}, err
-	}
-	if off < 0 || n < 0 || off+n > int64(m.size) {
-		return exec.Region{}, fmt.Errorf("cudaexec: %d bytes at offset %d run off rank %d's %d-byte allocation", n, off, peer, m.size)
 	}
 	e.clock++
 	m.lastUse = e.clock
 	m.inFlight++
 	return exec.DeviceRegion(on, uintptr(m.buf.Ptr())+uintptr(off), n), nil
+}
+
+// mappedRange is the mapping, in device ord's context, of the peer's
+// allocation key names, checked to hold n bytes at off (Start's and Map's
+// common part; neither pins it here).
+func (e *Engine) mappedRange(peer int, key []byte, off, n int64, ord int) (*cuda.Device, *mapping, error) {
+	if len(key) != keyLen {
+		return nil, nil, fmt.Errorf("cudaexec: rank %d's buffer key has %d bytes, want %d", peer, len(key), keyLen)
+	}
+	d, err := e.device(ord)
+	if err != nil {
+		return nil, nil, err
+	}
+	m, err := e.mapping(d, peer, key)
+	if err != nil {
+		return nil, nil, err
+	}
+	if off < 0 || n < 0 || off+n > int64(m.size) {
+		return nil, nil, fmt.Errorf("cudaexec: %d bytes at offset %d run off rank %d's %d-byte allocation", n, off, peer, m.size)
+	}
+	return d, m, nil
 }
 
 // Release implements onedevice.Mapper: the mapping may be evicted again.

@@ -106,19 +106,13 @@ func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
 	if len(op.Dsts) > len(dsts) || len(op.Srcs) > len(srcs) {
 		return true, fmt.Errorf("cudaexec: a multi step of %d sources and %d destinations, at most %d each", len(op.Srcs), len(op.Dsts), cuda.MultiMax)
 	}
-	for i, r := range op.Srcs {
-		if r.Mem().Kind != exec.MemCUDA || r.Len() != n {
-			return true, fmt.Errorf("cudaexec: multi step source %v: want %d bytes of CUDA memory", r, n)
-		}
-		srcs[i] = cuda.DevicePtr(r.Addr())
+	err := multiAddrs(srcs[:], op.Srcs, n, "source")
+	if err == nil {
+		err = multiAddrs(dsts[:], op.Dsts, n, "destination")
 	}
-	for i, r := range op.Dsts {
-		if r.Mem().Kind != exec.MemCUDA || r.Len() != n {
-			return true, fmt.Errorf("cudaexec: multi step destination %v: want %d bytes of CUDA memory", r, n)
-		}
-		dsts[i] = cuda.DevicePtr(r.Addr())
+	if err != nil {
+		return true, err
 	}
-	var err error
 	switch {
 	case op.Kind == sched.OpCopy && len(op.Srcs) == 1:
 		err = cuda.CopyMultiAddrAsync(l.stream, dsts[:len(op.Dsts)], srcs[0], int(n))
@@ -134,6 +128,18 @@ func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
 		return true, err
 	}
 	return false, nil
+}
+
+// multiAddrs puts the device addresses of rs into into, each checked to
+// be n bytes of CUDA memory.
+func multiAddrs(into []cuda.DevicePtr, rs []exec.Region, n int64, what string) error {
+	for i, r := range rs {
+		if r.Mem().Kind != exec.MemCUDA || r.Len() != n {
+			return fmt.Errorf("cudaexec: multi step %s %v: want %d bytes of CUDA memory", what, r, n)
+		}
+		into[i] = cuda.DevicePtr(r.Addr())
+	}
+	return nil
 }
 
 // record queues an event after the step just launched: Poll reports the

@@ -60,7 +60,8 @@ func (l *Local) Local(op *exec.LocalOp) (bool, error) {
 // LocalMulti implements exec.MultiLocal: the op is checked and queued (a
 // copy of it: the caller's slices may change after the call).
 func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
-	if len(op.Srcs) == 0 || len(op.Dsts) == 0 || len(op.Srcs) > exec.MultiMax || len(op.Dsts) > exec.MultiMax {
+	if len(op.Srcs) == 0 || len(op.Dsts) == 0 || len(op.Srcs) > exec.MultiMax || len(op.Dsts) > exec.MultiMax ||
+		(op.Kind == sched.OpCopy && len(op.Srcs) > 1) {
 		return true, fmt.Errorf("fakedev: a multi step of %d sources and %d destinations", len(op.Srcs), len(op.Dsts))
 	}
 	if op.Kind == sched.OpReduce {
@@ -128,6 +129,10 @@ func (l *Local) runMulti(op *exec.MultiOp) error {
 	a := l.arena
 	a.mu.Lock()
 	defer a.mu.Unlock()
+	f, err := reduce.Kernel(op.Dtype, op.Op)
+	if err != nil && op.Kind == sched.OpReduce {
+		return err
+	}
 	var acc []byte
 	for i, r := range op.Srcs {
 		s, err := a.view(r)
@@ -140,10 +145,6 @@ func (l *Local) runMulti(op *exec.MultiOp) error {
 		}
 		if len(s) != len(acc) {
 			return fmt.Errorf("fakedev: multi step sources of %d and %d bytes", len(acc), len(s))
-		}
-		f, err := reduce.Kernel(op.Dtype, op.Op)
-		if err != nil {
-			return err
 		}
 		f(acc, s)
 	}
