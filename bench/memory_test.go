@@ -37,35 +37,45 @@ func TestRunValidatesInDeviceMemory(t *testing.T) {
 		for _, a := range sched.Algorithms(tc.c) {
 			algs = append(algs, a.Name)
 		}
-		net := memtransport.New(n, memtransport.Options{Seed: uint64(i), Reorder: true, Memory: arena})
-		ctrl := newChanCtrl(n)
-		rows := make([][]Row, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for r := range n {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cfg := Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: algs, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
-					Iters: 2, Warmup: 1, Validate: true, Root: 1, CallTimeout: 10 * time.Second,
-					Traffic: func(b int64) ([][]int64, error) { return UniformCounts(n, b), nil },
-					Memory:  fakedev.Memory{Arena: arena, Dev: r % 2}}
-				rows[r], errs[r] = Run(context.Background(), cfg, memT{net.Endpoint(r)}, rankCtrl{ctrl, r})
-				if errs[r] != nil {
-					net.Abort(errs[r])
-				}
-			}()
-		}
-		wg.Wait()
-		for r, err := range errs {
-			require.NoError(t, err, "case %d rank %d", i, r)
-		}
-		require.NotEmpty(t, rows[0], "case %d", i)
-		for _, row := range rows[0] {
+		rows := runFakeDevice(t, arena, n, uint64(i), func(r int) Config {
+			return Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: algs, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
+				Iters: 2, Warmup: 1, Validate: true, Root: 1, CallTimeout: 10 * time.Second,
+				Traffic: func(b int64) ([][]int64, error) { return UniformCounts(n, b), nil },
+				Memory:  fakedev.Memory{Arena: arena, Dev: r % 2}}
+		})
+		require.NotEmpty(t, rows, "case %d", i)
+		for _, row := range rows {
 			assert.True(t, row.Validated)
 			assert.Equal(t, "fake", row.Mem, "case %d", i)
 		}
 	}
+}
+
+// runFakeDevice runs cfg(r) on every rank of n, each in its own
+// goroutine over the in-memory network with the arena's memory, and
+// returns rank 0's rows; any rank's error fails t.
+func runFakeDevice(t *testing.T, arena *fakedev.Arena, n int, seed uint64, cfg func(r int) Config) []Row {
+	t.Helper()
+	net := memtransport.New(n, memtransport.Options{Seed: seed, Reorder: true, Memory: arena})
+	ctrl := newChanCtrl(n)
+	rows := make([][]Row, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for r := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			rows[r], errs[r] = Run(context.Background(), cfg(r), memT{net.Endpoint(r)}, rankCtrl{ctrl, r})
+			if errs[r] != nil {
+				net.Abort(errs[r])
+			}
+		}()
+	}
+	wg.Wait()
+	for r, err := range errs {
+		require.NoError(t, err, "rank %d", r)
+	}
+	return rows[0]
 }
 
 // With Config.OneDevice the leader algorithms (allgather, allreduce,
@@ -87,32 +97,17 @@ func TestRunLeaderOnOneDevice(t *testing.T) {
 		{coll.Bcast, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 3333}},
 	} {
 		arena := fakedev.New(uint64(10 + i))
-		net := memtransport.New(n, memtransport.Options{Seed: uint64(i), Reorder: true, Memory: arena})
-		ctrl := newChanCtrl(n)
 		engines := make([]*fakedev.Engine, n)
-		rows := make([][]Row, n)
-		errs := make([]error, n)
-		var wg sync.WaitGroup
-		for r := range n {
+		for r := range engines {
 			engines[r] = arena.Engine(r)
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				cfg := Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{"leader"}, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
-					Iters: 3, Warmup: 1, Validate: true, CallTimeout: 10 * time.Second, Root: 1,
-					Memory: fakedev.Memory{Arena: arena, Dev: 0}, OneDevice: engines[r]}
-				rows[r], errs[r] = Run(context.Background(), cfg, memT{net.Endpoint(r)}, rankCtrl{ctrl, r})
-				if errs[r] != nil {
-					net.Abort(errs[r])
-				}
-			}()
 		}
-		wg.Wait()
-		for r, err := range errs {
-			require.NoError(t, err, "case %d rank %d", i, r)
-		}
-		require.Len(t, rows[0], len(tc.sizes), "case %d", i)
-		for _, row := range rows[0] {
+		rows := runFakeDevice(t, arena, n, uint64(i), func(r int) Config {
+			return Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{"leader"}, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
+				Iters: 3, Warmup: 1, Validate: true, CallTimeout: 10 * time.Second, Root: 1,
+				Memory: fakedev.Memory{Arena: arena, Dev: 0}, OneDevice: engines[r]}
+		})
+		require.Len(t, rows, len(tc.sizes), "case %d", i)
+		for _, row := range rows {
 			assert.True(t, row.Validated, "case %d", i)
 		}
 		assert.Positive(t, engines[0].Mapped, "case %d: rank 0 mapped the others' buffers", i)
