@@ -43,7 +43,7 @@ if [ -d "$w" ]; then
   cp -rp "$w/include" "$d/"
   cp -rp "$w/etc" "$d/" 2>/dev/null || true
 fi
-cp scripts/device_test.sh scripts/device_ucc.sh "$out/"
+cp scripts/device_test.sh scripts/device_ucc.sh scripts/device_host.sh "$out/"
 # UCC for the baseline, autogen'd here (the device has no autotools).
 if [ -f "$VENDOR/ucc-1.8.0.tar.gz" ]; then
   t=$(mktemp -d); mkdir "$t/ucc"

@@ -34,6 +34,16 @@ LDFLAGS="-Wl,-rpath,$UCX/lib" ./configure --prefix="$W/install" --with-ucx="$UCX
 make -j"$(nproc)" install >"$OUT/ucc_make.log" 2>&1 || { echo "device_ucc: make failed"; tail -30 "$OUT/ucc_make.log"; exit 1; }
 echo "device_ucc: UCC built in $((SECONDS - t0)) s"
 fi
+# tl/goring: cshim compiled here against this UCC, with the carried
+# libgoring.so beside it in UCC's component folder (again on a warm
+# machine: the carried library may be newer).
+ROOT=$(cd "$C/.." && pwd)
+if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
+  gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/include" -I"$ROOT/cshim" \
+    "$ROOT"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/install/lib" -lucc -Wl,-rpath,'$ORIGIN' \
+    -o "$W/install/lib/ucc/libucc_tl_goring.so" || { echo "device_ucc: tl/goring does not compile"; exit 1; }
+  cp "$C/lib/libgoring.so" "$W/install/lib/ucc/"
+fi
 # BUILD_ONLY=1: build (in the background of other work), measure later.
 [ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 P=$W/install/bin/ucc_perftest
@@ -54,15 +64,9 @@ MAXCOUNT=${MAXCOUNT:-67108864}
   # here (UCX 1.22, UCC 1.8.0): bounded, so the rest of the run happens.
   timeout "${BASELINE_TIMEOUT:-90}" "${MPIRUN[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR" || echo "device_ucc: tl/ucp $c did not finish within ${BASELINE_TIMEOUT:-90} s"
 done
-# tl/goring: cshim compiled here against this UCC, with the carried
-# libgoring.so beside it in UCC's component folder; goring's score raised
-# to inf for both collectives so UCC picks it, and UCC's trace shows it.
-ROOT=$(cd "$C/.." && pwd)
+# goring's score raised to inf for its collectives so UCC picks it, and
+# UCC's trace shows it.
 if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
-  gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/include" -I"$ROOT/cshim" \
-    "$ROOT"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/install/lib" -lucc -Wl,-rpath,'$ORIGIN' \
-    -o "$W/install/lib/ucc/libucc_tl_goring.so" || { echo "device_ucc: tl/goring does not compile"; exit 1; }
-  cp "$C/lib/libgoring.so" "$W/install/lib/ucc/"
   GC=${GORING_COLLS:-allgather allreduce}
   G=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=${GC// /,}:inf)
   # SELECT=model: no TUNE string, goring's own scores (its model,

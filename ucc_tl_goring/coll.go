@@ -131,10 +131,10 @@ func (c *tlColl) newMachine(a collArgs, mem exec.Mem, alg, fallback string, B in
 	if err != nil {
 		return err
 	}
-	if len(t.lanes) > 0 && mem.IsHost() {
+	if w := t.callLanes(a, B); w > 1 && mem.IsHost() {
 		// The whole call's plan gave the buffers; each lane plans its part.
 		c.entry = nil
-		return c.planLanes(a, plan.Algorithm, B, bufs)
+		return c.planLanes(a, plan.Algorithm, B, bufs, w)
 	}
 	return c.build(entry, prog, bufs, a)
 }

@@ -35,10 +35,13 @@ const DefaultCPathMax = 64 << 10
 const maxCPathMax = 16 << 20
 
 // openCPath gives a connected team its C side, unless the context turned
-// the C path off or needs what only Go does: a deadline, or several lanes.
+// the C path off or needs what only Go does: a deadline, or every call on
+// several lanes (a lane count the user named). With lanes=auto a call
+// that takes lanes is never lowered (offerCPath), and one that does not
+// runs as on a team of one lane.
 func (t *tlTeam) openCPath() error {
 	o := t.ctx.opts
-	if o.cpathMax == 0 || o.timeout > 0 || len(t.lanes) > 0 {
+	if o.cpathMax == 0 || o.timeout > 0 || (len(t.lanes) > 0 && o.lanes != 0) {
 		return nil
 	}
 	ct, err := cexec.NewTeam(t.tr.Worker(), t.rank, t.size, t.tr.Endpoint)

@@ -5,11 +5,15 @@ package main
 import (
 	"context"
 	"errors"
+	"os"
+	"runtime"
+	"strconv"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/tune"
 
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
@@ -32,10 +36,17 @@ type teamLane struct {
 	tr   *ucxmp.Transport // nil until connect
 }
 
-// openTeamLanes opens lanes 1..W-1 with the context's UCX settings.
-func openTeamLanes(ctx *tlContext) ([]*teamLane, error) {
+// openTeamLanes opens lanes 1..W-1 of a rank of a team of size with the
+// context's UCX settings: W is the option's, or with lanes=auto the
+// host's cores shared among its ranks, as many as the team's calls take
+// (autoLanes).
+func openTeamLanes(ctx *tlContext, size int) ([]*teamLane, error) {
 	var lanes []*teamLane
-	for w := 1; w < ctx.opts.lanes; w++ {
+	n := ctx.opts.lanes
+	if n == 0 {
+		n = autoLanes(size)
+	}
+	for w := 1; w < n; w++ {
 		l, err := launch.OpenLane(launch.LaneConfig(ctx.ucxConfig, w))
 		if err != nil {
 			closeTeamLanes(lanes)
@@ -117,15 +128,41 @@ type laneRun struct {
 	err  error
 }
 
-// planLanes builds c's machines on the team's lanes for host buffers bufs
-// of a call of B bytes per rank (UCC's meaning); every lane's part must be
-// served by alg. Scratch memory is the call's own (freed at finalize).
-func (c *tlColl) planLanes(a collArgs, alg string, B int64, bufs exec.Buffers) error {
-	t := c.team
+// autoLanes is lanes=auto's count for this process in a team of size:
+// the CPUs it may run on (Go reads the affinity mask) shared among its
+// host's ranks, as the launcher tells them (tune.AutoLanes; one where no
+// launcher says).
+func autoLanes(size int) int {
+	local := 0
+	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
+		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
+			local = n
+			break
+		}
+	}
+	return tune.AutoLanes(size, runtime.NumCPU(), local)
+}
+
+// callLanes is how many lanes a host call of B bytes per rank runs on:
+// every lane where the user named the count, else as many as pay for the
+// call's collective, size and team (tune.CallLanes; one for most calls).
+func (t *tlTeam) callLanes(a collArgs, B int64) int {
 	w := len(t.lanes) + 1
+	if t.ctx.opts.lanes != 0 {
+		return w
+	}
+	return tune.CallLanes(a.coll, t.size, w, B)
+}
+
+// planLanes builds c's machines on w of the team's lanes for host buffers
+// bufs of a call of B bytes per rank (UCC's meaning); every lane's part
+// must be served by alg. The lanes a call leaves out stay empty. Scratch
+// memory is the call's own (freed at finalize).
+func (c *tlColl) planLanes(a collArgs, alg string, B int64, bufs exec.Buffers, w int) error {
+	t := c.team
 	esize := a.dtype.Size()
 	dtype, op := a.coll.Reduction(a.dtype, a.op)
-	c.lanes = &laneRun{ms: make([]*exec.Machine, w)}
+	c.lanes = &laneRun{ms: make([]*exec.Machine, len(t.lanes)+1)}
 	for i, p := range coll.LaneSplit(a.coll, B, esize, t.size, w) {
 		if p.Len == 0 {
 			continue

@@ -115,8 +115,11 @@ func TestOptionLanes(t *testing.T) {
 	for _, bad := range []string{"lanes=0", "lanes=65", "lanes=x", "lanes=-1", "lanes=2.5", "lanes="} {
 		_, err := parseOptions(bad)
 		require.Error(t, err, bad)
-		assert.Contains(t, err.Error(), "want a whole number of lanes from 1", bad)
+		assert.Contains(t, err.Error(), "want auto or a whole number of lanes from 1", bad)
 	}
+	o, err = parseOptions("lanes=AUTO")
+	require.NoError(t, err)
+	assert.Equal(t, 0, o.lanes, "auto")
 	_, err = newContext("lanes=0")
 	assert.ErrorContains(t, err, "option lanes=\"0\"")
 }
@@ -133,4 +136,49 @@ func assertGoroutinesBackTo(t *testing.T, before int, msg string) {
 		time.Sleep(time.Millisecond)
 	}
 	assert.LessOrEqual(t, runtime.NumGoroutine(), before, msg)
+}
+
+// lanes=auto: a rank opens the host's cores shared among its ranks as
+// lanes (here the launcher says one rank per host, so every CPU), and each
+// call takes as many as pay for it (tune.CallLanes): a 2-rank allreduce of
+// 8 KiB one, of 3 MiB all of them (two on this 2-core machine; at least
+// two anywhere), contents checked; the small call still reaches the C
+// path, a call on lanes never does.
+func TestTeamAutoLanes(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1")
+	want := autoLanes(2)
+	if want < 2 {
+		t.Skipf("%d CPU: lanes=auto opens one lane", runtime.NumCPU())
+	}
+	teams := newTestTeams(t, 2, "lanes=auto")
+	for _, tm := range teams {
+		require.Len(t, tm.lanes, want-1, "auto: min(4, CPUs / local ranks) lanes")
+		require.NotNil(t, tm.cpath, "the C path stays on: small calls take one lane")
+	}
+	for _, c := range []struct {
+		count int
+		lanes bool
+	}{{2048, false}, {3 << 18, true}, {2048, false}} {
+		args := make([]collArgs, 2)
+		dsts := make([][]byte, 2)
+		for r := range args {
+			src := cbuf(t, 4*c.count)
+			in := f32s(src)
+			for k := range in {
+				in[k] = float32(r + k%9)
+			}
+			dsts[r] = cbuf(t, 4*c.count)
+			args[r] = collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dsts[r]), count: uint64(c.count), dtype: coll.Float32, op: coll.Sum}
+		}
+		for r, tm := range teams {
+			w := tm.callLanes(args[r], int64(4*c.count))
+			assert.Equal(t, c.lanes, w > 1, "count %d: %d lanes", c.count, w)
+		}
+		runAll(t, teams, args)
+		for r := range dsts {
+			for k, v := range f32s(dsts[r]) {
+				require.Equal(t, float32(1+2*(k%9)), v, "count %d rank %d elem %d", c.count, r, k)
+			}
+		}
+	}
 }

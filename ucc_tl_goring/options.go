@@ -23,7 +23,7 @@ type options struct {
 	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
 	timeout time.Duration            // 0: none (the timeout policy: exec/deadline.go)
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
-	lanes   int                      // lanes=W: UCX workers per rank, each driving part of a host buffer (lanes.go)
+	lanes   int                      // lanes=W: UCX workers per rank, each driving part of a host buffer (lanes.go); 0: auto
 	// calibration: a goring.calibration/v1 file; the push engine splits
 	// transfers between GPUs of the host with it (calibration.go).
 	calibration string
@@ -78,9 +78,13 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option ipc=%q: want y or n", v)
 			}
 		case k == "lanes":
+			if strings.EqualFold(v, "auto") {
+				o.lanes = 0
+				break
+			}
 			w, err := strconv.Atoi(v)
 			if err != nil || coll.CheckLanes(coll.Allreduce, w) != nil {
-				return o, fmt.Errorf("option lanes=%q: want a whole number of lanes from 1 (the default) to %d", v, coll.MaxLanes)
+				return o, fmt.Errorf("option lanes=%q: want auto or a whole number of lanes from 1 (the default) to %d", v, coll.MaxLanes)
 			}
 			o.lanes = w
 		case k == "calibration":

@@ -59,7 +59,7 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
-	lanes, err := openTeamLanes(ctx)
+	lanes, err := openTeamLanes(ctx, size)
 	if err != nil {
 		_ = rw.Close()
 		return nil, resourceErr{err}
