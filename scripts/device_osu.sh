@@ -9,6 +9,9 @@
 #
 #   bash .carry-osu/device_osu.sh build     # ~6 min on 16 cores, idempotent
 #   bash .carry-osu/device_osu.sh run [np]  # the table (builds first if needed)
+#   bash .carry-osu/device_osu.sh host      # host memory, the machine's cores: OMB
+#       # through coll/ucc, Open MPI's own, tl/ucp and the shipped ompi-config/
+#       # (lanes=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"
 #   bash .carry-osu/device_osu.sh probe NP COLL TL BYTES [SECS]
 #       # one OSU size through tl/TL; a rank still running after SECS (default 60)
 #       # gets SIGQUIT, so the Go runtime prints every goroutine's stack
@@ -90,6 +93,27 @@ MPIRUN=("$W/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$NP" --mca
   --mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE)
 # CUDA_VISIBLE_DEVICES=0: every rank on one GPU of several (OMB maps local ranks to visible GPUs).
 [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && MPIRUN+=(-x CUDA_VISIBLE_DEVICES)
+if [ "$MODE" = host ]; then
+  # Every configuration with the same launcher: ob1 off UCX's way as in the
+  # CUDA runs (pml ucx), ranks not bound to a core each, so that a rank
+  # may use the cores the host has to spare (lanes=auto counts them).
+  ROOT=$(cd "$C/.." && pwd)
+  for np in ${NPS:-2 4}; do
+    echo "== host memory, $np ranks, $(nproc) cores: ${CONFIGS:-ompi ucc_ucp shipped}"
+    (cd "$ROOT" && OMB_BIN=$B OMPI_PREFIX=$W/ompi UCC_PREFIX=$W/ucc UCX_PREFIX=$UCX NO_TL_INSTALL=1 \
+      MPIRUN_EXTRA="--bind-to none --mca pml ucx --mca btl ^openib,uct -x UCX_MEMTYPE_CACHE=n" \
+      CONFIGS="${CONFIGS:-ompi ucc_ucp shipped}" NP=$np SIZES=${SIZES:-1:16777216} ROUNDS=${ROUNDS:-3} \
+      ITERS=${ITERS:-200} OUT=/tmp/goring-omb-$np bash tests/osu/omb_ucc.sh 2>&1 | grep -vE "^[0-9]|^#|^$|^== round")
+    echo "which layer ran the shipped host allreduce and allgather of 4 MiB:"
+    for c in allreduce allgather; do
+      (cd "$ROOT" && "$W/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$np" --bind-to none --mca pml ucx \
+        --mca btl ^openib,uct -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n --tune ompi-config/goring-mca-params.conf \
+        $(scripts/ucc_env_args.sh ompi-config/goring-ucc.env) -x UCC_COLL_TRACE=info \
+        "$B/osu_$c" -m 4194304:4194304 -i 2 -x 0 2>&1 | grep -i "coll_init: $c" | grep -o "TL_[A-Z]*" | sort | uniq -c)
+    done
+  done
+  exit 0
+fi
 if [ "$MODE" = probe ]; then
   np=$NP c=$3 tl=$4 bytes=$5 secs=${6:-60} # NP: $2, read above
   env=(-x UCC_TLS=ucp)
@@ -114,8 +138,8 @@ for c in allgather allreduce; do
     env=(-x UCC_TLS=ucp)
     case "$tl/${SELECT:-tune}" in
     goring/model) env=(-x UCC_TLS=ucp,goring) ;;
-    goring/shipped) env=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' "$SHIP")"
-      -x "UCC_TL_UCP_TUNE=$(sed -n 's/^UCC_TL_UCP_TUNE=//p' "$SHIP")") ;;
+    # shellcheck disable=SC2207 # the file's settings are words without spaces
+    goring/shipped) env=(-x UCC_TLS=ucp,goring $(bash "$(dirname "$SHIP")/../scripts/ucc_env_args.sh" "$SHIP")) ;;
     goring/*) env=(-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf) ;;
     esac
     echo "== osu_$c -d cuda -c, $NP processes, coll/ucc with tl/$tl"

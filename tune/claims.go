@@ -39,6 +39,10 @@ type Shape struct {
 	Cal      *model.Calibration
 	CalName  string // how notes name the calibration (its file)
 	GPUModel string
+	// Lanes are the lanes each rank opened for host calls with
+	// lanes=auto (0 or 1: one lane; a lane count the user named is not
+	// modelled).
+	Lanes int
 }
 
 // Regimes are the model's regimes for a team of shape s by UCC memory
@@ -58,6 +62,7 @@ func (s Shape) Regimes() (map[string]Regime, []string) {
 		return out, []string{fmt.Sprintf("a team of %d ranks: the model predicts teams of up to %d", s.Size, MaxRanks)}
 	}
 	if r, err := Host(s.Size, s.CMax); err == nil {
+		r.Lanes = s.Lanes
 		out["host"] = r
 	} else {
 		notes = append(notes, "host: "+err.Error())

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
 )
@@ -46,5 +47,39 @@ func TestAutoLanes(t *testing.T) {
 		{8, 16, 8, 1}, {8, 128, 8, 1}, {3, 16, 3, 1}, {1, 16, 1, 1},
 	} {
 		assert.Equal(t, c.want, AutoLanes(c.procs, c.cpus, c.local), "team of %d, %d CPUs, %d local ranks", c.procs, c.cpus, c.local)
+	}
+}
+
+// With lanes opened for the host (lanes=auto), the model claims the host
+// calls that take several lanes, and only those: on 2 ranks allreduce and
+// allgather from 2 MiB per rank, on 4 ranks allgather from 2 MiB per rank
+// and no allreduce (it takes one lane there), on 8 ranks nothing; with
+// one lane nothing (TestHostClaimsNothing).
+func TestHostClaimsWhereLanesPay(t *testing.T) {
+	const MiB = 1 << 20
+	for _, c := range []struct {
+		procs int
+		coll  coll.Collective
+		want  []Range
+	}{
+		{2, coll.Allreduce, []Range{{2 * MiB, 0}}},
+		{2, coll.Allgather, []Range{{2 * MiB, 0}}},
+		{4, coll.Allgather, []Range{{2 * MiB, 0}}},
+		{4, coll.Allreduce, nil},
+		{8, coll.Allgather, nil},
+		{2, coll.ReduceScatter, nil},
+		{2, coll.Bcast, nil},
+	} {
+		r, err := Host(c.procs, 64<<10)
+		require.NoError(t, err)
+		r.Lanes = 4
+		pts, err := Compare(r, c.coll, 4, Sizes(), defaultChooser(true, c.procs))
+		require.NoError(t, err)
+		assert.Equal(t, c.want, Ranges(pts), "%s on %d processes", c.coll, c.procs)
+		for _, p := range pts {
+			if p.Claimed {
+				assert.Contains(t, p.GoringAlg, "/L", "a claimed size runs on lanes")
+			}
+		}
 	}
 }

@@ -25,6 +25,11 @@ type Regime struct {
 	// process's device work (the shared-GPU regime) instead of simulating
 	// their messages.
 	OneDevice *OneDevice
+	// Lanes, where above one, are the lanes each rank opened for the
+	// host (lanes=auto): goring's host calls take as many as CallLanes
+	// says, and a call on L lanes is predicted as its largest lane part
+	// run alone, each lane on a core of its own (lanes.go).
+	Lanes int
 }
 
 // The host figures every layer shares on one host, measured on the

@@ -154,6 +154,8 @@ func TestTeamAutoLanes(t *testing.T) {
 	for _, tm := range teams {
 		require.Len(t, tm.lanes, want-1, "auto: min(4, CPUs / local ranks) lanes")
 		require.NotNil(t, tm.cpath, "the C path stays on: small calls take one lane")
+		str, summary := tm.scores()
+		assert.Contains(t, str, "allreduce:host:2097152-inf:11", "the model claims the host calls that take lanes: %s", summary)
 	}
 	for _, c := range []struct {
 		count int

@@ -38,6 +38,9 @@ func (t *tlTeam) shape() tune.Shape {
 	if t.cpath != nil {
 		s.CMax = t.ctx.opts.cpathMax
 	}
+	if t.ctx.opts.lanes == 0 { // lanes=auto: the lanes this team opened
+		s.Lanes = len(t.lanes) + 1
+	}
 	if mc := t.ctx.cal; mc != nil {
 		s.Cal, s.CalName, s.GPUModel = mc.cal, mc.file, mc.gpuModel
 	}

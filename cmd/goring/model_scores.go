@@ -22,13 +22,14 @@ type modelScoresFlags struct {
 	gpus     int
 	cpathMax string
 	calib    string
+	lanes    int
 	asJSON   bool
 }
 
 func newModelScoresCmd() *cobra.Command {
 	var f modelScoresFlags
 	c := &cobra.Command{
-		Use:   "scores --np N [--gpus G] [--calibration FILE] [--cpath-max 64K] [--json]",
+		Use:   "scores --np N [--gpus G] [--calibration FILE] [--cpath-max 64K] [--lanes W] [--json]",
 		Short: "which collectives and sizes goring's UCC team layer claims from tl/ucp on a team of one host, and why",
 		Long: `scores prints what goring's team layer computes when UCC creates a team of
 --np ranks on one host (docs/ucc.md "Default scores from the model"): for host
@@ -40,8 +41,11 @@ its layer's call and message costs, and whether goring claims the size (its
 prediction at most 0.95 of tl/ucp's). The last line is the UCC score string the
 team layer applies. --calibration FILE (goring bench p2p --calibration-out, of
 a machine with --gpus GPUs, a rank per GPU) puts the measured links under the
-CUDA predictions. The team layer's own options (UCC_TL_GORING_ALG_*) are not
-read: the defaults are predicted.`,
+CUDA predictions. --lanes W is the lanes each rank opened with
+UCC_TL_GORING_LANES=auto (the host's cores shared among its ranks): a host call
+then takes as many as pay for it, and is predicted as its largest lane part. The
+team layer's own options (UCC_TL_GORING_ALG_*) are not read: the defaults are
+predicted.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runModelScores(cmd.OutOrStdout(), f) },
 	}
@@ -50,6 +54,7 @@ read: the defaults are predicted.`,
 	fl.IntVar(&f.gpus, "gpus", 0, "GPUs of the host (0: host memory only)")
 	fl.StringVar(&f.cpathMax, "cpath-max", "64K", "the team layer's UCC_TL_GORING_CPATH_MAX (0: every call in Go)")
 	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file of this machine (a rank per GPU)")
+	fl.IntVar(&f.lanes, "lanes", 1, "lanes each rank opened with UCC_TL_GORING_LANES=auto (host calls)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	return c
 }
@@ -64,11 +69,14 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 	if f.gpus > 1 && f.gpus < f.np {
 		return fmt.Errorf("--gpus %d with --np %d: the model has ranks share one GPU (--gpus 1) or a GPU each (--gpus %d or more)", f.gpus, f.np, f.np)
 	}
+	if f.lanes < 1 || f.lanes > coll.MaxLanes {
+		return fmt.Errorf("--lanes %d: want 1 to %d", f.lanes, coll.MaxLanes)
+	}
 	cmax, err := units.ParseBytes(f.cpathMax)
 	if err != nil {
 		return fmt.Errorf("--cpath-max: %w", err)
 	}
-	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax}
+	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax, Lanes: f.lanes}
 	if f.calib != "" {
 		if f.gpus < 2 {
 			return fmt.Errorf("--calibration needs --gpus: the file's machine, a rank per GPU")

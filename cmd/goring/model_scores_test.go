@@ -42,6 +42,14 @@ func TestModelScores(t *testing.T) {
 	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--gpus", "2", "--calibration", "../../model/testdata/calibration_h100x2_engine.json")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "on the links of")
+
+	// Lanes for the host (UCC_TL_GORING_LANES=auto on 2 ranks of a
+	// 16-core host): the host sizes that take lanes are claimed, in UCC's
+	// count (an allgather's whole result).
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--lanes", "4")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "score string: allgather:host:4194304-inf:11#allreduce:host:2097152-inf:11")
+	assert.Contains(t, out, "rabenseifner/L4")
 }
 
 func TestModelScoresBadInput(t *testing.T) {
@@ -54,6 +62,8 @@ func TestModelScoresBadInput(t *testing.T) {
 		{[]string{"--np", "4", "--gpus", "2"}, "share one GPU"},
 		{[]string{"--np", "4", "--gpus", "-1"}, "--gpus -1"},
 		{[]string{"--np", "2", "--cpath-max", "x"}, "--cpath-max"},
+		{[]string{"--np", "2", "--lanes", "0"}, "--lanes 0: want 1 to 64"},
+		{[]string{"--np", "2", "--lanes", "65"}, "--lanes 65"},
 		{[]string{"--np", "2", "--calibration", "x.json"}, "needs --gpus"},
 		{[]string{"--np", "2", "--gpus", "2", "--calibration", "/nonexistent.json"}, "nonexistent"},
 	} {

@@ -22,11 +22,20 @@
 #
 # goring's results are validated first, in a run of their own (OMB's -c): a
 # wrong result fails the script. The timed runs go without -c.
+#
+# On a machine where goring is already installed into UCC and OMB is built
+# but not installed (scripts/device_osu.sh host): NO_TL_INSTALL=1 skips
+# make tl-install (no Go there), OMB_BIN names the folder of the
+# collective benchmarks, and MPIRUN_EXTRA adds launcher options every
+# configuration gets (e.g. "--bind-to none", so lanes=auto finds cores).
 # Ratio = the other's average latency / the last configuration's (>= 1: the
 # last is faster); best = the faster of Open MPI's own and tl/ucp.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-for v in OMB_DIR OMPI_PREFIX UCC_PREFIX UCX_PREFIX UCC_SRC; do
+need="OMPI_PREFIX UCC_PREFIX UCX_PREFIX"
+[ -n "${OMB_BIN:-}" ] || need+=" OMB_DIR"
+[ "${NO_TL_INSTALL:-0}" = 1 ] || need+=" UCC_SRC"
+for v in $need; do
   if [ -z "${!v:-}" ]; then
     echo "tests/osu/omb_ucc.sh: skipped: $v is not set (see docs/ucc.md)"
     exit 0
@@ -39,17 +48,18 @@ ITERS=${ITERS:-100}
 COLLS=${COLLS:-allgather allreduce}
 OUT=${OUT:-$(mktemp -d)}
 mkdir -p "$OUT"
-make tl-install UCC_SRC="$UCC_SRC" UCC_PREFIX="$UCC_PREFIX" UCX_PREFIX="$UCX_PREFIX" >/dev/null
+[ "${NO_TL_INSTALL:-0}" = 1 ] || make tl-install UCC_SRC="$UCC_SRC" UCC_PREFIX="$UCC_PREFIX" UCX_PREFIX="$UCX_PREFIX" >/dev/null
 export LD_LIBRARY_PATH="$OMPI_PREFIX/lib:$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
-BIN="$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective"
-MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH)
+BIN=${OMB_BIN:-$OMB_DIR/libexec/osu-micro-benchmarks/mpi/collective}
+# shellcheck disable=SC2206 # MPIRUN_EXTRA is words on purpose
+MPIRUN=("$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe -x LD_LIBRARY_PATH ${MPIRUN_EXTRA:-})
 TUNE=UCC_TL_GORING_TUNE=${GORING_TUNE:-allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf}
 ALG=${UCC_TL_GORING_ALG_ALLTOALLV:-pairwise}
 CONFIGS=${CONFIGS:-ompi ucc_ucp ucc_goring}
-SHIPPED_TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' ompi-config/goring-ucc.env)
-SHIPPED_UCP=$(sed -n 's/^UCC_TL_UCP_TUNE=//p' ompi-config/goring-ucc.env)
+# Every setting of the shipped environment file, as a user exports it.
+SHIPPED_ENV=$(scripts/ucc_env_args.sh ompi-config/goring-ucc.env)
 declare -A CFG=(
-  [shipped]="--tune ompi-config/goring-mca-params.conf -x UCC_TL_GORING_TUNE=$SHIPPED_TUNE -x UCC_TL_UCP_TUNE=$SHIPPED_UCP"
+  [shipped]="--tune ompi-config/goring-mca-params.conf $SHIPPED_ENV"
   [ompi]="--mca coll_ucc_enable 0"
   [ucc_ucp]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
   [ucc_goring]="--mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x $TUNE -x UCC_TL_GORING_ALG_ALLTOALLV=$ALG"
@@ -60,13 +70,15 @@ declare -A CFG=(
 # larger -m's buffers), and the other layers are timed without it.
 set -f # the TUNE strings' [2-2] are no file patterns
 for c in $COLLS; do
-  [[ " $CONFIGS " == *" ucc_goring "* ]] || break
-  echo "== validation $c ucc_goring"
-  # shellcheck disable=SC2086
-  "${MPIRUN[@]}" ${CFG[ucc_goring]} "$BIN/osu_$c" -T mpi_float -m "$SIZES" -i 5 -x 2 -c | tee "$OUT/$c.validation.log"
-  if grep -q "Fail" "$OUT/$c.validation.log" || ! grep -q "Pass" "$OUT/$c.validation.log"; then
-    echo "tests/osu/omb_ucc.sh: OMB validation failed through tl/goring ($c)"; exit 1
-  fi
+  for v in ucc_goring shipped; do
+    [[ " $CONFIGS " == *" $v "* ]] || continue
+    echo "== validation $c $v"
+    # shellcheck disable=SC2086
+    "${MPIRUN[@]}" ${CFG[$v]} "$BIN/osu_$c" -T mpi_float -m "$SIZES" -i 5 -x 2 -c | tee "$OUT/$c.$v.validation.log"
+    if grep -q "Fail" "$OUT/$c.$v.validation.log" || ! grep -q "Pass" "$OUT/$c.$v.validation.log"; then
+      echo "tests/osu/omb_ucc.sh: OMB validation failed through $v ($c)"; exit 1
+    fi
+  done
 done
 for round in $(seq 1 "$ROUNDS"); do
   for c in $COLLS; do

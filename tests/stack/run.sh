@@ -93,15 +93,16 @@ if [ -x "$BIN/osu_alltoall" ]; then
   omb alltoall
 fi
 
-# The shipped selection (ompi-config/goring-ucc.env) must parse, and keep
-# host-memory collectives on UCC's own layers (goring takes CUDA buffers
-# from 4 MiB there, and its model claims no host size); goring's model
-# must have run on the team (its debug line).
+# The shipped selection (ompi-config/goring-ucc.env, every setting) must
+# parse, and keep a 4-rank host allreduce on UCC's own layers (goring takes
+# CUDA buffers from 4 MiB there; its model claims host sizes only where
+# lanes=auto opened lanes, which a 4-rank allreduce never takes); goring's
+# model must have run on the team (its debug line).
 sel=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' ompi-config/goring-ucc.env)
-ucp=$(sed -n 's/^UCC_TL_UCP_TUNE=//p' ompi-config/goring-ucc.env)
 log=$OUT/selected.txt
-if ! UCC_TL_GORING_TUNE=$sel UCC_TL_UCP_TUNE=$ucp "$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe \
-  --tune "$PWD/ompi-config/goring-mca-params.conf" -x UCC_TL_GORING_TUNE -x UCC_TL_UCP_TUNE -x UCC_COLL_TRACE=info \
+# shellcheck disable=SC2046 # the file's settings are words without spaces
+if ! "$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe \
+  --tune "$PWD/ompi-config/goring-mca-params.conf" $(scripts/ucc_env_args.sh ompi-config/goring-ucc.env) -x UCC_COLL_TRACE=info \
   -x UCC_TL_GORING_LOG_LEVEL=debug "$BIN/osu_allreduce" -m 4194304:4194304 -i 5 -x 2 >"$log" 2>&1; then
   echo "FAIL goring-ucc.env: osu_allreduce failed"; tail -n 20 "$log"; fail=1
 elif grep -iE "failed to parse|invalid" "$log"; then
