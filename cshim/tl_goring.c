@@ -40,7 +40,9 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      ucc_offsetof(ucc_tl_goring_context_config_t, ipc), UCC_CONFIG_TYPE_STRING},
     {"LANES", "1",
      "UCX workers per rank (Multi-lane): each drives part of a host buffer through the same "
-     "algorithm, 1 to 64. Every rank must say the same; device buffers run on one lane",
+     "algorithm, 1 to 64, every host call on all of them; or auto: the rank's CPUs shared among "
+     "its host's ranks, each host call on as many as pay for it. Every rank must say the same; "
+     "device buffers run on one lane",
      ucc_offsetof(ucc_tl_goring_context_config_t, lanes), UCC_CONFIG_TYPE_STRING},
     {"CALIBRATION", "",
      "goring.calibration/v1 file (goring bench p2p --mem cuda --calibration-out: the paths as the "

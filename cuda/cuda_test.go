@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -505,4 +506,31 @@ func ipcChild() error {
 		return err
 	}
 	return b.Free()
+}
+
+// Memory from the stream-ordered pool holds bytes like any other, and a
+// legacy IPC handle does not export it: the driver refuses, which is how
+// goring's IPC paths learn to fall back (the team layer's shared-GPU
+// leader, the push engine).
+func TestAllocPooled(t *testing.T) {
+	ds := devices(t, 1)
+	const size = 1<<20 + 77
+	b, err := ds[0].AllocPooled(size)
+	if err != nil && strings.Contains(err.Error(), "NOT_SUPPORTED") {
+		t.Skipf("no stream-ordered pool: %v", err)
+	}
+	require.NoError(t, err)
+	require.NoError(t, b.CopyFromHost(0, pattern(size, 0x5a)))
+	got := make([]byte, size)
+	require.NoError(t, b.CopyToHost(got, 0))
+	assert.True(t, bytes.Equal(pattern(size, 0x5a), got))
+	a, err := ds[0].AllocationOf(b.Ptr())
+	require.NoError(t, err)
+	_, err = ds[0].ExportAllocation(a)
+	require.Error(t, err, "a pool's memory has no legacy IPC handle")
+	t.Logf("pooled memory: %v", err)
+	require.NoError(t, b.Free())
+	assert.ErrorIs(t, b.Free(), ErrFreed)
+	_, err = ds[0].AllocPooled(0)
+	assert.ErrorIs(t, err, ErrZeroLength)
 }

@@ -27,6 +27,7 @@ type Buffer struct {
 	ptr   DevicePtr
 	bytes int
 	ipc   bool // mapped by OpenIPC: Free closes the mapping
+	pool  bool // from the stream-ordered pool (AllocPooled): Free returns it there
 
 	mu    sync.Mutex
 	freed bool
@@ -48,6 +49,27 @@ func (d *Device) Alloc(bytes int) (*Buffer, error) {
 		return nil, err
 	}
 	return &Buffer{dev: d, ptr: DevicePtr(p), bytes: bytes}, nil
+}
+
+// AllocPooled allocates bytes from d's default stream-ordered memory pool
+// (cuMemAllocAsync on the default stream, waited for), as frameworks that
+// use cudaMallocAsync do. Such memory cannot be exported with a legacy IPC
+// handle (ExportAllocation fails on it), so it is what the paths that fall
+// back from CUDA IPC are tested with.
+func (d *Device) AllocPooled(bytes int) (*Buffer, error) {
+	if bytes <= 0 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrZeroLength, bytes)
+	}
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	var p C.gc_dptr
+	if err := check(fmt.Sprintf("cuMemAllocAsync(%d bytes on device %d)", bytes, d.ordinal),
+		C.gc_mem_alloc_async(ctx, &p, C.size_t(bytes))); err != nil {
+		return nil, err
+	}
+	return &Buffer{dev: d, ptr: DevicePtr(p), bytes: bytes, pool: true}, nil
 }
 
 // Device is the GPU that owns the memory (for an IPC mapping: the device
@@ -88,6 +110,9 @@ func (b *Buffer) Free() error {
 	}
 	if b.ipc {
 		return check("cuIpcCloseMemHandle", C.gc_ipc_close_mem_handle(ctx, C.gc_dptr(b.ptr)))
+	}
+	if b.pool {
+		return check("cuMemFreeAsync", C.gc_mem_free_async(ctx, C.gc_dptr(b.ptr)))
 	}
 	return check("cuMemFree", C.gc_mem_free(ctx, C.gc_dptr(b.ptr)))
 }

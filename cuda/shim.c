@@ -67,6 +67,10 @@ GC_FN(cuLaunchKernel, gc_function, unsigned, unsigned, unsigned, unsigned, unsig
       unsigned, gc_stream, void **, void **);
 GC_FN(cuPointerGetAttribute, void *, int, gc_dptr);
 GC_FN(cuMemGetAddressRange, gc_dptr *, size_t *, gc_dptr);
+/* Stream-ordered allocation (CUDA 11.2 drivers on): optional, NULL where
+ * the driver lacks it (gc_mem_alloc_async then says so). */
+GC_FN(cuMemAllocAsync, gc_dptr *, size_t, gc_stream);
+GC_FN(cuMemFreeAsync, gc_dptr, gc_stream);
 
 int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
 {
@@ -142,6 +146,8 @@ int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
     GC_SYM(cuLaunchKernel, "cuLaunchKernel");
     GC_SYM(cuPointerGetAttribute, "cuPointerGetAttribute");
     GC_SYM(cuMemGetAddressRange, "cuMemGetAddressRange_v2");
+    *(void **)&p_cuMemAllocAsync = dlsym(h, "cuMemAllocAsync");
+    *(void **)&p_cuMemFreeAsync = dlsym(h, "cuMemFreeAsync");
     return 0;
 }
 
@@ -214,6 +220,28 @@ gc_result gc_mem_free(gc_ctx ctx, gc_dptr p)
 {
     GC_CURRENT(ctx);
     return p_cuMemFree(p);
+}
+
+/* Memory from the device's default stream-ordered pool, allocated and
+ * freed on the legacy default stream and waited for: what frameworks that
+ * use cudaMallocAsync hand a collective. CUDA_ERROR_NOT_SUPPORTED (801)
+ * where the driver has no such entry point. */
+gc_result gc_mem_alloc_async(gc_ctx ctx, gc_dptr *p, size_t bytes)
+{
+    if (p_cuMemAllocAsync == NULL)
+        return 801;
+    GC_CURRENT(ctx);
+    gc_result r = p_cuMemAllocAsync(p, bytes, NULL);
+    return r != 0 ? r : p_cuCtxSynchronize();
+}
+
+gc_result gc_mem_free_async(gc_ctx ctx, gc_dptr p)
+{
+    if (p_cuMemFreeAsync == NULL)
+        return 801;
+    GC_CURRENT(ctx);
+    gc_result r = p_cuMemFreeAsync(p, NULL);
+    return r != 0 ? r : p_cuCtxSynchronize();
 }
 
 gc_result gc_mem_host_alloc(gc_ctx ctx, void **p, size_t bytes, unsigned flags)

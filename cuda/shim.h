@@ -60,6 +60,8 @@ gc_result gc_mem_get_info(gc_ctx ctx, size_t *free_bytes, size_t *total_bytes);
 /* Memory. */
 gc_result gc_mem_alloc(gc_ctx ctx, gc_dptr *p, size_t bytes);
 gc_result gc_mem_free(gc_ctx ctx, gc_dptr p);
+gc_result gc_mem_alloc_async(gc_ctx ctx, gc_dptr *p, size_t bytes);
+gc_result gc_mem_free_async(gc_ctx ctx, gc_dptr p);
 gc_result gc_mem_host_alloc(gc_ctx ctx, void **p, size_t bytes, unsigned flags);
 gc_result gc_mem_free_host(gc_ctx ctx, void *p);
 gc_result gc_memset_d8(gc_ctx ctx, gc_dptr p, unsigned char v, size_t n);

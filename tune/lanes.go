@@ -15,8 +15,9 @@ import "github.com/goring-hpc/goring/coll"
 //     for allgather at 4-16 MiB per rank; at 1 MiB every lane count above
 //     one was slower (217-265 against 143-245 us), at 2 MiB two lanes
 //     about even;
-//   - 4 ranks: allgather gains with two lanes from 2 MiB (1.3-1.7x at
-//     4-16 MiB) and loses with four against two; allreduce gains with
+//   - 4 ranks: allgather gains with two or three lanes from 4 MiB
+//     (1.3-2.2x; 1.1x at 2 MiB), four no more than two or three (less in
+//     one run), so two is the cap; allreduce gains with
 //     none: four ranks' reduce-scatter and allgather already move
 //     about as much as the host's memory carries (3.3 ms at 16 MiB, the
 //     all-core copy rate), and every extra lane made it slower;

@@ -34,7 +34,12 @@ func TestTeamCollectivesOnGPU(t *testing.T) {
 	defer runtime.UnlockOSThread()
 	require.NoError(t, g.Device().MakeCurrent())
 	const n = 4
-	teams := newTestTeams(t, n, "")
+	// ipc=n: these ranks are teams of one process, and CUDA IPC does not
+	// map a process's own memory (cuIpcOpenMemHandle fails with an invalid
+	// context), so neither goring's push nor the shared-GPU leader can run
+	// between them; UCX moves the buffers. Processes of their own on one
+	// GPU: TestSharedGPUPoolMemoryFallsBack.
+	teams := newTestTeams(t, n, "ipc=n")
 	if !teams[0].memTypes.Has(1) {
 		t.Skipf("the UCX loaded (%s) moves no CUDA memory", ucx.Library())
 	}

@@ -45,7 +45,8 @@ func TestMain(m *testing.M) {
 // runChild is one rank: connect through the folder, then run mode's
 // collective: "late:D" (the last rank sleeps D first), "die" (the last
 // rank waits to be killed; the others report the error they get), "die-c"
-// (the same with a small allreduce in the C path, see dieInC).
+// (the same with a small allreduce in the C path, see dieInC), "gpu" and
+// "gpu-pool" (CUDA buffers on one shared GPU, see sharedGPUChild).
 func runChild(spec string) error {
 	f := strings.SplitN(spec, ",", 4)
 	rank, _ := strconv.Atoi(f[0])
@@ -65,6 +66,9 @@ func runChild(spec string) error {
 	last := rank == size-1
 	if mode == "die-c" {
 		return dieInC(t, ctx, rank, size, dir)
+	}
+	if mode == "gpu" || mode == "gpu-pool" {
+		return sharedGPUChild(t, ctx, rank, size, dir, mode == "gpu-pool")
 	}
 	if mode == "die" && last {
 		_ = os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
