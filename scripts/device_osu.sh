@@ -134,7 +134,7 @@ fi
 # scores decide), shipped (ompi-config/goring-ucc.env, as a user turns it on).
 SHIP=$(cd "$C/.." && pwd)/ompi-config/goring-ucc.env
 for c in allgather allreduce; do
-  for tl in ucp goring; do
+  for tl in ${TLS:-ucp goring}; do # TLS=goring: no tl/ucp baseline
     env=(-x UCC_TLS=ucp)
     case "$tl/${SELECT:-tune}" in
     goring/model) env=(-x UCC_TLS=ucp,goring) ;;
