@@ -35,28 +35,16 @@ type Buffer struct {
 
 // Alloc allocates bytes of device memory on d (cuMemAlloc). The contents
 // are undefined until written.
-func (d *Device) Alloc(bytes int) (*Buffer, error) {
-	if bytes <= 0 {
-		return nil, fmt.Errorf("%w: %d bytes", ErrZeroLength, bytes)
-	}
-	ctx, err := d.context()
-	if err != nil {
-		return nil, err
-	}
-	var p C.gc_dptr
-	if err := check(fmt.Sprintf("cuMemAlloc(%d bytes on device %d)", bytes, d.ordinal),
-		C.gc_mem_alloc(ctx, &p, C.size_t(bytes))); err != nil {
-		return nil, err
-	}
-	return &Buffer{dev: d, ptr: DevicePtr(p), bytes: bytes}, nil
-}
+func (d *Device) Alloc(bytes int) (*Buffer, error) { return d.alloc(bytes, false) }
 
 // AllocPooled allocates bytes from d's default stream-ordered memory pool
 // (cuMemAllocAsync on the default stream, waited for), as frameworks that
 // use cudaMallocAsync do. Such memory cannot be exported with a legacy IPC
 // handle (ExportAllocation fails on it), so it is what the paths that fall
 // back from CUDA IPC are tested with.
-func (d *Device) AllocPooled(bytes int) (*Buffer, error) {
+func (d *Device) AllocPooled(bytes int) (*Buffer, error) { return d.alloc(bytes, true) }
+
+func (d *Device) alloc(bytes int, pool bool) (*Buffer, error) {
 	if bytes <= 0 {
 		return nil, fmt.Errorf("%w: %d bytes", ErrZeroLength, bytes)
 	}
@@ -65,11 +53,16 @@ func (d *Device) AllocPooled(bytes int) (*Buffer, error) {
 		return nil, err
 	}
 	var p C.gc_dptr
-	if err := check(fmt.Sprintf("cuMemAllocAsync(%d bytes on device %d)", bytes, d.ordinal),
-		C.gc_mem_alloc_async(ctx, &p, C.size_t(bytes))); err != nil {
+	name, r := "cuMemAlloc", C.gc_result(0)
+	if pool {
+		name, r = "cuMemAllocAsync", C.gc_mem_alloc_async(ctx, &p, C.size_t(bytes))
+	} else {
+		r = C.gc_mem_alloc(ctx, &p, C.size_t(bytes))
+	}
+	if err := check(fmt.Sprintf("%s(%d bytes on device %d)", name, bytes, d.ordinal), r); err != nil {
 		return nil, err
 	}
-	return &Buffer{dev: d, ptr: DevicePtr(p), bytes: bytes, pool: true}, nil
+	return &Buffer{dev: d, ptr: DevicePtr(p), bytes: bytes, pool: pool}, nil
 }
 
 // Device is the GPU that owns the memory (for an IPC mapping: the device
