@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -75,4 +76,19 @@ func TestNCCLBenchRefusals(t *testing.T) {
 		require.Error(t, err, "%v", c.args)
 		assert.True(t, strings.Contains(string(out), c.want), "%v: %s", c.args, out)
 	}
+}
+
+// ucc_env_args.sh hands mpirun every setting of an environment file, and
+// nothing of its comments: the tests and benchmarks that run the shipped
+// configuration take all of it from here.
+func TestUCCEnvArgs(t *testing.T) {
+	out, err := exec.Command("bash", "ucc_env_args.sh", "../ompi-config/goring-ucc.env").Output()
+	require.NoError(t, err)
+	assert.Equal(t, "-x UCC_TL_GORING_LANES=auto -x UCC_TL_GORING_TUNE=allgather,allreduce:cuda:4M-inf:inf ", string(out))
+	f := filepath.Join(t.TempDir(), "x.env")
+	require.NoError(t, os.WriteFile(f, []byte("# UCC_TL_GORING_TUNE=commented out\nUCC_TL_UCP_TUNE=allreduce:host:0-4K:0\nOTHER=1\n  UCC_INDENTED=1\n"), 0o644))
+	out, err = exec.Command("bash", "ucc_env_args.sh", f).Output()
+	require.NoError(t, err)
+	assert.Equal(t, "-x UCC_TL_UCP_TUNE=allreduce:host:0-4K:0 ", string(out))
+	require.Error(t, exec.Command("bash", "ucc_env_args.sh").Run(), "no file: a usage error")
 }
