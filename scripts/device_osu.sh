@@ -12,6 +12,8 @@
 #   bash .carry-osu/device_osu.sh host      # host memory, the machine's cores: OMB
 #       # through coll/ucc, Open MPI's own, tl/ucp and the shipped ompi-config/
 #       # (lanes=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"
+#   bash .carry-osu/device_osu.sh split     # the communicator loop of tests/stack/robust.c
+#       # with lanes=auto against UCC's own layers (ROUNDS, default 1000)
 #   bash .carry-osu/device_osu.sh probe NP COLL TL BYTES [SECS]
 #       # one OSU size through tl/TL; a rank still running after SECS (default 60)
 #       # gets SIGQUIT, so the Go runtime prints every goroutine's stack
@@ -111,6 +113,27 @@ if [ "$MODE" = host ]; then
         $(scripts/ucc_env_args.sh ompi-config/goring-ucc.env) -x UCC_COLL_TRACE=info \
         "$B/osu_$c" -m 4194304:4194304 -i 2 -x 0 2>&1 | grep -i "coll_init: $c" | grep -o "TL_[A-Z]*" | sort | uniq -c)
     done
+  done
+  exit 0
+fi
+if [ "$MODE" = split ]; then
+  # tests/stack/robust.c's communicator loop (MPI_Comm_split, an
+  # allreduce, MPI_Comm_free; RSS before and after) on the machine's
+  # cores: goring forced with lanes=auto (the shipped setting, which opens
+  # lanes here), then UCC's own layers; 4 ranks, so that the loop's
+  # communicators are teams of 2, which auto gives 4 lanes; --bind-to none.
+  ROOT=$(cd "$C/.." && pwd)
+  "$W/ompi/bin/mpicc" -O2 -Wall "$ROOT/tests/stack/robust.c" -o "$W/robust" || exit 1
+  TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' "$ROOT/ompi-config/goring-ucc-all.env")
+  R=(--allow-run-as-root --oversubscribe -np 4 --bind-to none --mca pml ucx --mca btl ^openib,uct -x LD_LIBRARY_PATH
+    -x UCX_MEMTYPE_CACHE=n --tune "$ROOT/ompi-config/goring-mca-params.conf")
+  for cfg in goring ucp; do
+    x=()
+    [ $cfg = goring ] && x=(-x "UCC_TL_GORING_TUNE=$TUNE" -x UCC_TL_GORING_LANES=auto -x UCC_TL_GORING_LOG_LEVEL=debug)
+    t0=$SECONDS
+    "$W/ompi/bin/mpirun" "${R[@]}" "${x[@]}" "$W/robust" split "${ROUNDS:-1000}" >"$OUT/split_$cfg.txt" 2>&1 || echo "split $cfg: non-zero exit"
+    echo "split $cfg ($((SECONDS - t0)) s): $(grep '^robust split' "$OUT/split_$cfg.txt")"
+    grep -o "goring's model on a team of [0-9]* ranks claims [^ ]*" "$OUT/split_$cfg.txt" | sort | uniq -c | head -3
   done
   exit 0
 fi
