@@ -87,10 +87,11 @@ func Compare(r Regime, c coll.Collective, dtypeBytes int, sizes []int64, choose 
 // lanePart is what goring's prediction of c on bytes runs: the call
 // itself on one lane, or its largest lane part where the regime's lanes
 // take it on several (CallLanes), with the lane count. The parts run at
-// once on cores of their own, so the largest sets the time; CallLanes
-// takes lanes only where they were measured to pay (1.3x or more), so
-// this optimism about how parts share the host's memory does not turn a
-// loss into a claim.
+// once on cores of their own, so the largest sets the time. That is
+// optimistic about how the parts share the host's memory, but CallLanes
+// takes lanes only where they were measured to pay (1.3x or more from
+// 4 MiB) or to break even (2 MiB), so it does not turn a loss into a
+// claim.
 func (r Regime) lanePart(c coll.Collective, bytes int64, dtypeBytes int) (int64, int) {
 	if r.Lanes < 2 {
 		return bytes, 1

@@ -17,10 +17,10 @@ import "github.com/goring-hpc/goring/coll"
 //     about even;
 //   - 4 ranks: allgather gains with two or three lanes from 4 MiB
 //     (1.3-2.2x; 1.1x at 2 MiB), four no more than two or three (less in
-//     one run), so two is the cap; allreduce gains with
-//     none: four ranks' reduce-scatter and allgather already move
-//     about as much as the host's memory carries (3.3 ms at 16 MiB, the
-//     all-core copy rate), and every extra lane made it slower;
+//     one run), so two is the cap; allreduce gains with none: four ranks'
+//     reduce-scatter and allgather already move about as much as the
+//     host's memory carries (3.3 ms at 16 MiB, the all-core copy rate),
+//     and every extra lane made it slower;
 //   - 8 ranks: every lane count above one was slower, for both.
 //
 // So a call takes lanes only where each part is at least LaneMinPart, and
@@ -36,7 +36,7 @@ var laneCap = map[coll.Collective]map[int]int{
 }
 
 // CallLanes is how many of a team's w lanes a host call of c on bytes
-// (UCC's count: the vector, per rank for allgather) runs on, when the
+// (the call's vector; an allgather's block per rank) runs on, when the
 // team's lanes were chosen for the host (lanes=auto). A team whose user
 // named a lane count splits every call that many ways instead.
 func CallLanes(c coll.Collective, procs, w int, bytes int64) int {
