@@ -13,6 +13,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/ucx"
 )
 
 // lanes=W: every collective of the team layer on 3 lanes, host buffers,
@@ -182,5 +183,42 @@ func TestTeamAutoLanes(t *testing.T) {
 				require.Equal(t, float32(1+2*(k%9)), v, "count %d rank %d elem %d", c.count, r, k)
 			}
 		}
+	}
+}
+
+// What lanes cost a team's creation: a pair of ranks' teams of one
+// context, created, connected and destroyed, with one lane and with four
+// (each lane a UCX worker per rank, connected to its peer's).
+//
+//	go test -tags ucc ./ucc_tl_goring -run - -bench TeamCreate -benchtime 10x -count 4
+func BenchmarkTeamCreate(b *testing.B) {
+	if err := ucx.Load(); err != nil {
+		b.Skipf("UCX not loadable: %v", err)
+	}
+	for _, opts := range []string{"lanes=1", "lanes=4"} {
+		b.Run(opts, func(b *testing.B) {
+			ctx, err := newContext(opts)
+			require.NoError(b, err)
+			defer func() { require.NoError(b, ctx.close()) }()
+			for range b.N {
+				teams := make([]*tlTeam, 2)
+				slot := 0
+				for r := range teams {
+					teams[r], err = newTeam(ctx, r, 2)
+					require.NoError(b, err)
+					slot = max(slot, len(teams[r].card))
+				}
+				cards := make([]byte, 2*slot)
+				for r, tm := range teams {
+					copy(cards[r*slot:], tm.card)
+				}
+				for _, tm := range teams {
+					require.NoError(b, tm.connect(cards, slot))
+				}
+				for _, tm := range teams {
+					require.NoError(b, tm.destroy())
+				}
+			}
+		})
 	}
 }
