@@ -1,0 +1,69 @@
+package cexec
+
+/*
+#include "crossread.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/crossmem"
+)
+
+// CrossReader is package crossmem's Reader on Linux's process_vm_readv
+// (crossread.c): one kernel copy from another process's memory, which
+// needs the permission ptrace would (same user; Yama's ptrace_scope 0, or
+// 1 with the target a descendant or allowing it). Reductions run the
+// kernels of reduce.c on each piece as it arrives.
+type CrossReader struct{}
+
+var _ crossmem.Reader = CrossReader{}
+
+// Pid is this process's id.
+func (CrossReader) Pid() int64 { return int64(os.Getpid()) }
+
+// Read copies len(dst) bytes at addr of process pid (0: this one) into
+// dst.
+func (CrossReader) Read(dst []byte, pid int64, addr uint64) error {
+	if len(dst) == 0 {
+		return nil
+	}
+	if rc := C.gx_cross_read(unsafe.Pointer(unsafe.SliceData(dst)), C.int64_t(pid), C.uint64_t(addr), C.size_t(len(dst))); rc != 0 {
+		return fmt.Errorf("process_vm_readv of %d bytes at %#x of process %d: %w", len(dst), addr, pid, syscall.Errno(rc))
+	}
+	return nil
+}
+
+// Reduce sets dst to srcs[0] OP srcs[1] OP ..., in pieces of len(acc)
+// bytes (crossmem.Reader).
+func (CrossReader) Reduce(dst []byte, srcs []crossmem.Operand, d coll.Dtype, o coll.Op, acc, in []byte) error {
+	if err := kernelError(d, o); err != nil {
+		return err
+	}
+	switch {
+	case len(dst) == 0:
+		return nil
+	case len(srcs) == 0 || len(srcs) > 1<<12:
+		return fmt.Errorf("cexec: a reduction of %d operands", len(srcs))
+	case len(acc) != len(in) || len(acc) < d.Size() || len(dst)%d.Size() != 0:
+		return fmt.Errorf("cexec: a reduction of %d bytes of %v with %d and %d bytes of scratch", len(dst), d, len(acc), len(in))
+	}
+	ops := make([]C.gx_xsrc_t, len(srcs))
+	for i, s := range srcs {
+		ops[i] = C.gx_xsrc_t{pid: C.int64_t(s.Pid), addr: C.uint64_t(s.Addr)}
+	}
+	rc := C.gx_cross_reduce(unsafe.Pointer(unsafe.SliceData(dst)), &ops[0], C.int(len(ops)), C.size_t(len(dst)),
+		C.int(d), C.int(o), C.size_t(d.Size()), unsafe.Pointer(unsafe.SliceData(acc)), unsafe.Pointer(unsafe.SliceData(in)), C.size_t(len(acc)))
+	switch {
+	case rc == -1:
+		return fmt.Errorf("cexec: reduce.c has no kernel for dtype %v, op %v", d, o)
+	case rc != 0:
+		return fmt.Errorf("process_vm_readv while reducing %d bytes: %w", len(dst), syscall.Errno(rc))
+	}
+	return nil
+}
