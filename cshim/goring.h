@@ -138,6 +138,13 @@ int goring_api_version(void);
  *                      executor once its plan is cached, never entering Go
  *                      (default 64K; 0: off; docs/ucc.md "Small
  *                      collectives in C")
+ *   crossmem=off|auto|T host allreduce and allgather of teams on one host
+ *                      by reading the peers' buffers (process_vm_readv),
+ *                      each rank's part on threads: off (default); auto
+ *                      (the rank's CPUs shared among its host's ranks, the
+ *                      calls where it measured faster); T threads (1-16)
+ *                      for every such call above cpath_max (docs/ucc.md
+ *                      "Reading the peers' memory")
  */
 goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
 

@@ -68,6 +68,13 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "scores from the model\"); fixed: its default score (5) everywhere, so goring runs only "
      "where UCC_TL_GORING_TUNE asks",
      ucc_offsetof(ucc_tl_goring_context_config_t, scores), UCC_CONFIG_TYPE_STRING},
+    {"CROSSMEM", "off",
+     "host-memory allreduce and allgather of teams on one host by reading the peers' buffers "
+     "(process_vm_readv: one kernel copy, no messages), each rank's part split over threads: off; "
+     "auto, the rank's CPUs shared among its host's ranks (at most 4 threads), for the calls "
+     "where it measured faster; or a thread count 1-16 for every such call above CPATH_MAX. "
+     "Every rank must say the same; where the kernel refuses the reads the team uses messages",
+     ucc_offsetof(ucc_tl_goring_context_config_t, crossmem), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

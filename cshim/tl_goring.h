@@ -58,6 +58,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *keepawake;   /* checked by goring: off or a duration <= 9ms */
     char                   *cpath_max;   /* checked by goring: bytes, 0 turns the C path off */
     char                   *scores;      /* checked by goring: model or fixed */
+    char                   *crossmem;    /* checked by goring: off, auto or 1..16 threads */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

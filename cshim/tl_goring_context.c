@@ -26,7 +26,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"calibration", cfg->calibration},
               {"keepawake", cfg->keepawake},
               {"cpath_max", cfg->cpath_max},
-              {"scores", cfg->scores}};
+              {"scores", cfg->scores},
+              {"crossmem", cfg->crossmem}};
     size_t off = 0;
     int    n;
 

@@ -57,6 +57,7 @@ type tlColl struct {
 	lanes   *laneRun      // host buffers on several lanes (lanes.go); nil: one lane
 	xchg    *a2aExchange  // alltoallv's count exchange, before m runs (alltoallv.go)
 	one     *oneDeviceRun // a leader algorithm on a shared GPU (onedevice.go); nil: none
+	cross   *crossRun     // by reading the peers' memory (crossmem.go); nil: none
 }
 
 // newColl plans the call and builds its executor over the caller's
@@ -102,6 +103,13 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 			return nil, err
 		}
 		c.one.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
+		return c, nil
+	}
+	if t.runsCrossmem(a, mem, B) {
+		if err := c.newCrossmem(a, B); err != nil {
+			return nil, err
+		}
+		c.cross.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
 		return c, nil
 	}
 	if err := c.newMachine(a, mem, alg, fallback, B); err != nil {
@@ -387,6 +395,10 @@ func (c *tlColl) start(tr *ucxmp.Transport) {
 		c.startOneDevice(tr)
 		return
 	}
+	if c.cross != nil {
+		c.startCrossmem(tr)
+		return
+	}
 	tr.NextCall()
 	c.state = collRunning
 	c.call.SetWatch(c.team.watch)
@@ -425,6 +437,9 @@ func (c *tlColl) poll() bool {
 	if c.one != nil {
 		return c.pollOneDevice()
 	}
+	if c.cross != nil {
+		return c.pollCrossmem()
+	}
 	done, err := c.call.Progress(time.Time{})
 	if err == nil && done && c.xchg != nil && c.xchg.active {
 		if err = c.exchanged(); err == nil {
@@ -456,6 +471,8 @@ func (c *tlColl) abort(cause error) {
 	switch {
 	case c.state == collRunning && c.one != nil:
 		c.err = c.one.call.Abort(cause)
+	case c.state == collRunning && c.cross != nil:
+		c.err = c.cross.call.Abort(cause)
 	case c.state == collRunning:
 		c.err = c.call.Abort(cause)
 	default:

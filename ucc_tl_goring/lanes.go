@@ -133,14 +133,18 @@ type laneRun struct {
 // host's ranks, as the launcher tells them (tune.AutoLanes; one where no
 // launcher says).
 func autoLanes(size int) int {
-	local := 0
+	return tune.AutoLanes(size, runtime.NumCPU(), localRanks())
+}
+
+// localRanks is the number of ranks on this host as the launcher tells
+// them (0 where no launcher says).
+func localRanks() int {
 	for _, v := range []string{"OMPI_COMM_WORLD_LOCAL_SIZE", "MPI_LOCALNRANKS"} {
 		if n, err := strconv.Atoi(os.Getenv(v)); err == nil && n > 0 {
-			local = n
-			break
+			return n
 		}
 	}
-	return tune.AutoLanes(size, runtime.NumCPU(), local)
+	return 0
 }
 
 // callLanes is how many lanes a host call of B bytes per rank runs on:

@@ -103,18 +103,18 @@ func (c *tlColl) startOneDevice(tr *ucxmp.Transport) {
 func (c *tlColl) pollOneDevice() bool {
 	done, err := c.one.call.Progress(time.Time{})
 	if errors.Is(err, onedevice.ErrUnmapped) {
-		if err = c.toMessages(); err == nil {
+		build := c.one.messages
+		c.one = nil
+		if err = c.toMessagesWith(build); err == nil {
 			return c.poll()
 		}
 	}
 	return c.settle(done, err)
 }
 
-// toMessages builds the call as messages and puts it on the wire as the
-// team's next call (every rank does so, in the same order).
-func (c *tlColl) toMessages() error {
-	build := c.one.messages
-	c.one = nil
+// toMessagesWith builds the call as messages (build) and puts it on the
+// wire as the team's next call (every rank does so, in the same order).
+func (c *tlColl) toMessagesWith(build func() error) error {
 	if err := build(); err != nil {
 		return err
 	}

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/crossmem"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/units"
@@ -35,7 +36,16 @@ type options struct {
 	// fixedScores turns the model's scores off (scores=fixed): goring
 	// keeps its default score everywhere (scores.go).
 	fixedScores bool
+	// crossmem: host allreduce and allgather of a team on one host by
+	// reading the peers' memory (crossmem.go): crossmemOff, crossmemAuto,
+	// or a thread count for every such call above cpathMax.
+	crossmem int
 }
+
+const (
+	crossmemOff  = 0
+	crossmemAuto = -1
+)
 
 // parseOptions reads "key=value;key=value" (semicolons: UCX transport
 // lists contain commas). Unknown keys and bad values
@@ -110,6 +120,17 @@ func parseOptions(s string) (options, error) {
 			default:
 				return o, fmt.Errorf("option scores=%q: want model (the default: goring claims where its model predicts it faster than tl/ucp) or fixed", v)
 			}
+		case k == "crossmem":
+			switch n, err := strconv.Atoi(v); {
+			case strings.EqualFold(v, "off") || v == "n" || v == "no":
+				o.crossmem = crossmemOff
+			case strings.EqualFold(v, "auto"):
+				o.crossmem = crossmemAuto
+			case err == nil && n >= 1 && n <= crossmem.MaxThreads:
+				o.crossmem = n
+			default:
+				return o, fmt.Errorf("option crossmem=%q: want off (the default), auto, or a thread count from 1 to %d", v, crossmem.MaxThreads)
+			}
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))
 			if err != nil {
@@ -126,7 +147,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, crossmem, alg_<collective>)", k)
 		}
 	}
 	return o, nil

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/cexec"
+	"github.com/goring-hpc/goring/crossmem"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
@@ -46,6 +47,10 @@ type tlTeam struct {
 	noSplit string
 	handle  uint64      // the team's handle in goring.h's API
 	cpath   *cexec.Team // the C path's side of the team (cpath.go); nil: none
+	// cross is the team's state for calls by reading the peers' memory
+	// (crossmem.go; nil: none); crossOff says the ranks cannot.
+	cross    *crossmem.Team
+	crossOff bool
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -139,6 +144,7 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
 		t.usePlanner(hosts)
 	}
+	t.openCrossmem()
 	return t.openCPath()
 }
 

@@ -73,7 +73,7 @@ func runAll(t *testing.T, teams []*tlTeam, args []collArgs) []string {
 	for r, tm := range teams {
 		c, err := newColl(tm, args[r])
 		require.NoError(t, err, "rank %d", r)
-		colls[r], algs[r] = c, c.alg
+		colls[r] = c
 		require.NoError(t, c.post())
 	}
 	for polls, left := 0, len(colls); left > 0; polls++ {
@@ -87,7 +87,8 @@ func runAll(t *testing.T, teams []*tlTeam, args []collArgs) []string {
 			}
 		}
 	}
-	for _, c := range colls {
+	for r, c := range colls {
+		algs[r] = c.alg // what ran: a call that fell back to messages says so
 		c.finalize()
 	}
 	return algs

@@ -1,0 +1,128 @@
+//go:build ucc
+
+package main
+
+import (
+	"errors"
+	"math/rand/v2"
+	"runtime"
+	"time"
+
+	"github.com/goring-hpc/goring/cexec"
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/tune"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
+)
+
+// Reading the peers' memory (option crossmem, UCC_TL_GORING_CROSSMEM): a
+// host allreduce or allgather of a team whose ranks all run on this host
+// runs as package crossmem has it (each rank reads what it needs straight
+// out of its peers' buffers, its part split over threads) instead of as
+// sched's messages. The team's first such call checks that the kernel lets
+// the ranks read each other; where it does not, every rank runs that call
+// and all later ones as messages.
+
+// openCrossmem gives a team on one host its crossmem state when the
+// option asks for it: auto's threads are the rank's CPUs shared among its
+// host's ranks (tune.CrossThreads).
+func (t *tlTeam) openCrossmem() {
+	o := t.ctx.opts.crossmem
+	if o == crossmemOff || !t.oneHost || t.size < 2 {
+		return
+	}
+	threads := o
+	if o == crossmemAuto {
+		threads = tune.CrossThreads(runtime.NumCPU(), localRanks())
+	}
+	t.cross = crossmem.NewTeam(cexec.CrossReader{}, threads, rand.Uint64())
+}
+
+// runsCrossmem reports whether a call of B bytes (UCC's meaning: an
+// allgather's block) on mem runs by cross-memory reads: host memory, no
+// algorithm named for it, above the C path's sizes, and with auto where
+// tune.CrossCall says it pays.
+func (t *tlTeam) runsCrossmem(a collArgs, mem exec.Mem, B int64) bool {
+	if t.cross == nil || t.crossOff || !mem.IsHost() || !crossmem.Serves(a.coll) || a.alg != "" || t.ctx.opts.chosen[a.coll] || B <= t.ctx.opts.cpathMax {
+		return false
+	}
+	return t.ctx.opts.crossmem != crossmemAuto || tune.CrossCall(a.coll, t.size, t.cross.Threads(), B)
+}
+
+// crossRun is a call by cross-memory reads: its configuration, the
+// protocol's state, and how to build the same call as sched's messages
+// (messages) for when the ranks cannot read each other.
+type crossRun struct {
+	cfg      crossmem.Config
+	call     crossmem.Call
+	messages func() error
+}
+
+// newCrossmem prepares c: B is an allreduce's vector or an allgather's
+// block. In place, an allreduce's source is its result and an
+// allgather's the rank's block of its result (UCC's meaning).
+func (c *tlColl) newCrossmem(a collArgs, B int64) error {
+	t := c.team
+	if a.dst == nil || (!a.inPlace && a.src == nil) {
+		return invalid("%s: missing buffer", a.coll)
+	}
+	n := B
+	if a.coll == coll.Allgather {
+		n = int64(t.size) * B
+	}
+	dst := c.view(exec.Host, a.dst, n)
+	src := dst
+	switch {
+	case !a.inPlace:
+		src = c.view(exec.Host, a.src, B)
+	case a.coll == coll.Allgather:
+		src = dst.Slice(int64(t.rank)*B, B)
+	}
+	dtype, op := a.coll.Reduction(a.dtype, a.op)
+	if !a.coll.Reduces() {
+		dtype = coll.Uint8 // an allgather moves bytes
+	}
+	c.alg = "crossmem"
+	c.cross = &crossRun{cfg: crossmem.Config{Collective: a.coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
+		Dtype: dtype, Op: op, Team: t.cross}}
+	return nil
+}
+
+func (c *tlColl) startCrossmem(tr *ucxmp.Transport) {
+	if c.team.crossOff {
+		// Made before the team found its ranks cannot read each other
+		// (every rank found it at the same call).
+		build := c.cross.messages
+		c.cross = nil
+		c.state = collRunning
+		if err := c.toMessagesWith(build); err != nil {
+			c.state, c.err = collFailed, err
+		}
+		return
+	}
+	tr.NextCall()
+	c.state = collRunning
+	cfg := c.cross.cfg
+	cfg.Transport, cfg.Watch, cfg.Deadline = tr, c.team.watch, c.team.deadline()
+	if err := c.cross.call.Begin(cfg); err != nil {
+		c.state, c.err = collFailed, err
+	}
+}
+
+// pollCrossmem progresses the call. Where the ranks cannot read each
+// other, every rank gets crossmem.ErrUnreadable alike with nothing
+// written, turns the team's cross-memory reads off, and runs the call as
+// messages.
+func (c *tlColl) pollCrossmem() bool {
+	done, err := c.cross.call.Progress(time.Time{})
+	if errors.Is(err, crossmem.ErrUnreadable) {
+		c.team.crossOff = true
+		build := c.cross.messages
+		c.cross = nil
+		if err = c.toMessagesWith(build); err == nil {
+			return c.poll()
+		}
+	}
+	return c.settle(done, err)
+}

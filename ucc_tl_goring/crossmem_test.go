@@ -1,0 +1,109 @@
+//go:build ucc
+
+package main
+
+import (
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/cexec"
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/exec"
+)
+
+// allreduceArgs are n ranks' float32 sum allreduce of count elements,
+// rank r's element k r + k%7.
+func allreduceArgs(t *testing.T, n, count int) []collArgs {
+	args := make([]collArgs, n)
+	for r := range args {
+		src, dst := cbuf(t, 4*count), cbuf(t, 4*count)
+		for k, v := 0, f32s(src); k < count; k++ {
+			v[k] = float32(r + k%7)
+		}
+		args[r] = collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(dst), count: uint64(count), dtype: coll.Float32, op: coll.Sum}
+	}
+	return args
+}
+
+// checkAllreduce checks a result of allreduceArgs.
+func checkAllreduce(t *testing.T, n int, a collArgs, count int) {
+	t.Helper()
+	for k, v := range unsafe.Slice((*float32)(a.dst), count) {
+		require.Equal(t, float32(n*(n-1)/2+n*(k%7)), v, "elem %d", k)
+	}
+}
+
+// crossmem=T: the team layer's collectives with host allreduce and
+// allgather read from the peers' buffers (the ranks are one process here,
+// which process_vm_readv reads like any other), contents checked, counts
+// from fewer elements than ranks to several pieces a thread.
+func TestTeamCollectivesByCrossMemoryReads(t *testing.T) {
+	teamCollectives(t, "crossmem=3;cpath_max=0", []int{1, 3, 1001, 100_003})
+	teams := newTestTeams(t, 4, "crossmem=2;cpath_max=0")
+	algs := runAll(t, teams, allreduceArgs(t, 4, 4099))
+	for r, tm := range teams {
+		assert.Equal(t, "crossmem", algs[r], "rank %d", r)
+		require.NotNil(t, tm.cross, "rank %d", r)
+		assert.True(t, tm.cross.Verified(), "rank %d: the first call verified the reads", r)
+		assert.False(t, tm.crossOff)
+	}
+}
+
+// Calls crossmem does not take: a named algorithm, sizes the C path
+// takes, reduce_scatter, and everything with the option off.
+func TestTeamCrossmemChoosesCalls(t *testing.T) {
+	teams := newTestTeams(t, 2, "crossmem=2")
+	tm := teams[0]
+	host := exec.Host
+	assert.True(t, tm.runsCrossmem(collArgs{coll: coll.Allreduce}, host, 1<<20))
+	assert.True(t, tm.runsCrossmem(collArgs{coll: coll.Allgather}, host, 1<<20))
+	assert.False(t, tm.runsCrossmem(collArgs{coll: coll.Allreduce}, host, 1<<10), "the C path's size")
+	assert.False(t, tm.runsCrossmem(collArgs{coll: coll.Allreduce, alg: "ring"}, host, 1<<20), "an algorithm named")
+	assert.False(t, tm.runsCrossmem(collArgs{coll: coll.ReduceScatter}, host, 1<<20))
+	off := newTestTeams(t, 2, "")
+	assert.Nil(t, off[0].cross)
+	assert.False(t, off[0].runsCrossmem(collArgs{coll: coll.Allreduce}, host, 1<<20))
+}
+
+// refusing is a kernel that refuses every cross-memory read.
+type refusing struct{ cexec.CrossReader }
+
+func (refusing) Read([]byte, int64, uint64) error { return syscall.EPERM }
+
+// Where one rank cannot read its peers, every rank runs the call as
+// messages, with the same results, and the team's later calls too.
+func TestTeamCrossmemRefusedFallsBackToMessages(t *testing.T) {
+	const n = 3
+	teams := newTestTeams(t, n, "crossmem=2;cpath_max=0")
+	teams[1].cross = crossmem.NewTeam(refusing{}, 2, 1)
+	for call := 0; call < 2; call++ {
+		args := allreduceArgs(t, n, 70_001)
+		algs := runAll(t, teams, args)
+		for r, tm := range teams {
+			assert.NotEqual(t, "crossmem", algs[r], "call %d rank %d", call, r)
+			assert.True(t, tm.crossOff, "rank %d", r)
+			checkAllreduce(t, n, args[r], 70_001)
+		}
+	}
+}
+
+func TestOptionCrossmem(t *testing.T) {
+	o, err := parseOptions("")
+	require.NoError(t, err)
+	assert.Equal(t, crossmemOff, o.crossmem, "off by default")
+	for v, want := range map[string]int{"off": crossmemOff, "auto": crossmemAuto, "AUTO": crossmemAuto, "4": 4, "16": 16, "no": crossmemOff} {
+		o, err := parseOptions("crossmem=" + v)
+		require.NoError(t, err, v)
+		assert.Equal(t, want, o.crossmem, v)
+	}
+	for _, bad := range []string{"crossmem=0", "crossmem=17", "crossmem=yes", "crossmem=", "crossmem=-1"} {
+		_, err := parseOptions(bad)
+		require.Error(t, err, bad)
+		assert.Contains(t, err.Error(), "want off (the default), auto, or a thread count from 1 to 16", bad)
+	}
+}
