@@ -1,0 +1,112 @@
+package cexec
+
+import (
+	"bufio"
+	"encoding/binary"
+	"fmt"
+	"math"
+	"os"
+	"os/exec"
+	"syscall"
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/exec/reduce"
+)
+
+const crossChildEnv = "GORING_CROSSREAD_CHILD"
+
+// crossChildLen is the child's buffer: float32 i*0.5+1 at element i.
+const crossChildLen = 1<<20 + 12
+
+func crossPattern(n int) []byte {
+	b := make([]byte, n)
+	for i := 0; i+4 <= n; i += 4 {
+		binary.LittleEndian.PutUint32(b[i:], math.Float32bits(float32(i/4)*0.5+1))
+	}
+	return b
+}
+
+// crossChild is the other process of TestCrossReaderReadsAnotherProcess
+// (TestMain runs it when asked): it holds the pattern, says where, and
+// exits when its stdin closes.
+func crossChild() {
+	b := crossPattern(crossChildLen)
+	fmt.Printf("%d %d\n", os.Getpid(), uintptr(unsafe.Pointer(&b[0])))
+	bufio.NewReader(os.Stdin).ReadString('\n')
+	fmt.Println(b[0]) // keeps b alive until stdin closes
+	os.Exit(0)
+}
+
+func TestCrossReaderReadsAnotherProcess(t *testing.T) {
+	cmd := exec.Command(os.Args[0], "-test.run=^$")
+	cmd.Env = append(os.Environ(), crossChildEnv+"=1")
+	stdin, err := cmd.StdinPipe()
+	require.NoError(t, err)
+	stdout, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	defer func() {
+		stdin.Close()
+		cmd.Wait()
+	}()
+	var pid int64
+	var addr uint64
+	_, err = fmt.Fscan(bufio.NewReader(stdout), &pid, &addr)
+	require.NoError(t, err)
+
+	var r CrossReader
+	want := crossPattern(crossChildLen)
+	got := make([]byte, crossChildLen)
+	if err := r.Read(got, pid, addr); err != nil {
+		if errorsIsPerm(err) {
+			t.Skipf("this kernel refuses cross-memory reads here: %v", err)
+		}
+		require.NoError(t, err)
+	}
+	assert.Equal(t, want, got)
+
+	// A reduction of the child's buffer, a local one and the child's again,
+	// in pieces that do not divide it, in place into the local one.
+	local := crossPattern(crossChildLen)
+	for i := 0; i < len(local); i += 4 {
+		binary.LittleEndian.PutUint32(local[i:], math.Float32bits(float32(i%7)))
+	}
+	ref := append([]byte(nil), want...)
+	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, local))
+	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, want))
+	acc, in := make([]byte, 3000), make([]byte, 3000)
+	srcs := []crossmem.Operand{{Pid: pid, Addr: addr}, {Addr: uint64(uintptr(unsafe.Pointer(&local[0])))}, {Pid: pid, Addr: addr}}
+	require.NoError(t, r.Reduce(local, srcs, coll.Float32, coll.Sum, acc, in))
+	assert.Equal(t, ref, local)
+
+	// Past the end of the child's buffer and beyond any mapping: a fault,
+	// not garbage; a process that is not there: no such process.
+	err = r.Read(make([]byte, 64), pid, 8)
+	assert.ErrorIs(t, err, syscall.EFAULT)
+	err = r.Read(make([]byte, 64), 1<<30, addr)
+	assert.ErrorIs(t, err, syscall.ESRCH)
+	err = r.Reduce(local[:64], []crossmem.Operand{{Addr: addr}}, coll.Float32, coll.Band, acc, in)
+	assert.ErrorContains(t, err, "bitwise")
+}
+
+func errorsIsPerm(err error) bool {
+	var e syscall.Errno
+	for u := err; u != nil; {
+		if x, ok := u.(syscall.Errno); ok {
+			e = x
+			break
+		}
+		w, ok := u.(interface{ Unwrap() error })
+		if !ok {
+			break
+		}
+		u = w.Unwrap()
+	}
+	return e == syscall.EPERM || e == syscall.ENOSYS
+}
