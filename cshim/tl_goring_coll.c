@@ -187,6 +187,10 @@ static ucc_status_t ucc_tl_goring_coll_finalize(ucc_coll_task_t *coll_task)
 {
     ucc_tl_goring_task_t *task = ucc_derived_of(coll_task, ucc_tl_goring_task_t);
 
+    /* What ran, which a fallback (crossmem's, the shared GPU's) may have
+     * changed since init's line. */
+    tl_trace(UCC_TASK_LIB(task), "goring task %p ran: %s", task,
+             goring_coll_algorithm(task->handle));
     goring_coll_finalize(task->handle);
     ucc_mpool_put(task); /* constructed once: the pool destructs at cleanup */
     return UCC_OK;

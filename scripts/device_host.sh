@@ -7,10 +7,13 @@
 #   - Open MPI's own collectives (the machine's Open MPI, ob1 over vader,
 #     coll/ucc and hcoll off), timed by tests/osu/osu_coll.c;
 #   - UCC's tl/ucp (ucc_perftest -m host, UCC built by device_ucc.sh);
-#   - tl/goring forced, with 1 lane and with LANES lanes.
+#   - tl/goring forced, with 1 lane and with LANES lanes;
+#   - tl/goring forced with cross-memory reads on CROSSMEM threads
+#     (UCC_TL_GORING_CROSSMEM; none unless CROSSMEM names thread counts).
 # Nothing is kept but the tables, in $OUT/host.log.
 #
 #   bash .carry/device_host.sh            # NPS="2 4" LANES="2 4" by default
+#   CROSSMEM="2 4" LANES=4 bash .carry/device_host.sh
 set -uo pipefail
 cd "$(dirname "$0")"
 C=$PWD
@@ -21,6 +24,7 @@ T=/tmp/goring-host # each run's whole output; $OUT gets the one log
 mkdir -p "$T"
 NPS=${NPS:-2 4}
 LANES=${LANES:-2 4}
+CROSSMEM=${CROSSMEM:-}
 COLLS=${COLLS:-allreduce allgather}
 exec > >(tee -a "$OUT/host.log") 2>&1 # one log: the device tool brings back few files
 echo "== machine: $(nproc) cores"
@@ -37,8 +41,20 @@ UCX=$C/.deps/ucx-cu13/libucx
 export LD_LIBRARY_PATH=$W/install/lib:$UCX/lib
 mpicc -O2 -o /tmp/osu_coll "$ROOT/tests/osu/osu_coll.c" || exit 1
 RUN=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader)
-# ucc_perftest counts float32 elements: 1 MiB .. 16 MiB per rank.
-B=262144 E=4194304
+# ucc_perftest counts float32 elements: 1 MiB .. 16 MiB per rank unless
+# B and E say otherwise.
+B=${B:-262144} E=${E:-4194304}
+if [ -n "$CROSSMEM" ]; then
+  # The reads between sibling processes of this machine's launcher, checked
+  # by UCC's own test before anything is timed.
+  echo "== ucc_test_mpi, 4 ranks, allreduce and allgather by cross-memory reads (CROSSMEM=2, every size)"
+  timeout 200 "${RUN[@]}" -np 4 -x LD_LIBRARY_PATH -x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allgather,allreduce:inf \
+    -x UCC_TL_GORING_CROSSMEM=2 -x UCC_TL_GORING_CPATH_MAX=0 -x UCC_TL_GORING_LOG_LEVEL=trace "$W/install/bin/ucc_test_mpi" \
+    -c allgather,allreduce -t world,half,reverse,odd_even -M host -d int32,float32,float64 -o sum,max -m 1:16777216 -I 2 -i 2 \
+    >"$T/xm_test.txt" 2>&1
+  sed -n '/TEST REPORT/,/elapsed/p' "$T/xm_test.txt"
+  grep -o 'goring task [^:]* ran: [a-z_]*' "$T/xm_test.txt" | awk '{print $NF}' | sort | uniq -c
+fi
 for np in $NPS; do
   for c in $COLLS; do
     echo "== $c, $np ranks, Open MPI's own (osu_coll, bytes per rank)"
@@ -51,6 +67,11 @@ for np in $NPS; do
       echo "== $c, $np ranks, tl/goring forced, $l lane(s)"
       timeout 120 "${RUN[@]}" -np "$np" "${U[@]}" -x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE="$c:inf" -x UCC_TL_GORING_LANES="$l" \
         "$P" -c "$c" -m host -b $B -e $E -n 100 -w 10 -F 2>&1 | tee "$T/goring_${c}_${np}_L$l.txt" | grep -E "^ +[0-9]+ |Count|ERROR|rror"
+    done
+    for x in $CROSSMEM; do
+      echo "== $c, $np ranks, tl/goring forced, cross-memory reads on $x thread(s)"
+      timeout 120 "${RUN[@]}" -np "$np" "${U[@]}" -x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE="$c:inf" -x UCC_TL_GORING_CROSSMEM="$x" \
+        "$P" -c "$c" -m host -b $B -e $E -n 100 -w 10 -F 2>&1 | tee "$T/goring_${c}_${np}_X$x.txt" | grep -E "^ +[0-9]+ |Count|ERROR|rror"
     done
   done
 done
