@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"os"
+	"runtime"
 	"syscall"
 	"unsafe"
 
@@ -19,17 +20,22 @@ import (
 // (crossread.c): one kernel copy from another process's memory, which
 // needs the permission ptrace would (same user; Yama's ptrace_scope 0, or
 // 1 with the target a descendant or allowing it). Reductions run the
-// kernels of reduce.c on each piece as it arrives.
-type CrossReader struct{}
+// kernels of reduce.c on each piece as it arrives. Run's jobs go to the
+// process's C worker threads (crosspool.c). A CrossReader serves one
+// caller at a time (a team's calls); its zero value is ready.
+type CrossReader struct {
+	jobs []C.gx_xjob_t
+	srcs []C.gx_xsrc_t
+}
 
-var _ crossmem.Reader = CrossReader{}
+var _ crossmem.Reader = (*CrossReader)(nil)
 
 // Pid is this process's id.
-func (CrossReader) Pid() int64 { return int64(os.Getpid()) }
+func (*CrossReader) Pid() int64 { return int64(os.Getpid()) }
 
 // Read copies len(dst) bytes at addr of process pid (0: this one) into
 // dst.
-func (CrossReader) Read(dst []byte, pid int64, addr uint64) error {
+func (*CrossReader) Read(dst []byte, pid int64, addr uint64) error {
 	if len(dst) == 0 {
 		return nil
 	}
@@ -41,7 +47,7 @@ func (CrossReader) Read(dst []byte, pid int64, addr uint64) error {
 
 // Reduce sets dst to srcs[0] OP srcs[1] OP ..., in pieces of len(acc)
 // bytes (crossmem.Reader).
-func (CrossReader) Reduce(dst []byte, srcs []crossmem.Operand, d coll.Dtype, o coll.Op, acc, in []byte) error {
+func (*CrossReader) Reduce(dst []byte, srcs []crossmem.Operand, d coll.Dtype, o coll.Op, acc, in []byte) error {
 	if err := kernelError(d, o); err != nil {
 		return err
 	}
@@ -64,6 +70,53 @@ func (CrossReader) Reduce(dst []byte, srcs []crossmem.Operand, d coll.Dtype, o c
 		return fmt.Errorf("cexec: reduce.c has no kernel for dtype %v, op %v", d, o)
 	case rc != 0:
 		return fmt.Errorf("process_vm_readv while reducing %d bytes: %w", len(dst), syscall.Errno(rc))
+	}
+	return nil
+}
+
+// Run does the jobs on up to threads threads: the caller's and the
+// process's C workers, which stay awake between a collective's phases.
+func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll.Op) error {
+	esize := max(d.Size(), 1)
+	x.jobs, x.srcs = x.jobs[:0], x.srcs[:0]
+	nsrc := 0
+	for _, j := range jobs {
+		if len(j.Srcs) > 1 {
+			if err := kernelError(d, o); err != nil {
+				return err
+			}
+		}
+		if len(j.Srcs) == 0 || len(j.Srcs) > 1<<12 || len(j.Dst)%esize != 0 {
+			return fmt.Errorf("cexec: a job of %d bytes from %d operands", len(j.Dst), len(j.Srcs))
+		}
+		nsrc += len(j.Srcs)
+	}
+	if cap(x.srcs) < nsrc {
+		x.srcs = make([]C.gx_xsrc_t, 0, nsrc)
+	}
+	for _, j := range jobs {
+		if len(j.Dst) == 0 {
+			continue
+		}
+		at := len(x.srcs)
+		for _, s := range j.Srcs {
+			x.srcs = append(x.srcs, C.gx_xsrc_t{pid: C.int64_t(s.Pid), addr: C.uint64_t(s.Addr)})
+		}
+		x.jobs = append(x.jobs, C.gx_xjob_t{dst: C.uint64_t(uintptr(unsafe.Pointer(unsafe.SliceData(j.Dst)))),
+			srcs: C.uint64_t(uintptr(unsafe.Pointer(&x.srcs[at]))), nsrc: C.int32_t(len(j.Srcs)), n: C.uint64_t(len(j.Dst))})
+	}
+	if len(x.jobs) == 0 {
+		return nil
+	}
+	// The jobs name Go memory by address only: x.srcs and the jobs' Dst
+	// stay referenced (and Go's heap does not move) until C returns.
+	rc := C.gx_cross_run(&x.jobs[0], C.int(len(x.jobs)), C.int(threads), C.int(d), C.int(o), C.size_t(esize))
+	runtime.KeepAlive(jobs)
+	switch {
+	case rc == -1:
+		return fmt.Errorf("cexec: reduce.c has no kernel for dtype %v, op %v", d, o)
+	case rc != 0:
+		return fmt.Errorf("process_vm_readv: %w", syscall.Errno(rc))
 	}
 	return nil
 }

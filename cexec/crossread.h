@@ -37,4 +37,30 @@ int gx_cross_reduce(void *dst, const gx_xsrc_t *srcs, int nsrc, size_t n,
 		    int dtype, int op, size_t esize, void *acc, void *in,
 		    size_t piece);
 
+/*
+ * One job of gx_cross_run: n bytes into dst (an address of this process),
+ * a copy of srcs[0] (nsrc 1) or the reduction of srcs[0..nsrc-1] in that
+ * order. Addresses are integers so that Go may hand C a job array that
+ * names Go memory.
+ */
+typedef struct {
+	uint64_t dst;
+	uint64_t srcs; /* the address of nsrc gx_xsrc_t */
+	int32_t nsrc;
+	uint64_t n;
+} gx_xjob_t;
+
+/*
+ * gx_cross_run does every job, on up to threads threads: the caller and
+ * the process's worker threads (started on first use, never stopped), which
+ * spin a while after each run before they sleep, so that the next phase
+ * of a collective finds them awake. Runs from several threads take turns.
+ * It returns 0, or the first job's error (as gx_cross_reduce's).
+ */
+int gx_cross_run(const gx_xjob_t *jobs, int njobs, int threads, int dtype,
+		 int op, size_t esize);
+
+/* The bytes a job reduces at a time, in each thread's scratch. */
+enum { GX_CROSS_PIECE = 128 << 10, GX_CROSS_MAX_THREADS = 16 };
+
 #endif /* GORING_CEXEC_CROSSREAD_H */

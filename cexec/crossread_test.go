@@ -2,6 +2,7 @@ package cexec
 
 import (
 	"bufio"
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
@@ -9,6 +10,7 @@ import (
 	"os/exec"
 	"syscall"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/assert"
@@ -60,7 +62,7 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 	_, err = fmt.Fscan(bufio.NewReader(stdout), &pid, &addr)
 	require.NoError(t, err)
 
-	var r CrossReader
+	r := &CrossReader{}
 	want := crossPattern(crossChildLen)
 	got := make([]byte, crossChildLen)
 	if err := r.Read(got, pid, addr); err != nil {
@@ -93,6 +95,48 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 	assert.ErrorIs(t, err, syscall.ESRCH)
 	err = r.Reduce(local[:64], []crossmem.Operand{{Addr: addr}}, coll.Float32, coll.Band, acc, in)
 	assert.ErrorContains(t, err, "bitwise")
+
+	// Jobs on the worker threads: copies of the child's buffer in parts,
+	// and reductions of it with local data, from two callers at once (runs
+	// take turns), each many times so that the workers sleep and wake.
+	for round := 0; round < 3; round++ {
+		done := make(chan error, 2)
+		for caller := 0; caller < 2; caller++ {
+			go func() {
+				x := &CrossReader{}
+				for k := 0; k < 20; k++ {
+					got := make([]byte, crossChildLen)
+					sum := crossPattern(crossChildLen)
+					third := uint64(crossChildLen / 12 * 4)
+					jobs := []crossmem.Job{
+						{Dst: got[:third], Srcs: []crossmem.Operand{{Pid: pid, Addr: addr}}},
+						{Dst: got[third:], Srcs: []crossmem.Operand{{Pid: pid, Addr: addr + third}}},
+						{Dst: sum[:third], Srcs: []crossmem.Operand{{Addr: uint64(uintptr(unsafe.Pointer(&sum[0])))}, {Pid: pid, Addr: addr}}},
+						{Dst: sum[third:], Srcs: []crossmem.Operand{{Addr: uint64(uintptr(unsafe.Pointer(&sum[third])))}, {Pid: pid, Addr: addr + third}}},
+					}
+					if err := x.Run(jobs, 3, coll.Float32, coll.Sum); err != nil {
+						done <- err
+						return
+					}
+					twice := crossPattern(crossChildLen)
+					if err := reduce.Into(coll.Float32, coll.Sum, twice, want); err != nil {
+						done <- err
+						return
+					}
+					if !bytes.Equal(got, want) || !bytes.Equal(sum, twice) {
+						done <- fmt.Errorf("round %d call %d: wrong contents", round, k)
+						return
+					}
+				}
+				done <- nil
+			}()
+		}
+		require.NoError(t, <-done)
+		require.NoError(t, <-done)
+		time.Sleep(time.Millisecond) // past the workers' spin: they sleep
+	}
+	err = r.Run([]crossmem.Job{{Dst: make([]byte, 64), Srcs: []crossmem.Operand{{Pid: pid, Addr: 8}}}}, 2, coll.Uint8, coll.OpInvalid)
+	assert.ErrorIs(t, err, syscall.EFAULT, "a job's error is the run's")
 }
 
 func errorsIsPerm(err error) bool {

@@ -25,52 +25,55 @@ func (c *Call) reduceBlock() error {
 	if n == 0 {
 		return nil
 	}
-	ends := parts(n, c.cfg.Dtype.Size(), team.threads)
 	dst := c.cfg.Dst.Bytes()
 	own := uint64(c.cfg.Src.Addr())
-	return team.run(len(ends), func(i int, s *scratch) error {
-		lo := int64(0)
-		if i > 0 {
-			lo = ends[i-1]
-		}
+	team.reset()
+	lo := int64(0)
+	ops := make([]Operand, c.cfg.Size)
+	for _, hi := range parts(n, c.cfg.Dtype.Size(), team.threads) {
 		at := uint64(off + lo)
-		s.ops = s.ops[:0]
-		for q := 0; q < c.cfg.Size; q++ {
-			if q == r {
-				s.ops = append(s.ops, Operand{Addr: own + at})
-			} else {
-				s.ops = append(s.ops, Operand{Pid: c.peers[q].pid, Addr: c.peers[q].src + at})
-			}
+		for q := range ops {
+			ops[q] = Operand{Pid: c.peers[q].pid, Addr: c.peers[q].src + at}
 		}
-		if err := team.reader.Reduce(dst[off+lo:off+ends[i]], s.ops, c.cfg.Dtype, c.cfg.Op, s.acc, s.in); err != nil {
-			return fmt.Errorf("reducing block %d, bytes %d-%d: %w", r, off+lo, off+ends[i], err)
-		}
-		return nil
-	})
-}
-
-// gatherBlock reads block q of rank q's result into this rank's.
-func (c *Call) gatherBlock(q int) error {
-	off, n := c.block(q)
-	return c.readInto(c.cfg.Dst.Bytes()[off:off+n], q, c.peers[q].dst+uint64(off))
-}
-
-// readInto reads len(dst) bytes at addr of rank q into dst, on the team's
-// threads.
-func (c *Call) readInto(dst []byte, q int, addr uint64) error {
-	team := c.cfg.Team
-	if len(dst) == 0 {
-		return nil
+		ops[r] = Operand{Addr: own + at}
+		team.add(dst[off+lo:off+hi], ops...)
+		lo = hi
 	}
-	ends := parts(int64(len(dst)), 1, team.threads)
-	return team.run(len(ends), func(i int, _ *scratch) error {
-		lo := int64(0)
-		if i > 0 {
-			lo = ends[i-1]
-		}
-		if err := team.reader.Read(dst[lo:ends[i]], c.peers[q].pid, addr+uint64(lo)); err != nil {
-			return fmt.Errorf("reading %d bytes of rank %d: %w", ends[i]-lo, q, err)
-		}
-		return nil
-	})
+	if err := team.run(c.cfg.Dtype, c.cfg.Op); err != nil {
+		return fmt.Errorf("reducing block %d (%d bytes): %w", r, n, err)
+	}
+	return nil
+}
+
+// gatherBlocks reads block q of rank q's result into this rank's, for
+// every q in qs, on the team's threads.
+func (c *Call) gatherBlocks(qs []int) error {
+	team := c.cfg.Team
+	team.reset()
+	dst := c.cfg.Dst.Bytes()
+	for _, q := range qs {
+		off, n := c.block(q)
+		c.addReads(dst[off:off+n], q, c.peers[q].dst+uint64(off))
+	}
+	if err := team.run(c.cfg.Dtype, c.cfg.Op); err != nil {
+		return fmt.Errorf("reading the blocks of ranks %v: %w", qs, err)
+	}
+	return nil
+}
+
+// addReads adds the jobs that read len(dst) bytes at addr of rank q (this
+// rank: a local copy) into dst, in parts for the team's threads.
+func (c *Call) addReads(dst []byte, q int, addr uint64) {
+	if len(dst) == 0 {
+		return
+	}
+	pid := c.peers[q].pid
+	if q == c.cfg.Rank {
+		pid = 0
+	}
+	lo := int64(0)
+	for _, hi := range parts(int64(len(dst)), 1, c.cfg.Team.threads) {
+		c.cfg.Team.add(dst[lo:hi], Operand{Pid: pid, Addr: addr + uint64(lo)})
+		lo = hi
+	}
 }

@@ -67,6 +67,7 @@ type Call struct {
 	gotFrom  []bool // index kind*Size + peer
 	gathered []bool
 	nGather  int
+	ready    []int // the blocks one gathering phase reads
 	inflight map[uint64]bool
 	comps    []exec.Completion
 }
@@ -100,7 +101,7 @@ func (c *Call) Begin(cfg Config) error {
 	}
 	P := cfg.Size
 	*c = Call{cfg: cfg, epoch: c.epoch + 1, in: c.in[:0], inflight: c.inflight, comps: c.comps[:0],
-		peers: c.peers[:0], gotFrom: c.gotFrom[:0], gathered: c.gathered[:0],
+		peers: c.peers[:0], gotFrom: c.gotFrom[:0], gathered: c.gathered[:0], ready: c.ready[:0],
 		pace: exec.Pace{Deadline: cfg.Deadline, Watch: cfg.Watch}}
 	c.pace.Begin(time.Now())
 	if c.inflight == nil {
@@ -243,21 +244,25 @@ func (c *Call) advance() (bool, error) {
 		c.cfg.Team.verified = true
 		return true, c.work()
 	case stGathering:
-		moved := false
+		// Every block whose rank said READY, in one phase.
+		ready := c.ready[:0]
 		for q := 0; q < P; q++ {
-			if q == c.cfg.Rank || c.gathered[q] || !c.gotFrom[tagReady*P+q] {
-				continue
+			if q != c.cfg.Rank && !c.gathered[q] && c.gotFrom[tagReady*P+q] {
+				c.gathered[q] = true
+				ready = append(ready, q)
 			}
-			c.gathered[q], moved = true, true
-			c.nGather++
-			if err := c.gatherBlock(q); err != nil {
+		}
+		c.ready = ready
+		if len(ready) > 0 {
+			c.nGather += len(ready)
+			if err := c.gatherBlocks(ready); err != nil {
 				return true, c.finish(err)
 			}
 		}
 		if c.nGather == P-1 {
 			return true, c.finish(nil)
 		}
-		return moved, nil
+		return len(ready) > 0, nil
 	case stFinishing:
 		if c.got[tagDone] == P-1 && len(c.inflight) == 0 {
 			c.state = stDone

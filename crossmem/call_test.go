@@ -91,13 +91,52 @@ func (r reader) Read(dst []byte, pid int64, addr uint64) error {
 	return nil
 }
 
-func (r reader) Reduce(dst []byte, srcs []Operand, d coll.Dtype, o coll.Op, acc, in []byte) error {
-	for off := 0; off < len(dst); off += len(acc) {
-		m := min(len(acc), len(dst)-off)
-		if err := r.Read(acc[:m], srcs[0].Pid, srcs[0].Addr+uint64(off)); err != nil {
+// piece is the fake's reduction piece: small, so that jobs span several.
+const piece = 12 << 10
+
+// Run does the jobs on up to threads goroutines, as the C workers do.
+func (r reader) Run(jobs []Job, threads int, d coll.Dtype, o coll.Op) error {
+	var (
+		wg   sync.WaitGroup
+		mu   sync.Mutex
+		next int
+		errs []error
+	)
+	for w := 0; w < max(1, min(threads, len(jobs))); w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			acc, in := make([]byte, piece), make([]byte, piece)
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= len(jobs) {
+					return
+				}
+				if err := r.job(jobs[i], d, o, acc, in); err != nil {
+					mu.Lock()
+					errs = append(errs, err)
+					mu.Unlock()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return errors.Join(errs...)
+}
+
+func (r reader) job(j Job, d coll.Dtype, o coll.Op, acc, in []byte) error {
+	if len(j.Srcs) == 1 {
+		return r.Read(j.Dst, j.Srcs[0].Pid, j.Srcs[0].Addr)
+	}
+	for off := 0; off < len(j.Dst); off += len(acc) {
+		m := min(len(acc), len(j.Dst)-off)
+		if err := r.Read(acc[:m], j.Srcs[0].Pid, j.Srcs[0].Addr+uint64(off)); err != nil {
 			return err
 		}
-		for _, op := range srcs[1:] {
+		for _, op := range j.Srcs[1:] {
 			if err := r.Read(in[:m], op.Pid, op.Addr+uint64(off)); err != nil {
 				return err
 			}
@@ -105,7 +144,7 @@ func (r reader) Reduce(dst []byte, srcs []Operand, d coll.Dtype, o coll.Op, acc,
 				return err
 			}
 		}
-		copy(dst[off:off+m], acc[:m])
+		copy(j.Dst[off:off+m], acc[:m])
 	}
 	return nil
 }
@@ -217,7 +256,7 @@ func TestCollectivesContents(t *testing.T) {
 				for _, inPlace := range []bool{false, true} {
 					for i, ty := range types {
 						// From fewer elements than ranks to several pieces a thread.
-						elems := []int64{1, 3, 1001, 3*Piece/4 + 7}[i]
+						elems := []int64{1, 3, 1001, 3*MinPart/2 + 7}[i]
 						B := elems * int64(ty.dt.Size())
 						name := fmt.Sprintf("%s/P%d/T%d/inplace=%v/%v-%v/%dB", c, p, threads, inPlace, ty.dt, ty.op, B)
 						t.Run(name, func(t *testing.T) {
@@ -336,5 +375,4 @@ func TestBeginRefusesBadInput(t *testing.T) {
 		cfg.Transport = j.net.Endpoint(0)
 		assert.Error(t, c.Begin(cfg), "%+v", cfg)
 	}
-	_ = errors.New
 }

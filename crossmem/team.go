@@ -1,53 +1,56 @@
 package crossmem
 
 import (
-	"sync"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
 )
 
-// Operand is n bytes of a process's memory at Addr: a peer's, or this
+// Operand is bytes of a process's memory at Addr: a peer's, or this
 // process's where Pid is 0.
 type Operand struct {
 	Pid  int64
 	Addr uint64
 }
 
+// Job is one part of a phase: len(Dst) bytes of Srcs[0] copied into Dst
+// (one operand), or the reduction of Srcs in their order (several). Dst is
+// this process's memory and may be one of the local operands.
+type Job struct {
+	Dst  []byte
+	Srcs []Operand
+}
+
 // Reader reads other processes' memory: package cexec's CrossReader
-// (process_vm_readv), and the tests' in-process copies.
+// (process_vm_readv, on worker threads that stay awake between phases),
+// and the tests' in-process copies.
 type Reader interface {
 	// Pid is this process's id, as peers name it to Read.
 	Pid() int64
 	// Read copies len(dst) bytes at addr of process pid into dst.
 	Read(dst []byte, pid int64, addr uint64) error
-	// Reduce sets dst to srcs[0] OP srcs[1] OP ... (len(dst) bytes each,
-	// combined in that order), reading in pieces of len(acc) bytes: acc
-	// and in are the reader's scratch, of equal length. dst may be one of
-	// the local operands.
-	Reduce(dst []byte, srcs []Operand, d coll.Dtype, o coll.Op, acc, in []byte) error
+	// Run does every job, several at once on up to threads threads, and
+	// returns the first error. A reduction combines its operands
+	// element-wise for (d, o) in pieces small enough to stay in cache.
+	Run(jobs []Job, threads int, d coll.Dtype, o coll.Op) error
 }
 
-// Piece is the bytes a thread reduces at a time: small enough that the
-// accumulator and the operand just read stay in a core's cache.
-const Piece = 128 << 10
-
-// MinPart is the fewest bytes a thread is given: below it a part costs
-// more to hand over than to copy.
+// MinPart is the fewest bytes a job is given: below it a part costs more
+// to hand over than to copy.
 const MinPart = 64 << 10
 
 // MaxThreads bounds a Team's threads.
 const MaxThreads = 16
 
 // Team is what one rank's calls of a team share: the reader, the threads
-// that split each phase, their scratch, the cookie peers read to verify
-// that they can, and whether they could.
+// its phases run on, the cookie peers read to verify that they can, and
+// whether they could.
 type Team struct {
 	reader   Reader
 	threads  int
 	cookie   *uint64 // on the heap, never moved: peers read it
-	scratch  [][]byte
-	ops      [][]Operand
+	jobs     []Job
+	ops      []Operand
 	verified bool
 }
 
@@ -72,59 +75,23 @@ func (t *Team) Verified() bool { return t.verified }
 
 func (t *Team) cookieAddr() uint64 { return uint64(uintptr(unsafe.Pointer(t.cookie))) }
 
-// run calls f for parts 0..n-1 on up to the team's threads (the caller's
-// goroutine is one of them), each with its own scratch, and returns the
-// first error. Parts are taken in order by whichever thread is free.
-func (t *Team) run(n int, f func(part int, s *scratch) error) error {
-	w := min(t.threads, n)
-	for len(t.scratch) < w {
-		t.scratch = append(t.scratch, make([]byte, 2*Piece))
-		t.ops = append(t.ops, nil)
+// reset empties the job list for the next phase.
+func (t *Team) reset() { t.jobs, t.ops = t.jobs[:0], t.ops[:0] }
+
+// add appends a job of dst from ops (a copy of the reader's growing
+// operand list: the jobs keep slices of it, so a full list starts anew).
+func (t *Team) add(dst []byte, ops ...Operand) {
+	if len(t.ops)+len(ops) > cap(t.ops) {
+		t.ops = make([]Operand, 0, max(2*cap(t.ops), len(ops), 64))
 	}
-	var (
-		mu   sync.Mutex
-		next int
-		errs error
-		wg   sync.WaitGroup
-	)
-	take := func() int {
-		mu.Lock()
-		defer mu.Unlock()
-		if errs != nil || next == n {
-			return -1
-		}
-		next++
-		return next - 1
-	}
-	work := func(i int) {
-		s := &scratch{acc: t.scratch[i][:Piece], in: t.scratch[i][Piece:], ops: t.ops[i][:0]}
-		for p := take(); p >= 0; p = take() {
-			if err := f(p, s); err != nil {
-				mu.Lock()
-				if errs == nil {
-					errs = err
-				}
-				mu.Unlock()
-			}
-		}
-		t.ops[i] = s.ops[:0]
-	}
-	for i := 1; i < w; i++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			work(i)
-		}()
-	}
-	work(0)
-	wg.Wait()
-	return errs
+	at := len(t.ops)
+	t.ops = append(t.ops, ops...)
+	t.jobs = append(t.jobs, Job{Dst: dst, Srcs: t.ops[at:len(t.ops):len(t.ops)]})
 }
 
-// scratch is one thread's: the reader's two pieces and an operand list.
-type scratch struct {
-	acc, in []byte
-	ops     []Operand
+// run does the phase's jobs.
+func (t *Team) run(d coll.Dtype, o coll.Op) error {
+	return t.reader.Run(t.jobs, t.threads, d, o)
 }
 
 // parts splits n bytes of esize-byte elements into at most threads

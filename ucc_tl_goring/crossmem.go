@@ -36,7 +36,7 @@ func (t *tlTeam) openCrossmem() {
 	if o == crossmemAuto {
 		threads = tune.CrossThreads(runtime.NumCPU(), localRanks())
 	}
-	t.cross = crossmem.NewTeam(cexec.CrossReader{}, threads, rand.Uint64())
+	t.cross = crossmem.NewTeam(&cexec.CrossReader{}, threads, rand.Uint64())
 }
 
 // runsCrossmem reports whether a call of B bytes (UCC's meaning: an

@@ -71,7 +71,7 @@ func TestTeamCrossmemChoosesCalls(t *testing.T) {
 }
 
 // refusing is a kernel that refuses every cross-memory read.
-type refusing struct{ cexec.CrossReader }
+type refusing struct{ *cexec.CrossReader }
 
 func (refusing) Read([]byte, int64, uint64) error { return syscall.EPERM }
 
@@ -80,7 +80,7 @@ func (refusing) Read([]byte, int64, uint64) error { return syscall.EPERM }
 func TestTeamCrossmemRefusedFallsBackToMessages(t *testing.T) {
 	const n = 3
 	teams := newTestTeams(t, n, "crossmem=2;cpath_max=0")
-	teams[1].cross = crossmem.NewTeam(refusing{}, 2, 1)
+	teams[1].cross = crossmem.NewTeam(refusing{&cexec.CrossReader{}}, 2, 1)
 	for call := 0; call < 2; call++ {
 		args := allreduceArgs(t, n, 70_001)
 		algs := runAll(t, teams, args)
