@@ -60,18 +60,19 @@ static inline void relax(void)
 #endif
 }
 
-static int do_job(const gx_xjob_t *j, void *acc, void *in)
+static int do_job(const gx_xjob_t *j, void *in)
 {
 	const gx_xsrc_t *srcs = (const gx_xsrc_t *)(uintptr_t)j->srcs;
+	const gx_xsrc_t *outs = (const gx_xsrc_t *)(uintptr_t)j->outs;
 
-	if (j->nsrc == 1)
+	if (j->nsrc == 1 && j->nout == 0)
 		return gx_cross_read((void *)(uintptr_t)j->dst, srcs[0].pid, srcs[0].addr, j->n);
-	return gx_cross_reduce((void *)(uintptr_t)j->dst, srcs, j->nsrc, j->n, pool.dtype,
-			       pool.op, pool.esize, acc, in, GX_CROSS_PIECE);
+	return gx_cross_reduce((void *)(uintptr_t)j->dst, srcs, j->nsrc, outs, j->nout, j->n,
+			       pool.dtype, pool.op, pool.esize, in, GX_CROSS_PIECE);
 }
 
 /* take_jobs does jobs of generation gen until none is left. */
-static void take_jobs(uint64_t gen, void *acc, void *in)
+static void take_jobs(uint64_t gen, void *in)
 {
 	for (;;) {
 		uint64_t c = atomic_load_explicit(&pool.claim, memory_order_acquire);
@@ -81,7 +82,7 @@ static void take_jobs(uint64_t gen, void *acc, void *in)
 		if (!atomic_compare_exchange_weak_explicit(&pool.claim, &c, c + 1, memory_order_acq_rel,
 							   memory_order_acquire))
 			continue;
-		int rc = do_job(&pool.jobs[i], acc, in);
+		int rc = do_job(&pool.jobs[i], in);
 		if (rc != 0) {
 			int zero = 0;
 			atomic_compare_exchange_strong(&pool.err, &zero, rc);
@@ -92,7 +93,7 @@ static void take_jobs(uint64_t gen, void *acc, void *in)
 
 static void *worker(void *arg)
 {
-	char *acc = aligned_alloc(64, GX_CROSS_PIECE), *in = aligned_alloc(64, GX_CROSS_PIECE);
+	char *in = aligned_alloc(64, GX_CROSS_PIECE);
 	uint32_t seen = atomic_load(&pool.wake);
 	(void)arg;
 	for (;;) {
@@ -111,7 +112,7 @@ static void *worker(void *arg)
 			t0 = now_ns();
 		}
 		seen = w;
-		take_jobs(atomic_load_explicit(&pool.claim, memory_order_acquire) >> 48, acc, in);
+		take_jobs(atomic_load_explicit(&pool.claim, memory_order_acquire) >> 48, in);
 	}
 	return NULL;
 }
@@ -135,19 +136,15 @@ static int grow(int n)
 
 int gx_cross_run(const gx_xjob_t *jobs, int njobs, int threads, int dtype, int op, size_t esize)
 {
-	static __thread char *acc, *in; /* the caller's scratch */
+	static __thread char *in; /* the caller's scratch */
 	static uint64_t gen;
 
 	if (njobs <= 0)
 		return 0;
 	if (njobs > 0xffffff)
 		return EINVAL;
-	if (acc == NULL) {
-		acc = aligned_alloc(64, GX_CROSS_PIECE);
-		in = aligned_alloc(64, GX_CROSS_PIECE);
-		if (acc == NULL || in == NULL)
-			return ENOMEM;
-	}
+	if (in == NULL && (in = aligned_alloc(64, GX_CROSS_PIECE)) == NULL)
+		return ENOMEM;
 	if (threads > GX_CROSS_MAX_THREADS)
 		threads = GX_CROSS_MAX_THREADS;
 	pthread_mutex_lock(&pool.turn);
@@ -171,7 +168,7 @@ int gx_cross_run(const gx_xjob_t *jobs, int njobs, int threads, int dtype, int o
 		if (atomic_load(&pool.sleepers) > 0)
 			syscall(SYS_futex, &pool.wake, FUTEX_WAKE_PRIVATE, threads - 1, NULL, NULL, 0);
 	}
-	take_jobs(gen, acc, in);
+	take_jobs(gen, in);
 	while (atomic_load_explicit(&pool.done, memory_order_acquire) < njobs)
 		relax();
 	rc = atomic_load(&pool.err);

@@ -20,7 +20,8 @@ import (
 // (crossread.c): one kernel copy from another process's memory, which
 // needs the permission ptrace would (same user; Yama's ptrace_scope 0, or
 // 1 with the target a descendant or allowing it). Reductions run the
-// kernels of reduce.c on each piece as it arrives. Run's jobs go to the
+// kernels of reduce.c on each piece as it arrives, and a reduced piece is
+// written to the peers with process_vm_writev. Run's jobs go to the
 // process's C worker threads (crosspool.c). A CrossReader serves one
 // caller at a time (a team's calls); its zero value is ready.
 type CrossReader struct {
@@ -45,35 +46,6 @@ func (*CrossReader) Read(dst []byte, pid int64, addr uint64) error {
 	return nil
 }
 
-// Reduce sets dst to srcs[0] OP srcs[1] OP ..., in pieces of len(acc)
-// bytes (crossmem.Reader).
-func (*CrossReader) Reduce(dst []byte, srcs []crossmem.Operand, d coll.Dtype, o coll.Op, acc, in []byte) error {
-	if err := kernelError(d, o); err != nil {
-		return err
-	}
-	switch {
-	case len(dst) == 0:
-		return nil
-	case len(srcs) == 0 || len(srcs) > 1<<12:
-		return fmt.Errorf("cexec: a reduction of %d operands", len(srcs))
-	case len(acc) != len(in) || len(acc) < d.Size() || len(dst)%d.Size() != 0:
-		return fmt.Errorf("cexec: a reduction of %d bytes of %v with %d and %d bytes of scratch", len(dst), d, len(acc), len(in))
-	}
-	ops := make([]C.gx_xsrc_t, len(srcs))
-	for i, s := range srcs {
-		ops[i] = C.gx_xsrc_t{pid: C.int64_t(s.Pid), addr: C.uint64_t(s.Addr)}
-	}
-	rc := C.gx_cross_reduce(unsafe.Pointer(unsafe.SliceData(dst)), &ops[0], C.int(len(ops)), C.size_t(len(dst)),
-		C.int(d), C.int(o), C.size_t(d.Size()), unsafe.Pointer(unsafe.SliceData(acc)), unsafe.Pointer(unsafe.SliceData(in)), C.size_t(len(acc)))
-	switch {
-	case rc == -1:
-		return fmt.Errorf("cexec: reduce.c has no kernel for dtype %v, op %v", d, o)
-	case rc != 0:
-		return fmt.Errorf("process_vm_readv while reducing %d bytes: %w", len(dst), syscall.Errno(rc))
-	}
-	return nil
-}
-
 // Run does the jobs on up to threads threads: the caller's and the
 // process's C workers, which stay awake between a collective's phases.
 func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll.Op) error {
@@ -81,15 +53,15 @@ func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll
 	x.jobs, x.srcs = x.jobs[:0], x.srcs[:0]
 	nsrc := 0
 	for _, j := range jobs {
-		if len(j.Srcs) > 1 {
+		if len(j.Srcs) > 1 || len(j.Outs) > 0 {
 			if err := kernelError(d, o); err != nil {
 				return err
 			}
 		}
-		if len(j.Srcs) == 0 || len(j.Srcs) > 1<<12 || len(j.Dst)%esize != 0 {
-			return fmt.Errorf("cexec: a job of %d bytes from %d operands", len(j.Dst), len(j.Srcs))
+		if len(j.Srcs) == 0 || len(j.Srcs)+len(j.Outs) > 1<<13 || len(j.Dst)%esize != 0 {
+			return fmt.Errorf("cexec: a job of %d bytes from %d operands to %d more places", len(j.Dst), len(j.Srcs), len(j.Outs))
 		}
-		nsrc += len(j.Srcs)
+		nsrc += len(j.Srcs) + len(j.Outs)
 	}
 	if cap(x.srcs) < nsrc {
 		x.srcs = make([]C.gx_xsrc_t, 0, nsrc)
@@ -102,8 +74,16 @@ func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll
 		for _, s := range j.Srcs {
 			x.srcs = append(x.srcs, C.gx_xsrc_t{pid: C.int64_t(s.Pid), addr: C.uint64_t(s.Addr)})
 		}
-		x.jobs = append(x.jobs, C.gx_xjob_t{dst: C.uint64_t(uintptr(unsafe.Pointer(unsafe.SliceData(j.Dst)))),
-			srcs: C.uint64_t(uintptr(unsafe.Pointer(&x.srcs[at]))), nsrc: C.int32_t(len(j.Srcs)), n: C.uint64_t(len(j.Dst))})
+		for _, s := range j.Outs {
+			x.srcs = append(x.srcs, C.gx_xsrc_t{pid: C.int64_t(s.Pid), addr: C.uint64_t(s.Addr)})
+		}
+		job := C.gx_xjob_t{dst: C.uint64_t(uintptr(unsafe.Pointer(unsafe.SliceData(j.Dst)))),
+			srcs: C.uint64_t(uintptr(unsafe.Pointer(&x.srcs[at]))), nsrc: C.int32_t(len(j.Srcs)),
+			nout: C.int32_t(len(j.Outs)), n: C.uint64_t(len(j.Dst))}
+		if len(j.Outs) > 0 {
+			job.outs = C.uint64_t(uintptr(unsafe.Pointer(&x.srcs[at+len(j.Srcs)])))
+		}
+		x.jobs = append(x.jobs, job)
 	}
 	if len(x.jobs) == 0 {
 		return nil
@@ -116,7 +96,7 @@ func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll
 	case rc == -1:
 		return fmt.Errorf("cexec: reduce.c has no kernel for dtype %v, op %v", d, o)
 	case rc != 0:
-		return fmt.Errorf("process_vm_readv: %w", syscall.Errno(rc))
+		return fmt.Errorf("process_vm_readv or process_vm_writev: %w", syscall.Errno(rc))
 	}
 	return nil
 }

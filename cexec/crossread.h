@@ -24,29 +24,37 @@ typedef struct {
 int gx_cross_read(void *dst, int64_t pid, uint64_t addr, size_t n);
 
 /*
- * gx_cross_reduce sets dst[0:n] to srcs[0] OP srcs[1] OP ... OP
- * srcs[nsrc-1], n bytes each, combined in that order, element-wise for
- * (dtype, op) (reduce.h). It works in pieces of at most piece bytes (a
- * whole number of elements): each piece is reduced in acc while it is in
- * cache, the peers' operands read into in, then copied to dst, so dst may
- * be one of the local operands (in place). acc and in hold piece bytes.
- * It returns 0, -1 for a (dtype, op) without kernel, or the errno of a
- * failed read.
+ * gx_cross_write copies n bytes from src into addr of process pid (0:
+ * this one), returning 0 or the errno that stopped it.
  */
-int gx_cross_reduce(void *dst, const gx_xsrc_t *srcs, int nsrc, size_t n,
-		    int dtype, int op, size_t esize, void *acc, void *in,
-		    size_t piece);
+int gx_cross_write(int64_t pid, uint64_t addr, const void *src, size_t n);
+
+/*
+ * gx_cross_reduce sets dst[0:n] to srcs[0] OP srcs[1] OP ... OP
+ * srcs[nsrc-1], n bytes each, element-wise for (dtype, op) (reduce.h), and
+ * writes the result to every one of outs too. It works in pieces of at
+ * most piece bytes (a whole number of elements): each piece is reduced in
+ * dst, the peers' operands read into in, and written out while it is in
+ * cache. Only srcs[0] may be dst itself (in place); in holds piece bytes.
+ * It returns 0, -1 for a (dtype, op) without kernel, or the errno of a
+ * failed read or write.
+ */
+int gx_cross_reduce(void *dst, const gx_xsrc_t *srcs, int nsrc,
+		    const gx_xsrc_t *outs, int nout, size_t n, int dtype,
+		    int op, size_t esize, void *in, size_t piece);
 
 /*
  * One job of gx_cross_run: n bytes into dst (an address of this process),
  * a copy of srcs[0] (nsrc 1) or the reduction of srcs[0..nsrc-1] in that
- * order. Addresses are integers so that Go may hand C a job array that
- * names Go memory.
+ * order, then written to each of outs. Addresses are integers so that Go
+ * may hand C a job array that names Go memory.
  */
 typedef struct {
 	uint64_t dst;
 	uint64_t srcs; /* the address of nsrc gx_xsrc_t */
+	uint64_t outs; /* the address of nout gx_xsrc_t */
 	int32_t nsrc;
+	int32_t nout;
 	uint64_t n;
 } gx_xjob_t;
 

@@ -73,18 +73,18 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 	}
 	assert.Equal(t, want, got)
 
-	// A reduction of the child's buffer, a local one and the child's again,
-	// in pieces that do not divide it, in place into the local one.
+	// A reduction of a local buffer (first: in place) and the child's
+	// buffer twice, in pieces that do not divide it.
 	local := crossPattern(crossChildLen)
 	for i := 0; i < len(local); i += 4 {
 		binary.LittleEndian.PutUint32(local[i:], math.Float32bits(float32(i%7)))
 	}
-	ref := append([]byte(nil), want...)
-	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, local))
+	ref := append([]byte(nil), local...)
 	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, want))
-	acc, in := make([]byte, 3000), make([]byte, 3000)
-	srcs := []crossmem.Operand{{Pid: pid, Addr: addr}, {Addr: uint64(uintptr(unsafe.Pointer(&local[0])))}, {Pid: pid, Addr: addr}}
-	require.NoError(t, r.Reduce(local, srcs, coll.Float32, coll.Sum, acc, in))
+	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, want))
+	localAddr := uint64(uintptr(unsafe.Pointer(&local[0])))
+	job := crossmem.Job{Dst: local, Srcs: []crossmem.Operand{{Addr: localAddr}, {Pid: pid, Addr: addr}, {Pid: pid, Addr: addr}}}
+	require.NoError(t, r.Run([]crossmem.Job{job}, 1, coll.Float32, coll.Sum))
 	assert.Equal(t, ref, local)
 
 	// Past the end of the child's buffer and beyond any mapping: a fault,
@@ -93,7 +93,7 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 	assert.ErrorIs(t, err, syscall.EFAULT)
 	err = r.Read(make([]byte, 64), 1<<30, addr)
 	assert.ErrorIs(t, err, syscall.ESRCH)
-	err = r.Reduce(local[:64], []crossmem.Operand{{Addr: addr}}, coll.Float32, coll.Band, acc, in)
+	err = r.Run([]crossmem.Job{{Dst: local[:64], Srcs: []crossmem.Operand{{Addr: localAddr}, {Addr: localAddr}}}}, 1, coll.Float32, coll.Band)
 	assert.ErrorContains(t, err, "bitwise")
 
 	// Jobs on the worker threads: copies of the child's buffer in parts,
@@ -137,6 +137,18 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 	}
 	err = r.Run([]crossmem.Job{{Dst: make([]byte, 64), Srcs: []crossmem.Operand{{Pid: pid, Addr: 8}}}}, 2, coll.Uint8, coll.OpInvalid)
 	assert.ErrorIs(t, err, syscall.EFAULT, "a job's error is the run's")
+
+	// A reduction written out to the child: its buffer becomes the sum of
+	// itself and the local one, which a read gives back.
+	sum := make([]byte, crossChildLen)
+	job = crossmem.Job{Dst: sum, Srcs: []crossmem.Operand{{Pid: pid, Addr: addr}, {Addr: localAddr}}, Outs: []crossmem.Operand{{Pid: pid, Addr: addr}}}
+	require.NoError(t, r.Run([]crossmem.Job{job}, 1, coll.Float32, coll.Sum))
+	back := make([]byte, crossChildLen)
+	require.NoError(t, r.Read(back, pid, addr))
+	assert.Equal(t, sum, back)
+	ref = append([]byte(nil), want...)
+	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, local))
+	assert.Equal(t, ref, back)
 }
 
 func errorsIsPerm(err error) bool {

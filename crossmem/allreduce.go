@@ -3,9 +3,11 @@ package crossmem
 import "fmt"
 
 // Allreduce (the package's doc, step 3): rank r reduces block r of every
-// rank's source into block r of its result, then reads block q of rank
-// q's result into its own once q says it is there (READY). Blocks are
-// whole elements, rank q's the elements [q*E/P, (q+1)*E/P) of E.
+// rank's source into block r of its result and writes each reduced piece
+// into block r of every peer's result while it is still in cache. Blocks
+// are whole elements, rank q's the elements [q*E/P, (q+1)*E/P) of E. A
+// block is reduced once, this rank's operand first, then the peers' in
+// rank order: every rank gets the same bits.
 
 // block is rank q's block of the call's vector: its offset and length in
 // bytes.
@@ -17,8 +19,8 @@ func (c *Call) block(q int) (off, n int64) {
 	return lo * esize, (hi - lo) * esize
 }
 
-// reduceBlock reduces this rank's block of every source, in rank order,
-// into its result, on the team's threads.
+// reduceBlock reduces this rank's block of every source into its result
+// and every peer's, on the team's threads.
 func (c *Call) reduceBlock() error {
 	r, team := c.cfg.Rank, c.cfg.Team
 	off, n := c.block(r)
@@ -28,35 +30,23 @@ func (c *Call) reduceBlock() error {
 	dst := c.cfg.Dst.Bytes()
 	own := uint64(c.cfg.Src.Addr())
 	team.reset()
+	srcs := make([]Operand, 0, c.cfg.Size)
+	outs := make([]Operand, 0, c.cfg.Size-1)
 	lo := int64(0)
-	ops := make([]Operand, c.cfg.Size)
 	for _, hi := range parts(n, c.cfg.Dtype.Size(), team.threads) {
 		at := uint64(off + lo)
-		for q := range ops {
-			ops[q] = Operand{Pid: c.peers[q].pid, Addr: c.peers[q].src + at}
+		srcs, outs = append(srcs[:0], Operand{Addr: own + at}), outs[:0]
+		for q := 0; q < c.cfg.Size; q++ {
+			if q != r {
+				srcs = append(srcs, Operand{Pid: c.peers[q].pid, Addr: c.peers[q].src + at})
+				outs = append(outs, Operand{Pid: c.peers[q].pid, Addr: c.peers[q].dst + at})
+			}
 		}
-		ops[r] = Operand{Addr: own + at}
-		team.add(dst[off+lo:off+hi], ops...)
+		team.add(dst[off+lo:off+hi], srcs, outs)
 		lo = hi
 	}
 	if err := team.run(c.cfg.Dtype, c.cfg.Op); err != nil {
 		return fmt.Errorf("reducing block %d (%d bytes): %w", r, n, err)
-	}
-	return nil
-}
-
-// gatherBlocks reads block q of rank q's result into this rank's, for
-// every q in qs, on the team's threads.
-func (c *Call) gatherBlocks(qs []int) error {
-	team := c.cfg.Team
-	team.reset()
-	dst := c.cfg.Dst.Bytes()
-	for _, q := range qs {
-		off, n := c.block(q)
-		c.addReads(dst[off:off+n], q, c.peers[q].dst+uint64(off))
-	}
-	if err := team.run(c.cfg.Dtype, c.cfg.Op); err != nil {
-		return fmt.Errorf("reading the blocks of ranks %v: %w", qs, err)
 	}
 	return nil
 }
@@ -73,7 +63,7 @@ func (c *Call) addReads(dst []byte, q int, addr uint64) {
 	}
 	lo := int64(0)
 	for _, hi := range parts(int64(len(dst)), 1, c.cfg.Team.threads) {
-		c.cfg.Team.add(dst[lo:hi], Operand{Pid: pid, Addr: addr + uint64(lo)})
+		c.cfg.Team.add(dst[lo:hi], []Operand{{Pid: pid, Addr: addr + uint64(lo)}}, nil)
 		lo = hi
 	}
 }

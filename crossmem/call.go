@@ -37,7 +37,6 @@ const (
 	stIdle      callState = iota
 	stArriving            // waiting for every ARRIVE
 	stVerdict             // waiting for every VERDICT
-	stGathering           // an allreduce: block reduced, READY sent; reading blocks as READYs come
 	stFinishing           // DONE sent; waiting for every DONE and this rank's sends
 	stEnding              // ending with err once this rank's sends are done
 	stDone
@@ -49,7 +48,7 @@ const (
 // call's epoch, the message's kind (its tag, +4 for a send) and the peer.
 const tokenMark = uint64(0x58) << 56
 
-const kinds = 4
+const kinds = 3 // ARRIVE, VERDICT, DONE
 
 // Call is one call of the protocol, driven like exec.Call. A Call can be
 // reused for the next call of the same team.
@@ -65,11 +64,16 @@ type Call struct {
 	out      [kinds][msgLen]byte // this rank's message of each kind, the same to every peer
 	got      [kinds]int
 	gotFrom  []bool // index kind*Size + peer
-	gathered []bool
-	nGather  int
-	ready    []int // the blocks one gathering phase reads
 	inflight map[uint64]bool
 	comps    []exec.Completion
+	mark     time.Time // the end of the last phase timed (Stats)
+}
+
+// lap adds the time since the last mark to *d.
+func (c *Call) lap(d *time.Duration) {
+	now := time.Now()
+	*d += now.Sub(c.mark)
+	c.mark = now
 }
 
 func (c *Call) token(kind, peer int, send bool) uint64 {
@@ -101,9 +105,10 @@ func (c *Call) Begin(cfg Config) error {
 	}
 	P := cfg.Size
 	*c = Call{cfg: cfg, epoch: c.epoch + 1, in: c.in[:0], inflight: c.inflight, comps: c.comps[:0],
-		peers: c.peers[:0], gotFrom: c.gotFrom[:0], gathered: c.gathered[:0], ready: c.ready[:0],
+		peers: c.peers[:0], gotFrom: c.gotFrom[:0],
 		pace: exec.Pace{Deadline: cfg.Deadline, Watch: cfg.Watch}}
-	c.pace.Begin(time.Now())
+	c.mark = time.Now()
+	c.pace.Begin(c.mark)
 	if c.inflight == nil {
 		c.inflight = map[uint64]bool{}
 	}
@@ -112,7 +117,6 @@ func (c *Call) Begin(cfg Config) error {
 		c.in = append(c.in, [msgLen]byte{})
 	}
 	c.gotFrom = append(c.gotFrom, make([]bool, kinds*P)...)
-	c.gathered = append(c.gathered, make([]bool, P)...)
 	c.peers = append(c.peers, make([]arrive, P)...)
 	c.state = stArriving
 	for _, kind := range c.kindsUsed() {
@@ -138,9 +142,6 @@ func (c *Call) kindsUsed() []int {
 	k := []int{tagArrive, tagDone}
 	if !c.cfg.Team.verified {
 		k = append(k, tagVerdict)
-	}
-	if c.cfg.Collective == coll.Allreduce {
-		k = append(k, tagReady)
 	}
 	return k
 }
@@ -219,6 +220,7 @@ func (c *Call) advance() (bool, error) {
 		if ended, err := c.readArrivals(); ended || err != nil {
 			return true, err
 		}
+		c.lap(&c.cfg.Team.stats.Arrive)
 		if c.cfg.Team.verified {
 			return true, c.work()
 		}
@@ -242,30 +244,13 @@ func (c *Call) advance() (bool, error) {
 			return true, nil
 		}
 		c.cfg.Team.verified = true
+		c.lap(&c.cfg.Team.stats.Verdict)
 		return true, c.work()
-	case stGathering:
-		// Every block whose rank said READY, in one phase.
-		ready := c.ready[:0]
-		for q := 0; q < P; q++ {
-			if q != c.cfg.Rank && !c.gathered[q] && c.gotFrom[tagReady*P+q] {
-				c.gathered[q] = true
-				ready = append(ready, q)
-			}
-		}
-		c.ready = ready
-		if len(ready) > 0 {
-			c.nGather += len(ready)
-			if err := c.gatherBlocks(ready); err != nil {
-				return true, c.finish(err)
-			}
-		}
-		if c.nGather == P-1 {
-			return true, c.finish(nil)
-		}
-		return len(ready) > 0, nil
 	case stFinishing:
 		if c.got[tagDone] == P-1 && len(c.inflight) == 0 {
 			c.state = stDone
+			c.lap(&c.cfg.Team.stats.Done)
+			c.cfg.Team.stats.Calls++
 			return true, nil
 		}
 	case stEnding:
@@ -329,23 +314,18 @@ func (c *Call) probe() error {
 	return errors.Join(errs...)
 }
 
-// work runs this rank's part once every rank is known to read the others:
-// an allreduce reduces its block and says READY, an allgather reads
-// everything and says DONE.
+// work runs this rank's part once every rank is known to read the others
+// (an allreduce reduces its block and writes it out, an allgather reads
+// everything) and says DONE.
 func (c *Call) work() error {
 	if c.cfg.Collective == coll.Allgather {
-		return c.finish(c.gatherAll())
-	}
-	err := c.reduceBlock()
-	putWord(c.out[tagReady][:], err)
-	if serr := c.sendAll(tagReady); serr != nil {
-		return serr
-	}
-	if err != nil {
+		err := c.gatherAll()
+		c.lap(&c.cfg.Team.stats.Work)
 		return c.finish(err)
 	}
-	c.state = stGathering
-	return nil
+	err := c.reduceBlock()
+	c.lap(&c.cfg.Team.stats.Work)
+	return c.finish(err)
 }
 
 // finish says DONE and waits for every peer's; where this rank's reads
@@ -395,7 +375,7 @@ func (c *Call) complete(comp exec.Completion) error {
 	P := c.cfg.Size
 	c.got[kind]++
 	c.gotFrom[kind*P+q] = true
-	if kind == tagReady || kind == tagDone {
+	if kind == tagDone {
 		if err := readWord(c.in[kind*P+q][:]); err != nil {
 			return fmt.Errorf("crossmem: rank %d %s: rank %d failed: %s", c.cfg.Rank, c.cfg.Collective, q, err)
 		}

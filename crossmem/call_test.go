@@ -128,7 +128,7 @@ func (r reader) Run(jobs []Job, threads int, d coll.Dtype, o coll.Op) error {
 }
 
 func (r reader) job(j Job, d coll.Dtype, o coll.Op, acc, in []byte) error {
-	if len(j.Srcs) == 1 {
+	if len(j.Srcs) == 1 && len(j.Outs) == 0 {
 		return r.Read(j.Dst, j.Srcs[0].Pid, j.Srcs[0].Addr)
 	}
 	for off := 0; off < len(j.Dst); off += len(acc) {
@@ -145,7 +145,28 @@ func (r reader) job(j Job, d coll.Dtype, o coll.Op, acc, in []byte) error {
 			}
 		}
 		copy(j.Dst[off:off+m], acc[:m])
+		for _, out := range j.Outs {
+			if err := r.write(out.Pid, out.Addr+uint64(off), acc[:m]); err != nil {
+				return err
+			}
+		}
 	}
+	return nil
+}
+
+// write copies src into addr of process pid, as process_vm_writev.
+func (r reader) write(pid int64, addr uint64, src []byte) error {
+	r.s.mu.Lock()
+	refused := r.s.refuse[[2]int64{r.pid, pid}]
+	r.s.mu.Unlock()
+	if refused {
+		return syscall.EPERM
+	}
+	dst, err := r.s.find(pid, addr, len(src))
+	if err != nil {
+		return err
+	}
+	copy(dst, src)
 	return nil
 }
 
@@ -228,7 +249,7 @@ func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 }
 
 // want is what every rank's result must be: the allgather of the sources,
-// or their reduction in rank order.
+// or their reduction in the algorithm's order.
 func (j *job) want(t *testing.T, c coll.Collective, dt coll.Dtype, op coll.Op) []byte {
 	if c == coll.Allgather {
 		var all []byte
@@ -237,9 +258,21 @@ func (j *job) want(t *testing.T, c coll.Collective, dt coll.Dtype, op coll.Op) [
 		}
 		return all
 	}
-	acc := append([]byte(nil), j.src[0]...)
-	for _, s := range j.src[1:] {
-		require.NoError(t, reduce.Into(dt, op, acc, s))
+	// Block q is rank q's operand, then the others' in rank order
+	// (allreduce.go).
+	p := len(j.src)
+	n := len(j.src[0])
+	esize := dt.Size()
+	acc := make([]byte, n)
+	for q := 0; q < p; q++ {
+		lo, hi := (n/esize)*q/p*esize, (n/esize)*(q+1)/p*esize
+		blk := acc[lo:hi]
+		copy(blk, j.src[q][lo:hi])
+		for r := 0; r < p; r++ {
+			if r != q {
+				require.NoError(t, reduce.Into(dt, op, blk, j.src[r][lo:hi]))
+			}
+		}
 	}
 	return acc
 }

@@ -1,6 +1,7 @@
 package crossmem
 
 import (
+	"time"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
@@ -14,11 +15,13 @@ type Operand struct {
 }
 
 // Job is one part of a phase: len(Dst) bytes of Srcs[0] copied into Dst
-// (one operand), or the reduction of Srcs in their order (several). Dst is
-// this process's memory and may be one of the local operands.
+// (one operand), or the reduction of Srcs in their order (several), then
+// written to each of Outs (peers' memory). Dst is this process's memory;
+// only Srcs[0] may be Dst itself.
 type Job struct {
 	Dst  []byte
 	Srcs []Operand
+	Outs []Operand
 }
 
 // Reader reads other processes' memory: package cexec's CrossReader
@@ -52,7 +55,20 @@ type Team struct {
 	jobs     []Job
 	ops      []Operand
 	verified bool
+	stats    Stats
 }
+
+// Stats is where a rank's calls of a team spent their time, summed over
+// the calls that completed: waiting for every ARRIVE, the verdict round,
+// reducing its block and writing it out (an allreduce) or reading the
+// blocks (an allgather), and waiting for every DONE.
+type Stats struct {
+	Calls                       int
+	Arrive, Verdict, Work, Done time.Duration
+}
+
+// Stats is what the team's calls have spent so far.
+func (t *Team) Stats() Stats { return t.stats }
 
 // NewTeam is a rank's state for its team's calls: reads through r on
 // threads threads (1..MaxThreads), cookie a random number other than 0.
@@ -78,15 +94,22 @@ func (t *Team) cookieAddr() uint64 { return uint64(uintptr(unsafe.Pointer(t.cook
 // reset empties the job list for the next phase.
 func (t *Team) reset() { t.jobs, t.ops = t.jobs[:0], t.ops[:0] }
 
-// add appends a job of dst from ops (a copy of the reader's growing
-// operand list: the jobs keep slices of it, so a full list starts anew).
-func (t *Team) add(dst []byte, ops ...Operand) {
-	if len(t.ops)+len(ops) > cap(t.ops) {
-		t.ops = make([]Operand, 0, max(2*cap(t.ops), len(ops), 64))
+// add appends a job of dst from srcs, written out to outs (copies in the
+// team's growing operand list: the jobs keep slices of it, so a full list
+// starts anew).
+func (t *Team) add(dst []byte, srcs, outs []Operand) {
+	if n := len(srcs) + len(outs); len(t.ops)+n > cap(t.ops) {
+		t.ops = make([]Operand, 0, max(2*cap(t.ops), n, 64))
 	}
 	at := len(t.ops)
-	t.ops = append(t.ops, ops...)
-	t.jobs = append(t.jobs, Job{Dst: dst, Srcs: t.ops[at:len(t.ops):len(t.ops)]})
+	t.ops = append(t.ops, srcs...)
+	mid := len(t.ops)
+	t.ops = append(t.ops, outs...)
+	j := Job{Dst: dst, Srcs: t.ops[at:mid:mid]}
+	if len(outs) > 0 {
+		j.Outs = t.ops[mid:len(t.ops):len(t.ops)]
+	}
+	t.jobs = append(t.jobs, j)
 }
 
 // run does the phase's jobs.

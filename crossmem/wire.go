@@ -10,8 +10,7 @@ import (
 const (
 	tagArrive  = 0
 	tagVerdict = 1
-	tagReady   = 2
-	tagDone    = 3
+	tagDone    = 2
 )
 
 // msgLen is every message's length: a header and room for a reason.
@@ -27,7 +26,7 @@ const msgLen = 256
 //	[40:48] result address     [48:56] result length
 //	[56:64] the cookie's value, for the verdict
 //
-// A word (VERDICT, READY, DONE) is [0:4] status (0 ok, 1 failed), [4:8]
+// A word (VERDICT, DONE) is [0:4] status (0 ok, 1 failed), [4:8]
 // the reason's length, then the reason.
 type arrive struct {
 	pid        int64

@@ -4,7 +4,9 @@ package main
 
 import (
 	"errors"
+	"fmt"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"time"
 
@@ -125,4 +127,20 @@ func (c *tlColl) pollCrossmem() bool {
 		}
 	}
 	return c.settle(done, err)
+}
+
+// reportCrossmem prints where the team's calls by cross-memory reads
+// spent their time, per call, to stderr when GORING_CROSSMEM_STATS is set
+// (a diagnostic: docs/ucc.md "Reading the peers' memory").
+func (t *tlTeam) reportCrossmem() {
+	if t.cross == nil || os.Getenv("GORING_CROSSMEM_STATS") == "" {
+		return
+	}
+	s := t.cross.Stats()
+	if s.Calls == 0 {
+		return
+	}
+	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(s.Calls) }
+	fmt.Fprintf(os.Stderr, "goring crossmem: rank %d of %d, %d calls, us per call: arrive %.1f verdict %.1f work %.1f done %.1f\n",
+		t.rank, t.size, s.Calls, per(s.Arrive), per(s.Verdict), per(s.Work), per(s.Done))
 }

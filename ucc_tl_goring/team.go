@@ -227,6 +227,7 @@ func (t *tlTeam) destroy() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closeCPath()
+	t.reportCrossmem()
 	var errs []error
 	if t.cur != nil {
 		t.cur.abort(errors.New("team destroyed"))
