@@ -43,6 +43,10 @@ type Shape struct {
 	// lanes=auto (0 or 1: one lane; a lane count the user named is not
 	// modelled).
 	Lanes int
+	// Cross is the threads each rank runs cross-memory reads on with
+	// crossmem=auto (0: off; a thread count the user named is not
+	// claimed for).
+	Cross int
 }
 
 // Regimes are the model's regimes for a team of shape s by UCC memory
@@ -62,7 +66,7 @@ func (s Shape) Regimes() (map[string]Regime, []string) {
 		return out, []string{fmt.Sprintf("a team of %d ranks: the model predicts teams of up to %d", s.Size, MaxRanks)}
 	}
 	if r, err := Host(s.Size, s.CMax); err == nil {
-		r.Lanes = s.Lanes
+		r.Lanes, r.Cross = s.Lanes, s.Cross
 		out["host"] = r
 	} else {
 		notes = append(notes, "host: "+err.Error())

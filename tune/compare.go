@@ -29,6 +29,9 @@ type Point struct {
 	UCPAlg    string
 	UCPUS     float64
 	Claimed   bool
+	// Measured says goring's side is not predicted but claimed by a
+	// measured rule (cross-memory reads: CrossCall); GoringUS is 0 then.
+	Measured bool
 	// Why, where a layer could not be predicted (no claim then).
 	Why string
 }
@@ -59,6 +62,12 @@ func Compare(r Regime, c coll.Collective, dtypeBytes int, sizes []int64, choose 
 		p.UCPAlg = ucpAlg
 		if p.UCPUS, err = r.predict(r.UCP, c, ucpAlg, b, dtypeBytes); err != nil {
 			p.Why = "tl/ucp: " + err.Error()
+			out = append(out, p)
+			continue
+		}
+		if r.Cross > 0 && CrossCall(c, r.Procs(), r.Cross, b) {
+			p.GoringAlg = fmt.Sprintf("crossmem/T%d", r.Cross)
+			p.Measured, p.Claimed = true, true
 			out = append(out, p)
 			continue
 		}

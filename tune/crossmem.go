@@ -4,24 +4,47 @@ import "github.com/goring-hpc/goring/coll"
 
 // Cross-memory reads (package crossmem; the team layer's
 // UCC_TL_GORING_CROSSMEM=auto): a host allreduce or allgather of a team on
-// one host whose ranks read each other's buffers, each rank's part on
-// threads. What pays is measured, not modelled (docs/ucc.md "Reading the
-// peers' memory"); crossCallMin is the table.
+// one host whose ranks read (and, an allreduce, write) each other's
+// buffers, each rank's part on threads. Where it pays is measured, not
+// modelled: the simulator has no figures for process_vm_readv's rate or
+// for threads sharing a host's memory. Measured through UCC (ucc_perftest
+// -m host, goring forced with 1, 2 and 4 threads, beside tl/ucp and Open
+// MPI's own collectives, --bind-to none) on a 16-core Xeon, one run per
+// version; best = the faster of tl/ucp and Open MPI's own
+// (docs/ucc.md "Reading the peers' memory"), best / crossmem at
+// 512 KiB / 1 / 2 / 4 / 8 / 16 MiB per rank:
+//   - 2 ranks, 4 threads: allreduce 1.17 / 1.39 / 1.89 / 2.15 / 2.29 /
+//     3.25, allgather 1.15 / 1.19 / 1.20 / 2.08 / 3.25 / 2.72; 256 KiB
+//     0.76-0.81;
+//   - 2 ranks, 2 threads: allreduce 0.70 / 0.90 / 1.22 / 1.22 / 1.53 /
+//     1.63, allgather 1.66 / 1.55 / 1.35 / 1.89 / 2.22 / 1.99;
+//   - 4 ranks, 4 threads: allreduce 0.72 / 1.08 / 1.16 / 1.77 / 2.41 /
+//     3.21, allgather 0.72 / 0.76 / 0.82 / 1.46 / 2.83 / 2.75 (the 4-rank
+//     allgather at 1-2 MiB moves what the host's memory carries, as
+//     tl/ucp's does);
+//   - 4 ranks, 2 threads: allreduce 0.94 / 1.15 / 1.31 / 1.55 / 1.62 /
+//     1.67, allgather 0.74 / 1.01 / 0.96 / 1.46 / 1.64 / 1.51;
+//   - one thread: 0.6-1.3, not worth it.
+// So a call runs by cross-memory reads from crossCallMin's size for its
+// threads, collective and team size; teams not measured never do.
 
 // CrossMaxThreads bounds crossmem=auto's threads a rank.
 const CrossMaxThreads = 4
 
 // crossCallMin is the fewest bytes (the call's vector; an allgather's
 // block per rank) from which a call of the collective on a team of the
-// given size runs by cross-memory reads with at least crossMinThreads
-// threads (absent: never).
-var crossCallMin = map[coll.Collective]map[int]int64{
-	coll.Allreduce: {4: 8 << 20},
+// given size runs by cross-memory reads, for ranks of at least 4 threads
+// ([1]) or of 2-3 ([0]) (absent: never).
+var crossCallMin = [2]map[coll.Collective]map[int]int64{
+	{
+		coll.Allreduce: {2: 2 << 20, 4: 1 << 20},
+		coll.Allgather: {2: 512 << 10, 4: 4 << 20},
+	},
+	{
+		coll.Allreduce: {2: 512 << 10, 4: 1 << 20},
+		coll.Allgather: {2: 512 << 10, 4: 4 << 20},
+	},
 }
-
-// crossMinThreads is the fewest threads a rank needs for crossCallMin's
-// gains: on one thread the reads were no faster than messages.
-const crossMinThreads = 4
 
 // CrossThreads is the threads a rank runs its parts on with
 // crossmem=auto: the cores it may run on shared among its host's ranks,
@@ -37,6 +60,13 @@ func CrossThreads(cpus, localRanks int) int {
 // (the call's vector; an allgather's block per rank) by cross-memory
 // reads on a team of procs whose ranks have threads threads each.
 func CrossCall(c coll.Collective, procs, threads int, bytes int64) bool {
-	least, ok := crossCallMin[c][procs]
-	return ok && threads >= crossMinThreads && bytes >= least
+	if threads < 2 {
+		return false
+	}
+	row := crossCallMin[0]
+	if threads >= 4 {
+		row = crossCallMin[1]
+	}
+	least, ok := row[c][procs]
+	return ok && bytes >= least
 }

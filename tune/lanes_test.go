@@ -83,3 +83,56 @@ func TestHostClaimsWhereLanesPay(t *testing.T) {
 		}
 	}
 }
+
+func TestCrossCall(t *testing.T) {
+	const KiB, MiB = 1 << 10, 1 << 20
+	for _, c := range []struct {
+		c              coll.Collective
+		procs, threads int
+		bytes          int64
+		want           bool
+	}{
+		{coll.Allreduce, 2, 4, 512 * KiB, true},
+		{coll.Allreduce, 2, 4, 256 * KiB, false},
+		{coll.Allreduce, 2, 2, 1 * MiB, false},
+		{coll.Allreduce, 2, 3, 2 * MiB, true},
+		{coll.Allreduce, 4, 4, 1 * MiB, true},
+		{coll.Allreduce, 4, 2, 512 * KiB, false},
+		{coll.Allgather, 4, 4, 2 * MiB, false},
+		{coll.Allgather, 4, 4, 4 * MiB, true},
+		{coll.Allgather, 2, 2, 512 * KiB, true},
+		{coll.Allreduce, 2, 1, 16 * MiB, false}, // one thread: never
+		{coll.Allreduce, 8, 4, 16 * MiB, false}, // not measured
+		{coll.Allreduce, 3, 4, 16 * MiB, false},
+		{coll.ReduceScatter, 2, 4, 16 * MiB, false},
+	} {
+		assert.Equal(t, c.want, CrossCall(c.c, c.procs, c.threads, c.bytes), "%+v", c)
+	}
+	assert.Equal(t, 4, CrossThreads(16, 2))
+	assert.Equal(t, 2, CrossThreads(16, 8))
+	assert.Equal(t, 1, CrossThreads(2, 4))
+	assert.Equal(t, 1, CrossThreads(16, 0), "no launcher says: one")
+}
+
+// crossmem=auto: the sizes CrossCall takes are claimed as measured; with
+// lanes as well, the rest of the host sizes as the lanes predict.
+func TestHostClaimsWhereCrossmemPays(t *testing.T) {
+	const MiB = 1 << 20
+	r, err := Host(4, 64<<10)
+	require.NoError(t, err)
+	r.Cross = 4
+	pts, err := Compare(r, coll.Allreduce, 4, Sizes(), defaultChooser(true, 4))
+	require.NoError(t, err)
+	assert.Equal(t, []Range{{1 * MiB, 0}}, Ranges(pts))
+	for _, p := range pts {
+		assert.Equal(t, p.Bytes >= MiB, p.Measured, "%d bytes", p.Bytes)
+		if p.Measured {
+			assert.Equal(t, "crossmem/T4", p.GoringAlg)
+			assert.Positive(t, p.UCPUS, "tl/ucp is still predicted")
+		}
+	}
+	r.Cross = 1
+	pts, err = Compare(r, coll.Allreduce, 4, Sizes(), defaultChooser(true, 4))
+	require.NoError(t, err)
+	assert.Empty(t, Ranges(pts), "one thread claims nothing")
+}

@@ -30,6 +30,11 @@ type Regime struct {
 	// says, and a call on L lanes is predicted as its largest lane part
 	// run alone, each lane on a core of its own (lanes.go).
 	Lanes int
+	// Cross, where above zero, is the threads each rank runs
+	// cross-memory reads on (crossmem=auto): goring's host calls that
+	// CrossCall takes are claimed by that measured rule, not predicted
+	// (crossmem.go).
+	Cross int
 }
 
 // The host figures every layer shares on one host, measured on the

@@ -107,3 +107,21 @@ func TestOptionCrossmem(t *testing.T) {
 		assert.Contains(t, err.Error(), "want off (the default), auto, or a thread count from 1 to 16", bad)
 	}
 }
+
+// crossmem=auto: a team claims the host sizes tune.CrossCall takes for its
+// ranks' threads (UCC counts an allgather's whole result), and runs them
+// by cross-memory reads; smaller calls run as messages.
+func TestTeamCrossmemAutoClaimsAndRuns(t *testing.T) {
+	teams := newTestTeams(t, 2, "crossmem=auto")
+	for _, tm := range teams {
+		tm.cross = crossmem.NewTeam(&cexec.CrossReader{}, 4, 7) // as on a 16-core host with 2 ranks
+	}
+	str, summary := teams[0].scores()
+	assert.Contains(t, str, "allgather:host:1048576-inf:11", summary)
+	assert.Contains(t, str, "allreduce:host:524288-inf:11", summary)
+	small := allreduceArgs(t, 2, 64<<10/4*2) // 128 KiB
+	assert.NotEqual(t, "crossmem", runAll(t, teams, small)[0])
+	large := allreduceArgs(t, 2, 512<<10/4)
+	assert.Equal(t, "crossmem", runAll(t, teams, large)[0])
+	checkAllreduce(t, 2, large[1], 512<<10/4)
+}

@@ -41,6 +41,9 @@ func (t *tlTeam) shape() tune.Shape {
 	if t.ctx.opts.lanes == 0 { // lanes=auto: the lanes this team opened
 		s.Lanes = len(t.lanes) + 1
 	}
+	if t.ctx.opts.crossmem == crossmemAuto && t.cross != nil {
+		s.Cross = t.cross.Threads()
+	}
 	if mc := t.ctx.cal; mc != nil {
 		s.Cal, s.CalName, s.GPUModel = mc.cal, mc.file, mc.gpuModel
 	}

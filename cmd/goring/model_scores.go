@@ -23,13 +23,14 @@ type modelScoresFlags struct {
 	cpathMax string
 	calib    string
 	lanes    int
+	crossmem int
 	asJSON   bool
 }
 
 func newModelScoresCmd() *cobra.Command {
 	var f modelScoresFlags
 	c := &cobra.Command{
-		Use:   "scores --np N [--gpus G] [--calibration FILE] [--cpath-max 64K] [--lanes W] [--json]",
+		Use:   "scores --np N [--gpus G] [--calibration FILE] [--cpath-max 64K] [--lanes W] [--crossmem T] [--json]",
 		Short: "which collectives and sizes goring's UCC team layer claims from tl/ucp on a team of one host, and why",
 		Long: `scores prints what goring's team layer computes when UCC creates a team of
 --np ranks on one host (docs/ucc.md "Default scores from the model"): for host
@@ -43,7 +44,11 @@ team layer applies. --calibration FILE (goring bench p2p --calibration-out, of
 a machine with --gpus GPUs, a rank per GPU) puts the measured links under the
 CUDA predictions. --lanes W is the lanes each rank opened with
 UCC_TL_GORING_LANES=auto (the host's cores shared among its ranks): a host call
-then takes as many as pay for it, and is predicted as its largest lane part. The
+then takes as many as pay for it, and is predicted as its largest lane part.
+--crossmem T is the threads each rank runs cross-memory reads on with
+UCC_TL_GORING_CROSSMEM=auto: the host allreduce and allgather sizes where they
+were measured faster are claimed by that measured rule (shown as "measured",
+not predicted). The
 team layer's own options (UCC_TL_GORING_ALG_*) are not read: the defaults are
 predicted.`,
 		Args: cobra.NoArgs,
@@ -55,6 +60,7 @@ predicted.`,
 	fl.StringVar(&f.cpathMax, "cpath-max", "64K", "the team layer's UCC_TL_GORING_CPATH_MAX (0: every call in Go)")
 	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file of this machine (a rank per GPU)")
 	fl.IntVar(&f.lanes, "lanes", 1, "lanes each rank opened with UCC_TL_GORING_LANES=auto (host calls)")
+	fl.IntVar(&f.crossmem, "crossmem", 0, "threads each rank has with UCC_TL_GORING_CROSSMEM=auto (0: off)")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	return c
 }
@@ -72,11 +78,14 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 	if f.lanes < 1 || f.lanes > coll.MaxLanes {
 		return fmt.Errorf("--lanes %d: want 1 to %d", f.lanes, coll.MaxLanes)
 	}
+	if f.crossmem < 0 || f.crossmem > tune.CrossMaxThreads {
+		return fmt.Errorf("--crossmem %d: want 0 (off) to %d threads, what UCC_TL_GORING_CROSSMEM=auto gives a rank", f.crossmem, tune.CrossMaxThreads)
+	}
 	cmax, err := units.ParseBytes(f.cpathMax)
 	if err != nil {
 		return fmt.Errorf("--cpath-max: %w", err)
 	}
-	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax, Lanes: f.lanes}
+	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax, Lanes: f.lanes, Cross: f.crossmem}
 	if f.calib != "" {
 		if f.gpus < 2 {
 			return fmt.Errorf("--calibration needs --gpus: the file's machine, a rank per GPU")
@@ -127,6 +136,10 @@ func writeScoresTable(w io.Writer, str, summary string, points map[string][]tune
 				fmt.Fprintf(tw, "%s\t%s\t-\t%s\t-\t-\tno: %s\t\n", units.FormatBytes(p.Bytes), p.GoringAlg, p.UCPAlg, p.Why)
 				continue
 			}
+			if p.Measured {
+				fmt.Fprintf(tw, "%s\t%s\tmeasured\t%s\t%.1f\t-\tyes\t\n", units.FormatBytes(p.Bytes), p.GoringAlg, p.UCPAlg, p.UCPUS)
+				continue
+			}
 			claimed := "no"
 			if p.Claimed {
 				claimed = "yes"
@@ -154,6 +167,7 @@ type scorePoint struct {
 	UCPAlg    string  `json:"ucp_alg"`
 	UCPUS     float64 `json:"ucp_us"`
 	Claimed   bool    `json:"claimed"`
+	Measured  bool    `json:"measured,omitempty"`
 	Why       string  `json:"why,omitempty"`
 }
 
@@ -166,7 +180,7 @@ func writeScoresJSON(w io.Writer, str, summary string, points map[string][]tune.
 	for k, pts := range points {
 		rows := make([]scorePoint, len(pts))
 		for i, p := range pts {
-			rows[i] = scorePoint{p.Bytes, p.GoringAlg, p.GoringUS, p.UCPAlg, p.UCPUS, p.Claimed, p.Why}
+			rows[i] = scorePoint{p.Bytes, p.GoringAlg, p.GoringUS, p.UCPAlg, p.UCPUS, p.Claimed, p.Measured, p.Why}
 		}
 		doc.Points[strings.ReplaceAll(k, " ", "/")] = rows
 	}

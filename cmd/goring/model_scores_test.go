@@ -50,6 +50,16 @@ func TestModelScores(t *testing.T) {
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "score string: allgather:host:4194304-inf:11#allreduce:host:2097152-inf:11")
 	assert.Contains(t, out, "rabenseifner/L4")
+
+	// Cross-memory reads (UCC_TL_GORING_CROSSMEM=auto, 4 threads a rank):
+	// the measured sizes are claimed, marked as measured.
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "4", "--crossmem", "4")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "score string: allgather:host:16777216-inf:11#allreduce:host:1048576-inf:11")
+	assert.Regexp(t, `1MiB +crossmem/T4 +measured`, out)
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--crossmem", "4", "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"measured": true`)
 }
 
 func TestModelScoresBadInput(t *testing.T) {
@@ -64,6 +74,8 @@ func TestModelScoresBadInput(t *testing.T) {
 		{[]string{"--np", "2", "--cpath-max", "x"}, "--cpath-max"},
 		{[]string{"--np", "2", "--lanes", "0"}, "--lanes 0: want 1 to 64"},
 		{[]string{"--np", "2", "--lanes", "65"}, "--lanes 65"},
+		{[]string{"--np", "2", "--crossmem", "5"}, "--crossmem 5: want 0 (off) to 4"},
+		{[]string{"--np", "2", "--crossmem", "-1"}, "--crossmem -1"},
 		{[]string{"--np", "2", "--calibration", "x.json"}, "needs --gpus"},
 		{[]string{"--np", "2", "--gpus", "2", "--calibration", "/nonexistent.json"}, "nonexistent"},
 	} {
