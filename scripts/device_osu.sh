@@ -11,9 +11,9 @@
 #   bash .carry-osu/device_osu.sh run [np]  # the table (builds first if needed)
 #   bash .carry-osu/device_osu.sh host      # host memory, the machine's cores: OMB
 #       # through coll/ucc, Open MPI's own, tl/ucp and the shipped ompi-config/
-#       # (lanes=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"
+#       # (crossmem=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"
 #   bash .carry-osu/device_osu.sh split     # the communicator loop of tests/stack/robust.c
-#       # with lanes=auto against UCC's own layers (ROUNDS, default 1000)
+#       # with the shipped settings against UCC's own layers (ROUNDS, default 1000)
 #   bash .carry-osu/device_osu.sh probe NP COLL TL BYTES [SECS]
 #       # one OSU size through tl/TL; a rank still running after SECS (default 60)
 #       # gets SIGQUIT, so the Go runtime prints every goroutine's stack
@@ -98,7 +98,7 @@ MPIRUN=("$W/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$NP" --mca
 if [ "$MODE" = host ]; then
   # Every configuration with the same launcher: ob1 off UCX's way as in the
   # CUDA runs (pml ucx), ranks not bound to a core each, so that a rank
-  # may use the cores the host has to spare (lanes=auto counts them).
+  # may use the cores the host has to spare (crossmem=auto counts them).
   ROOT=$(cd "$C/.." && pwd)
   for np in ${NPS:-2 4}; do
     echo "== host memory, $np ranks, $(nproc) cores: ${CONFIGS:-ompi ucc_ucp shipped}"
@@ -119,9 +119,9 @@ fi
 if [ "$MODE" = split ]; then
   # tests/stack/robust.c's communicator loop (MPI_Comm_split, an
   # allreduce, MPI_Comm_free; RSS before and after) on the machine's
-  # cores: goring forced with lanes=auto (the shipped setting, which opens
-  # lanes here), then UCC's own layers; 4 ranks, so that the loop's
-  # communicators are teams of 2, which auto gives 4 lanes; --bind-to none.
+  # cores: goring forced with the shipped settings but its TUNE string,
+  # then UCC's own layers; 4 ranks, so that the loop's communicators are
+  # teams of 2; --bind-to none.
   ROOT=$(cd "$C/.." && pwd)
   "$W/ompi/bin/mpicc" -O2 -Wall "$ROOT/tests/stack/robust.c" -o "$W/robust" || exit 1
   TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' "$ROOT/ompi-config/goring-ucc-all.env")
@@ -129,7 +129,8 @@ if [ "$MODE" = split ]; then
     -x UCX_MEMTYPE_CACHE=n --tune "$ROOT/ompi-config/goring-mca-params.conf")
   for cfg in goring ucp; do
     x=()
-    [ $cfg = goring ] && x=(-x "UCC_TL_GORING_TUNE=$TUNE" -x UCC_TL_GORING_LANES=auto -x UCC_TL_GORING_LOG_LEVEL=debug)
+    # shellcheck disable=SC2207 # the file's settings are words without spaces
+    [ $cfg = goring ] && x=(-x "UCC_TL_GORING_TUNE=$TUNE" $(bash "$ROOT/scripts/ucc_env_args.sh" "$ROOT/ompi-config/goring-ucc.env" | grep -v TUNE) -x UCC_TL_GORING_LOG_LEVEL=debug)
     t0=$SECONDS
     "$W/ompi/bin/mpirun" "${R[@]}" "${x[@]}" "$W/robust" split "${ROUNDS:-1000}" >"$OUT/split_$cfg.txt" 2>&1 || echo "split $cfg: non-zero exit"
     echo "split $cfg ($((SECONDS - t0)) s): $(grep '^robust split' "$OUT/split_$cfg.txt")"

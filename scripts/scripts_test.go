@@ -84,7 +84,7 @@ func TestNCCLBenchRefusals(t *testing.T) {
 func TestUCCEnvArgs(t *testing.T) {
 	out, err := exec.Command("bash", "ucc_env_args.sh", "../ompi-config/goring-ucc.env").Output()
 	require.NoError(t, err)
-	assert.Equal(t, "-x UCC_TL_GORING_LANES=auto -x UCC_TL_GORING_TUNE=allgather,allreduce:cuda:4M-inf:inf ", string(out))
+	assert.Equal(t, "-x UCC_TL_GORING_CROSSMEM=auto -x UCC_TL_GORING_TUNE=allgather,allreduce:cuda:4M-inf:inf ", string(out))
 	f := filepath.Join(t.TempDir(), "x.env")
 	require.NoError(t, os.WriteFile(f, []byte("# UCC_TL_GORING_TUNE=commented out\nUCC_TL_UCP_TUNE=allreduce:host:0-4K:0\nOTHER=1\n  UCC_INDENTED=1\n"), 0o644))
 	out, err = exec.Command("bash", "ucc_env_args.sh", f).Output()

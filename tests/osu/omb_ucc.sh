@@ -27,7 +27,7 @@
 # but not installed (scripts/device_osu.sh host): NO_TL_INSTALL=1 skips
 # make tl-install (no Go there), OMB_BIN names the folder of the
 # collective benchmarks, and MPIRUN_EXTRA adds launcher options every
-# configuration gets (e.g. "--bind-to none", so lanes=auto finds cores).
+# configuration gets (e.g. "--bind-to none", so crossmem=auto finds cores).
 # Ratio = the other's average latency / the last configuration's (>= 1: the
 # last is faster); best = the faster of Open MPI's own and tl/ucp.
 set -euo pipefail

@@ -94,9 +94,10 @@ if [ -x "$BIN/osu_alltoall" ]; then
 fi
 
 # The shipped selection (ompi-config/goring-ucc.env, every setting) must
-# parse, and keep a 4-rank host allreduce on UCC's own layers (goring takes
-# CUDA buffers from 4 MiB there; its model claims host sizes only where
-# lanes=auto opened lanes, which a 4-rank allreduce never takes); goring's
+# parse, and send a host allreduce of 4 MiB where goring's claims say:
+# to goring where they name host allreduce (crossmem=auto, where a rank
+# has two cores or more: not on the 2-core development machine), else to
+# UCC's own layers (goring takes CUDA buffers from 4 MiB there); goring's
 # model must have run on the team (its debug line).
 sel=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' ompi-config/goring-ucc.env)
 log=$OUT/selected.txt
@@ -107,7 +108,11 @@ if ! "$OMPI_PREFIX/bin/mpirun" -np "$NP" --allow-run-as-root --oversubscribe \
   echo "FAIL goring-ucc.env: osu_allreduce failed"; tail -n 20 "$log"; fail=1
 elif grep -iE "failed to parse|invalid" "$log"; then
   echo "FAIL goring-ucc.env: UCC refused UCC_TL_GORING_TUNE=$sel"; fail=1
-elif grep -i "coll_init: allreduce" "$log" | grep -q TL_GORING || ! grep -qi "coll_init: allreduce" "$log"; then
+elif ! grep -qi "coll_init: allreduce" "$log"; then
+  echo "FAIL goring-ucc.env: no allreduce in UCC's trace"; fail=1
+elif grep -q "goring's model on a team of $NP ranks claims [^ ]*allreduce:host" "$log" && ! grep -i "coll_init: allreduce" "$log" | grep -q TL_GORING; then
+  echo "FAIL goring-ucc.env: goring claims host allreduce but the 4 MiB one ran elsewhere"; fail=1
+elif ! grep -q "goring's model on a team of $NP ranks claims [^ ]*allreduce:host" "$log" && grep -i "coll_init: allreduce" "$log" | grep -q TL_GORING; then
   echo "FAIL goring-ucc.env: host allreduce at 4 MiB did not stay on UCC's own layers"; fail=1
 elif ! grep -q "goring's model on a team of $NP ranks" "$log"; then
   echo "FAIL goring's model did not run on the team (no debug line)"; fail=1
