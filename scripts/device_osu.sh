@@ -130,7 +130,7 @@ if [ "$MODE" = split ]; then
   for cfg in goring ucp; do
     x=()
     # shellcheck disable=SC2207 # the file's settings are words without spaces
-    [ $cfg = goring ] && x=(-x "UCC_TL_GORING_TUNE=$TUNE" $(bash "$ROOT/scripts/ucc_env_args.sh" "$ROOT/ompi-config/goring-ucc.env" | grep -v TUNE) -x UCC_TL_GORING_LOG_LEVEL=debug)
+    [ $cfg = goring ] && x=(-x "UCC_TL_GORING_TUNE=$TUNE" $(bash "$ROOT/scripts/ucc_env_args.sh" "$ROOT/ompi-config/goring-ucc.env" | sed 's/-x UCC_TL_GORING_TUNE=[^ ]*//') -x UCC_TL_GORING_LOG_LEVEL=debug)
     t0=$SECONDS
     "$W/ompi/bin/mpirun" "${R[@]}" "${x[@]}" "$W/robust" split "${ROUNDS:-1000}" >"$OUT/split_$cfg.txt" 2>&1 || echo "split $cfg: non-zero exit"
     echo "split $cfg ($((SECONDS - t0)) s): $(grep '^robust split' "$OUT/split_$cfg.txt")"
