@@ -24,9 +24,18 @@ import "github.com/goring-hpc/goring/coll"
 //     tl/ucp's does);
 //   - 4 ranks, 2 threads: allreduce 0.94 / 1.15 / 1.31 / 1.55 / 1.62 /
 //     1.67, allgather 0.74 / 1.01 / 0.96 / 1.46 / 1.64 / 1.51;
+//   - 3 ranks, 4 threads: allreduce 1.10 / 1.37 / 1.61 / 2.24 / 2.96 /
+//     4.10, allgather 0.96 / 0.91 / 0.92 / 1.69 / 2.87 / 3.94; 2 threads:
+//     allreduce 0.89 / 1.14 / 1.57 / 1.74 / 1.99 / 2.40, allgather 0.97 /
+//     0.96 / 0.97 / 1.66 / 1.64 / 1.83;
+//   - 8 ranks, 2 threads (all 16 cores): allreduce 0.50 / 0.73 / 0.90 /
+//     1.41 / 1.50 / 1.63, allgather 0.67 / 0.66 / 0.63 / 1.11 / 1.48 /
+//     1.52 (4 threads there oversubscribe the host; a host with the cores
+//     for them is not measured and gets the 2-thread sizes);
 //   - one thread: 0.6-1.3, not worth it.
 // So a call runs by cross-memory reads from crossCallMin's size for its
-// threads, collective and team size; teams not measured never do.
+// threads, collective and team size; teams not measured (5-7 ranks, more
+// than 8) never do.
 
 // CrossMaxThreads bounds crossmem=auto's threads a rank.
 const CrossMaxThreads = 4
@@ -37,12 +46,12 @@ const CrossMaxThreads = 4
 // ([1]) or of 2-3 ([0]) (absent: never).
 var crossCallMin = [2]map[coll.Collective]map[int]int64{
 	{
-		coll.Allreduce: {2: 2 << 20, 4: 1 << 20},
-		coll.Allgather: {2: 512 << 10, 4: 4 << 20},
+		coll.Allreduce: {2: 2 << 20, 3: 1 << 20, 4: 1 << 20, 8: 4 << 20},
+		coll.Allgather: {2: 512 << 10, 3: 4 << 20, 4: 4 << 20, 8: 4 << 20},
 	},
 	{
-		coll.Allreduce: {2: 512 << 10, 4: 1 << 20},
-		coll.Allgather: {2: 512 << 10, 4: 4 << 20},
+		coll.Allreduce: {2: 512 << 10, 3: 512 << 10, 4: 1 << 20, 8: 4 << 20},
+		coll.Allgather: {2: 512 << 10, 3: 4 << 20, 4: 4 << 20, 8: 4 << 20},
 	},
 }
 

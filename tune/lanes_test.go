@@ -102,8 +102,12 @@ func TestCrossCall(t *testing.T) {
 		{coll.Allgather, 4, 4, 4 * MiB, true},
 		{coll.Allgather, 2, 2, 512 * KiB, true},
 		{coll.Allreduce, 2, 1, 16 * MiB, false}, // one thread: never
-		{coll.Allreduce, 8, 4, 16 * MiB, false}, // not measured
-		{coll.Allreduce, 3, 4, 16 * MiB, false},
+		{coll.Allreduce, 8, 2, 4 * MiB, true},
+		{coll.Allreduce, 8, 2, 2 * MiB, false},
+		{coll.Allreduce, 3, 4, 512 * KiB, true},
+		{coll.Allgather, 3, 4, 2 * MiB, false},
+		{coll.Allreduce, 5, 4, 16 * MiB, false}, // not measured
+		{coll.Allgather, 16, 2, 16 * MiB, false},
 		{coll.ReduceScatter, 2, 4, 16 * MiB, false},
 	} {
 		assert.Equal(t, c.want, CrossCall(c.c, c.procs, c.threads, c.bytes), "%+v", c)
