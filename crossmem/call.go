@@ -186,11 +186,7 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 			continue
 		}
 		now := time.Now()
-		err := c.pace.CheckDeadline(now, &wait)
-		if err == nil {
-			err = c.pace.CheckWatch(now, &wait)
-		}
-		if err != nil {
+		if err := c.pace.Check(now, &wait); err != nil {
 			return false, c.fail(fmt.Errorf("crossmem: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), err))
 		}
 		comps, err := c.cfg.Transport.Wait(wait, c.comps[:0])

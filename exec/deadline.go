@@ -71,6 +71,15 @@ func (p *Pace) CheckDeadline(now time.Time, wait *time.Time) error {
 	return nil
 }
 
+// Check is CheckDeadline, then CheckWatch: what a driver asks before it
+// waits, so that neither the deadline nor a dead peer is seen late.
+func (p *Pace) Check(now time.Time, wait *time.Time) error {
+	if err := p.CheckDeadline(now, wait); err != nil {
+		return err
+	}
+	return p.CheckWatch(now, wait)
+}
+
 // CheckWatch runs the Watch when a check is due, returning its error, and
 // cuts *wait to the next check.
 func (p *Pace) CheckWatch(now time.Time, wait *time.Time) error {

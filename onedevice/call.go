@@ -225,11 +225,7 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 			continue
 		}
 		now := time.Now()
-		err := c.pace.CheckDeadline(now, &wait)
-		if err == nil {
-			err = c.pace.CheckWatch(now, &wait)
-		}
-		if err != nil {
+		if err := c.pace.Check(now, &wait); err != nil {
 			return false, c.fail(fmt.Errorf("onedevice: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), err))
 		}
 		if stepped, err := c.pollDevice(now, &wait); err != nil {

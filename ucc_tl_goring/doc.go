@@ -28,6 +28,13 @@
 //     is found by its process (same host, watch.go) or by UCX (other
 //     hosts).
 //
+// Two kinds of call run as a protocol of their own instead of a Machine:
+// a leader algorithm on a GPU every rank shares (onedevice.go, package
+// onedevice), and, with UCC_TL_GORING_CROSSMEM, a host allreduce or
+// allgather of a one-host team by reading the peers' memory (crossmem.go,
+// package crossmem). Both fall back to the Machine, on every rank alike,
+// where they find they cannot run.
+//
 // Buffers may be host or CUDA device memory (gpu.go). Alltoallv, managed
 // memory and anything else goring cannot run return
 // GORING_ERR_NOT_SUPPORTED, which the shim turns into
