@@ -14,6 +14,9 @@
 #       # (crossmem=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"
 #   bash .carry-osu/device_osu.sh split     # the communicator loop of tests/stack/robust.c
 #       # with the shipped settings against UCC's own layers (ROUNDS, default 1000)
+#   bash .carry-osu/device_osu.sh small     # goring forced against tl/ucp for small host
+#       # messages: robust.c's pause (PAUSES rounds, default 5, interleaved) and OMB
+#       # 1 B-8 KiB (tests/osu/omb_ucc.sh, NPS="2 4"), on a machine quieter than 2 cores
 #   bash .carry-osu/device_osu.sh probe NP COLL TL BYTES [SECS]
 #       # one OSU size through tl/TL; a rank still running after SECS (default 60)
 #       # gets SIGQUIT, so the Go runtime prints every goroutine's stack
@@ -135,6 +138,33 @@ if [ "$MODE" = split ]; then
     "$W/ompi/bin/mpirun" "${R[@]}" "${x[@]}" "$W/robust" split "${ROUNDS:-1000}" >"$OUT/split_$cfg.txt" 2>&1 || echo "split $cfg: non-zero exit"
     echo "split $cfg ($((SECONDS - t0)) s): $(grep '^robust split' "$OUT/split_$cfg.txt")"
     grep -o "goring's model on a team of [0-9]* ranks claims [^ ]*" "$OUT/split_$cfg.txt" | sort | uniq -c | head -3
+  done
+  exit 0
+fi
+if [ "$MODE" = small ]; then
+  # The issue's small-message targets with goring forced (goring-ucc-all.env's
+  # TUNE string): 16-float allreduces after 5 ms of computation, 2 ranks,
+  # goring and tl/ucp interleaved; then OMB 1 B-8 KiB, both layers
+  # interleaved, medians of ROUNDS. Launcher defaults (Open MPI binds the
+  # ranks), as tests/stack/robust.sh runs it.
+  ROOT=$(cd "$C/.." && pwd)
+  "$W/ompi/bin/mpicc" -O2 -Wall "$ROOT/tests/stack/robust.c" -o "$W/robust" || exit 1
+  TUNE=$(sed -n 's/^UCC_TL_GORING_TUNE=//p' "$ROOT/ompi-config/goring-ucc-all.env")
+  R=(--allow-run-as-root -np 2 --mca pml ucx --mca btl ^openib,uct -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n
+    --tune "$ROOT/ompi-config/goring-mca-params.conf")
+  for ((i = 1; i <= ${PAUSES:-5}; i++)); do
+    for cfg in goring ucp; do
+      x=()
+      [ $cfg = goring ] && x=(-x "UCC_TL_GORING_TUNE=$TUNE")
+      echo "pause round $i $cfg: $("$W/ompi/bin/mpirun" "${R[@]}" "${x[@]}" "$W/robust" pause "${PAUSE_CALLS:-200}" 2>&1 | grep '^robust pause')"
+    done
+  done
+  for np in ${NPS:-2 4}; do
+    echo "== host memory 1 B-8 KiB, $np ranks: tl/ucp and goring forced"
+    (cd "$ROOT" && OMB_BIN=$B OMPI_PREFIX=$W/ompi UCC_PREFIX=$W/ucc UCX_PREFIX=$UCX NO_TL_INSTALL=1 \
+      MPIRUN_EXTRA="--mca pml ucx --mca btl ^openib,uct -x UCX_MEMTYPE_CACHE=n" \
+      CONFIGS="ucc_ucp ucc_goring" NP=$np SIZES=1:8192 ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-1000} \
+      OUT=/tmp/goring-omb-small-$np bash tests/osu/omb_ucc.sh 2>&1 | grep -vE "^[0-9]|^#|^$|^== round|WARN")
   done
   exit 0
 fi
