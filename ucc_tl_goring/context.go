@@ -54,7 +54,7 @@ func (c *tlContext) close() error {
 // the UCX worker address (uint32 length + bytes), and the PCI address of
 // the one GPU the process sees (uint16 length + bytes; empty when it sees
 // none or several), little-endian.
-const cardMagic = "GRC3"
+const cardMagic = "GRC4"
 
 type card struct {
 	host  string
@@ -62,7 +62,13 @@ type card struct {
 	start uint64
 	addr  []byte
 	gpu   string
+	// cross is the rank's crossmem setting: its mode (crossmemOff,
+	// crossmemAuto or crossmemForced) and its threads, so that every rank
+	// decides alike which calls run by cross-memory reads (crossmem.go).
+	cross crossCard
 }
+
+type crossCard struct{ mode, threads uint8 }
 
 func encodeCard(c card) []byte {
 	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr)+2+len(c.gpu))
@@ -74,7 +80,8 @@ func encodeCard(c card) []byte {
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.addr)))
 	b = append(b, c.addr...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.gpu)))
-	return append(b, c.gpu...)
+	b = append(b, c.gpu...)
+	return append(b, c.cross.mode, c.cross.threads)
 }
 
 // decodeCard reads the card at the start of slot (padding after it is
@@ -110,5 +117,10 @@ func decodeCard(slot []byte) (card, error) {
 		return card{}, fmt.Errorf("GPU address of %d bytes overruns the slot", gl)
 	}
 	c.gpu = string(rest[2 : 2+gl])
+	rest = rest[2+gl:]
+	if len(rest) < 2 {
+		return card{}, errors.New("card ends before the crossmem setting")
+	}
+	c.cross = crossCard{mode: rest[0], threads: rest[1]}
 	return c, nil
 }

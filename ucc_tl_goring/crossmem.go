@@ -26,19 +26,55 @@ import (
 // the ranks read each other; where it does not, every rank runs that call
 // and all later ones as messages.
 
-// openCrossmem gives a team on one host its crossmem state when the
-// option asks for it: auto's threads are the rank's CPUs shared among its
-// host's ranks (tune.CrossThreads).
-func (t *tlTeam) openCrossmem() {
-	o := t.ctx.opts.crossmem
-	if o == crossmemOff || !t.oneHost || t.size < 2 {
+// Card modes of the crossmem setting.
+const (
+	crossCardOff    = 0
+	crossCardAuto   = 1
+	crossCardForced = 2
+)
+
+// crossSetting is what this rank's card says of crossmem: off, forced
+// with the option's threads, or auto with the rank's CPUs shared among
+// its host's ranks (tune.CrossThreads).
+func crossSetting(ctx *tlContext) crossCard {
+	switch o := ctx.opts.crossmem; o {
+	case crossmemOff:
+		return crossCard{}
+	case crossmemAuto:
+		return crossCard{mode: crossCardAuto, threads: uint8(tune.CrossThreads(runtime.NumCPU(), localRanks()))}
+	default:
+		return crossCard{mode: crossCardForced, threads: uint8(o)}
+	}
+}
+
+// crossAgreement is what the cards of a team on one host decide: whether
+// its calls may run by cross-memory reads (every rank in the same mode,
+// not off) and the threads auto decides by (the fewest any rank has; a
+// rank's own threads only split its own part). Ranks that said otherwise
+// would pick different calls and wait for each other forever.
+func crossAgreement(all []card) (on bool, decide int) {
+	if len(all) < 2 || all[0].cross.mode == crossCardOff {
+		return false, 0
+	}
+	decide = int(all[0].cross.threads)
+	for _, c := range all[1:] {
+		if c.cross.mode != all[0].cross.mode {
+			return false, 0
+		}
+		decide = min(decide, int(c.cross.threads))
+	}
+	return decide > 0, decide
+}
+
+// openCrossmem gives a team on one host its crossmem state when every
+// rank's card asks for it alike.
+func (t *tlTeam) openCrossmem(all []card) {
+	on, decide := crossAgreement(all)
+	if !on || !t.oneHost {
 		return
 	}
-	threads := o
-	if o == crossmemAuto {
-		threads = tune.CrossThreads(runtime.NumCPU(), localRanks())
-	}
-	t.cross = crossmem.NewTeam(&cexec.CrossReader{}, threads, rand.Uint64())
+	own := crossSetting(t.ctx)
+	t.cross, t.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, int(own.threads), rand.Uint64()), decide
 }
 
 // runsCrossmem reports whether a call of B bytes (UCC's meaning: an
@@ -49,7 +85,7 @@ func (t *tlTeam) runsCrossmem(a collArgs, mem exec.Mem, B int64) bool {
 	if t.cross == nil || t.crossOff || !mem.IsHost() || !crossmem.Serves(a.coll) || a.alg != "" || t.ctx.opts.chosen[a.coll] || B <= t.ctx.opts.cpathMax {
 		return false
 	}
-	return t.ctx.opts.crossmem != crossmemAuto || tune.CrossCall(a.coll, t.size, t.cross.Threads(), B)
+	return t.ctx.opts.crossmem != crossmemAuto || tune.CrossCall(a.coll, t.size, t.crossDecide, B)
 }
 
 // crossRun is a call by cross-memory reads: its configuration, the

@@ -114,7 +114,7 @@ func TestOptionCrossmem(t *testing.T) {
 func TestTeamCrossmemAutoClaimsAndRuns(t *testing.T) {
 	teams := newTestTeams(t, 2, "crossmem=auto")
 	for _, tm := range teams {
-		tm.cross = crossmem.NewTeam(&cexec.CrossReader{}, 4, 7) // as on a 16-core host with 2 ranks
+		tm.cross, tm.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, 4, 7), 4 // as on a 16-core host with 2 ranks
 	}
 	str, summary := teams[0].scores()
 	assert.Contains(t, str, "allgather:host:1048576-inf:11", summary)
@@ -124,4 +124,39 @@ func TestTeamCrossmemAutoClaimsAndRuns(t *testing.T) {
 	large := allreduceArgs(t, 2, 512<<10/4)
 	assert.Equal(t, "crossmem", runAll(t, teams, large)[0])
 	checkAllreduce(t, 2, large[1], 512<<10/4)
+}
+
+// Every rank decides which calls run by cross-memory reads from the same
+// cards: all in one mode or none, auto by the fewest threads any rank has.
+func TestCrossAgreement(t *testing.T) {
+	cards := func(cs ...crossCard) []card {
+		var all []card
+		for _, c := range cs {
+			all = append(all, card{cross: c})
+		}
+		return all
+	}
+	auto := func(n uint8) crossCard { return crossCard{mode: crossCardAuto, threads: n} }
+	for _, c := range []struct {
+		all    []card
+		on     bool
+		decide int
+	}{
+		{cards(auto(4), auto(4)), true, 4},
+		{cards(auto(4), auto(1), auto(4)), true, 1},
+		{cards(auto(4), crossCard{}), false, 0},
+		{cards(crossCard{}, auto(4)), false, 0},
+		{cards(auto(4), crossCard{mode: crossCardForced, threads: 4}), false, 0},
+		{cards(crossCard{mode: crossCardForced, threads: 2}, crossCard{mode: crossCardForced, threads: 3}), true, 2},
+		{cards(auto(4)), false, 0},
+	} {
+		on, decide := crossAgreement(c.all)
+		assert.Equal(t, c.on, on, "%+v", c.all)
+		assert.Equal(t, c.decide, decide, "%+v", c.all)
+	}
+	teams := newTestTeams(t, 2, "crossmem=3")
+	c, err := decodeCard(teams[0].card)
+	require.NoError(t, err)
+	assert.Equal(t, crossCard{mode: crossCardForced, threads: 3}, c.cross, "the card carries the setting")
+	assert.Equal(t, 3, teams[0].crossDecide)
 }

@@ -42,7 +42,7 @@ func (t *tlTeam) shape() tune.Shape {
 		s.Lanes = len(t.lanes) + 1
 	}
 	if t.ctx.opts.crossmem == crossmemAuto && t.cross != nil {
-		s.Cross = t.cross.Threads()
+		s.Cross = t.crossDecide
 	}
 	if mc := t.ctx.cal; mc != nil {
 		s.Cal, s.CalName, s.GPUModel = mc.cal, mc.file, mc.gpuModel

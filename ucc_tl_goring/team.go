@@ -48,9 +48,12 @@ type tlTeam struct {
 	handle  uint64      // the team's handle in goring.h's API
 	cpath   *cexec.Team // the C path's side of the team (cpath.go); nil: none
 	// cross is the team's state for calls by reading the peers' memory
-	// (crossmem.go; nil: none); crossOff says the ranks cannot.
-	cross    *crossmem.Team
-	crossOff bool
+	// (crossmem.go; nil: none); crossOff says the ranks cannot;
+	// crossDecide is the threads every rank decides auto's calls by (the
+	// fewest any rank has).
+	cross       *crossmem.Team
+	crossOff    bool
+	crossDecide int
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -77,7 +80,7 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 		// card with pid 0, which peers take as "cannot be watched".
 		pid, start = 0, 0
 	}
-	c := card{host: host, pid: pid, start: start, addr: laneAddress(rw, lanes), gpu: soleGPU(ctx)}
+	c := card{host: host, pid: pid, start: start, addr: laneAddress(rw, lanes), gpu: soleGPU(ctx), cross: crossSetting(ctx)}
 	return &tlTeam{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c), lanes: lanes}, nil
 }
 
@@ -144,7 +147,7 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
 		t.usePlanner(hosts)
 	}
-	t.openCrossmem()
+	t.openCrossmem(all)
 	return t.openCPath()
 }
 

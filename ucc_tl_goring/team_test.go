@@ -339,10 +339,11 @@ func TestOptions(t *testing.T) {
 }
 
 func TestCards(t *testing.T) {
-	c := encodeCard(card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}, gpu: "0000:19:00.0"})
+	want := card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}, gpu: "0000:19:00.0", cross: crossCard{mode: crossCardAuto, threads: 4}}
+	c := encodeCard(want)
 	got, err := decodeCard(append(c, 0, 0, 0))
 	require.NoError(t, err)
-	assert.Equal(t, card{host: "host-a", pid: 4242, start: 1 << 40, addr: []byte{1, 2, 3}, gpu: "0000:19:00.0"}, got)
+	assert.Equal(t, want, got)
 	for i := 0; i < len(c); i++ {
 		_, err := decodeCard(c[:i])
 		assert.Error(t, err, "truncated to %d bytes", i)
