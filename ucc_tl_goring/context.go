@@ -48,12 +48,13 @@ func (c *tlContext) close() error {
 	return c.uctx.Close()
 }
 
-// A card is what a rank publishes to its team: "GRC3", the host name
+// A card is what a rank publishes to its team: "GRC4", the host name
 // (uint16 length + bytes), the process id (uint32) and its start time
 // (uint64, launch.ProcStart: with the pid it names the process for good),
-// the UCX worker address (uint32 length + bytes), and the PCI address of
+// the UCX worker address (uint32 length + bytes), the PCI address of
 // the one GPU the process sees (uint16 length + bytes; empty when it sees
-// none or several), little-endian.
+// none or several), and the crossmem setting (mode and threads, a byte
+// each), little-endian.
 const cardMagic = "GRC4"
 
 type card struct {
