@@ -73,7 +73,7 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "(process_vm_readv: one kernel copy, no messages), each rank's part split over threads: off; "
      "auto, the rank's CPUs shared among its host's ranks (at most 4 threads), for the calls "
      "where it measured faster; or a thread count 1-16 for every such call above CPATH_MAX. "
-     "Every rank must say the same; where the kernel refuses the reads the team uses messages",
+     "A team whose ranks say different modes, or where the kernel refuses the reads, uses messages",
      ucc_offsetof(ucc_tl_goring_context_config_t, crossmem), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
