@@ -5,7 +5,7 @@ import "fmt"
 // Allgather (the package's doc, step 3): rank r reads rank q's source
 // into block q of its result, for every q, and copies its own (unless in
 // place, where its source is that block). Sources are inputs, ready once
-// their ranks arrived, so there is no READY.
+// their ranks have arrived.
 
 // gatherAll reads every peer's source into its block of the result, and
 // copies this rank's own, all on the team's threads at once.

@@ -45,7 +45,7 @@ const (
 
 // Token: the high byte marks the package's tokens (bit 63 clear, as
 // exec.Completion asks of callers that are not transports); then the
-// call's epoch, the message's kind (its tag, +4 for a send) and the peer.
+// call's epoch, the message's kind (its tag, +kinds for a send) and the peer.
 const tokenMark = uint64(0x58) << 56
 
 const kinds = 3 // ARRIVE, VERDICT, DONE
