@@ -73,7 +73,7 @@ func (t *tlTeam) openCrossmem(all []card) {
 	if !on || !t.oneHost {
 		return
 	}
-	own := crossSetting(t.ctx)
+	own := all[t.rank].cross // this rank's own card: its threads split its parts
 	t.cross, t.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, int(own.threads), rand.Uint64()), decide
 }
 
