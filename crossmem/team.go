@@ -82,9 +82,6 @@ func NewTeam(r Reader, threads int, cookie uint64) *Team {
 	return &Team{reader: r, threads: threads, cookie: c}
 }
 
-// Threads is the number of threads a phase runs on.
-func (t *Team) Threads() int { return t.threads }
-
 // Verified reports whether a call of this team has found that its ranks
 // can read each other's memory.
 func (t *Team) Verified() bool { return t.verified }
