@@ -82,9 +82,23 @@ func TestNCCLBenchRefusals(t *testing.T) {
 // nothing of its comments: the tests and benchmarks that run the shipped
 // configuration take all of it from here.
 func TestUCCEnvArgs(t *testing.T) {
-	out, err := exec.Command("bash", "ucc_env_args.sh", "../ompi-config/goring-ucc.env").Output()
+	// The shipped file's settings, read here so that `go test`'s cache
+	// sees the file: a result cached before the file changed would
+	// otherwise pass on a machine whose cache is warm and fail on a fresh
+	// one (it did, 2026-11-26).
+	shipped := "../ompi-config/goring-ucc.env"
+	text, err := os.ReadFile(shipped)
 	require.NoError(t, err)
-	assert.Equal(t, "-x UCC_TL_GORING_CROSSMEM=auto -x UCC_TL_GORING_TUNE=allgather,allreduce:cuda:4M-inf:inf ", string(out))
+	var want strings.Builder
+	for _, line := range strings.Split(string(text), "\n") {
+		if strings.HasPrefix(line, "UCC_") && strings.Contains(line, "=") {
+			want.WriteString("-x " + line + " ")
+		}
+	}
+	require.Contains(t, want.String(), "-x UCC_TL_GORING_CROSSMEM=auto ", "the shipped file turns cross-memory reads on")
+	out, err := exec.Command("bash", "ucc_env_args.sh", shipped).Output()
+	require.NoError(t, err)
+	assert.Equal(t, want.String(), string(out))
 	f := filepath.Join(t.TempDir(), "x.env")
 	require.NoError(t, os.WriteFile(f, []byte("# UCC_TL_GORING_TUNE=commented out\nUCC_TL_UCP_TUNE=allreduce:host:0-4K:0\nOTHER=1\n  UCC_INDENTED=1\n"), 0o644))
 	out, err = exec.Command("bash", "ucc_env_args.sh", f).Output()
@@ -115,4 +129,28 @@ func TestCMAAllreduceProgram(t *testing.T) {
 	var ee *exec.ExitError
 	require.ErrorAs(t, err, &ee)
 	assert.Equal(t, 2, ee.ExitCode(), "a size that no rank count divides")
+}
+
+// Every shell script of the repository parses (bash -n). Reading them
+// here also puts them among the files `go test` watches for this
+// package, so a changed script is never hidden behind a cached result of
+// the tests above that run it.
+func TestShellScriptsParse(t *testing.T) {
+	var scripts []string
+	for _, pattern := range []string{"*.sh", "../tests/*/*.sh", "../.ci/run"} {
+		m, err := filepath.Glob(pattern)
+		require.NoError(t, err)
+		scripts = append(scripts, m...)
+	}
+	require.Greater(t, len(scripts), 5, "the scripts are where this test looks")
+	for _, s := range scripts {
+		_, err := os.ReadFile(s)
+		require.NoError(t, err)
+		out, err := exec.Command("bash", "-n", s).CombinedOutput()
+		assert.NoError(t, err, "%s: %s", s, out)
+	}
+	for _, f := range []string{"../ompi-config/goring-ucc.env", "../ompi-config/goring-ucc-all.env", "../ompi-config/goring-mca-params.conf"} {
+		_, err := os.ReadFile(f)
+		require.NoError(t, err)
+	}
 }
