@@ -32,19 +32,31 @@ import "github.com/goring-hpc/goring/coll"
 //     1.41 / 1.50 / 1.63, allgather 0.67 / 0.66 / 0.63 / 1.11 / 1.48 /
 //     1.52 (4 threads there oversubscribe the host; a host with the cores
 //     for them is not measured and gets the 2-thread sizes);
-//   - one thread: 0.6-1.3, not worth it.
+//   - one thread: 0.6-1.3, not worth it, but for the 2-rank allgather:
+//     1.16 / 1.09 / 1.23 / 1.26 / 1.36 / 1.23.
+// On the 2-core development machine (OMB through coll/ucc, 2 ranks, one
+// thread each, medians of 7 interleaved rounds; docs/ucc.md "One thread
+// a rank"), tl/ucp / crossmem for the allgather at 512 KiB-16 MiB was
+// 1.32 / 1.05 / 1.23 / 2.20 / 1.35 / 1.24, Open MPI's own faster at 1-2
+// MiB (0.75-0.85) and even from 4 MiB (0.90-1.00); the allreduce with one
+// thread there was 0.71-1.00 of tl/ucp.
 // So a call runs by cross-memory reads from crossCallMin's size for its
 // threads, collective and team size; teams not measured (5-7 ranks, more
-// than 8) never do.
+// than 8) never do, nor do ranks of a host with more ranks than CPUs
+// (CrossThreads: none), where a rank waiting for a peer takes the core
+// the peer needs (4 ranks on 2 cores: 0.5-0.97 of tl/ucp).
 
 // CrossMaxThreads bounds crossmem=auto's threads a rank.
 const CrossMaxThreads = 4
 
 // crossCallMin is the fewest bytes (the call's vector; an allgather's
 // block per rank) from which a call of the collective on a team of the
-// given size runs by cross-memory reads, for ranks of at least 4 threads
-// ([1]) or of 2-3 ([0]) (absent: never).
-var crossCallMin = [2]map[coll.Collective]map[int]int64{
+// given size runs by cross-memory reads, for ranks of one thread ([0]),
+// 2-3 ([1]) or at least 4 ([2]) (absent: never).
+var crossCallMin = [3]map[coll.Collective]map[int]int64{
+	{
+		coll.Allgather: {2: 512 << 10},
+	},
 	{
 		coll.Allreduce: {2: 2 << 20, 3: 1 << 20, 4: 1 << 20, 8: 4 << 20},
 		coll.Allgather: {2: 512 << 10, 3: 4 << 20, 4: 4 << 20, 8: 4 << 20},
@@ -56,11 +68,16 @@ var crossCallMin = [2]map[coll.Collective]map[int]int64{
 }
 
 // CrossThreads is the threads a rank runs its parts on with
-// crossmem=auto: the cores it may run on shared among its host's ranks,
-// at most CrossMaxThreads, at least one; localRanks 0 (unknown) gives one.
-func CrossThreads(cpus, localRanks int) int {
+// crossmem=auto: the cores it may run on (cpus) shared among its host's
+// ranks, at most CrossMaxThreads, at least one; localRanks 0 (unknown)
+// gives one. A host with more ranks than it has CPUs (hostCPUs, 0:
+// unknown) gives none: nothing runs this way there.
+func CrossThreads(cpus, localRanks, hostCPUs int) int {
 	if localRanks < 1 {
 		return 1
+	}
+	if hostCPUs > 0 && localRanks > hostCPUs {
+		return 0
 	}
 	return max(1, min(CrossMaxThreads, cpus/localRanks))
 }
@@ -69,11 +86,14 @@ func CrossThreads(cpus, localRanks int) int {
 // (the call's vector; an allgather's block per rank) by cross-memory
 // reads on a team of procs whose ranks have threads threads each.
 func CrossCall(c coll.Collective, procs, threads int, bytes int64) bool {
-	if threads < 2 {
+	if threads < 1 {
 		return false
 	}
 	row := crossCallMin[0]
-	if threads >= 4 {
+	switch {
+	case threads >= 4:
+		row = crossCallMin[2]
+	case threads >= 2:
 		row = crossCallMin[1]
 	}
 	least, ok := row[c][procs]

@@ -101,7 +101,11 @@ func TestCrossCall(t *testing.T) {
 		{coll.Allgather, 4, 4, 2 * MiB, false},
 		{coll.Allgather, 4, 4, 4 * MiB, true},
 		{coll.Allgather, 2, 2, 512 * KiB, true},
-		{coll.Allreduce, 2, 1, 16 * MiB, false}, // one thread: never
+		{coll.Allreduce, 2, 1, 16 * MiB, false}, // one thread: the 2-rank allgather only
+		{coll.Allgather, 2, 1, 512 * KiB, true},
+		{coll.Allgather, 2, 1, 256 * KiB, false},
+		{coll.Allgather, 4, 1, 16 * MiB, false},
+		{coll.Allgather, 2, 0, 16 * MiB, false}, // more ranks than CPUs: none
 		{coll.Allreduce, 8, 2, 4 * MiB, true},
 		{coll.Allreduce, 8, 2, 2 * MiB, false},
 		{coll.Allreduce, 3, 4, 512 * KiB, true},
@@ -112,10 +116,12 @@ func TestCrossCall(t *testing.T) {
 	} {
 		assert.Equal(t, c.want, CrossCall(c.c, c.procs, c.threads, c.bytes), "%+v", c)
 	}
-	assert.Equal(t, 4, CrossThreads(16, 2))
-	assert.Equal(t, 2, CrossThreads(16, 8))
-	assert.Equal(t, 1, CrossThreads(2, 4))
-	assert.Equal(t, 1, CrossThreads(16, 0), "no launcher says: one")
+	assert.Equal(t, 4, CrossThreads(16, 2, 16))
+	assert.Equal(t, 2, CrossThreads(16, 8, 16))
+	assert.Equal(t, 1, CrossThreads(1, 2, 2), "each rank bound to its own core")
+	assert.Equal(t, 0, CrossThreads(2, 4, 2), "4 ranks on 2 CPUs: none")
+	assert.Equal(t, 1, CrossThreads(2, 4, 0), "the host's CPUs unknown")
+	assert.Equal(t, 1, CrossThreads(16, 0, 16), "no launcher says: one")
 }
 
 // crossmem=auto: the sizes CrossCall takes are claimed as measured; with
@@ -138,5 +144,23 @@ func TestHostClaimsWhereCrossmemPays(t *testing.T) {
 	r.Cross = 1
 	pts, err = Compare(r, coll.Allreduce, 4, Sizes(), defaultChooser(true, 4))
 	require.NoError(t, err)
-	assert.Empty(t, Ranges(pts), "one thread claims nothing")
+	assert.Empty(t, Ranges(pts), "one thread claims no allreduce")
+	r2, err := Host(2, 64<<10)
+	require.NoError(t, err)
+	r2.Cross = 1
+	pts, err = Compare(r2, coll.Allgather, 2, Sizes(), defaultChooser(true, 2))
+	require.NoError(t, err)
+	assert.Equal(t, []Range{{512 << 10, 0}}, Ranges(pts), "one thread: the 2-rank allgather from 512 KiB")
+}
+
+func TestCountCPUList(t *testing.T) {
+	for s, want := range map[string]int{"0\n": 1, "0-1": 2, "0-23,48-71\n": 48, "0,2,4-5": 4} {
+		n, err := CountCPUList(s)
+		require.NoError(t, err, s)
+		assert.Equal(t, want, n, s)
+	}
+	for _, bad := range []string{"", "x", "3-1", "0-", "-1", "0,,1"} {
+		_, err := CountCPUList(bad)
+		assert.Error(t, err, bad)
+	}
 }

@@ -35,16 +35,32 @@ const (
 
 // crossSetting is what this rank's card says of crossmem: off, forced
 // with the option's threads, or auto with the rank's CPUs shared among
-// its host's ranks (tune.CrossThreads).
+// its host's ranks (tune.CrossThreads; none where the host has more ranks
+// than CPUs).
 func crossSetting(ctx *tlContext) crossCard {
 	switch o := ctx.opts.crossmem; o {
 	case crossmemOff:
 		return crossCard{}
 	case crossmemAuto:
-		return crossCard{mode: crossCardAuto, threads: uint8(tune.CrossThreads(runtime.NumCPU(), localRanks()))}
+		return crossCard{mode: crossCardAuto, threads: uint8(tune.CrossThreads(runtime.NumCPU(), localRanks(), hostCPUs()))}
 	default:
 		return crossCard{mode: crossCardForced, threads: uint8(o)}
 	}
+}
+
+// hostCPUs is the number of CPUs this host has online (0 where Linux does
+// not say): the ranks' affinity masks tell what each may run on, not how
+// many CPUs the host's ranks share.
+func hostCPUs() int {
+	b, err := os.ReadFile("/sys/devices/system/cpu/online")
+	if err != nil {
+		return 0
+	}
+	n, err := tune.CountCPUList(string(b))
+	if err != nil {
+		return 0
+	}
+	return n
 }
 
 // crossAgreement is what the cards of a team on one host decide: whether

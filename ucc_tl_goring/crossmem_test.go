@@ -126,6 +126,20 @@ func TestTeamCrossmemAutoClaimsAndRuns(t *testing.T) {
 	checkAllreduce(t, 2, large[1], 512<<10/4)
 }
 
+// With one thread a rank (each bound to its own core), auto takes the
+// 2-rank allgather from 512 KiB a rank and no allreduce.
+func TestTeamCrossmemAutoOneThread(t *testing.T) {
+	teams := newTestTeams(t, 2, "crossmem=auto")
+	for _, tm := range teams {
+		tm.cross, tm.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, 1, 7), 1
+	}
+	str, summary := teams[0].scores()
+	assert.Contains(t, str, "allgather:host:1048576-inf:11", summary)
+	assert.NotContains(t, str, "allreduce:host:", summary)
+	large := allreduceArgs(t, 2, 16<<20/4)
+	assert.NotEqual(t, "crossmem", runAll(t, teams, large)[0])
+}
+
 // Every rank decides which calls run by cross-memory reads from the same
 // cards: all in one mode or none, auto by the fewest threads any rank has.
 func TestCrossAgreement(t *testing.T) {
@@ -149,6 +163,8 @@ func TestCrossAgreement(t *testing.T) {
 		{cards(auto(4), crossCard{mode: crossCardForced, threads: 4}), false, 0},
 		{cards(crossCard{mode: crossCardForced, threads: 2}, crossCard{mode: crossCardForced, threads: 3}), true, 2},
 		{cards(auto(4)), false, 0},
+		{cards(auto(1), auto(1)), true, 1},
+		{cards(auto(1), auto(0)), false, 0}, // a host with more ranks than CPUs
 	} {
 		on, decide := crossAgreement(c.all)
 		assert.Equal(t, c.on, on, "%+v", c.all)
