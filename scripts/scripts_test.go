@@ -2,6 +2,7 @@ package scripts
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -107,6 +108,28 @@ func TestUCCEnvArgs(t *testing.T) {
 	require.Error(t, exec.Command("bash", "ucc_env_args.sh").Run(), "no file: a usage error")
 }
 
+// tests/cma/cma_rate.c, the rates docs/ucc.md "One thread a rank" quotes:
+// it reads a child's buffer and checks every byte (exit 1 on a wrong one),
+// and says what it measured.
+func TestCMARateProgram(t *testing.T) {
+	if _, err := exec.LookPath("gcc"); err != nil {
+		t.Skip("no gcc")
+	}
+	bin := filepath.Join(t.TempDir(), "cma_rate")
+	out, err := exec.Command("gcc", "-O2", "-Wall", "../tests/cma/cma_rate.c", "-o", bin).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	out, err = exec.Command(bin, "100003", "3").CombinedOutput()
+	var ee *exec.ExitError
+	if errors.As(err, &ee) && ee.ExitCode() == 3 {
+		t.Skipf("no cross-memory reads here: %s", out)
+	}
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `^cma_rate: 100003 bytes, median of 3 rounds: process_vm_readv [0-9.]+ us \([0-9.]+ GB/s\), memcpy [0-9.]+ us`, string(out))
+	err = exec.Command(bin, "0").Run()
+	require.ErrorAs(t, err, &ee)
+	assert.Equal(t, 2, ee.ExitCode(), "no bytes: a usage error")
+}
+
 // tests/cma/cma_allreduce.c, the cross-memory-read allreduce that
 // docs/ucc.md measures: its results are checked by the program itself on
 // every rank (a wrong element exits non-zero), here at odd shapes.
@@ -132,12 +155,12 @@ func TestCMAAllreduceProgram(t *testing.T) {
 }
 
 // Every shell script of the repository parses (bash -n). Reading them
-// here also puts them among the files `go test` watches for this
-// package, so a changed script is never hidden behind a cached result of
-// the tests above that run it.
+// (and the C measurement programs) here also puts them among the files
+// `go test` watches for this package, so a changed script is never hidden
+// behind a cached result of the tests that run it.
 func TestShellScriptsParse(t *testing.T) {
 	var scripts []string
-	for _, pattern := range []string{"*.sh", "../tests/*/*.sh", "../.ci/run"} {
+	for _, pattern := range []string{"*.sh", "../tests/*/*.sh", "../.ci/run", "../tests/cma/*.c"} {
 		m, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		scripts = append(scripts, m...)
@@ -146,6 +169,9 @@ func TestShellScriptsParse(t *testing.T) {
 	for _, s := range scripts {
 		_, err := os.ReadFile(s)
 		require.NoError(t, err)
+		if strings.HasSuffix(s, ".c") {
+			continue // read for the cache; built by the tests that run them
+		}
 		out, err := exec.Command("bash", "-n", s).CombinedOutput()
 		assert.NoError(t, err, "%s: %s", s, out)
 	}
