@@ -17,6 +17,8 @@
 #   bash .carry-osu/device_osu.sh small     # goring forced against tl/ucp for small host
 #       # messages: robust.c's pause (PAUSES rounds, default 5, interleaved) and OMB
 #       # 1 B-8 KiB (tests/osu/omb_ucc.sh, NPS="2 4"), on a machine quieter than 2 cores
+#   bash .carry-osu/device_osu.sh ownsmall  # Open MPI's own small host collectives under
+#       # pml ob1, pml ucx, and pml ucx with UCX_MEMTYPE_CACHE=n, beside tl/ucp (NPS, ROUNDS)
 #   bash .carry-osu/device_osu.sh probe NP COLL TL BYTES [SECS]
 #       # one OSU size through tl/TL; a rank still running after SECS (default 60)
 #       # gets SIGQUIT, so the Go runtime prints every goroutine's stack
@@ -166,6 +168,52 @@ if [ "$MODE" = small ]; then
       CONFIGS="ucc_ucp ucc_goring" NP=$np SIZES=1:8192 ROUNDS=${ROUNDS:-3} ITERS=${ITERS:-1000} \
       OUT=/tmp/goring-omb-small-$np bash tests/osu/omb_ucc.sh 2>&1 | grep -vE "^[0-9]|^#|^$|^== round|WARN")
   done
+  exit 0
+fi
+if [ "$MODE" = ownsmall ]; then
+  # Why Open MPI's own small host collectives were 2-20x slower than
+  # tl/ucp in the host runs above, where on the 2-core development machine
+  # (pml ob1, its shared-memory btl) they are 1.3-8x faster: every host run
+  # here used pml ucx with UCX_MEMTYPE_CACHE=n, so each of Open MPI's own
+  # point-to-point messages may ask the CUDA driver what memory it is.
+  # OMB 1 B-128 KiB, Open MPI's own under ob1, under pml ucx, and under
+  # pml ucx without the memtype cache, beside coll/ucc with tl/ucp;
+  # ROUNDS interleaved, medians; launcher defaults otherwise.
+  ROOT=$(cd "$C/.." && pwd)
+  declare -A L=(
+    [own_ob1]="--mca pml ob1 --mca btl self,vader --mca coll_ucc_enable 0"
+    [own_ucx]="--mca pml ucx --mca btl ^openib,uct --mca coll_ucc_enable 0"
+    [own_ucx_nocache]="--mca pml ucx --mca btl ^openib,uct --mca coll_ucc_enable 0 -x UCX_MEMTYPE_CACHE=n"
+    [tl_ucp]="--mca pml ucx --mca btl ^openib,uct --mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
+  )
+  for np in ${NPS:-2 4}; do
+    for ((i = 1; i <= ${ROUNDS:-3}; i++)); do
+      for cfg in own_ob1 own_ucx own_ucx_nocache tl_ucp; do
+        for c in allgather allreduce; do
+          # shellcheck disable=SC2086 # the launcher options are words on purpose
+          "$W/ompi/bin/mpirun" --allow-run-as-root -np "$np" -x LD_LIBRARY_PATH ${L[$cfg]} \
+            "$B/osu_$c" -m 1:131072 -i "${ITERS:-1000}" -x 100 >"$OUT/ownsmall.$np.$c.$cfg.$i.txt" 2>&1 ||
+            echo "ownsmall $np $c $cfg round $i: non-zero exit"
+        done
+      done
+    done
+  done
+  python3 - "$OUT" <<'PY'
+import collections, glob, statistics, sys
+lat = collections.defaultdict(list)
+for f in glob.glob(sys.argv[1] + "/ownsmall.*.txt"):
+    _, np, c, cfg, _, _ = f.split("/")[-1].split(".")
+    for line in open(f):
+        p = line.split()
+        if len(p) >= 2 and p[0].isdigit():
+            lat[(np, c, cfg, int(p[0]))].append(float(p[1]))
+cfgs = ["own_ob1", "own_ucx", "own_ucx_nocache", "tl_ucp"]
+print("%3s %10s %8s " % ("np", "coll", "bytes") + " ".join("%16s" % c for c in cfgs) + "   (median us)")
+for key in sorted({k[:2] for k in lat}):
+    for size in sorted({k[3] for k in lat if k[:2] == key}):
+        row = [statistics.median(lat[key + (c, size)]) if lat[key + (c, size)] else float("nan") for c in cfgs]
+        print("%3s %10s %8d " % (key[0], key[1], size) + " ".join("%16.2f" % v for v in row))
+PY
   exit 0
 fi
 if [ "$MODE" = probe ]; then

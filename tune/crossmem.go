@@ -35,11 +35,11 @@ import "github.com/goring-hpc/goring/coll"
 //   - one thread: 0.6-1.3, not worth it, but for the 2-rank allgather:
 //     1.16 / 1.09 / 1.23 / 1.26 / 1.36 / 1.23.
 // On the 2-core development machine (OMB through coll/ucc, 2 ranks, one
-// thread each, medians of 7 interleaved rounds; docs/ucc.md "One thread
-// a rank"), tl/ucp / crossmem for the allgather at 512 KiB-16 MiB was
-// 1.32 / 1.05 / 1.23 / 2.20 / 1.35 / 1.24, Open MPI's own faster at 1-2
-// MiB (0.75-0.85) and even from 4 MiB (0.90-1.00); the allreduce with one
-// thread there was 0.71-1.00 of tl/ucp.
+// thread each; docs/ucc.md "One thread a rank") the allgather with the
+// shipped file was 0.78-0.84 of tl/ucp at 1 MiB and 0.98-1.28 from
+// 2 MiB, Open MPI's own faster still (0.86-1.01 of it); the allreduce with
+// one thread there was 0.71-1.00 of tl/ucp. So one thread takes the
+// 2-rank allgather from 2 MiB, where both machines agree.
 // So a call runs by cross-memory reads from crossCallMin's size for its
 // threads, collective and team size; teams not measured (5-7 ranks, more
 // than 8) never do, nor do ranks of a host with more ranks than CPUs
@@ -55,7 +55,7 @@ const CrossMaxThreads = 4
 // 2-3 ([1]) or at least 4 ([2]) (absent: never).
 var crossCallMin = [3]map[coll.Collective]map[int]int64{
 	{
-		coll.Allgather: {2: 512 << 10},
+		coll.Allgather: {2: 2 << 20},
 	},
 	{
 		coll.Allreduce: {2: 2 << 20, 3: 1 << 20, 4: 1 << 20, 8: 4 << 20},

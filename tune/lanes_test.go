@@ -102,8 +102,8 @@ func TestCrossCall(t *testing.T) {
 		{coll.Allgather, 4, 4, 4 * MiB, true},
 		{coll.Allgather, 2, 2, 512 * KiB, true},
 		{coll.Allreduce, 2, 1, 16 * MiB, false}, // one thread: the 2-rank allgather only
-		{coll.Allgather, 2, 1, 512 * KiB, true},
-		{coll.Allgather, 2, 1, 256 * KiB, false},
+		{coll.Allgather, 2, 1, 2 * MiB, true},
+		{coll.Allgather, 2, 1, 1 * MiB, false},
 		{coll.Allgather, 4, 1, 16 * MiB, false},
 		{coll.Allgather, 2, 0, 16 * MiB, false}, // more ranks than CPUs: none
 		{coll.Allreduce, 8, 2, 4 * MiB, true},
@@ -150,7 +150,7 @@ func TestHostClaimsWhereCrossmemPays(t *testing.T) {
 	r2.Cross = 1
 	pts, err = Compare(r2, coll.Allgather, 2, Sizes(), defaultChooser(true, 2))
 	require.NoError(t, err)
-	assert.Equal(t, []Range{{512 << 10, 0}}, Ranges(pts), "one thread: the 2-rank allgather from 512 KiB")
+	assert.Equal(t, []Range{{2 << 20, 0}}, Ranges(pts), "one thread: the 2-rank allgather from 2 MiB")
 }
 
 func TestCountCPUList(t *testing.T) {

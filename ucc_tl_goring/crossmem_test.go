@@ -127,14 +127,14 @@ func TestTeamCrossmemAutoClaimsAndRuns(t *testing.T) {
 }
 
 // With one thread a rank (each bound to its own core), auto takes the
-// 2-rank allgather from 512 KiB a rank and no allreduce.
+// 2-rank allgather from 2 MiB a rank and no allreduce.
 func TestTeamCrossmemAutoOneThread(t *testing.T) {
 	teams := newTestTeams(t, 2, "crossmem=auto")
 	for _, tm := range teams {
 		tm.cross, tm.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, 1, 7), 1
 	}
 	str, summary := teams[0].scores()
-	assert.Contains(t, str, "allgather:host:1048576-inf:11", summary)
+	assert.Contains(t, str, "allgather:host:4194304-inf:11", summary)
 	assert.NotContains(t, str, "allreduce:host:", summary)
 	large := allreduceArgs(t, 2, 16<<20/4)
 	assert.NotEqual(t, "crossmem", runAll(t, teams, large)[0])

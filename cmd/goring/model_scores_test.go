@@ -60,10 +60,10 @@ func TestModelScores(t *testing.T) {
 	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--crossmem", "4", "--json")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, `"measured": true`)
-	// One thread a rank: the 2-rank allgather from 512 KiB per rank only.
+	// One thread a rank: the 2-rank allgather from 2 MiB per rank only.
 	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--crossmem", "1")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, out, "score string: allgather:host:1048576-inf:11\n")
+	assert.Contains(t, out, "score string: allgather:host:4194304-inf:11\n")
 }
 
 func TestModelScoresBadInput(t *testing.T) {
