@@ -155,12 +155,13 @@ func TestCMAAllreduceProgram(t *testing.T) {
 }
 
 // Every shell script of the repository parses (bash -n). Reading them
-// (and the C measurement programs) here also puts them among the files
-// `go test` watches for this package, so a changed script is never hidden
-// behind a cached result of the tests that run it.
+// (and the C measurement programs, the Python scripts and their test
+// data) here also puts them among the files `go test` watches for this
+// package, so a changed script is never hidden behind a cached result of
+// the tests that run it.
 func TestShellScriptsParse(t *testing.T) {
 	var scripts []string
-	for _, pattern := range []string{"*.sh", "../tests/*/*.sh", "../.ci/run", "../tests/cma/*.c"} {
+	for _, pattern := range []string{"*.sh", "../tests/*/*.sh", "../.ci/run", "../tests/cma/*.c", "*.py"} {
 		m, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		scripts = append(scripts, m...)
@@ -169,8 +170,8 @@ func TestShellScriptsParse(t *testing.T) {
 	for _, s := range scripts {
 		_, err := os.ReadFile(s)
 		require.NoError(t, err)
-		if strings.HasSuffix(s, ".c") {
-			continue // read for the cache; built by the tests that run them
+		if strings.HasSuffix(s, ".c") || strings.HasSuffix(s, ".py") {
+			continue // read for the cache; built or run by the tests that use them
 		}
 		out, err := exec.Command("bash", "-n", s).CombinedOutput()
 		assert.NoError(t, err, "%s: %s", s, out)
@@ -179,4 +180,12 @@ func TestShellScriptsParse(t *testing.T) {
 		_, err := os.ReadFile(f)
 		require.NoError(t, err)
 	}
+	// The inputs the Python scripts read in the tests above.
+	require.NoError(t, filepath.WalkDir("testdata", func(path string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		_, err = os.ReadFile(path)
+		return err
+	}))
 }
