@@ -9,59 +9,51 @@
 #include "crossread.h"
 #include "reduce.h"
 
-int gx_cross_read(void *dst, int64_t pid, uint64_t addr, size_t n)
-{
-	char *d = dst;
+/* The kernel's calls for either direction take the same arguments. */
+typedef ssize_t (*cross_fn)(pid_t, const struct iovec *, unsigned long,
+			    const struct iovec *, unsigned long, unsigned long);
 
-	if (pid == 0) {
-		memcpy(dst, (const void *)(uintptr_t)addr, n);
-		return 0;
-	}
-	/* The kernel may stop short (it copies page by page and a read
-	 * crossing into an unmapped page ends there): go on from where it
-	 * stopped, and take a read of nothing as the fault it is. */
+/* cross_all moves n bytes between local and addr of process pid with f.
+ * The kernel may stop short (it copies page by page and a transfer
+ * crossing into an unmapped page ends there): go on from where it
+ * stopped, and take a transfer of nothing as the fault it is. */
+static int cross_all(cross_fn f, char *local, int64_t pid, uint64_t addr, size_t n)
+{
 	while (n > 0) {
-		struct iovec local = {d, n};
-		struct iovec remote = {(void *)(uintptr_t)addr, n};
-		ssize_t got = process_vm_readv((pid_t)pid, &local, 1, &remote, 1, 0);
-		if (got < 0) {
+		struct iovec l = {local, n};
+		struct iovec r = {(void *)(uintptr_t)addr, n};
+		ssize_t done = f((pid_t)pid, &l, 1, &r, 1, 0);
+		if (done < 0) {
 			if (errno == EINTR)
 				continue;
 			return errno;
 		}
-		if (got == 0)
+		if (done == 0)
 			return EFAULT;
-		d += got;
-		addr += (uint64_t)got;
-		n -= (size_t)got;
+		local += done;
+		addr += (uint64_t)done;
+		n -= (size_t)done;
 	}
 	return 0;
 }
 
+int gx_cross_read(void *dst, int64_t pid, uint64_t addr, size_t n)
+{
+	if (pid == 0) {
+		memcpy(dst, (const void *)(uintptr_t)addr, n);
+		return 0;
+	}
+	return cross_all(process_vm_readv, dst, pid, addr, n);
+}
+
 int gx_cross_write(int64_t pid, uint64_t addr, const void *src, size_t n)
 {
-	const char *s = src;
-
 	if (pid == 0) {
 		memmove((void *)(uintptr_t)addr, src, n);
 		return 0;
 	}
-	while (n > 0) {
-		struct iovec local = {(void *)s, n};
-		struct iovec remote = {(void *)(uintptr_t)addr, n};
-		ssize_t put = process_vm_writev((pid_t)pid, &local, 1, &remote, 1, 0);
-		if (put < 0) {
-			if (errno == EINTR)
-				continue;
-			return errno;
-		}
-		if (put == 0)
-			return EFAULT;
-		s += put;
-		addr += (uint64_t)put;
-		n -= (size_t)put;
-	}
-	return 0;
+	/* process_vm_writev only reads the local side. */
+	return cross_all(process_vm_writev, (char *)src, pid, addr, n);
 }
 
 int gx_cross_reduce(void *dst, const gx_xsrc_t *srcs, int nsrc,
