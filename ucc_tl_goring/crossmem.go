@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"runtime"
+	"sync"
 	"time"
 
 	"github.com/goring-hpc/goring/cexec"
@@ -50,8 +51,9 @@ func crossSetting(ctx *tlContext) crossCard {
 
 // hostCPUs is the number of CPUs this host has online (0 where Linux does
 // not say): the ranks' affinity masks tell what each may run on, not how
-// many CPUs the host's ranks share.
-func hostCPUs() int {
+// many CPUs the host's ranks share. Read once per process: every team's
+// card asks.
+var hostCPUs = sync.OnceValue(func() int {
 	b, err := os.ReadFile("/sys/devices/system/cpu/online")
 	if err != nil {
 		return 0
@@ -61,7 +63,7 @@ func hostCPUs() int {
 		return 0
 	}
 	return n
-}
+})
 
 // crossAgreement is what the cards of a team on one host decide: whether
 // its calls may run by cross-memory reads (every rank in the same mode,
