@@ -36,15 +36,15 @@ import "github.com/goring-hpc/goring/coll"
 //     1.16 / 1.09 / 1.23 / 1.26 / 1.36 / 1.23.
 // On the 2-core development machine (OMB through coll/ucc, 2 ranks, one
 // thread each; docs/ucc.md "One thread a rank") the allgather with the
-// shipped file was 0.78-0.84 of tl/ucp at 1 MiB and 0.98-1.28 from
-// 2 MiB, Open MPI's own faster still (0.86-1.01 of it); the allreduce with
+// shipped file was 0.78-0.84 of tl/ucp at 1 MiB and 0.95-1.28 from
+// 2 MiB, and 0.81-1.01 of Open MPI's own, faster still; the allreduce with
 // one thread there was 0.71-1.00 of tl/ucp. So one thread takes the
 // 2-rank allgather from 2 MiB, where both machines agree.
 // So a call runs by cross-memory reads from crossCallMin's size for its
 // threads, collective and team size; teams not measured (5-7 ranks, more
 // than 8) never do, nor do ranks of a host with more ranks than CPUs
 // (CrossThreads: none), where a rank waiting for a peer takes the core
-// the peer needs (4 ranks on 2 cores: 0.5-0.97 of tl/ucp).
+// the peer needs (4 ranks on 2 cores, one thread: 0.51-0.97 of the best).
 
 // CrossMaxThreads bounds crossmem=auto's threads a rank.
 const CrossMaxThreads = 4

@@ -4,8 +4,8 @@
  * copy that first pins the peer's pages) against a memcpy between two of
  * its own buffers (what a copy through shared memory costs per side).
  * A measurement, not part of goring: docs/ucc.md "One thread a rank"
- * quotes it to explain why one copy by the kernel can lose to two by
- * the processes.
+ * quotes it for what bounds a cross-memory allgather (goring's and Open
+ * MPI's alike) on a host where the kernel's copy is the slow one.
  *
  *   gcc -O2 -Wall tests/cma/cma_rate.c -o cma_rate && ./cma_rate BYTES [ROUNDS]
  *
