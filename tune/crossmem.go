@@ -38,9 +38,8 @@ import "github.com/goring-hpc/goring/coll"
 // thread each; docs/ucc.md "One thread a rank") the allgather with the
 // shipped file was 0.78-0.84 of tl/ucp at 1 MiB and 0.95-1.28 from
 // 2 MiB (Open MPI's own was faster still: the file at 0.81-1.01 of it);
-// the allreduce with
-// one thread there was 0.71-1.00 of tl/ucp. So one thread takes the
-// 2-rank allgather from 2 MiB, where both machines agree.
+// the allreduce with one thread there was 0.71-1.00 of tl/ucp. So one
+// thread takes the 2-rank allgather from 2 MiB, where both machines agree.
 // So a call runs by cross-memory reads from crossCallMin's size for its
 // threads, collective and team size; teams not measured (5-7 ranks, more
 // than 8) never do, nor do ranks of a host with more ranks than CPUs
