@@ -8,10 +8,12 @@
 # and with tl/goring, in one run. Nothing of it is kept.
 #
 #   bash .carry-osu/device_osu.sh build     # ~6 min on 16 cores, idempotent
+#   bash .carry-osu/device_osu.sh pack      # the built stack as parts under $OUT, for a later call
 #   bash .carry-osu/device_osu.sh run [np]  # the table (builds first if needed)
 #   bash .carry-osu/device_osu.sh host      # host memory, the machine's cores: OMB
 #       # through coll/ucc, Open MPI's own, tl/ucp and the shipped ompi-config/
-#       # (crossmem=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"
+#       # (crossmem=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"; LAUNCH
+#       # replaces the launcher options (default: pml ucx, --bind-to none)
 #   bash .carry-osu/device_osu.sh split     # the communicator loop of tests/stack/robust.c
 #       # with the shipped settings against UCC's own layers (ROUNDS, default 1000)
 #   bash .carry-osu/device_osu.sh small     # goring forced against tl/ucp for small host
@@ -54,6 +56,11 @@ build_ucc() {
     --with-nvcc-gencode="-gencode=arch=compute_$major,code=sm_$major" --disable-gtest --with-mpi=no \
     LDFLAGS="-Wl,-rpath,$UCX/lib"
   make -j"$J" install
+}
+# install_tl puts this tree's team layer into the UCC built above: on
+# every call, so that a UCC built (or unpacked) earlier runs the carried
+# libgoring.so, not the one of its build.
+install_tl() {
   gcc -shared -fPIC -O2 -I"$W/ucc-src" -I"$W/ucc-src/src" -I"$W/ucc/include" -I"$UCX/include" -I"$C/cshim" \
     "$C"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/ucc/lib" -lucc -Wl,-rpath,'$ORIGIN' \
     -o "$W/ucc/lib/ucc/libucc_tl_goring.so"
@@ -88,11 +95,25 @@ H
   make -j"$J" CFLAGS="-O2 -include $W/omb_cuda13.h"
 }
 mkdir -p "$W"
-[ -f "$C/ompi-4.1.8.tar.xz" ] || { echo "device_osu: no ompi-4.1.8.tar.xz in $C"; exit 1; }
+# A stack built by an earlier call (pack, then unpacked into $W) needs no sources.
+[ -f "$W/.done-ompi" ] || [ -f "$C/ompi-4.1.8.tar.xz" ] || { echo "device_osu: no ompi-4.1.8.tar.xz in $C"; exit 1; }
 step ucc build_ucc
 step ompi build_ompi
 step omb build_omb
+install_tl || { echo "device_osu: the team layer did not build"; exit 1; }
 [ "$MODE" = build ] && exit 0
+if [ "$MODE" = pack ]; then
+  # The built stack (installs, OMB's benchmarks, UCC's headers for
+  # install_tl) as xz parts under $OUT, at most 15 MiB each (what the
+  # device tool brings back), so that a later machine unpacks them into
+  # /tmp instead of building for 7 minutes: tar xJf is done by
+  #   cat .carry-stack/stack.tar.xz.* | xz -d | tar xf - -C /tmp
+  (cd /tmp && find goring-osu/ucc-src -name '*.h' >/tmp/goring-pack.list &&
+    tar cf - goring-osu/ucc goring-osu/ompi goring-osu/omb-src/c/mpi/collective/blocking goring-osu/.done-* \
+      -T /tmp/goring-pack.list | xz -T0 -6 | split -b 15M - "$OUT/stack.tar.xz.")
+  ls -la "$OUT"/stack.tar.xz.*
+  exit 0
+fi
 
 export LD_LIBRARY_PATH=$W/ucc/lib:$UCX/lib:$W/ompi/lib
 B=$W/omb-src/c/mpi/collective/blocking
@@ -108,7 +129,7 @@ if [ "$MODE" = host ]; then
   for np in ${NPS:-2 4}; do
     echo "== host memory, $np ranks, $(nproc) cores: ${CONFIGS:-ompi ucc_ucp shipped}"
     (cd "$ROOT" && OMB_BIN=$B OMPI_PREFIX=$W/ompi UCC_PREFIX=$W/ucc UCX_PREFIX=$UCX NO_TL_INSTALL=1 \
-      MPIRUN_EXTRA="--bind-to none --mca pml ucx --mca btl ^openib,uct -x UCX_MEMTYPE_CACHE=n" \
+      MPIRUN_EXTRA="${LAUNCH:---bind-to none --mca pml ucx --mca btl ^openib,uct -x UCX_MEMTYPE_CACHE=n}" \
       CONFIGS="${CONFIGS:-ompi ucc_ucp shipped}" NP=$np SIZES=${SIZES:-1:16777216} ROUNDS=${ROUNDS:-3} \
       ITERS=${ITERS:-200} OUT=/tmp/goring-omb-$np bash tests/osu/omb_ucc.sh 2>&1 | grep -vE "^[0-9]|^#|^$|^== round")
     echo "which layer ran the shipped host allreduce and allgather of 4 MiB:"
@@ -171,24 +192,30 @@ if [ "$MODE" = small ]; then
   exit 0
 fi
 if [ "$MODE" = ownsmall ]; then
-  # Why Open MPI's own small host collectives were 2-20x slower than
-  # tl/ucp in the host runs above, where on the 2-core development machine
-  # (pml ob1, its shared-memory btl) they are 1.3-8x faster: every host run
-  # here used pml ucx with UCX_MEMTYPE_CACHE=n, so each of Open MPI's own
-  # point-to-point messages may ask the CUDA driver what memory it is.
-  # OMB 1 B-128 KiB, Open MPI's own under ob1, under pml ucx, and under
-  # pml ucx without the memtype cache, beside coll/ucc with tl/ucp;
-  # ROUNDS interleaved, medians; launcher defaults otherwise.
+  # Open MPI's own small host collectives under the pml a user gets (ob1
+  # on a host without a network device) and under pml ucx, which every
+  # earlier host run here used, beside coll/ucc with tl/ucp (docs/ucc.md
+  # "Open MPI's own launcher settings on the Xeon: pml ob1"): OMB 1 B-128
+  # KiB, CFGS of the launchers below, ROUNDS interleaved, medians;
+  # launcher defaults otherwise.
   ROOT=$(cd "$C/.." && pwd)
   declare -A L=(
     [own_ob1]="--mca pml ob1 --mca btl self,vader --mca coll_ucc_enable 0"
     [own_ucx]="--mca pml ucx --mca btl ^openib,uct --mca coll_ucc_enable 0"
     [own_ucx_nocache]="--mca pml ucx --mca btl ^openib,uct --mca coll_ucc_enable 0 -x UCX_MEMTYPE_CACHE=n"
     [tl_ucp]="--mca pml ucx --mca btl ^openib,uct --mca coll_ucc_enable 1 --mca coll_ucc_priority 100"
+    # Under pml ob1: tl/ucp; tl/ucp with no GPU visible (UCC then has no
+    # CUDA memory to ask about: coll/ucc passes every buffer's memory type
+    # as unknown); and both UCC layers at score 0 below 64 KiB (UCC
+    # declines, coll/ucc hands the call to Open MPI's own).
+    [ucp_ob1]="--mca pml ob1 --mca btl self,vader --mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x UCC_TLS=ucp"
+    [ucp_ob1_nogpu]="--mca pml ob1 --mca btl self,vader --mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x UCC_TLS=ucp -x CUDA_VISIBLE_DEVICES="
+    [handover_ob1]="--mca pml ob1 --mca btl self,vader --mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x UCC_TLS=ucp -x UCC_TL_UCP_TUNE=allreduce:host:0-64K:0#allgather:host:0-64K:0"
   )
+  read -ra cfgs <<<"${CFGS:-own_ob1 own_ucx own_ucx_nocache tl_ucp}"
   for np in ${NPS:-2 4}; do
     for ((i = 1; i <= ${ROUNDS:-3}; i++)); do
-      for cfg in own_ob1 own_ucx own_ucx_nocache tl_ucp; do
+      for cfg in "${cfgs[@]}"; do
         for c in allgather allreduce; do
           # shellcheck disable=SC2086 # the launcher options are words on purpose
           "$W/ompi/bin/mpirun" --allow-run-as-root -np "$np" -x LD_LIBRARY_PATH ${L[$cfg]} \
@@ -198,20 +225,20 @@ if [ "$MODE" = ownsmall ]; then
       done
     done
   done
-  python3 - "$OUT" <<'PY'
+  python3 - "$OUT" "${cfgs[@]}" <<'PY'
 import collections, glob, statistics, sys
 lat = collections.defaultdict(list)
+cfgs = sys.argv[2:]
 for f in glob.glob(sys.argv[1] + "/ownsmall.*.txt"):
     _, np, c, cfg, _, _ = f.split("/")[-1].split(".")
     for line in open(f):
         p = line.split()
         if len(p) >= 2 and p[0].isdigit():
             lat[(np, c, cfg, int(p[0]))].append(float(p[1]))
-cfgs = ["own_ob1", "own_ucx", "own_ucx_nocache", "tl_ucp"]
 print("%3s %10s %8s " % ("np", "coll", "bytes") + " ".join("%16s" % c for c in cfgs) + "   (median us)")
 for key in sorted({k[:2] for k in lat}):
     for size in sorted({k[3] for k in lat if k[:2] == key}):
-        row = [statistics.median(lat[key + (c, size)]) if lat[key + (c, size)] else float("nan") for c in cfgs]
+        row = [statistics.median(lat[key + (c, size)]) if lat.get(key + (c, size)) else float("nan") for c in cfgs]
         print("%3s %10s %8d " % (key[0], key[1], size) + " ".join("%16.2f" % v for v in row))
 PY
   exit 0
