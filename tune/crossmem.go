@@ -32,6 +32,15 @@ import "github.com/goring-hpc/goring/coll"
 //     1.41 / 1.50 / 1.63, allgather 0.67 / 0.66 / 0.63 / 1.11 / 1.48 /
 //     1.52 (4 threads there oversubscribe the host; a host with the cores
 //     for them is not measured and gets the 2-thread sizes);
+//   - 5 and 6 ranks, 2 threads (measured later, OMB through coll/ucc,
+//     Open MPI's own under pml ob1, goring forced with
+//     UCC_TL_GORING_CROSSMEM=2, medians of 3 rounds; docs/ucc.md "Five to
+//     eight ranks"), best / crossmem at 256 KiB / 512 KiB / 1 / 2 / 4 / 8
+//     / 16 MiB: 5 ranks allreduce 0.64 / 0.84 / 1.26 / 1.42 / 1.80 / 1.89
+//     / 2.25, allgather 0.63 / 0.73 / 0.70 / 0.71 / 1.20 / 1.43 / 1.70; 6
+//     ranks allreduce 0.46 / 0.65 / 0.99 / 1.14 / 1.55 / 1.78 / 2.07,
+//     allgather 0.61 / 0.64 / 0.69 / 0.64 / 1.23 / 1.47 / 1.63 (a host
+//     with 4 threads for them is not measured and gets these sizes);
 //   - one thread: 0.6-1.3, not worth it, but for the 2-rank allgather:
 //     1.16 / 1.09 / 1.23 / 1.26 / 1.36 / 1.23.
 // On the 2-core development machine (OMB through coll/ucc, 2 ranks, one
@@ -41,7 +50,7 @@ import "github.com/goring-hpc/goring/coll"
 // the allreduce with one thread there was 0.71-1.00 of tl/ucp. So one
 // thread takes the 2-rank allgather from 2 MiB, where both machines agree.
 // So a call runs by cross-memory reads from crossCallMin's size for its
-// threads, collective and team size; teams not measured (5-7 ranks, more
+// threads, collective and team size; teams not measured (7 ranks, more
 // than 8) never do, nor do ranks of a host with more ranks than CPUs
 // (CrossThreads: none), where a rank waiting for a peer takes the core
 // the peer needs (4 ranks on 2 cores, one thread: 0.51-0.97 of the best).
@@ -58,12 +67,12 @@ var crossCallMin = [3]map[coll.Collective]map[int]int64{
 		coll.Allgather: {2: 2 << 20},
 	},
 	{
-		coll.Allreduce: {2: 2 << 20, 3: 1 << 20, 4: 1 << 20, 8: 4 << 20},
-		coll.Allgather: {2: 512 << 10, 3: 4 << 20, 4: 4 << 20, 8: 4 << 20},
+		coll.Allreduce: {2: 2 << 20, 3: 1 << 20, 4: 1 << 20, 5: 1 << 20, 6: 2 << 20, 8: 4 << 20},
+		coll.Allgather: {2: 512 << 10, 3: 4 << 20, 4: 4 << 20, 5: 4 << 20, 6: 4 << 20, 8: 4 << 20},
 	},
 	{
-		coll.Allreduce: {2: 512 << 10, 3: 512 << 10, 4: 1 << 20, 8: 4 << 20},
-		coll.Allgather: {2: 512 << 10, 3: 4 << 20, 4: 4 << 20, 8: 4 << 20},
+		coll.Allreduce: {2: 512 << 10, 3: 512 << 10, 4: 1 << 20, 5: 1 << 20, 6: 2 << 20, 8: 4 << 20},
+		coll.Allgather: {2: 512 << 10, 3: 4 << 20, 4: 4 << 20, 5: 4 << 20, 6: 4 << 20, 8: 4 << 20},
 	},
 }
 

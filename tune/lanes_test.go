@@ -110,7 +110,14 @@ func TestCrossCall(t *testing.T) {
 		{coll.Allreduce, 8, 2, 2 * MiB, false},
 		{coll.Allreduce, 3, 4, 512 * KiB, true},
 		{coll.Allgather, 3, 4, 2 * MiB, false},
-		{coll.Allreduce, 5, 4, 16 * MiB, false}, // not measured
+		{coll.Allreduce, 5, 2, 1 * MiB, true},
+		{coll.Allreduce, 5, 2, 512 * KiB, false},
+		{coll.Allreduce, 6, 2, 2 * MiB, true},
+		{coll.Allreduce, 6, 2, 1 * MiB, false},
+		{coll.Allgather, 6, 4, 4 * MiB, true},
+		{coll.Allgather, 5, 2, 2 * MiB, false},
+		{coll.Allgather, 6, 1, 16 * MiB, false}, // one thread: the 2-rank allgather only
+		{coll.Allreduce, 7, 2, 16 * MiB, false}, // not measured
 		{coll.Allgather, 16, 2, 16 * MiB, false},
 		{coll.ReduceScatter, 2, 4, 16 * MiB, false},
 	} {

@@ -64,6 +64,14 @@ func TestModelScores(t *testing.T) {
 	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--crossmem", "1")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "score string: allgather:host:4194304-inf:11\n")
+	// Six ranks of 2 threads (16 cores): allgather from 4 MiB per rank (a
+	// 24 MiB result), allreduce from 2 MiB; seven ranks were not measured.
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "6", "--crossmem", "2")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "score string: allgather:host:25165824-inf:11#allreduce:host:2097152-inf:11\n")
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "7", "--crossmem", "2")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "score string: (none)\n")
 }
 
 func TestModelScoresBadInput(t *testing.T) {
