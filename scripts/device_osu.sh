@@ -13,7 +13,7 @@
 #   bash .carry-osu/device_osu.sh host      # host memory, the machine's cores: OMB
 #       # through coll/ucc, Open MPI's own, tl/ucp and the shipped ompi-config/
 #       # (crossmem=auto), interleaved rounds (tests/osu/omb_ucc.sh), NPS="2 4"; LAUNCH
-#       # replaces the launcher options (default: pml ucx, --bind-to none)
+#       # replaces the launcher options (default: --bind-to none, Open MPI's own pml choice)
 #   bash .carry-osu/device_osu.sh split     # the communicator loop of tests/stack/robust.c
 #       # with the shipped settings against UCC's own layers (ROUNDS, default 1000)
 #   bash .carry-osu/device_osu.sh small     # goring forced against tl/ucp for small host
@@ -122,14 +122,19 @@ MPIRUN=("$W/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$NP" --mca
 # CUDA_VISIBLE_DEVICES=0: every rank on one GPU of several (OMB maps local ranks to visible GPUs).
 [ -n "${CUDA_VISIBLE_DEVICES:-}" ] && MPIRUN+=(-x CUDA_VISIBLE_DEVICES)
 if [ "$MODE" = host ]; then
-  # Every configuration with the same launcher: ob1 off UCX's way as in the
-  # CUDA runs (pml ucx), ranks not bound to a core each, so that a rank
-  # may use the cores the host has to spare (crossmem=auto counts them).
+  # Every configuration with the same launcher: the pml Open MPI picks by
+  # itself (ob1 on a host without a network device UCX supports, what a
+  # user gets: docs/ucc.md "Open MPI's own launcher settings on the Xeon"),
+  # ranks not bound to a core each, so that a rank may use the cores the
+  # host has to spare (crossmem=auto counts them). The runs before
+  # 2026-11-26 evening forced pml ucx with UCX_MEMTYPE_CACHE=n, which slows
+  # Open MPI's own small collectives 4-20x: LAUNCH="--bind-to none --mca
+  # pml ucx --mca btl ^openib,uct -x UCX_MEMTYPE_CACHE=n" repeats them.
   ROOT=$(cd "$C/.." && pwd)
   for np in ${NPS:-2 4}; do
     echo "== host memory, $np ranks, $(nproc) cores: ${CONFIGS:-ompi ucc_ucp shipped}"
     (cd "$ROOT" && OMB_BIN=$B OMPI_PREFIX=$W/ompi UCC_PREFIX=$W/ucc UCX_PREFIX=$UCX NO_TL_INSTALL=1 \
-      MPIRUN_EXTRA="${LAUNCH:---bind-to none --mca pml ucx --mca btl ^openib,uct -x UCX_MEMTYPE_CACHE=n}" \
+      MPIRUN_EXTRA="${LAUNCH:---bind-to none}" \
       CONFIGS="${CONFIGS:-ompi ucc_ucp shipped}" NP=$np SIZES=${SIZES:-1:16777216} ROUNDS=${ROUNDS:-3} \
       ITERS=${ITERS:-200} OUT=/tmp/goring-omb-$np bash tests/osu/omb_ucc.sh 2>&1 | grep -vE "^[0-9]|^#|^$|^== round")
     echo "which layer ran the shipped host allreduce and allgather of 4 MiB:"
