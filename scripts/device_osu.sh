@@ -5,7 +5,8 @@
 # has no autotools) that scripts/device_bundle.sh osu puts in .carry-osu/,
 # against the carried CUDA-enabled UCX; then osu_allgather and
 # osu_allreduce -d cuda, validated (-c), through coll/ucc with UCC's tl/ucp
-# and with tl/goring, in one run. Nothing of it is kept.
+# and with tl/goring, in one run. Nothing of it is kept but what pack
+# brings back.
 #
 #   bash .carry-osu/device_osu.sh build     # ~6 min on 16 cores, idempotent
 #   bash .carry-osu/device_osu.sh pack      # the built stack as parts under $OUT, for a later call
@@ -20,7 +21,8 @@
 #       # messages: robust.c's pause (PAUSES rounds, default 5, interleaved) and OMB
 #       # 1 B-8 KiB (tests/osu/omb_ucc.sh, NPS="2 4"), on a machine quieter than 2 cores
 #   bash .carry-osu/device_osu.sh ownsmall  # Open MPI's own small host collectives under
-#       # pml ob1, pml ucx, and pml ucx with UCX_MEMTYPE_CACHE=n, beside tl/ucp (NPS, ROUNDS)
+#       # pml ob1, pml ucx, and pml ucx with UCX_MEMTYPE_CACHE=n, beside tl/ucp (NPS, ROUNDS;
+#       # CFGS picks other launchers: tl/ucp under ob1, with no GPU visible, the hand-over)
 #   bash .carry-osu/device_osu.sh probe NP COLL TL BYTES [SECS]
 #       # one OSU size through tl/TL; a rank still running after SECS (default 60)
 #       # gets SIGQUIT, so the Go runtime prints every goroutine's stack
@@ -106,7 +108,7 @@ if [ "$MODE" = pack ]; then
   # The built stack (installs, OMB's benchmarks, UCC's headers for
   # install_tl) as xz parts under $OUT, at most 15 MiB each (what the
   # device tool brings back), so that a later machine unpacks them into
-  # /tmp instead of building for 7 minutes: tar xJf is done by
+  # /tmp instead of building for 7 minutes:
   #   cat .carry-stack/stack.tar.xz.* | xz -d | tar xf - -C /tmp
   (cd /tmp && find goring-osu/ucc-src -name '*.h' >/tmp/goring-pack.list &&
     tar cf - goring-osu/ucc goring-osu/ompi goring-osu/omb-src/c/mpi/collective/blocking goring-osu/.done-* \
@@ -128,7 +130,7 @@ if [ "$MODE" = host ]; then
   # ranks not bound to a core each, so that a rank may use the cores the
   # host has to spare (crossmem=auto counts them). The runs before
   # 2026-11-26 evening forced pml ucx with UCX_MEMTYPE_CACHE=n, which slows
-  # Open MPI's own small collectives 4-20x: LAUNCH="--bind-to none --mca
+  # Open MPI's own collectives 2-27x below 8 KiB: LAUNCH="--bind-to none --mca
   # pml ucx --mca btl ^openib,uct -x UCX_MEMTYPE_CACHE=n" repeats them.
   ROOT=$(cd "$C/.." && pwd)
   for np in ${NPS:-2 4}; do

@@ -72,7 +72,7 @@ type card struct {
 type crossCard struct{ mode, threads uint8 }
 
 func encodeCard(c card) []byte {
-	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr)+2+len(c.gpu))
+	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr)+2+len(c.gpu)+2)
 	b = append(b, cardMagic...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.host)))
 	b = append(b, c.host...)

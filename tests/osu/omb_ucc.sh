@@ -86,9 +86,9 @@ done
 # Sizes up to SMALL_MAX (OMB's own boundary between small and large
 # messages) run SMALL_ITERS iterations after 100 warm-up ones, as OMB does
 # by default; larger ones ITERS after 10. With 100 iterations at every
-# size, a UCC layer's first calls of a size (UCX picking its protocol for
-# a new size range: about 0.2-0.3 ms once) put tl/ucp at 2-4 us where it
-# takes 0.5-1 (docs/ucc.md), and Open MPI's own pays no such cost.
+# size, a one-time cost of a few hundred us that a UCC layer pays when
+# calls first reach a new size range put tl/ucp at 2-4 us where it takes
+# 0.4-1.4 (docs/ucc.md), and Open MPI's own pays no such cost.
 SMALL_MAX=8192
 lo=${SIZES%%:*} hi=${SIZES##*:}
 timed() { # timed CFG COLL: one timed run of every size, small then large
