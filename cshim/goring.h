@@ -167,8 +167,24 @@ goring_status_t goring_team_card(goring_team_h team, void *buf, size_t *len);
  * each; slot r starts with rank r's card (padding after it is ignored). */
 goring_status_t goring_team_connect(goring_team_h team, const void *cards, size_t slot);
 
+/* Copies the context's card, what a framework publishes once per process
+ * for goring_team_create_lazy (UCC: goring's context address), into buf;
+ * *len follows goring_team_card's rule. */
+goring_status_t goring_context_card(goring_context_h ctx, void *buf, size_t *len);
+
+/* Creates rank's share of a team of size processes from their context
+ * cards (cards[r]: rank r's goring_context_card, bounds[r] bytes readable
+ * there; NULL where that process has no goring context, which makes the
+ * team GORING_ERR_NOT_SUPPORTED), with no communication: the team opens
+ * its workers and exchanges its cards on its first collective, and a team
+ * that runs none costs nothing. key must be the same on every member and
+ * differ between the live teams of one context. */
+goring_status_t goring_team_create_lazy(goring_context_h ctx, uint32_t rank, uint32_t size,
+                                        uint32_t key, void **cards, size_t *bounds,
+                                        goring_team_h *team);
+
 /* The UCC score string of the collectives and sizes goring's model
- * predicts faster than UCC's tl/ucp on this connected team
+ * predicts faster than UCC's tl/ucp on this team (connected, or lazy)
  * ("allgather:cuda:0-inf:11#..."; "" where it claims none or
  * scores=fixed), and in *summary_len's buffer a line saying what it found.
  * Each buffer follows goring_team_card's rule: *len is its capacity on

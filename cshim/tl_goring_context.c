@@ -95,11 +95,34 @@ UCC_CLASS_CLEANUP_FUNC(ucc_tl_goring_context_t)
 
 UCC_CLASS_DEFINE(ucc_tl_goring_context_t, ucc_tl_context_t);
 
+/* goring's context address is its context card (goring_context_card):
+ * UCC exchanges it with every other layer's, once per context, and a new
+ * team reads its members' cards from there (tl_goring_team.c) instead of
+ * exchanging anything itself. */
 ucc_status_t ucc_tl_goring_get_context_attr(const ucc_base_context_t *context,
                                             ucc_base_ctx_attr_t *attr)
 {
-    (void)context;
+    const ucc_tl_goring_context_t *ctx  = ucc_derived_of(context, ucc_tl_goring_context_t);
+    void                          *addr = attr->attr.ctx_addr; /* cleared below */
+    size_t                         len  = 0;
+    goring_status_t                st;
+
     ucc_base_ctx_attr_clear(attr);
+    if (!(attr->attr.mask & (UCC_CONTEXT_ATTR_FIELD_CTX_ADDR_LEN | UCC_CONTEXT_ATTR_FIELD_CTX_ADDR))) {
+        return UCC_OK;
+    }
+    if ((st = goring_context_card(ctx->handle, NULL, &len)) != GORING_OK) {
+        ucc_tl_goring_log_error(context->lib, "goring_context_card", st);
+        return ucc_tl_goring_status(st);
+    }
+    if (attr->attr.mask & UCC_CONTEXT_ATTR_FIELD_CTX_ADDR_LEN) {
+        attr->attr.ctx_addr_len = len;
+    }
+    if ((attr->attr.mask & UCC_CONTEXT_ATTR_FIELD_CTX_ADDR) &&
+        (st = goring_context_card(ctx->handle, addr, &len)) != GORING_OK) {
+        ucc_tl_goring_log_error(context->lib, "goring_context_card", st);
+        return ucc_tl_goring_status(st);
+    }
     return UCC_OK;
 }
 

@@ -1,15 +1,92 @@
 /*
- * tl_goring_team.c: a tl/goring team is one goring team. Its creation is
- * UCC's non-blocking create_post/create_test pair: post makes the team's
- * UCX worker and starts an out-of-band allgather of the card lengths;
- * test walks lengths -> cards -> connect, never blocking.
+ * tl_goring_team.c: a tl/goring team is one goring team. Where UCC holds
+ * every member's goring context card (its context addresses: the usual
+ * case), the team is made from those at once and communicates nothing
+ * until goring runs a collective on it (goring_team_create_lazy).
+ * Otherwise its creation is UCC's non-blocking create_post/create_test
+ * pair: post makes the team's UCX worker and starts an out-of-band
+ * allgather of the card lengths; test walks lengths -> cards -> connect,
+ * never blocking.
  */
 #include "tl_goring.h"
 
 #include "coll_score/ucc_coll_score.h"
+#include "core/ucc_context.h"
+#include "core/ucc_team.h"
 #include "utils/ucc_malloc.h"
 
 #include <string.h>
+
+/* member_cards points cards[r] at team rank r's goring context card in
+ * UCC's address storage (the context's, or the team's where the context
+ * had none), with bounds[r] the bytes readable there. It returns 0 when
+ * every member has one, -1 otherwise (no core team, no storage, or a
+ * member without a goring context). */
+static int member_cards(ucc_tl_goring_context_t *ctx, const ucc_base_team_params_t *params,
+                        void **cards, size_t *bounds)
+{
+    ucc_context_t      *uctx = ctx->super.super.ucc_context;
+    ucc_team_t         *core = params->team;
+    ucc_addr_storage_t *st;
+    int                 on_ctx;
+
+    if (uctx == NULL || core == NULL) {
+        return -1;
+    }
+    on_ctx = uctx->addr_storage.storage != NULL;
+    st     = on_ctx ? &uctx->addr_storage : &core->addr_storage;
+    if (st->storage == NULL) {
+        return -1;
+    }
+    for (ucc_rank_t r = 0; r < params->size; r++) {
+        ucc_rank_t                 core_rank = ucc_ep_map_eval(params->map, r);
+        ucc_rank_t                 srank = on_ctx ? ucc_ep_map_eval(core->ctx_map, core_rank) : core_rank;
+        ucc_context_addr_header_t *h     = UCC_ADDR_STORAGE_RANK_HEADER(st, srank);
+
+        cards[r] = NULL;
+        for (int i = 0; i < h->n_components; i++) {
+            if (h->components[i].id == ucc_tl_goring.super.super.id &&
+                (size_t)h->components[i].offset < st->addr_len) {
+                cards[r]  = PTR_OFFSET(h, h->components[i].offset);
+                bounds[r] = st->addr_len - (size_t)h->components[i].offset;
+                break;
+            }
+        }
+        if (cards[r] == NULL) {
+            return -1;
+        }
+    }
+    return 0;
+}
+
+/* lazy_team makes the team from its members' context cards; UCC_OK, or
+ * UCC_ERR_NOT_SUPPORTED where the out-of-band path must do. */
+static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_t *ctx,
+                              const ucc_base_team_params_t *params)
+{
+    void          **cards  = ucc_malloc(sizeof(void *) * params->size, "goring context cards");
+    size_t         *bounds = ucc_malloc(sizeof(size_t) * params->size, "goring card bounds");
+    ucc_status_t    status = UCC_ERR_NOT_SUPPORTED;
+    goring_status_t st;
+    /* The team's key: UCC's team id, and the scope and scope id that tell
+     * apart the teams one UCC team makes in several layers of a CL. */
+    uint32_t key = ((uint32_t)params->id << 16) | ((uint32_t)(params->scope & 0xff) << 8) |
+                   (uint32_t)(params->scope_id & 0xff);
+
+    if (cards != NULL && bounds != NULL && member_cards(ctx, params, cards, bounds) == 0) {
+        st = goring_team_create_lazy(ctx->handle, params->rank, params->size, key, cards, bounds,
+                                     &self->handle);
+        if (st == GORING_OK) {
+            self->phase = UCC_TL_GORING_TEAM_READY;
+            status      = UCC_OK;
+        } else if (st != GORING_ERR_NOT_SUPPORTED) {
+            ucc_tl_goring_log_error(ctx->super.super.lib, "goring_team_create_lazy", st);
+        }
+    }
+    ucc_free(cards);
+    ucc_free(bounds);
+    return status;
+}
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
                     const ucc_base_team_params_t *params)
@@ -25,6 +102,10 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
     self->lens    = NULL;
     self->card    = NULL;
     self->cards   = NULL;
+    if (lazy_team(self, ctx, params) == UCC_OK) {
+        tl_debug(tl_context->lib, "goring team of %u ranks from the context cards", params->size);
+        return UCC_OK;
+    }
     if (!(params->params.mask & UCC_TEAM_PARAM_FIELD_OOB)) {
         tl_debug(tl_context->lib, "team without an out-of-band allgather: not for goring");
         return UCC_ERR_NOT_SUPPORTED;

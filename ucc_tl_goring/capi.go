@@ -91,6 +91,50 @@ func goring_team_create(h C.goring_context_h, rank, size C.uint32_t, out *C.gori
 	return C.GORING_OK
 }
 
+// goring_context_card copies the context's card (rendezvous.go), what UCC
+// publishes as goring's context address, into buf of capacity *length
+// and sets *length to its size; buf NULL asks the size only.
+//
+//export goring_context_card
+func goring_context_card(h C.goring_context_h, buf unsafe.Pointer, length *C.size_t) (status C.goring_status_t) {
+	defer guard(&status)
+	ctx, ok := lookup[*tlContext](uint64(h))
+	if !ok || length == nil {
+		return fail(invalid("goring_context_card: unknown context %d or NULL length", h))
+	}
+	return copyOut("goring_context_card", ctx.rv.card, buf, length)
+}
+
+// goring_team_create_lazy creates rank's share of a team of size whose
+// members published the context cards cards[r] (bounds[r] bytes readable
+// at each); key is the team's key, the same on every member and unique
+// among the context's live teams. The team connects on its first call.
+//
+//export goring_team_create_lazy
+func goring_team_create_lazy(h C.goring_context_h, rank, size C.uint32_t, key C.uint32_t, cards *unsafe.Pointer, bounds *C.size_t, out *C.goring_team_h) (status C.goring_status_t) {
+	defer guard(&status)
+	ctx, ok := lookup[*tlContext](uint64(h))
+	if !ok || out == nil || cards == nil || bounds == nil {
+		return fail(invalid("goring_team_create_lazy: unknown context %d or NULL argument", h))
+	}
+	ptrs := unsafe.Slice(cards, int(size))
+	lens := unsafe.Slice(bounds, int(size))
+	cs := make([][]byte, size)
+	for r := range cs {
+		if ptrs[r] == nil {
+			return fail(notSupported("rank %d has no goring context", r))
+		}
+		cs[r] = unsafe.Slice((*byte)(ptrs[r]), int(lens[r]))
+	}
+	t, err := newLazyTeam(ctx, int(rank), int(size), uint32(key), cs)
+	if err != nil {
+		return fail(err)
+	}
+	t.handle = newHandle(t)
+	*out = C.goring_team_h(t.handle)
+	return C.GORING_OK
+}
+
 //export goring_team_card
 func goring_team_card(h C.goring_team_h, buf unsafe.Pointer, length *C.size_t) (status C.goring_status_t) {
 	defer guard(&status)
@@ -98,15 +142,24 @@ func goring_team_card(h C.goring_team_h, buf unsafe.Pointer, length *C.size_t) (
 	if !ok || length == nil {
 		return fail(invalid("goring_team_card: unknown team %d or NULL length", h))
 	}
+	if t.link != nil {
+		return fail(invalid("goring_team_card: team %d exchanges its card by itself", h))
+	}
+	return copyOut("goring_team_card", t.card, buf, length)
+}
+
+// copyOut copies b into buf of capacity *length (when buf is not NULL)
+// and sets *length to len(b).
+func copyOut(what string, b []byte, buf unsafe.Pointer, length *C.size_t) C.goring_status_t {
 	capacity := int(*length)
-	*length = C.size_t(len(t.card))
+	*length = C.size_t(len(b))
 	if buf == nil {
 		return C.GORING_OK
 	}
-	if capacity < len(t.card) {
-		return fail(invalid("goring_team_card: buffer of %d bytes, the card needs %d", capacity, len(t.card)))
+	if capacity < len(b) {
+		return fail(invalid("%s: buffer of %d bytes, the card needs %d", what, capacity, len(b)))
 	}
-	copy(unsafe.Slice((*byte)(buf), capacity), t.card)
+	copy(unsafe.Slice((*byte)(buf), capacity), b)
 	return C.GORING_OK
 }
 
@@ -118,9 +171,9 @@ func goring_team_scores(h C.goring_team_h, buf *C.char, length *C.size_t, summar
 		return fail(invalid("goring_team_scores: unknown team %d or NULL length", h))
 	}
 	t.mu.Lock()
-	connected := t.tr != nil
+	ready := t.tr != nil || t.link != nil // a lazy team knows its shape from creation
 	t.mu.Unlock()
-	if !connected {
+	if !ready {
 		return fail(invalid("goring_team_scores: team %d is not connected", h))
 	}
 	str, line := t.scores()

@@ -58,15 +58,19 @@ type tlColl struct {
 	xchg    *a2aExchange  // alltoallv's count exchange, before m runs (alltoallv.go)
 	one     *oneDeviceRun // a leader algorithm on a shared GPU (onedevice.go); nil: none
 	cross   *crossRun     // by reading the peers' memory (crossmem.go); nil: none
+	// pending is the call of a lazy team posted before the team connected:
+	// its executor is built when the team has (finishInit); nil: built.
+	pending *collArgs
 }
 
 // newColl plans the call and builds its executor over the caller's
 // buffers. Whatever goring does not run is a notSupportedErr, so that UCC
-// can hand the call to another team layer.
+// can hand the call to another team layer. On a lazy team not yet
+// connected (lazy.go) the call is checked now and built once the team is.
 func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	if t.tr == nil {
+	if t.tr == nil && t.link == nil {
 		return nil, invalid("team not connected")
 	}
 	mem, err := memoryOf(a)
@@ -77,45 +81,103 @@ func newColl(t *tlTeam, a collArgs) (_ *tlColl, err error) {
 	if err != nil {
 		return nil, err
 	}
+	if t.tr == nil {
+		return t.pendingColl(a, alg)
+	}
 	c := &tlColl{team: t, alg: alg}
+	if err := c.init(a, mem, alg, fallback); err != nil {
+		return nil, err
+	}
+	return c, nil
+}
+
+// pendingColl is a call of a lazy team that has not connected: what can
+// be checked without the peers is, the team opens (its first call) and
+// the executor is built when the team has connected (finishInit).
+func (t *tlTeam) pendingColl(a collArgs, alg string) (*tlColl, error) {
+	if a.coll != coll.Alltoallv {
+		B, err := t.callBytes(a)
+		if err != nil {
+			return nil, err
+		}
+		if B == 0 {
+			return &tlColl{team: t, alg: alg, trivial: true}, nil
+		}
+	}
+	if t.rw == nil {
+		if err := t.open(); err != nil {
+			return nil, err
+		}
+	}
+	return &tlColl{team: t, alg: alg, pending: &a}, nil
+}
+
+// finishInit builds a pending call's executor on its now connected team.
+// It reports whether the call is to start; if not, the call has failed
+// (with the error) or has nothing to move (done). Caller holds t.mu.
+func (c *tlColl) finishInit() bool {
+	a := *c.pending
+	c.pending = nil
+	t := c.team
+	mem, err := memoryOf(a)
+	var alg, fallback string
+	if err == nil {
+		alg, fallback, err = t.algorithmFor(a, mem)
+	}
+	if err == nil {
+		c.alg = alg
+		err = c.init(a, mem, alg, fallback)
+	}
+	switch {
+	case err != nil:
+		c.state, c.err = collFailed, err
+		return false
+	case c.trivial:
+		c.state = collDone
+		return false
+	}
+	return true
+}
+
+// init builds c's executor for a call of alg (else fallback) on a
+// connected team. Caller holds t.mu.
+func (c *tlColl) init(a collArgs, mem exec.Mem, alg, fallback string) (err error) {
+	t := c.team
 	if a.coll == coll.Alltoallv {
 		if err := c.newAlltoallv(a, mem); err != nil {
 			c.free()
-			return nil, err
+			return err
 		}
-		return c, nil
+		return nil
 	}
 	B, err := t.callBytes(a)
 	if err != nil {
-		return nil, err
+		return err
 	}
 	if B == 0 {
 		c.trivial = true
-		return c, nil
+		return nil
 	}
 	if !mem.IsHost() {
 		if c.gpu, err = t.gpu(mem.Device); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	if t.runsOnOneDevice(a, alg, mem) {
 		if err := c.newOneDevice(a, mem, B); err != nil {
-			return nil, err
+			return err
 		}
 		c.one.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
-		return c, nil
+		return nil
 	}
 	if t.runsCrossmem(a, mem, B) {
 		if err := c.newCrossmem(a, B); err != nil {
-			return nil, err
+			return err
 		}
 		c.cross.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
-		return c, nil
+		return nil
 	}
-	if err := c.newMachine(a, mem, alg, fallback, B); err != nil {
-		return nil, err
-	}
-	return c, nil
+	return c.newMachine(a, mem, alg, fallback, B)
 }
 
 // newMachine plans the call (alg, else fallback where alg does not serve
@@ -491,7 +553,7 @@ func (c *tlColl) finalize() {
 	switch c.state {
 	case collRunning:
 		c.abort(errFinalized)
-		t.cur = nil
+		t.cur, t.cutShort = nil, true
 	case collQueued:
 		for i, q := range t.queue {
 			if q == c {

@@ -18,6 +18,8 @@ type tlContext struct {
 	ucxConfig map[string]string   // the context's UCX settings, which every lane's context takes too
 	cal       *machineCalibration // the calibration option's file; nil: none
 	asleep    func()              // releases the runtime keeper (awake.go)
+	rv        *rendezvous         // the lazy teams' card exchange (rendezvous.go); nil: none
+	workers   workerPool          // workers of teams that ended cleanly (workerpool.go)
 }
 
 func newContext(optStr string) (*tlContext, error) {
@@ -40,12 +42,22 @@ func newContext(optStr string) (*tlContext, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
-	return &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal, asleep: keepAwake(opts.keepAwake)}, nil
+	c := &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal}
+	if c.rv, err = openRendezvous(c); err != nil {
+		_ = uctx.Close()
+		return nil, resourceErr{err}
+	}
+	c.asleep = keepAwake(opts.keepAwake)
+	return c, nil
 }
 
 func (c *tlContext) close() error {
 	c.asleep()
-	return c.uctx.Close()
+	errs := []error{c.workers.drain()}
+	if c.rv != nil {
+		errs = append(errs, c.rv.close())
+	}
+	return errors.Join(append(errs, c.uctx.Close())...)
 }
 
 // A card is what a rank publishes to its team: "GRC4", the host name

@@ -40,8 +40,7 @@ const maxCPathMax = 16 << 20
 // that takes lanes is never lowered (offerCPath), and one that does not
 // runs as on a team of one lane.
 func (t *tlTeam) openCPath() error {
-	o := t.ctx.opts
-	if o.cpathMax == 0 || o.timeout > 0 || (len(t.lanes) > 0 && o.lanes != 0) {
+	if !t.cpathWanted(len(t.lanes) + 1) {
 		return nil
 	}
 	ct, err := cexec.NewTeam(t.tr.Worker(), t.rank, t.size, t.tr.Endpoint)
@@ -55,6 +54,12 @@ func (t *tlTeam) openCPath() error {
 	t.tr.ShareSeq(ct.SeqCell())
 	t.cpath = ct
 	return nil
+}
+
+// cpathWanted says whether a team of lanes lanes gets a C side.
+func (t *tlTeam) cpathWanted(lanes int) bool {
+	o := t.ctx.opts
+	return o.cpathMax != 0 && o.timeout <= 0 && (lanes <= 1 || o.lanes == 0)
 }
 
 // closeCPath cancels the C calls still live and lets go of the C side,

@@ -42,11 +42,7 @@ type teamLane struct {
 // (autoLanes).
 func openTeamLanes(ctx *tlContext, size int) ([]*teamLane, error) {
 	var lanes []*teamLane
-	n := ctx.opts.lanes
-	if n == 0 {
-		n = autoLanes(size)
-	}
-	for w := 1; w < n; w++ {
+	for w := 1; w < laneCount(ctx, size); w++ {
 		l, err := launch.OpenLane(launch.LaneConfig(ctx.ucxConfig, w))
 		if err != nil {
 			closeTeamLanes(lanes)
@@ -57,14 +53,34 @@ func openTeamLanes(ctx *tlContext, size int) ([]*teamLane, error) {
 	return lanes, nil
 }
 
+// laneCount is the lanes a team of size opens, lane 0 included.
+func laneCount(ctx *tlContext, size int) int {
+	if n := ctx.opts.lanes; n != 0 {
+		return n
+	}
+	return autoLanes(size)
+}
+
+// laneCount is the lanes t opens, lane 0 included.
+func (t *tlTeam) laneCount() int { return laneCount(t.ctx, t.size) }
+
 // closeTeamLanes closes each lane's transport, then its worker and context.
 func closeTeamLanes(lanes []*teamLane) error {
+	err := closeLaneTransports(lanes)
+	for i := len(lanes) - 1; i >= 0; i-- {
+		lanes[i].lane.Close()
+	}
+	return err
+}
+
+// closeLaneTransports closes each lane's transport, keeping its worker.
+func closeLaneTransports(lanes []*teamLane) error {
 	var errs []error
 	for i := len(lanes) - 1; i >= 0; i-- {
 		if lanes[i].tr != nil {
 			errs = append(errs, lanes[i].tr.Close())
+			lanes[i].tr = nil
 		}
-		lanes[i].lane.Close()
 	}
 	return errors.Join(errs...)
 }

@@ -27,7 +27,9 @@ type scoreKey struct {
 	shape tune.Shape
 }
 
-// shape is what the model needs of t.
+// shape is what the model needs of t. A lazy team that has not connected
+// has no workers, C path or crossmem team yet: the shape takes what it
+// will have (the same decisions connect makes).
 func (t *tlTeam) shape() tune.Shape {
 	s := tune.Shape{Size: t.size, OneHost: t.oneHost}
 	if t.engine != nil {
@@ -35,13 +37,18 @@ func (t *tlTeam) shape() tune.Shape {
 			s.GPUs = n
 		}
 	}
-	if t.cpath != nil {
+	unopened := t.tr == nil && t.link != nil
+	lanes := len(t.lanes) + 1
+	if unopened {
+		lanes = t.laneCount()
+	}
+	if t.cpath != nil || (unopened && t.cpathWanted(lanes)) {
 		s.CMax = t.ctx.opts.cpathMax
 	}
-	if t.ctx.opts.lanes == 0 { // lanes=auto: the lanes this team opened
-		s.Lanes = len(t.lanes) + 1
+	if t.ctx.opts.lanes == 0 { // lanes=auto: the lanes this team opens
+		s.Lanes = lanes
 	}
-	if t.ctx.opts.crossmem == crossmemAuto && t.cross != nil {
+	if t.ctx.opts.crossmem == crossmemAuto && (t.cross != nil || (unopened && t.crossDecide > 0 && t.oneHost)) {
 		s.Cross = t.crossDecide
 	}
 	if mc := t.ctx.cal; mc != nil {

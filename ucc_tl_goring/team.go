@@ -54,6 +54,12 @@ type tlTeam struct {
 	cross       *crossmem.Team
 	crossOff    bool
 	crossDecide int
+	// link is a lazy team's card exchange (lazy.go); nil for a team whose
+	// cards came at creation (goring_team_connect).
+	link *teamLink
+	// cutShort says a call failed or was withdrawn: messages sent to the
+	// team's workers may be left unreceived (workerpool.go).
+	cutShort bool
 }
 
 func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
@@ -89,6 +95,14 @@ func newTeam(ctx *tlContext, rank, size int) (*tlTeam, error) {
 func (t *tlTeam) connect(cards []byte, slot int) error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	if t.link != nil {
+		return invalid("a lazy team connects by itself")
+	}
+	return t.connectLocked(cards, slot)
+}
+
+// connectLocked is connect with t.mu held.
+func (t *tlTeam) connectLocked(cards []byte, slot int) error {
 	if t.tr != nil {
 		return invalid("team already connected")
 	}
@@ -129,21 +143,16 @@ func (t *tlTeam) connect(cards []byte, slot int) error {
 		return err
 	}
 	t.tr, t.topo, t.memTypes = tr, tp, mts
-	t.sharedGPU = all[0].gpu != ""
-	for _, c := range all {
-		t.sharedGPU = t.sharedGPU && c.gpu == all[0].gpu
-	}
-	t.watch = newPeerWatch(t.rank, all)
-	t.oneHost = true
-	for _, h := range hosts {
-		t.oneHost = t.oneHost && h == self
-	}
+	t.placeFrom(all)
 	// The push engine serves CUDA buffers of peers on this host. Whether
 	// a rank has one must be the same on both ends of a pair: it depends
 	// on the ipc option (the same for every rank) and on the CUDA driver
-	// loading, which is the same on one host.
-	if !t.ctx.opts.noIPC && cuda.Load() == nil {
+	// loading, which is the same on one host (engineWanted). A lazy team
+	// made it when it opened.
+	if t.engine == nil && t.engineWanted() {
 		t.engine = cudaexec.NewEngine()
+	}
+	if t.engine != nil {
 		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
 		t.usePlanner(hosts)
 	}
@@ -207,12 +216,19 @@ func teamTopology(hosts []string) (*topo.Topology, error) {
 // next queued one when none is on the wire and polls the current one,
 // moving on as long as collectives complete. Caller holds t.mu.
 func (t *tlTeam) progress() {
+	if t.tr == nil && (t.link == nil || !t.progressLink()) {
+		return // a lazy team still gathering its cards, or failed to
+	}
 	for {
 		if t.cur == nil {
 			if len(t.queue) == 0 {
 				return
 			}
 			t.cur, t.queue = t.queue[0], t.queue[1:]
+			if t.cur.pending != nil && !t.cur.finishInit() {
+				t.cur = nil // failed (its error kept) or nothing to move
+				continue
+			}
 			t.cur.current()
 			t.cur.start(t.tr)
 		} else {
@@ -220,6 +236,9 @@ func (t *tlTeam) progress() {
 		}
 		if !t.cur.poll() {
 			return
+		}
+		if t.cur.state == collFailed {
+			t.cutShort = true
 		}
 		t.cur = nil
 	}
@@ -231,7 +250,11 @@ func (t *tlTeam) destroy() error {
 	defer t.mu.Unlock()
 	t.closeCPath()
 	t.reportCrossmem()
+	if t.link != nil && t.tr == nil && t.link.started {
+		t.link.cancel(t.ctx.rv)
+	}
 	var errs []error
+	clean := !t.cutShort && t.cur == nil && len(t.queue) == 0 && t.tr != nil
 	if t.cur != nil {
 		t.cur.abort(errors.New("team destroyed"))
 		t.cur = nil
@@ -253,12 +276,19 @@ func (t *tlTeam) destroy() error {
 		errs = append(errs, tg.close())
 	}
 	t.gpus = nil
-	errs = append(errs, closeTeamLanes(t.lanes))
-	t.lanes = nil
 	if t.tr != nil {
 		errs = append(errs, t.tr.Close())
 	}
-	errs = append(errs, t.rw.Close())
+	switch {
+	case t.rw == nil: // a lazy team that ran nothing has none
+	case clean && t.link != nil:
+		errs = append(errs, closeLaneTransports(t.lanes))
+		errs = append(errs, t.ctx.workers.put(workerSet{rw: t.rw, lanes: t.lanes}))
+	default:
+		errs = append(errs, closeTeamLanes(t.lanes))
+		errs = append(errs, t.rw.Close())
+	}
+	t.lanes, t.rw = nil, nil
 	return errors.Join(errs...)
 }
 
