@@ -71,6 +71,7 @@ typedef struct ucc_tl_goring_context {
     ucc_tl_context_t super;
     goring_context_h handle;
     ucc_mpool_t      tasks; /* the layer's tasks, as UCC's own layers pool theirs */
+    int              tune_reported; /* an unreadable UCC_TL_GORING_TUNE was logged */
 } ucc_tl_goring_context_t;
 UCC_CLASS_DECLARE(ucc_tl_goring_context_t, const ucc_base_context_params_t *,
                   const ucc_base_config_t *);

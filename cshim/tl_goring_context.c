@@ -58,6 +58,7 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_context_t, const ucc_base_context_params_t *pa
     ucc_status_t    status;
 
     UCC_CLASS_CALL_SUPER_INIT(ucc_tl_context_t, &cfg->super, params->context);
+    self->tune_reported = 0;
     status = options(cfg, opts, sizeof(opts));
     if (status != UCC_OK) {
         tl_error(self->super.super.lib, "UCC_TL_GORING_* values too long or containing ';'");

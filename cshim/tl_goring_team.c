@@ -333,8 +333,21 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     }
     if (ctx->score_str != NULL && strlen(ctx->score_str) > 0) {
         status = ucc_coll_score_update_from_str(ctx->score_str, &info, tl_team, score);
-        /* A TUNE string for other layers is not an error here. */
-        if (status < 0 && status != UCC_ERR_INVALID_PARAM && status != UCC_ERR_NOT_SUPPORTED) {
+        if (status == UCC_ERR_INVALID_PARAM) {
+            /* UCC's parser says which token it could not read, not whose
+             * variable held it: name it, once per context. The team goes
+             * on with the scores goring computed. */
+            ucc_tl_goring_context_t *gctx = ucc_derived_of(ctx, ucc_tl_goring_context_t);
+            if (!gctx->tune_reported) {
+                gctx->tune_reported = 1;
+                tl_error(UCC_TL_TEAM_LIB(team),
+                         "UCC_TL_GORING_TUNE=\"%s\" is not a TUNE string UCC can read "
+                         "(tokens separated by '#', fields by ':', as "
+                         "\"allreduce:host:0-64K:inf\"); goring keeps its own scores",
+                         ctx->score_str);
+            }
+        } else if (status < 0 && status != UCC_ERR_NOT_SUPPORTED) {
+            /* NOT_SUPPORTED: the string names what goring does not run. */
             ucc_coll_score_free(score);
             return status;
         }

@@ -127,6 +127,8 @@ static int run_split(int rank, int rounds)
     int count = 1024, bad = 0;
     float *s = malloc(count * sizeof(float)), *r = malloc(count * sizeof(float));
     for (int i = 0; i < count; i++) s[i] = 1;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
     for (int k = 0; k < rounds; k++) {
         MPI_Comm c;
         int sz;
@@ -138,11 +140,12 @@ static int run_split(int rank, int rounds)
         if (k == 0) start = rss_kib();
     }
     long end = rss_kib();
+    double secs = MPI_Wtime() - t0;
     int total;
     MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("robust split %d rounds: rank 0 VmRSS %ld KiB after round 1, %ld KiB after round %d (+%ld KiB), %d wrong: %s\n",
-               rounds, start, end, rounds, end - start, total, total ? "FAILED" : "ok");
+        printf("robust split %d rounds in %.3f s: rank 0 VmRSS %ld KiB after round 1, %ld KiB after round %d (+%ld KiB), %d wrong: %s\n",
+               rounds, secs, start, end, rounds, end - start, total, total ? "FAILED" : "ok");
     free(s); free(r);
     return total != 0;
 }

@@ -14,16 +14,19 @@
 #    correct contents after about LATE seconds, UCC's trace must show them
 #    on TL_GORING, and the output must carry no timeout, no fallback and no
 #    UCX warning of requests or registrations left behind.
-# 2. split: ROUNDS of MPI_Comm_split + allreduce + MPI_Comm_free with goring
-#    forced, then with UCC's own layers alone (goring's score left at its
-#    default); rank 0's VmRSS growth is printed for both and goring's may
-#    not exceed tl/ucp's by more than SPLIT_SLACK_KIB (default 2048).
+# 2. split: ROUNDS of MPI_Comm_split + allreduce + MPI_Comm_free, timed on
+#    rank 0 (best of SPLIT_RUNS, default 3): with goring forced, with goring
+#    installed at its default score, and with UCC's own layers alone
+#    (UCC_CL_BASIC_TLS=ucp). Rank 0's VmRSS growth with goring forced may
+#    not exceed UCC's alone by more than SPLIT_SLACK_KIB (default 2048);
+#    the times must stay within loose bounds of UCC's alone (below).
 # 3. kill: the last rank kills itself while the others wait in a goring
 #    allreduce; the job must end (non-zero) within KILL_LIMIT seconds.
 # 5. bad option: a bad UCC_TL_GORING_* value (scores=bogus, timeout_ms=-5)
 #    fails goring's context with the reason in UCC's log, and UCC runs the
 #    calls on its other layers: the late program (no delay) returns correct
-#    contents on TL_UCP.
+#    contents on TL_UCP. An unreadable UCC_TL_GORING_TUNE (garbage) is
+#    named in UCC's log, and the calls are correct.
 # 4. pause (a measurement, not a pass/fail check): PAUSE_CALLS 16-float
 #    allreduces each after 5 ms of computation, on PAUSE_NP ranks (default
 #    2: more ranks than cores would time the scheduler), with goring forced
@@ -75,18 +78,45 @@ for s in $LATE; do
 done
 
 growth() { sed -n 's/.*(+\(-\{0,1\}[0-9]*\) KiB).*/\1/p' "$1"; }
-"${MPIRUN[@]}" -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_COLL_TRACE=info "$OUT/robust" split "$ROUNDS" >"$OUT/split_goring.txt" 2>&1 ||
-  { echo "FAIL robust split (goring): non-zero exit"; tail -n 20 "$OUT/split_goring.txt"; fail=1; }
-"${MPIRUN[@]}" "$OUT/robust" split "$ROUNDS" >"$OUT/split_ucp.txt" 2>&1 ||
-  { echo "FAIL robust split (tl/ucp): non-zero exit"; tail -n 20 "$OUT/split_ucp.txt"; fail=1; }
-g=$(growth "$OUT/split_goring.txt") u=$(growth "$OUT/split_ucp.txt")
+secs() { sed -n 's/^robust split [0-9]* rounds in \([0-9.]*\) s.*/\1/p' "$1"; }
+# split NAME [mpirun options]: ROUNDS communicators, best time of SPLIT_RUNS
+# runs (4 ranks on 2 cores time the scheduler as much as the layers).
+split() {
+  local name=$1 best="" s i
+  shift
+  for i in $(seq "${SPLIT_RUNS:-3}"); do
+    "${MPIRUN[@]}" "$@" "$OUT/robust" split "$ROUNDS" >"$OUT/split_$name.$i.txt" 2>&1 ||
+      { echo "FAIL robust split ($name): non-zero exit"; tail -n 20 "$OUT/split_$name.$i.txt"; fail=1; return; }
+    s=$(secs "$OUT/split_$name.$i.txt")
+    if [ -z "$best" ] || awk -v a="$s" -v b="$best" 'BEGIN { exit !(a < b) }'; then
+      best=$s; cp "$OUT/split_$name.$i.txt" "$OUT/split_$name.txt"
+    fi
+  done
+  echo "robust split: $name $(grep '^robust split' "$OUT/split_$name.txt" | sed 's/^robust split //')"
+}
+split goring -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_COLL_TRACE=info
+split installed
+split without -x UCC_CL_BASIC_TLS=ucp
+g=$(growth "$OUT/split_goring.txt") u=$(growth "$OUT/split_without.txt")
 ng=$(grep -ciE 'coll_init: allreduce[:; ].*TL_GORING' "$OUT/split_goring.txt" || true)
-echo "robust split: goring $(grep '^robust split' "$OUT/split_goring.txt" | sed 's/^robust split //') [$ng allreduces on TL_GORING in rank 0's trace]"
-echo "robust split: tl/ucp $(grep '^robust split' "$OUT/split_ucp.txt" | sed 's/^robust split //')"
-if [ -z "$g" ] || [ -z "$u" ] || [ "$ng" -lt "$ROUNDS" ]; then
+echo "robust split: [$ng allreduces on TL_GORING in rank 0's trace with goring forced]"
+tg=$(secs "$OUT/split_goring.txt") ti=$(secs "$OUT/split_installed.txt") tu=$(secs "$OUT/split_without.txt")
+if [ -z "$g" ] || [ -z "$u" ] || [ -z "$tg" ] || [ -z "$ti" ] || [ -z "$tu" ] || [ "$ng" -lt "$ROUNDS" ]; then
   echo "FAIL robust split: no result or goring did not run every round"; fail=1
-elif [ "$g" -gt $((u + SPLIT_SLACK_KIB)) ]; then
-  echo "FAIL robust split: goring grew by $g KiB, tl/ucp by $u KiB"; fail=1
+else
+  if [ "$g" -gt $((u + SPLIT_SLACK_KIB)) ]; then
+    echo "FAIL robust split: goring grew by $g KiB, UCC without goring by $u KiB"; fail=1
+  fi
+  # A team costs nothing until goring runs a collective on it (lazy teams,
+  # docs/ucc.md "What a team costs"); when it runs one, the first call
+  # opens or reuses its workers. The bounds are loose for a loaded 2-core
+  # machine; a team that opened workers at creation (12 ms each) misses
+  # them by tens of times.
+  echo "robust split: installed/without = $(awk -v a="$ti" -v b="$tu" 'BEGIN { printf "%.2f", a / b }'), forced/without = $(awk -v a="$tg" -v b="$tu" 'BEGIN { printf "%.2f", a / b }')"
+  awk -v a="$ti" -v b="$tu" 'BEGIN { exit !(a <= 2 * b + 0.5) }' ||
+    { echo "FAIL robust split: goring installed but chosen for nothing took $ti s, UCC without goring $tu s"; fail=1; }
+  awk -v a="$tg" -v b="$tu" 'BEGIN { exit !(a <= 4 * b + 5) }' ||
+    { echo "FAIL robust split: goring forced took $tg s, UCC without goring $tu s"; fail=1; }
 fi
 
 t=$SECONDS
@@ -114,6 +144,14 @@ for bad in UCC_TL_GORING_SCORES=bogus UCC_TL_GORING_TIMEOUT_MS=-5; do
     echo "robust bad option $bad: $(grep -m1 -o "option $name=[^:]*: want [^(]*" "$log"| head -c 90)...; the calls ran on TL_UCP, correct"
   fi
 done
+log=$OUT/bad_tune.txt
+if ! "${MPIRUN[@]}" -x UCC_TL_GORING_TUNE=garbage "$OUT/robust" late 0 >"$log" 2>&1; then
+  echo "FAIL robust bad TUNE: the program failed"; tail -n 20 "$log"; fail=1
+elif ! grep -q 'UCC_TL_GORING_TUNE="garbage" is not a TUNE string' "$log"; then
+  echo "FAIL robust bad TUNE: UCC's log does not name UCC_TL_GORING_TUNE"; tail -n 20 "$log"; fail=1
+else
+  echo "robust bad TUNE: UCC's log names UCC_TL_GORING_TUNE; the calls were correct"
+fi
 
 PAUSE_NP=${PAUSE_NP:-2} PAUSE_CALLS=${PAUSE_CALLS:-200}
 pause() { # label, extra mpirun arguments...
