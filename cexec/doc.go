@@ -3,7 +3,7 @@
 // executed by a C state machine that posts UCX tag operations on the
 // team's worker and reduces with C kernels, so that a small collective
 // called from UCC never enters the Go runtime (docs/ucc.md "Small
-// collectives that never enter Go").
+// collectives in C").
 //
 // Go builds the lowered program once per call shape (Lower) and hands it
 // to C; C runs every later call of that shape. The rules are exec.Machine's:
