@@ -11,7 +11,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec/memtransport"
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/nimble"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -36,7 +36,7 @@ func TestNimbleRelaysMoveRealData(t *testing.T) {
 		for k, mode := range modes {
 			name := fmt.Sprintf("case %d.%d: %dx%d mode %+v", i, k, sh[0], sh[1], mode)
 			spec := sched.Spec{Collective: coll.Alltoallv, Algorithm: "nimble", Topo: topo.SweepShape(sh[0], sh[1]), DtypeBytes: 1, Counts: counts, Chunks: k}
-			plan, mp, err := sched.GenerateNimble(spec, model.MWUOptions{})
+			plan, mp, err := sched.GenerateNimble(spec, nimble.MWUOptions{})
 			require.NoError(t, err, name)
 			relayed := false
 			for _, d := range mp.Demands {

@@ -57,10 +57,8 @@
 // The package reads no files: LoadCalibration takes an io.Reader and
 // ParseCalibration bytes; the CLI opens the file.
 //
-// PlanMWU is the NIMBLE paper's (NIMBLE) min-congestion planner for a whole demand
-// matrix: it splits large demands over direct, 2-hop NVLink and
-// rail-matched paths by multiplicative weights so that the most loaded link
-// of the cluster carries as little as possible (mwu.go; docs/nimble.md).
+// NIMBLE's multiplicative-weights planner for whole demand matrices is
+// package nimble.
 //
 // # Example
 //

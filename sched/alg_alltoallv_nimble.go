@@ -4,11 +4,11 @@ import (
 	"fmt"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/nimble"
 )
 
 // NIMBLE alltoallv (NIMBLE section IV): every rank computes the same
-// min-congestion split of the count matrix (model.PlanMWU: direct path,
+// min-congestion split of the count matrix (nimble.PlanMWU: direct path,
 // 2-hop NVLink relays inside a node, rail-matched paths between nodes,
 // demands under 1 MiB unsplit) and sends each piece along its path at once;
 // there are no rounds, every transfer is posted as soon as its data and
@@ -62,7 +62,7 @@ func init() {
 		Desc:       "NIMBLE: min-congestion multi-path split (2-hop NVLink relays, rail-matched paths) of every demand of 1 MiB or more",
 		Paper:      "NIMBLE section IV (IV-B hop-adaptive MCF by multiplicative weights, IV-C relay pipeline)",
 	}, func(spec *Spec, plan *Plan, only int) error {
-		_, err := nimbleBuild(spec, plan, only, model.MWUOptions{})
+		_, err := nimbleBuild(spec, plan, only, nimble.MWUOptions{})
 		return err
 	})
 }
@@ -70,7 +70,7 @@ func init() {
 // GenerateNimble is Generate for algorithm "nimble" with explicit planner
 // options (threshold, epsilon, a previous plan for hysteresis; ElemBytes is
 // taken from the spec). It also returns the planner's split and link loads.
-func GenerateNimble(spec Spec, o model.MWUOptions) (*Plan, *model.MWUPlan, error) {
+func GenerateNimble(spec Spec, o nimble.MWUOptions) (*Plan, *nimble.MWUPlan, error) {
 	spec.Collective, spec.Algorithm = coll.Alltoallv, "nimble"
 	if err := validateSpec(&spec); err != nil {
 		return nil, nil, err
@@ -88,14 +88,14 @@ func GenerateNimble(spec Spec, o model.MWUOptions) (*Plan, *model.MWUPlan, error
 type nimbleChunk struct {
 	src, dst int
 	off, len int64
-	path     *model.MWUPath
+	path     *nimble.MWUPath
 }
 
 // nimbleBuild plans the split and emits the programs of every rank (only <
 // 0) or of rank only.
-func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.MWUPlan, error) {
+func nimbleBuild(spec *Spec, plan *Plan, only int, o nimble.MWUOptions) (*nimble.MWUPlan, error) {
 	o.ElemBytes = spec.DtypeBytes
-	mp, err := model.PlanMWU(spec.Topo, spec.Counts, o)
+	mp, err := nimble.PlanMWU(spec.Topo, spec.Counts, o)
 	if err != nil {
 		return nil, Unsupported("nimble", "%v", err)
 	}
@@ -112,7 +112,7 @@ func nimbleBuild(spec *Spec, plan *Plan, only int, o model.MWUOptions) (*model.M
 
 // nimbleHintsFit checks that every rail and relay GPU of the split fits the
 // one byte of a path hint.
-func nimbleHintsFit(plan *Plan, mp *model.MWUPlan) error {
+func nimbleHintsFit(plan *Plan, mp *nimble.MWUPlan) error {
 	for _, d := range mp.Demands {
 		for _, p := range d.Paths {
 			if p.Rail > 255 {
@@ -130,7 +130,7 @@ func nimbleHintsFit(plan *Plan, mp *model.MWUPlan) error {
 
 // nimbleNote is the plan's note: how much the planner split and relayed,
 // and the busiest link before and after.
-func nimbleNote(mp *model.MWUPlan) string {
+func nimbleNote(mp *nimble.MWUPlan) string {
 	split, relayed := 0, 0
 	for _, d := range mp.Demands {
 		if d.Split() {
@@ -153,12 +153,12 @@ func nimbleNote(mp *model.MWUPlan) string {
 // nimbleSlotBytes. Chunk-major order interleaves the pieces that share a
 // relay, so the relay's slots serve them all at once rather than one piece
 // after the other.
-func nimbleChunks(spec *Spec, mp *model.MWUPlan, fn func(nimbleChunk)) {
+func nimbleChunks(spec *Spec, mp *nimble.MWUPlan, fn func(nimbleChunk)) {
 	elem := spec.DtypeBytes
 	slotElems := int64(nimbleSlotBytes / elem)
 	type piece struct {
-		d    *model.MWUDemand
-		path *model.MWUPath
+		d    *nimble.MWUDemand
+		path *nimble.MWUPath
 		span Span
 		k    int
 	}

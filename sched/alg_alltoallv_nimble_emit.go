@@ -1,6 +1,6 @@
 package sched
 
-import "github.com/goring-hpc/goring/model"
+import "github.com/goring-hpc/goring/nimble"
 
 // Emitting a nimble plan (alg_alltoallv_nimble.go): the relay slots, the
 // hops of every chunk, their tags, path hints and ordering.
@@ -154,7 +154,7 @@ func (ch nimbleChain) prev(rank, pool, peer, dir int) int {
 func (ch nimbleChain) set(rank, pool, peer, dir, id int) { ch[[4]int{rank, pool, peer, dir}] = id }
 
 // nimblePool is the pool of the relay at position i (0 < i < hops) of p.
-func nimblePool(p *model.MWUPath, i int) int {
+func nimblePool(p *nimble.MWUPath, i int) int {
 	if i+1 == len(p.Ranks)-1 {
 		return nimblePoolLast
 	}
@@ -163,7 +163,7 @@ func nimblePool(p *model.MWUPath, i int) int {
 
 // nimbleHint is the path hint of hop h of p: "rail:R" across nodes,
 // "gpu:N" into or out of intra-node relay N, "direct" otherwise.
-func nimbleHint(plan *Plan, p *model.MWUPath, h int) Path {
+func nimbleHint(plan *Plan, p *nimble.MWUPath, h int) Path {
 	from, to := p.Ranks[h], p.Ranks[h+1]
 	if plan.Ranks[from].Node != plan.Ranks[to].Node {
 		return Path{Kind: PathRail, Index: uint8(p.Rail)}

@@ -12,7 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/nimble"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -46,7 +46,7 @@ func nimbleCounts(rng *rand.Rand, n, elem, hot int) [][]int64 {
 		if s == d {
 			s = (d + 1) % n
 		}
-		m[s][d] = e * (int64(model.DefaultSplitThresholdBytes)/e + int64(2*rng.IntN(1<<20)+1))
+		m[s][d] = e * (int64(nimble.DefaultSplitThresholdBytes)/e + int64(2*rng.IntN(1<<20)+1))
 	}
 	return m
 }
@@ -105,7 +105,7 @@ func TestAlltoallvNimbleTagsAndHints(t *testing.T) {
 		counts[i][0] = 64 << 20 // hot destination 0
 	}
 	spec := Spec{Collective: coll.Alltoallv, Topo: topo.SweepShape(2, 4), DtypeBytes: 4, Counts: counts}
-	plan, mp, err := GenerateNimble(spec, model.MWUOptions{})
+	plan, mp, err := GenerateNimble(spec, nimble.MWUOptions{})
 	require.NoError(t, err)
 	_, err = Verify(plan)
 	require.NoError(t, err)

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/nimble"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -56,7 +56,7 @@ type nimbleRun struct {
 	pairwiseUS, directUS, nimbleUS float64
 	// Max link busy time at full rate, from the simulator's link loads.
 	pairwiseLinkUS, nimbleLinkUS float64
-	mwu                          *model.MWUPlan
+	mwu                          *nimble.MWUPlan
 }
 
 func maxLinkUS(res *Result) float64 {
@@ -76,7 +76,7 @@ func runNimble(t *testing.T, tp *topo.Topology, counts [][]int64) nimbleRun {
 	require.NoError(t, err)
 	out.pairwiseUS, out.pairwiseLinkUS = res.TotalUS, maxLinkUS(res)
 
-	direct, _, err := sched.GenerateNimble(spec, model.MWUOptions{SplitThresholdBytes: math.MaxInt64})
+	direct, _, err := sched.GenerateNimble(spec, nimble.MWUOptions{SplitThresholdBytes: math.MaxInt64})
 	require.NoError(t, err)
 	_, err = sched.Verify(direct)
 	require.NoError(t, err)
@@ -84,7 +84,7 @@ func runNimble(t *testing.T, tp *topo.Topology, counts [][]int64) nimbleRun {
 	require.NoError(t, err)
 	out.directUS = res.TotalUS
 
-	plan, mp, err := sched.GenerateNimble(spec, model.MWUOptions{})
+	plan, mp, err := sched.GenerateNimble(spec, nimble.MWUOptions{})
 	require.NoError(t, err)
 	_, err = sched.Verify(plan)
 	require.NoError(t, err)
@@ -154,7 +154,7 @@ func TestReproNimbleHotspotAlltoallv(t *testing.T) {
 		// time before and after is what the simulator's link loads give.
 		assert.InEpsilon(t, r.mwu.MaxBeforeUS, r.pairwiseLinkUS, 1e-3, "case %d: planner vs simulator, default routes", i)
 		assert.InEpsilon(t, r.mwu.MaxAfterUS, r.nimbleLinkUS, 1e-3, "case %d: planner vs simulator, split", i)
-		uniformOrSmall := c.frac < 0 || c.bytes*int64(n) < model.DefaultSplitThresholdBytes
+		uniformOrSmall := c.frac < 0 || c.bytes*int64(n) < nimble.DefaultSplitThresholdBytes
 		if uniformOrSmall {
 			assert.Zero(t, split, "case %d: nothing splits", i)
 			assert.InDelta(t, r.directUS, r.nimbleUS, 1e-6*r.directUS, "case %d: same plan, same time", i)
