@@ -34,10 +34,25 @@ lint:
 	$(GO) vet ./...
 	$(GO) vet -tags ucc ./ucc_tl_goring
 
+# make test collects every skipped test (go test -json through
+# scripts/skips, and the stack scripts' "skipped:" lines) into SKIP_LIST
+# and prints the list last, whether the tests passed or failed; its exit
+# status is the tests'. COLLECT_SKIPS, set by make test, turns that on in
+# capi-test and stack-test.
+SKIPS := build/skips
+SKIP_LIST := build/test-skips.tsv
+gotest = $(if $(COLLECT_SKIPS),set -o pipefail; $(GO) test -json $(1) | $(SKIPS) -o $(COLLECT_SKIPS),$(GO) test $(1))
+
+test: COLLECT_SKIPS = $(SKIP_LIST)
 test: build lint
-	$(GO) test -timeout $(TEST_TIMEOUT) ./...
-	$(MAKE) capi-test
-	$(MAKE) stack-test
+	@mkdir -p build && rm -f $(SKIP_LIST) && $(GO) build -o $(SKIPS) ./scripts/skips
+	@status=0; \
+	echo '$(call gotest,-timeout $(TEST_TIMEOUT) ./...)'; \
+	( $(call gotest,-timeout $(TEST_TIMEOUT) ./...) ) || status=$$?; \
+	[ $$status != 0 ] || $(MAKE) capi-test COLLECT_SKIPS=$(SKIP_LIST) || status=$$?; \
+	[ $$status != 0 ] || $(MAKE) stack-test COLLECT_SKIPS=$(SKIP_LIST) || status=$$?; \
+	$(SKIPS) -print $(SKIP_LIST); \
+	exit $$status
 
 # The Go side of the UCC team layer as a shared library (cshim/goring.h's C
 # API) and the C program that tests that API under mpirun; no UCC needed.
@@ -72,10 +87,10 @@ stack:
 # tl/goring under UCC's tests and OMB through Open MPI's coll/ucc, on that
 # stack (building it first if needed); skips without the sources.
 stack-test:
-	tests/stack/run.sh
+	$(if $(COLLECT_SKIPS),set -o pipefail; tests/stack/run.sh 2>&1 | $(SKIPS) -text -o $(COLLECT_SKIPS),tests/stack/run.sh)
 
 capi-test: capi
-	$(GO) test -tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring
+	$(call gotest,-tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring)
 	mpirun -np 4 --allow-run-as-root --oversubscribe build/capi_test 2000
 
 # The GPU reduction kernels: cuda/kernels/reduce.cu compiled by the
