@@ -32,6 +32,40 @@ import "math"
 // Several staged paths running at once each take their share of the
 // direct path's bandwidth (the factors multiply); staged paths are assumed
 // not to slow each other, since nothing measures that yet.
+//
+// One slowdown, two parametrisations. This file is the one definition of
+// how contention slows a path; goring writes it two ways:
+//
+//   - as the fraction of bandwidth lost, s in [0, 1): the path runs at
+//     rate*(1-s) (SlowedRate). Contention, the calibration file, the
+//     solvers and LoadedPaths use it: lost fractions of several causes
+//     compose by multiplying what each keeps;
+//   - as gamma >= 0, the extra time per byte: the path runs at
+//     rate/(1+gamma) (GammaSlowedRate). GammaContention, mpath.Simulate and
+//     goring bench p2p's fitted gamma use it: a measured time gives gamma
+//     directly (T - alpha = bytes*(1+gamma)/beta).
+//
+// They are the same quantity: s = gamma/(1+gamma), gamma = s/(1-s)
+// (SlowdownOfGamma, GammaOfSlowdown), so rate*(1-s) = rate/(1+gamma). What
+// differs between the users is how long the slowdown is taken to last
+// (while the other path moves bytes here and in mpath.Simulate; the
+// direct copy's whole run in bench p2p's fit) and so how it is fitted
+// (FitContention here; fitContention in cmd/goring), not what it is.
+
+// SlowedRate is rate under a slowdown s given as the fraction of bandwidth
+// lost: rate*(1-s).
+func SlowedRate(rate, s float64) float64 { return rate * (1 - s) }
+
+// GammaSlowedRate is rate under the same slowdown given as gamma (see
+// above): rate/(1+gamma), equal to SlowedRate(rate, SlowdownOfGamma(gamma))
+// up to rounding.
+func GammaSlowedRate(rate, gamma float64) float64 { return rate / (1 + gamma) }
+
+// GammaOfSlowdown is the gamma of a lost fraction s in [0, 1): s/(1-s).
+func GammaOfSlowdown(s float64) float64 { return s / (1 - s) }
+
+// SlowdownOfGamma is the lost fraction of a gamma >= 0: gamma/(1+gamma).
+func SlowdownOfGamma(gamma float64) float64 { return gamma / (1 + gamma) }
 
 // Contention is how a staged path and the direct path of the same GPU pair
 // slow each other down while both move bytes. The zero value is no effect.
@@ -45,6 +79,25 @@ type Contention struct {
 }
 
 func (c Contention) valid() bool { return inUnit(c.DirectSlowdown) && inUnit(c.StagedSlowdown) }
+
+// Gamma is c with each slowdown as its gamma (GammaOfSlowdown).
+func (c Contention) Gamma() GammaContention {
+	return GammaContention{DirectGamma: GammaOfSlowdown(c.DirectSlowdown), StagedGamma: GammaOfSlowdown(c.StagedSlowdown)}
+}
+
+// GammaContention is Contention with each slowdown as its gamma (see "One
+// slowdown, two parametrisations" above): while the other side moves
+// bytes, the direct path moves at beta/(1+DirectGamma) and a staged hop at
+// its beta/(1+StagedGamma). The zero value is no effect.
+type GammaContention struct {
+	DirectGamma float64
+	StagedGamma float64
+}
+
+// Slowdowns is g with each gamma as its lost fraction (SlowdownOfGamma).
+func (g GammaContention) Slowdowns() Contention {
+	return Contention{DirectSlowdown: SlowdownOfGamma(g.DirectGamma), StagedSlowdown: SlowdownOfGamma(g.StagedGamma)}
+}
 
 // inUnit reports whether x is in [0, 1).
 func inUnit(x float64) bool { return x >= 0 && x < 1 }
@@ -82,9 +135,9 @@ func contendedPaths(paths []Path, used []bool, buf []Path) []Path {
 			continue
 		}
 		c := paths[i].Contention
-		keep *= 1 - c.DirectSlowdown
-		out[i].Beta1GBps *= 1 - c.StagedSlowdown
-		out[i].Beta2GBps *= 1 - c.StagedSlowdown
+		keep = SlowedRate(keep, c.DirectSlowdown)
+		out[i].Beta1GBps = SlowedRate(out[i].Beta1GBps, c.StagedSlowdown)
+		out[i].Beta2GBps = SlowedRate(out[i].Beta2GBps, c.StagedSlowdown)
 	}
 	out[d].Beta1GBps *= keep
 	return out

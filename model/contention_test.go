@@ -140,3 +140,21 @@ func TestSolveUsesContention(t *testing.T) {
 	_, err = Solve(bad, n, o, false)
 	require.Error(t, err)
 }
+
+// The two parametrisations of one slowdown agree: a lost fraction s and
+// its gamma slow a rate to the same figure, and each converts back.
+func TestSlowdownAndGammaAgree(t *testing.T) {
+	for _, s := range []float64{0, 0.03, 0.25, 0.3, 0.5, 0.95} {
+		g := GammaOfSlowdown(s)
+		assert.InDelta(t, s, SlowdownOfGamma(g), 1e-15, "s %g", s)
+		assert.InEpsilon(t, SlowedRate(390, s), GammaSlowedRate(390, g), 1e-14, "s %g, gamma %g", s, g)
+		c := Contention{DirectSlowdown: s, StagedSlowdown: s / 2}
+		back := c.Gamma().Slowdowns()
+		assert.InDelta(t, c.DirectSlowdown, back.DirectSlowdown, 1e-15)
+		assert.InDelta(t, c.StagedSlowdown, back.StagedSlowdown, 1e-15)
+	}
+	// The H200 reading of docs/model.md: the host path at 70% of its rate
+	// is a lost fraction of 0.3 and a gamma of 1/0.7 - 1.
+	assert.InDelta(t, 1/0.7-1, GammaOfSlowdown(0.3), 1e-15)
+	assert.Equal(t, GammaContention{}, Contention{}.Gamma(), "no contention either way")
+}

@@ -32,24 +32,25 @@
 // the model's s1 + k*s2. The slot-drained wait of a first hop is charged
 // nothing: the model assumes unbounded staging and has no such wait.
 //
-// Contention (beyond the model, which assumes independent paths): while a
-// staged hop moves bytes, a direct copy moves at beta/(1+DirectSlowdown);
-// while a direct copy moves bytes, a staged hop moves at
-// beta/(1+StagedSlowdown). Rates are constant between events (an op
+// Contention (model.GammaContention, the model's Contention written as
+// gammas: model/contention.go defines both and converts between them):
+// while a staged hop moves bytes, a direct copy moves at
+// beta/(1+DirectGamma); while a direct copy moves bytes, a staged hop
+// moves at beta/(1+StagedGamma). Rates are constant between events (an op
 // issued, starting to move bytes, finishing), and the simulation advances
 // from event to event over the bytes each op has left, so a path that
-// finishes early stops slowing the others. DirectSlowdown is the gamma
+// finishes early stops slowing the others. DirectGamma is the gamma
 // goring bench p2p fits (there taken to last the direct copy's whole run).
-// It cannot by itself produce what the H200 pair
-// measured (docs/model.md section 8: host shares of 6-8% gain a few
-// percent, 12% loses): while the direct share sets the time, the direct
-// copy loses time in proportion to how long the host path runs, which
-// grows with the host share as fast as the share saves, so every share
-// gains or every share loses. The reading in that section, the host path
-// at about 70% of its own rate while the direct copy runs, is
-// StagedSlowdown 0.43; with DirectSlowdown 0.03 the simulation gives 6%
-// 1.04x, 8% 1.06x, 10% 1.00x, 12% 0.88x, and the contention-free model's
-// 11.8% split, predicted at 1.13x, 0.89x (TestSimulateContentionShape).
+// It cannot by itself produce what the H200 pair measured (docs/model.md
+// section 8: host shares of 6-8% gain a few percent, 12% loses): while the
+// direct share sets the time, the direct copy loses time in proportion to
+// how long the host path runs, which grows with the host share as fast as
+// the share saves, so every share gains or every share loses. The reading
+// in that section, the host path at about 70% of its own rate while the
+// direct copy runs, is StagedGamma 0.43 (a lost fraction of 0.3); with
+// DirectGamma 0.03 the simulation gives 6% 1.04x, 8% 1.06x, 10% 1.00x,
+// 12% 0.88x, and the contention-free model's 11.8% split, predicted at
+// 1.13x, 0.89x (TestSimulateContentionShape).
 //
 // Checks. After the timing, Simulate checks every staging buffer: each
 // second hop's staging bytes must have been written by the first hop that

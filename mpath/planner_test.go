@@ -84,12 +84,6 @@ func TestPlannerRefusesOtherNodes(t *testing.T) {
 	}
 }
 
-// gammaOf turns the model's contention (fraction of bandwidth lost) into
-// Simulate's (factor on time minus one).
-func gammaOf(c model.Contention) Contention {
-	return Contention{DirectSlowdown: c.DirectSlowdown / (1 - c.DirectSlowdown), StagedSlowdown: c.StagedSlowdown / (1 - c.StagedSlowdown)}
-}
-
 // The load rule on the calibrated 2xH200 pair. A 2-GPU ring allgather
 // round (one push out, one in, both GPUs pushing): the split shrinks
 // against the idle pair's and, simulated with the contention the rule
@@ -118,7 +112,7 @@ func TestPlannerLoadedSteps(t *testing.T) {
 				c = q.Contention
 			}
 		}
-		res, err := pl.run(gammaOf(c)) // the timing of Simulate; the bytes are checked at small sizes below
+		res, err := pl.run(c.Gamma()) // the timing of Simulate; the bytes are checked at small sizes below
 		require.NoError(t, err, "%d B", n)
 		direct := loaded[0].TimeUS(float64(n), 1)
 		t.Logf("%d B: staged %.2f%% (idle %.2f%%), simulated %.1f us, direct %.1f us", n, 100*float64(stagedBytes(pl))/float64(n), 100*float64(stagedBytes(idle))/float64(n), res.TotalUS, direct)
@@ -167,7 +161,7 @@ func TestPlannerOnGeneratedPrograms(t *testing.T) {
 				split++
 				assert.Equal(t, int64(256<<20), n, "16 MiB ring rounds stay direct")
 				loaded := model.LoadedPaths(paths, LoadOf(s.Path.Load))
-				res, err := pl.run(gammaOf(loaded[1].Contention))
+				res, err := pl.run(loaded[1].Contention.Gamma())
 				require.NoError(t, err)
 				assert.LessOrEqual(t, res.TotalUS, loaded[0].TimeUS(float64(s.Len), 1))
 				assert.Less(t, stagedBytes(pl), stagedBytes(p.Plan(0, 1, s.Len, sched.Path{})), "less than the idle pair's share")

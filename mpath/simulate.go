@@ -8,27 +8,9 @@ import (
 	"math"
 	"slices"
 	"sync"
-)
 
-// Contention is how the paths of one transfer slow each other on a real
-// device. The multi-path model assumes they do not; on one GPU they share
-// copy engines, HBM and the host link, and two numbers describe that to
-// first order:
-//
-//   - DirectSlowdown: while any staged hop moves bytes, a direct copy
-//     moves at beta/(1+DirectSlowdown). This is the gamma goring bench p2p
-//     fits, except that the bench takes the slowdown to last the direct
-//     copy's whole run, and here it lasts while staged hops move.
-//   - StagedSlowdown: while a direct copy moves bytes, a staged hop moves at
-//     its beta/(1+StagedSlowdown).
-//
-// Both apply only while the other side is moving bytes, so a path that
-// finishes early stops slowing the others. The zero value is the model's
-// assumption of independent paths.
-type Contention struct {
-	DirectSlowdown float64
-	StagedSlowdown float64
-}
+	"github.com/goring-hpc/goring/model"
+)
 
 // OpTime is when one op of a simulated plan ran.
 type OpTime struct {
@@ -89,7 +71,10 @@ func (h *Hazard) Error() string {
 // synchronization, every op spends its hop's startup (Alpha1US for a direct
 // copy or a first hop, Alpha2US for a second hop), and then moves its bytes
 // at the hop's bandwidth (Beta1GBps, Beta2GBps; 1 GB/s = 1e3 bytes/us),
-// divided by the contention factors of c while they apply. Rates are
+// slowed by c while it applies (model.GammaSlowedRate: beta/(1+gamma) with
+// c's DirectGamma for a direct copy while any staged hop moves bytes, its
+// StagedGamma for a staged hop while a direct copy moves bytes; the zero
+// value is the model's assumption of independent paths). Rates are
 // constant between events (an op issued, starting to move bytes, or
 // finishing), and the simulation advances from event to event over the
 // bytes each op has left. This follows the multi-path model's cost of a
@@ -108,7 +93,7 @@ func (h *Hazard) Error() string {
 // applied in the order the ops finished, and returns an error unless the
 // destination equals the source. A plan whose waits can never be met is an
 // error too.
-func Simulate(p *Plan, c Contention) (Result, error) {
+func Simulate(p *Plan, c model.GammaContention) (Result, error) {
 	if err := p.check(c); err != nil {
 		return Result{}, err
 	}
@@ -134,12 +119,12 @@ func (p *Plan) hop(op Op) (alphaUS, bytesPerUS, epsUS float64) {
 
 // check rejects plans Simulate cannot run: out-of-range indices, buffers
 // and offsets, and figures that are not finite and positive.
-func (p *Plan) check(c Contention) error {
+func (p *Plan) check(c model.GammaContention) error {
 	if p == nil {
 		return fmt.Errorf("mpath: no plan")
 	}
-	if !(c.DirectSlowdown >= 0 && c.StagedSlowdown >= 0) || math.IsInf(c.DirectSlowdown, 0) || math.IsInf(c.StagedSlowdown, 0) {
-		return fmt.Errorf("mpath: contention %+v: slowdowns must be finite and non-negative", c)
+	if !(c.DirectGamma >= 0 && c.StagedGamma >= 0) || math.IsInf(c.DirectGamma, 0) || math.IsInf(c.StagedGamma, 0) {
+		return fmt.Errorf("mpath: contention %+v: gammas must be finite and non-negative", c)
 	}
 	for i, op := range p.Ops {
 		if op.Path < 0 || op.Path >= len(p.Paths) {
@@ -194,7 +179,7 @@ const (
 )
 
 // run is the event-driven timing of the plan.
-func (p *Plan) run(c Contention) (Result, error) {
+func (p *Plan) run(c model.GammaContention) (Result, error) {
 	n := len(p.Ops)
 	res := Result{Ops: make([]OpTime, n), PathUS: make([]float64, len(p.Paths))}
 	queues := make([][]int, p.Streams)
@@ -239,10 +224,10 @@ func (p *Plan) run(c Contention) (Result, error) {
 			_, r, _ := p.hop(p.Ops[i])
 			if p.Paths[p.Ops[i].Path].Path.Staged {
 				if directMoving {
-					r /= 1 + c.StagedSlowdown
+					r = model.GammaSlowedRate(r, c.StagedGamma)
 				}
 			} else if stagedMoving {
-				r /= 1 + c.DirectSlowdown
+				r = model.GammaSlowedRate(r, c.DirectGamma)
 			}
 			return r
 		}

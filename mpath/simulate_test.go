@@ -74,12 +74,12 @@ func TestSimulateRandomSplits(t *testing.T) {
 				cycled++
 			}
 		}
-		free, err := Simulate(p, Contention{})
+		free, err := Simulate(p, model.GammaContention{})
 		if err != nil {
 			t.Fatalf("case %d (%d bytes, %d paths): %v", it, p.Bytes, len(p.Paths), err)
 		}
 		checkRun(t, "free", p, free)
-		c := Contention{DirectSlowdown: 2 * r.Float64(), StagedSlowdown: 2 * r.Float64()}
+		c := model.GammaContention{DirectGamma: 2 * r.Float64(), StagedGamma: 2 * r.Float64()}
 		slow, err := Simulate(p, c)
 		if err != nil {
 			t.Fatalf("case %d, contention %+v: %v", it, c, err)
@@ -168,7 +168,7 @@ func TestSimulateMutationsFail(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		res, err := Simulate(p, Contention{})
+		res, err := Simulate(p, model.GammaContention{})
 		if err != nil {
 			t.Fatalf("case %d unmutated: %v", it, err)
 		}
@@ -195,7 +195,7 @@ func TestSimulateMutationsFail(t *testing.T) {
 				// The slot's previous chunk is still being read out.
 				q := clonePlan(p)
 				q.Ops[i].Waits = nil
-				_, err := Simulate(q, Contention{})
+				_, err := Simulate(q, model.GammaContention{})
 				wantHazard(t, "slot-drained wait dropped", err, "slot overwritten")
 				drained++
 				nDrained++
@@ -203,7 +203,7 @@ func TestSimulateMutationsFail(t *testing.T) {
 				// The chunk is still being written into the slot.
 				q := clonePlan(p)
 				q.Ops[i].Waits = nil
-				_, err := Simulate(q, Contention{})
+				_, err := Simulate(q, model.GammaContention{})
 				wantHazard(t, "first-hop wait dropped", err, "read before write")
 				written++
 				nWritten++
@@ -220,7 +220,7 @@ func TestSimulateMutationsFail(t *testing.T) {
 			if p.Ops[last].N > 0 {
 				// Nobody waits for a path's last op: without it its bytes
 				// never arrive, and only the destination shows it.
-				_, err := Simulate(deleteOp(p, last), Contention{})
+				_, err := Simulate(deleteOp(p, last), model.GammaContention{})
 				var h *Hazard
 				if err == nil || errors.As(err, &h) || !strings.Contains(err.Error(), "differ") {
 					t.Fatalf("case %d: path %d's last op deleted: %v", it, pi, err)
@@ -236,7 +236,7 @@ func TestSimulateMutationsFail(t *testing.T) {
 				// which now waits for chunk 1's first hop.
 				q := clonePlan(p)
 				q.Ops[f0], q.Ops[f1] = q.Ops[f1], q.Ops[f0]
-				if _, err := Simulate(q, Contention{}); err == nil || !strings.Contains(err.Error(), "deadlock") {
+				if _, err := Simulate(q, model.GammaContention{}); err == nil || !strings.Contains(err.Error(), "deadlock") {
 					t.Fatalf("case %d: first hops swapped with one slot: %v", it, err)
 				}
 				deadlocked++
@@ -251,13 +251,13 @@ func TestSimulateMutationsFail(t *testing.T) {
 			if h.N > 0 && eps+alpha2 < alpha1+float64(h.N)/rate1 {
 				q := clonePlan(p)
 				q.Ops[f0], q.Ops[f1] = q.Ops[f1], q.Ops[f0]
-				_, err := Simulate(q, Contention{})
+				_, err := Simulate(q, model.GammaContention{})
 				wantHazard(t, "first hops swapped", err, "read before write")
 				reordered++
 			}
 			// A lost first hop: its second hop reads a slot nothing wrote
 			// its bytes into.
-			_, err := Simulate(deleteOp(p, f1), Contention{})
+			_, err := Simulate(deleteOp(p, f1), model.GammaContention{})
 			wantHazard(t, "first hop deleted", err, "unwritten read", "read before write")
 		}
 	}
@@ -273,26 +273,26 @@ func TestSimulateRejects(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := Simulate(nil, Contention{}); err == nil {
+	if _, err := Simulate(nil, model.GammaContention{}); err == nil {
 		t.Error("nil plan simulated")
 	}
-	if _, err := Simulate(p, Contention{DirectSlowdown: -1}); err == nil {
+	if _, err := Simulate(p, model.GammaContention{DirectGamma: -1}); err == nil {
 		t.Error("negative slowdown accepted")
 	}
 	q := clonePlan(p)
 	q.Ops[0].Waits = []int{0}
-	if _, err := Simulate(q, Contention{}); err == nil {
+	if _, err := Simulate(q, model.GammaContention{}); err == nil {
 		t.Error("an op waiting for itself simulated")
 	}
 	q = clonePlan(p)
 	q.Ops[0].N = 101
-	if _, err := Simulate(q, Contention{}); err == nil {
+	if _, err := Simulate(q, model.GammaContention{}); err == nil {
 		t.Error("an op past the buffer simulated")
 	}
 	q = clonePlan(p)
 	q.Paths = slices.Clone(p.Paths)
 	q.Paths[0].Path.Beta1GBps = 0
-	if _, err := Simulate(q, Contention{}); err == nil {
+	if _, err := Simulate(q, model.GammaContention{}); err == nil {
 		t.Error("a zero bandwidth simulated")
 	}
 }
@@ -352,7 +352,7 @@ func TestSimulateMatchesModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := Simulate(p, Contention{})
+			res, err := Simulate(p, model.GammaContention{})
 			if err != nil {
 				t.Fatalf("%s, %d bytes: %v", set.name, n, err)
 			}
@@ -393,7 +393,7 @@ func TestSimulateMatchesModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res2, err := Simulate(p2, Contention{})
+			res2, err := Simulate(p2, model.GammaContention{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -407,7 +407,7 @@ func TestSimulateMatchesModel(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res1, err := Simulate(p1, Contention{})
+			res1, err := Simulate(p1, model.GammaContention{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -435,12 +435,12 @@ func TestSimulateMatchesModel(t *testing.T) {
 // the direct copy alone and 12% losing, while the contention-free model
 // picks about 12% and predicts 1.13x. Its reading: the host path runs at
 // about 70% of its own rate while the direct copy runs, and the direct
-// copy loses a few percent. With those two terms (StagedSlowdown 0.43 =
-// 1/0.7 - 1, DirectSlowdown 0.03) the simulation has that shape.
+// copy loses a few percent. With those two terms (StagedGamma 0.43 =
+// 1/0.7 - 1, DirectGamma 0.03) the simulation has that shape.
 func TestSimulateContentionShape(t *testing.T) {
 	n := int64(256 << 20)
-	c := Contention{DirectSlowdown: 0.03, StagedSlowdown: 0.43}
-	run := func(s model.Split, c Contention) float64 {
+	c := model.GammaContention{DirectGamma: 0.03, StagedGamma: 0.43}
+	run := func(s model.Split, c model.GammaContention) float64 {
 		t.Helper()
 		p, err := Build(s, 0)
 		if err != nil {
@@ -467,7 +467,7 @@ func TestSimulateContentionShape(t *testing.T) {
 	speedup := map[int][2]float64{} // share -> free, contended
 	for _, pct := range []int{6, 8, 10, 12} {
 		s := staticSplit(n, pct)
-		f, cd := run(s, Contention{}), run(s, c)
+		f, cd := run(s, model.GammaContention{}), run(s, c)
 		if cd < f {
 			t.Errorf("%d%%: contention makes it faster (%g < %g us)", pct, cd, f)
 		}
@@ -507,14 +507,14 @@ func TestDirectSlowdownAloneCannotShape(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			res, err := p.run(Contention{DirectSlowdown: g})
+			res, err := p.run(model.GammaContention{DirectGamma: g})
 			if err != nil {
 				t.Fatal(err)
 			}
 			s[i] = alone / res.TotalUS
 		}
 		if s[0] > 1 && s[1] > 1 && s[2] < 1 {
-			t.Fatalf("DirectSlowdown %.3f alone: 6%% %.3fx, 8%% %.3fx, 12%% %.3fx", g, s[0], s[1], s[2])
+			t.Fatalf("DirectGamma %.3f alone: 6%% %.3fx, 8%% %.3fx, 12%% %.3fx", g, s[0], s[1], s[2])
 		}
 	}
 }

@@ -31,8 +31,8 @@ import (
 //     with no chunk size, so that the model charges its per-chunk cost on
 //     top (MeasuredStagedPath: errs towards less on the staged path);
 //   - the contention: the direct path's lost fraction gamma/(1+gamma)
-//     (bench p2p's direct runs at beta/(1+gamma) beside the host path),
-//     with the together samples it came from.
+//     (model.SlowdownOfGamma: bench p2p's direct runs at beta/(1+gamma)
+//     beside the host path), with the together samples it came from.
 
 // p2pCalibration builds the document of rep for ranks on GPUs a and b of a
 // machine of gpus GPUs of model name.
@@ -53,7 +53,7 @@ func p2pCalibration(rep *p2pReport, a, b, gpus int, name, host string) *model.Ca
 		Extra:   map[string]string{"source": "goring bench p2p (the push engine between two processes)"},
 	}
 	c := model.CalibratedContention{Path: model.HostName, From: from, To: to,
-		DirectSlowdown: f.DirectSlowdown / (1 + f.DirectSlowdown), Outliers: []int{}}
+		DirectSlowdown: model.SlowdownOfGamma(f.DirectSlowdown), Outliers: []int{}}
 	for _, s := range f.Together {
 		c.Samples = append(c.Samples, model.TogetherSample{Bytes: s.Bytes, Share: float64(s.HostPct) / 100, US: s.TimeUS})
 	}

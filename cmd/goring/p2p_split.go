@@ -41,10 +41,15 @@ func staticSplit(paths []model.Path, n int64, pct int, o model.Options) model.Sp
 // they do: the host path's copies share the copy engines and the memory
 // the direct copy streams through. goring bench p2p fits one number for
 // it, gamma: while a staged path runs, the direct path moves at
-// beta/(1+gamma). A split keeps every path busy until the end, so the
-// direct share runs slowed the whole time, and the contention-aware split
-// is the model's split over paths whose direct beta is beta/(1+gamma),
-// kept only where it beats the direct path alone at full speed.
+// beta/(1+gamma). This is the model's direct slowdown written as a gamma
+// (model.GammaSlowedRate; model/contention.go defines both forms, and
+// model.SlowdownOfGamma turns it into the calibration's lost fraction).
+// What is bench p2p's own is the fit: a split keeps every path busy until
+// the end, so the direct share is taken to run slowed the whole time
+// (fitContention), where model.FitContention fits both slowdowns to the
+// overlap of the paths. The contention-aware split is the model's split
+// over paths whose direct beta is beta/(1+gamma), kept only where it beats
+// the direct path alone at full speed.
 
 // togetherSample is a transfer of Bytes split with HostPct percent on the
 // host path that took TimeUS.
@@ -56,8 +61,10 @@ type togetherSample struct {
 
 // fitContention returns the median gamma the samples imply: each sample
 // whose time the direct share sets (the host share finishing earlier by
-// the model) gives gamma = (T - alpha) beta / direct bytes - 1, floored at
-// 0; samples the host share sets say nothing about gamma and are skipped.
+// the model) gives gamma = (T - alpha) beta / direct bytes - 1 (T - alpha
+// being the direct bytes at model.GammaSlowedRate(beta, gamma)), floored
+// at 0; samples the host share sets say nothing about gamma and are
+// skipped.
 func fitContention(paths []model.Path, o model.Options, samples []togetherSample) float64 {
 	d := paths[0]
 	var gs []float64
@@ -90,7 +97,7 @@ func contendedSplit(paths []model.Path, n int64, o model.Options, gamma float64)
 		return free, err
 	}
 	slowed := slices.Clone(paths)
-	slowed[0].Beta1GBps /= 1 + gamma
+	slowed[0].Beta1GBps = model.GammaSlowedRate(slowed[0].Beta1GBps, gamma)
 	s, err := model.Solve(slowed, n, o, true)
 	if err != nil {
 		return s, err
