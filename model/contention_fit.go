@@ -107,7 +107,7 @@ func FitContention(direct, staged Path, samples []TogetherSample, o Options) (Co
 	staged.Contention = Contention{}
 	ref := map[int64][]float64{} // share-0 times per size
 	for i, s := range samples {
-		if err := s.validate(); err != nil {
+		if err := s.Validate(); err != nil {
 			return ContentionFit{}, fmt.Errorf("contention fit: sample %d: %w", i, err)
 		}
 		if s.Share == 0 {
@@ -246,7 +246,9 @@ func searchContention(loss func(Contention) float64) Contention {
 	return best
 }
 
-func (s TogetherSample) validate() error {
+// Validate checks one together sample: positive bytes and time, a share in
+// [0, 1), no negative chunk count.
+func (s TogetherSample) Validate() error {
 	if s.Bytes <= 0 || !finitePos(s.US) || !(s.Share >= 0 && s.Share < 1) || s.Chunks < 0 {
 		return fmt.Errorf("%d bytes, share %g, %d chunks, %g us: want positive bytes and time, share in [0, 1), chunks >= 0", s.Bytes, s.Share, s.Chunks, s.US)
 	}

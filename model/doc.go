@@ -34,28 +34,17 @@
 // of paths with the bandwidths its paths have together, and OverlapTimeUS
 // predicts any split, paths finishing apart included.
 //
-// # Calibration
+// # Fits
 //
 // FitHockney fits alpha and beta to measured (bytes, time) samples, robust to
 // a few outliers (fit.go); FitContention fits the two slowdowns of a staged
 // path to samples of it running together with the direct path
-// (contention_fit.go). Calibration is the goring.calibration/v1 document of
-// `goring calibrate` that holds both (calibration.go). Its readers:
-//
-//   - NewCalibratedSplitter (calibration_paths.go) installs a file's figures
-//     and contention for the pairs it measured: `goring model split
-//     --calibration` loads a calibration this way;
-//   - PairPaths, through LoadedPaths (load.go): mpath.Planner, the split of
-//     each transfer of a collective for the load of its step (Load), read by
-//     `goring bench COLL --calibration` and the team layer's
-//     UCC_TL_GORING_CALIBRATION;
-//   - CalibrateTopology (calibration_topo.go) puts the measured figures on a
-//     topology's links: `goring sim --calibration` simulates on that.
-//
-// goring bench p2p feeds the engine from its own in-run fits instead.
-//
-// The package reads no files: LoadCalibration takes an io.Reader and
-// ParseCalibration bytes; the CLI opens the file.
+// (contention_fit.go). The measured figures become paths through
+// MeasuredDirectPath and MeasuredStagedPath (measured_path.go). The
+// goring.calibration/v1 document that holds them, and its readers (a
+// calibrated Splitter, a pair's measured paths, a calibrated topology), are
+// package calib; LoadedPaths (load.go) gives a pair's paths the load of a
+// collective's step for mpath.Planner.
 //
 // NIMBLE's multiplicative-weights planner for whole demand matrices is
 // package nimble.
@@ -64,9 +53,7 @@
 //
 //	node := &topology.Nodes[0]
 //	sp, err := model.NewSplitter(node, model.DefaultOptions())
-//	// or, with measured figures:
-//	// cal, err := model.LoadCalibration(f)
-//	// sp, err := model.NewCalibratedSplitter(node, cal, model.DefaultOptions())
+//	// or, with measured figures: calib.NewSplitter(node, cal, model.DefaultOptions())
 //	...
 //	s, err := sp.Split(0, 1, 64<<20, model.AllPaths, false)
 //	for _, sh := range s.Paths {
@@ -74,6 +61,5 @@
 //	}
 //
 // Units: bytes, microseconds (names end in US) and GB/s = 1e9 bytes/s (names
-// end in GBps). The package is pure: no cgo, no file or network I/O (the
-// calibration loader reads from the io.Reader it is given), deterministic.
+// end in GBps). The package is pure: no cgo, no file or network I/O, deterministic.
 package model

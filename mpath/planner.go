@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
@@ -29,7 +30,7 @@ import (
 // A Planner is safe for concurrent use.
 type Planner struct {
 	node     *topo.Node
-	cal      *model.Calibration
+	cal      *calib.Calibration
 	o        model.Options
 	maxStage int64
 	gpus     int
@@ -60,10 +61,10 @@ const DefaultMinGain = 0.02
 // loads, so it is cleared rather than evicted piecemeal.
 const maxCachedPlans = 4096
 
-// NewPlanner checks that cal describes node (model.Calibration.CheckNode)
+// NewPlanner checks that cal describes node (calib.Calibration.CheckNode)
 // and that it measured at least one pair; maxStage bounds the staging of
 // one (peer, path), as the engine's MaxStage.
-func NewPlanner(node *topo.Node, cal *model.Calibration, o model.Options, maxStage int64) (*Planner, error) {
+func NewPlanner(node *topo.Node, cal *calib.Calibration, o model.Options, maxStage int64) (*Planner, error) {
 	if node == nil || cal == nil {
 		return nil, fmt.Errorf("mpath: planner needs a node and a calibration")
 	}

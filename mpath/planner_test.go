@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sched"
@@ -15,10 +16,10 @@ import (
 
 func h200Planner(t *testing.T) (*Planner, *topo.Node) {
 	t.Helper()
-	f, err := os.Open("../model/testdata/calibration_h200x2.json")
+	f, err := os.Open("../calib/testdata/calibration_h200x2.json")
 	require.NoError(t, err)
 	defer f.Close()
-	cal, err := model.LoadCalibration(f)
+	cal, err := calib.Load(f)
 	require.NoError(t, err)
 	tp, err := topo.Preset("h200x2")
 	require.NoError(t, err)

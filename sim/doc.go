@@ -58,7 +58,7 @@
 // The simulator takes every link figure from the topology and reads no
 // calibration itself. `goring sim --calibration FILE` first replaces the
 // figures of the links a goring.calibration/v1 file measured
-// (model.Calibration.CalibrateTopology) and simulates on that topology; the
+// (calib.Calibration.CalibrateTopology) and simulates on that topology; the
 // file's contention between paths that share no link is not modelled here.
 //
 // The simulator is deterministic: events with equal times run in the order

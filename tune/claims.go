@@ -4,8 +4,8 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/model"
 )
 
 // ClaimScore is the score goring gives the sizes its model claims: one
@@ -36,7 +36,7 @@ type Shape struct {
 	OneHost  bool
 	GPUs     int
 	CMax     int64
-	Cal      *model.Calibration
+	Cal      *calib.Calibration
 	CalName  string // how notes name the calibration (its file)
 	GPUModel string
 	// Lanes are the lanes each rank opened for host calls with

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -71,15 +71,14 @@ func Host(procs int, cmax int64) (Regime, error) {
 // h100-shared4 figures (topo.SharedH100CopyGBps, and a step of
 // topo.SharedH100x4StepUS for every transfer, each process's turn on the
 // GPU, fitted to goring's push). tl/ucp's messages pay UCX's cuda_ipc
-// rendezvous on top, about 140 us a message between two processes on one
-// H100 (docs/gpu.md "goring's own CUDA IPC push").
+// rendezvous on top (CUDAUCPMessageSharedH100US).
 func SharedGPU(procs int) (Regime, error) {
 	t, err := topo.SharedGPU{Model: "H100", Procs: procs, CopyGBps: topo.SharedH100CopyGBps, StepUS: topo.SharedH100x4StepUS}.Topology()
 	if err != nil {
 		return Regime{}, fmt.Errorf("tune: shared GPU regime: %w", err)
 	}
 	ucp := CUDAUCP
-	ucp.MessageUS = 140
+	ucp.MessageUS = CUDAUCPMessageSharedH100US
 	goring := CUDAGoring
 	goring.MessageUS = 0 // the fitted step is goring's push
 	od := SharedH100OneDevice
@@ -108,18 +107,13 @@ func (r Regime) goringLayer(bytes int64) Layer {
 // Procs is the number of processes of the regime's team.
 func (r Regime) Procs() int { return r.Topo.NumGPUs() }
 
-// CUDAUCPOverPushUS is what UCX's cuda_ipc rendezvous costs a message
-// beyond goring's push: 126 against 58 us for 8 MiB between two H100
-// (docs/gpu.md "One transfer over several paths on two GPUs").
-const CUDAUCPOverPushUS = 68
-
 // Calibrated is the GPU regime r on the links a calibration measured
-// (model.Calibration.CalibrateTopology, for a node of gpuModel GPUs: the
+// (calib.Calibration.CalibrateTopology, for a node of gpuModel GPUs: the
 // file must be of a machine with as many GPUs as the team has ranks). The
 // measured direct path's startup is the push's own, so goring adds
 // nothing per message there and tl/ucp what its rendezvous costs beyond
-// the push. It returns the calibration's notes.
-func (r Regime) Calibrated(cal *model.Calibration, gpuModel string) (Regime, []string, error) {
+// the push (CUDAUCPOverPushUS). It returns the calibration's notes.
+func (r Regime) Calibrated(cal *calib.Calibration, gpuModel string) (Regime, []string, error) {
 	t := *r.Topo
 	t.Nodes = slices.Clone(t.Nodes)
 	for ni := range t.Nodes {

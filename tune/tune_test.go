@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/model"
 )
 
 // UCC v1.8.0's tl/ucp selection strings, read as goring schedules.
@@ -172,16 +172,16 @@ func TestCompareFallback(t *testing.T) {
 }
 
 // With a calibration the GPU regime's links carry the measured push (the
-// engine calibration of two H100, model/testdata), goring adds nothing
+// engine calibration of two H100, calib/testdata), goring adds nothing
 // per message and tl/ucp its rendezvous beyond the push: goring is
 // claimed where it was measured faster (allgather 1.39-3.30x tl/ucp at
 // 4-256 MiB on two H100, docs/gpu.md "The users' own path on two GPUs"),
 // and the calibration must be of the team's machine.
 func TestCalibratedGPUs(t *testing.T) {
-	f, err := os.Open("../model/testdata/calibration_h100x2_engine.json")
+	f, err := os.Open("../calib/testdata/calibration_h100x2_engine.json")
 	require.NoError(t, err)
 	defer f.Close()
-	cal, err := model.LoadCalibration(f)
+	cal, err := calib.Load(f)
 	require.NoError(t, err)
 	r, err := GPUs(2)
 	require.NoError(t, err)

@@ -4,14 +4,10 @@ package main
 
 import (
 	"fmt"
-	"os"
-	"slices"
 
+	"github.com/goring-hpc/goring/calib"
+	"github.com/goring-hpc/goring/calib/pushplan"
 	"github.com/goring-hpc/goring/cuda"
-	"github.com/goring-hpc/goring/cudaexec"
-	"github.com/goring-hpc/goring/model"
-	"github.com/goring-hpc/goring/mpath"
-	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -31,7 +27,7 @@ import (
 // machineCalibration is a calibration checked against this machine.
 type machineCalibration struct {
 	file     string
-	cal      *model.Calibration
+	cal      *calib.Calibration
 	gpuModel string // the driver's name of GPU 0
 }
 
@@ -40,11 +36,7 @@ func loadMachineCalibration(file string) (*machineCalibration, error) {
 	if file == "" {
 		return nil, nil
 	}
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("calibration %s: %w", file, err)
-	}
-	cal, err := model.ParseCalibration(data)
+	cal, err := calib.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("calibration %s: %w", file, err)
 	}
@@ -74,7 +66,7 @@ func loadMachineCalibration(file string) (*machineCalibration, error) {
 
 // checkMachine refuses a calibration of another machine: the GPU count
 // and model it records (when it records them) against the driver's.
-func checkMachine(cal *model.Calibration, names []string) error {
+func checkMachine(cal *calib.Calibration, names []string) error {
 	if len(names) == 0 {
 		return fmt.Errorf("the CUDA driver sees no GPU")
 	}
@@ -105,7 +97,7 @@ func (t *tlTeam) usePlanner(hosts []string) {
 	if mc == nil || t.engine == nil {
 		return
 	}
-	node, local, ok := t.topo.Locate(t.rank)
+	node, _, ok := t.topo.Locate(t.rank)
 	if !ok {
 		t.noSplit = "rank not placed"
 		return
@@ -117,23 +109,12 @@ func (t *tlTeam) usePlanner(hosts []string) {
 			return
 		}
 	}
-	nd := t.topo.Nodes[node]
-	nd.GPUs = slices.Clone(nd.GPUs)
-	for i := range nd.GPUs {
-		nd.GPUs[i].Model = mc.gpuModel // the synthetic node's figures, this machine's GPUs
-	}
-	pl, err := mpath.NewPlanner(&nd, mc.cal, model.DefaultOptions(), t.engine.MaxStage())
+	// The synthetic node's figures, this machine's GPUs.
+	pl, err := pushplan.NodePlanner(t.topo.Nodes[node], mc.cal, mc.gpuModel, t.engine.MaxStage())
 	if err != nil {
 		t.noSplit = err.Error()
 		return
 	}
-	tp := t.topo
-	t.engine.SetPlanner(cudaexec.Planner(func(peer int, n int64, path sched.Path) *mpath.Plan {
-		pn, peerLocal, ok := tp.Locate(peer)
-		if !ok || pn != node {
-			return nil
-		}
-		return pl.Plan(local, peerLocal, n, path)
-	}))
+	t.engine.SetPlanner(pushplan.ForRank(t.topo, t.rank, pl))
 	t.plans.stepLoads = true
 }

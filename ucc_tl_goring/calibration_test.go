@@ -10,18 +10,18 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
-	"github.com/goring-hpc/goring/model"
 )
 
-const calibrationFixture = "../model/testdata/calibration_h200x2.json"
+const calibrationFixture = "../calib/testdata/calibration_h200x2.json"
 
-func fixtureCalibration(t *testing.T) *model.Calibration {
+func fixtureCalibration(t *testing.T) *calib.Calibration {
 	t.Helper()
 	data, err := os.ReadFile(calibrationFixture)
 	require.NoError(t, err)
-	cal, err := model.ParseCalibration(data)
+	cal, err := calib.Parse(data)
 	require.NoError(t, err)
 	return cal
 }

@@ -10,8 +10,8 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/cudaexec"
-	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/tune"
 )
 
@@ -48,9 +48,9 @@ func TestModelScores(t *testing.T) {
 	assert.Contains(t, str, "allreduce:cuda:0-", line)
 	// With the calibration of the machine (two H100, a rank per GPU): the
 	// measured links, and still claimed.
-	f, err := os.Open("../model/testdata/calibration_h100x2_engine.json")
+	f, err := os.Open("../calib/testdata/calibration_h100x2_engine.json")
 	require.NoError(t, err)
-	cal, err := model.LoadCalibration(f)
+	cal, err := calib.Load(f)
 	f.Close()
 	require.NoError(t, err)
 	str, line = claims(tune.Shape{Size: 2, OneHost: true, GPUs: 2, Cal: cal, CalName: "h100x2.json", GPUModel: "NVIDIA H100 80GB HBM3"}, team(2, true).teamAlg)

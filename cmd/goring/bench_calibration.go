@@ -2,22 +2,21 @@ package main
 
 import (
 	"fmt"
-	"slices"
 
+	"github.com/goring-hpc/goring/calib/pushplan"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
-	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/mpath"
-	"github.com/goring-hpc/goring/sched"
 )
 
 // useCalibration reads --calibration (goring bench COLL): the file must
 // load, and fit every node of the job's topology (GPU count and model, as
-// model.Calibration.CheckNode says) with a pair it measured; it needs
+// calib.Calibration.CheckNode says) with a pair it measured; it needs
 // --mem cuda and the push engine (--ipc). Each program is then annotated
 // with its step loads, and each rank's push engine splits its transfers
-// within the node as mpath.Planner decides. The launcher and every rank
-// run the same check, so a bad file stops the job before any rank starts.
+// within the node as mpath.Planner decides (calib/pushplan). The launcher
+// and every rank run the same check, so a bad file stops the job before
+// any rank starts.
 func (j *benchJob) useCalibration(f *benchFlags) error {
 	if f.calibrationOut != "" {
 		return fmt.Errorf("--calibration-out is for bench p2p, which fits the paths it writes")
@@ -43,14 +42,7 @@ func (j *benchJob) useCalibration(f *benchFlags) error {
 	}
 	j.planners = make([]*mpath.Planner, len(tp.Nodes))
 	for i := range tp.Nodes {
-		node := tp.Nodes[i]
-		if gpuModel != "" {
-			node.GPUs = slices.Clone(node.GPUs)
-			for g := range node.GPUs {
-				node.GPUs[g].Model = gpuModel
-			}
-		}
-		p, err := mpath.NewPlanner(&node, cal, model.DefaultOptions(), cudaexec.DefaultMaxStage)
+		p, err := pushplan.NodePlanner(tp.Nodes[i], cal, gpuModel, cudaexec.DefaultMaxStage)
 		if err != nil {
 			return fmt.Errorf("--calibration %s: %w", f.calibration, err)
 		}
@@ -66,17 +58,9 @@ func (j *benchJob) planner(rank int) cudaexec.Planner {
 	if j.planners == nil {
 		return nil
 	}
-	tp := j.cfg.Topo
-	node, local, ok := tp.Locate(rank)
+	node, _, ok := j.cfg.Topo.Locate(rank)
 	if !ok {
 		return nil
 	}
-	pl := j.planners[node]
-	return func(peer int, n int64, path sched.Path) *mpath.Plan {
-		pn, peerLocal, ok := tp.Locate(peer)
-		if !ok || pn != node {
-			return nil
-		}
-		return pl.Plan(local, peerLocal, n, path)
-	}
+	return pushplan.ForRank(j.cfg.Topo, rank, j.planners[node])
 }

@@ -12,8 +12,8 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/launch"
-	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
 )
@@ -191,24 +191,24 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 }
 
 // buildCalibration fits the host path's samples.
-func buildCalibration(sizes []int64, latUS []float64) (*model.Calibration, error) {
+func buildCalibration(sizes []int64, latUS []float64) (*calib.Calibration, error) {
 	host, _ := os.Hostname()
 	tls := os.Getenv("UCX_TLS")
 	if tls == "" {
 		tls = defaultTLS()
 	}
-	p := model.CalibratedPath{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)"}
+	p := calib.CalibratedPath{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)"}
 	for i, n := range sizes {
-		p.Samples = append(p.Samples, model.CalibratedSample{Bytes: n, US: latUS[i]})
+		p.Samples = append(p.Samples, calib.CalibratedSample{Bytes: n, US: latUS[i]})
 	}
 	if err := p.Fit(); err != nil {
 		return nil, err
 	}
-	return &model.Calibration{Schema: model.CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls,
-		Paths: []model.CalibratedPath{p}, Skipped: []string{}}, nil
+	return &calib.Calibration{Schema: calib.Schema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls,
+		Paths: []calib.CalibratedPath{p}, Skipped: []string{}}, nil
 }
 
-func writeCalibration(out io.Writer, f *calibrateFlags, cal *model.Calibration) error {
+func writeCalibration(out io.Writer, f *calibrateFlags, cal *calib.Calibration) error {
 	doc, err := cal.Encode()
 	if err != nil {
 		return err
@@ -253,7 +253,7 @@ func writeCalibration(out io.Writer, f *calibrateFlags, cal *model.Calibration) 
 // writeContentionTable prints a pair's together samples, each against the
 // direct path alone at the same size (the median of its share-0 samples),
 // and the fitted contention.
-func writeContentionTable(out io.Writer, c model.CalibratedContention) {
+func writeContentionTable(out io.Writer, c calib.CalibratedContention) {
 	alone := map[int64][]float64{}
 	for _, s := range c.Samples {
 		if s.Share == 0 {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/model"
 )
@@ -34,8 +35,8 @@ import (
 
 // gpuResult is what the GPU measurements add to the document.
 type gpuResult struct {
-	paths      []model.CalibratedPath
-	contention []model.CalibratedContention
+	paths      []calib.CalibratedPath
+	contention []calib.CalibratedContention
 	gpus       int
 	gpuModel   string
 	skipped    []string // reasons, for the document's "skipped" list
@@ -121,7 +122,7 @@ func (p *gpuPair) close() error {
 // measurePair measures the direct and host paths from GPU ia to GPU ib
 // alone, then together. A failure of the together runs still returns the
 // solo paths.
-func measurePair(ia, ib int, sizes []int64, chunk int64, iters int, shares []float64) (paths []model.CalibratedPath, cont *model.CalibratedContention, err error) {
+func measurePair(ia, ib int, sizes []int64, chunk int64, iters int, shares []float64) (paths []calib.CalibratedPath, cont *calib.CalibratedContention, err error) {
 	maxBytes := sizes[0]
 	for _, s := range sizes {
 		maxBytes = max(maxBytes, s)
@@ -171,40 +172,40 @@ func measurePair(ia, ib int, sizes []int64, chunk int64, iters int, shares []flo
 		return nil, nil, err
 	}
 	from, to := fmt.Sprintf("GPU %d", ia), fmt.Sprintf("GPU %d", ib)
-	direct := model.CalibratedPath{Path: "direct", From: from, To: to}
-	host := model.CalibratedPath{Path: "host", From: from, To: to, ChunkBytes: chunk}
+	direct := calib.CalibratedPath{Path: "direct", From: from, To: to}
+	host := calib.CalibratedPath{Path: "host", From: from, To: to, ChunkBytes: chunk}
 	for _, n := range sizes {
 		us, err := p.timeDirect(int(n), iters)
 		if err != nil {
 			return nil, nil, fmt.Errorf("direct %d bytes: %w", n, err)
 		}
-		direct.Samples = append(direct.Samples, model.CalibratedSample{Bytes: n, US: us})
+		direct.Samples = append(direct.Samples, calib.CalibratedSample{Bytes: n, US: us})
 		if us, err = p.timeHostStaged(int(n), int(chunk), iters); err != nil {
 			return nil, nil, fmt.Errorf("host-staged %d bytes: %w", n, err)
 		}
-		host.Samples = append(host.Samples, model.CalibratedSample{Bytes: n, US: us})
+		host.Samples = append(host.Samples, calib.CalibratedSample{Bytes: n, US: us})
 	}
-	for _, cp := range []*model.CalibratedPath{&direct, &host} {
+	for _, cp := range []*calib.CalibratedPath{&direct, &host} {
 		if err := cp.Fit(); err != nil {
 			return nil, nil, err
 		}
 	}
-	paths = []model.CalibratedPath{direct, host}
+	paths = []calib.CalibratedPath{direct, host}
 
 	o := model.DefaultOptions()
-	_, staged := measuredPaths(direct, host, o)
-	runs := planTogether(maxBytes, shares, staged, o)
-	times := make([][]float64, togetherRounds)
+	_, staged := calib.MeasuredPaths(direct, host, o)
+	runs := calib.PlanTogether(maxBytes, shares, staged, o)
+	times := make([][]float64, calib.TogetherRounds)
 	for r := range times {
 		for _, run := range runs {
 			us, err := p.timeTogether(run, iters)
 			if err != nil {
-				return paths, nil, fmt.Errorf("direct + host, %.0f%% on host: %w", 100*run.share, err)
+				return paths, nil, fmt.Errorf("direct + host, %.0f%% on host: %w", 100*run.Share, err)
 			}
 			times[r] = append(times[r], us)
 		}
 	}
-	c, err := fitTogether(direct, host, maxBytes, runs, times, o)
+	c, err := calib.FitTogether(direct, host, maxBytes, runs, times, o)
 	if err != nil {
 		return paths, nil, err
 	}
@@ -300,18 +301,18 @@ func (p *gpuPair) timeHostStaged(n, chunk, iters int) (float64, error) {
 // timeTogether is the mean wall time of one together run: the direct copy
 // of the first directBytes on its own stream, launched first as the engine
 // launches it, and the host-staged copy of the rest, until both are done.
-func (p *gpuPair) timeTogether(r togetherRun, iters int) (float64, error) {
-	if err := p.ensureChunkEvents(r.chunks); err != nil {
+func (p *gpuPair) timeTogether(r calib.TogetherRun, iters int) (float64, error) {
+	if err := p.ensureChunkEvents(r.Chunks); err != nil {
 		return 0, err
 	}
 	return wallMeanUS(func() error {
-		if r.directBytes > 0 {
-			if err := cuda.CopyAsync(p.sd, p.dst, 0, p.src, 0, int(r.directBytes)); err != nil {
+		if r.DirectBytes > 0 {
+			if err := cuda.CopyAsync(p.sd, p.dst, 0, p.src, 0, int(r.DirectBytes)); err != nil {
 				return err
 			}
 		}
-		if r.stagedBytes > 0 {
-			if err := p.enqueueStaged(int(r.directBytes), int(r.stagedBytes), int(r.chunkBytes)); err != nil {
+		if r.StagedBytes > 0 {
+			if err := p.enqueueStaged(int(r.DirectBytes), int(r.StagedBytes), int(r.ChunkBytes)); err != nil {
 				return err
 			}
 		}

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/calib"
 )
 
 // calibrate over two real processes: one JSON document, a sample per size,
@@ -21,9 +21,9 @@ func TestCalibrateHostPath(t *testing.T) {
 	file := filepath.Join(t.TempDir(), "cal.json")
 	stdout, stderr, code := runCLI(t, "calibrate", "--bytes", "1KiB,64KiB,256KiB,1MiB", "--iters", "20", "--warmup", "2", "--json", "--out", file)
 	require.Zero(t, code, stderr)
-	var cal model.Calibration
+	var cal calib.Calibration
 	require.NoError(t, json.Unmarshal([]byte(stdout), &cal), stdout)
-	assert.Equal(t, model.CalibrationSchema, cal.Schema)
+	assert.Equal(t, calib.Schema, cal.Schema)
 	require.Len(t, cal.Paths, 1)
 	p := cal.Paths[0]
 	assert.Equal(t, "host", p.Path)
@@ -68,9 +68,9 @@ func TestCalibrateBadInput(t *testing.T) {
 // change: the golden file written by calibrate's encoder before the move
 // comes out byte for byte, on stdout and in --out.
 func TestCalibrateWritesSameBytes(t *testing.T) {
-	golden, err := os.ReadFile("../../model/testdata/calibration_v1.golden.json")
+	golden, err := os.ReadFile("../../calib/testdata/calibration_v1.golden.json")
 	require.NoError(t, err)
-	cal, err := model.ParseCalibration(golden)
+	cal, err := calib.Parse(golden)
 	require.NoError(t, err)
 	file := filepath.Join(t.TempDir(), "cal.json")
 	var out bytes.Buffer

@@ -5,7 +5,7 @@ import (
 	"os"
 	"strings"
 
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -38,14 +38,9 @@ func loadTopo(spec string, nodes int) (*topo.Topology, error) {
 }
 
 // loadCalibration reads --calibration FILE, a goring.calibration/v1
-// document (model.ParseCalibration; package model does no file I/O).
-// Every error names the flag and the file.
-func loadCalibration(file string) (*model.Calibration, error) {
-	data, err := os.ReadFile(file)
-	if err != nil {
-		return nil, fmt.Errorf("--calibration %s: %w", file, err)
-	}
-	cal, err := model.ParseCalibration(data)
+// document (calib.ReadFile). Every error names the flag and the file.
+func loadCalibration(file string) (*calib.Calibration, error) {
+	cal, err := calib.ReadFile(file)
 	if err != nil {
 		return nil, fmt.Errorf("--calibration %s: %w", file, err)
 	}

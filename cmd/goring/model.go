@@ -11,6 +11,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
@@ -137,7 +138,7 @@ func runModelSplit(cmd *cobra.Command, f modelSplitFlags) error {
 // splitterFor is the node's splitter: the topology's figures, or with
 // --calibration the file's for the pairs it measured (and then the pair
 // asked about must be one of them).
-func splitterFor(topoName string, node *topo.Node, f modelSplitFlags) (*model.Splitter, *model.Calibration, error) {
+func splitterFor(topoName string, node *topo.Node, f modelSplitFlags) (*model.Splitter, *calib.Calibration, error) {
 	if f.calib == "" {
 		sp, err := model.NewSplitter(node, model.DefaultOptions())
 		return sp, nil, err
@@ -146,7 +147,7 @@ func splitterFor(topoName string, node *topo.Node, f modelSplitFlags) (*model.Sp
 	if err != nil {
 		return nil, nil, err
 	}
-	sp, err := model.NewCalibratedSplitter(node, cal, model.DefaultOptions())
+	sp, err := calib.NewSplitter(node, cal, model.DefaultOptions())
 	if err != nil {
 		return nil, nil, fmt.Errorf("--calibration %s: topology %s: %w", f.calib, topoName, err)
 	}
@@ -212,7 +213,7 @@ func writeSplitJSON(w io.Writer, s model.Split, calibration string) error {
 	return err
 }
 
-func writeSplitTable(w io.Writer, topoName string, f modelSplitFlags, s model.Split, thrBytes int64, cal *model.Calibration) error {
+func writeSplitTable(w io.Writer, topoName string, f modelSplitFlags, s model.Split, thrBytes int64, cal *calib.Calibration) error {
 	solver := "closed form (Algorithm 1)"
 	switch {
 	case s.Exact:

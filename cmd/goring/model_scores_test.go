@@ -39,7 +39,7 @@ func TestModelScores(t *testing.T) {
 	assert.Equal(t, "rabenseifner", ar[len(ar)-1].UCPAlg)
 	assert.Positive(t, ar[0].GoringUS)
 
-	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--gpus", "2", "--calibration", "../../model/testdata/calibration_h100x2_engine.json")
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "2", "--gpus", "2", "--calibration", "../../calib/testdata/calibration_h100x2_engine.json")
 	require.Equal(t, 0, code, stderr)
 	assert.Contains(t, out, "on the links of")
 

@@ -211,9 +211,9 @@ func TestModelSplitCalibration(t *testing.T) {
 }
 
 // calibrationFixture is what calibrate writes on the 2xH200 machine
-// (model/testdata: direct 390 GB/s, host-staged 51 GB/s, the together
+// (calib/testdata: direct 390 GB/s, host-staged 51 GB/s, the together
 // samples of docs/gpu.md and their contention fit).
-const calibrationFixture = "../../model/testdata/calibration_h200x2.json"
+const calibrationFixture = "../../calib/testdata/calibration_h200x2.json"
 
 // badCalibrationFiles writes a file that is not JSON and a JSON document of
 // another schema, and returns the cases every --calibration reader must

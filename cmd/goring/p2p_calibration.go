@@ -5,6 +5,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/model"
 )
@@ -36,28 +37,28 @@ import (
 
 // p2pCalibration builds the document of rep for ranks on GPUs a and b of a
 // machine of gpus GPUs of model name.
-func p2pCalibration(rep *p2pReport, a, b, gpus int, name, host string) *model.Calibration {
+func p2pCalibration(rep *p2pReport, a, b, gpus int, name, host string) *calib.Calibration {
 	from, to := fmt.Sprintf("GPU %d", a), fmt.Sprintf("GPU %d", b)
 	f := rep.Fits
 	slowHop := min(f.D2H.BetaGBps, f.H2D.BetaGBps)
-	cal := &model.Calibration{
-		Schema: model.CalibrationSchema, Host: host, Date: time.Now().UTC().Format(time.RFC3339),
+	cal := &calib.Calibration{
+		Schema: calib.Schema, Host: host, Date: time.Now().UTC().Format(time.RFC3339),
 		GPUs: gpus, GPUModel: name,
-		Paths: []model.CalibratedPath{
+		Paths: []calib.CalibratedPath{
 			{Path: model.DirectName, From: from, To: to, AlphaUS: f.Direct.AlphaUS, BetaGBps: f.Direct.BetaGBps,
-				RelRMS: f.Direct.RelRMS, Outliers: []int64{}, Samples: []model.CalibratedSample{}},
+				RelRMS: f.Direct.RelRMS, Outliers: []int64{}, Samples: []calib.CalibratedSample{}},
 			{Path: model.HostName, From: from, To: to, AlphaUS: f.D2H.AlphaUS + f.H2D.AlphaUS, BetaGBps: slowHop,
-				Outliers: []int64{}, Samples: []model.CalibratedSample{}},
+				Outliers: []int64{}, Samples: []calib.CalibratedSample{}},
 		},
 		Skipped: []string{},
 		Extra:   map[string]string{"source": "goring bench p2p (the push engine between two processes)"},
 	}
-	c := model.CalibratedContention{Path: model.HostName, From: from, To: to,
+	c := calib.CalibratedContention{Path: model.HostName, From: from, To: to,
 		DirectSlowdown: model.SlowdownOfGamma(f.DirectSlowdown), Outliers: []int{}}
 	for _, s := range f.Together {
 		c.Samples = append(c.Samples, model.TogetherSample{Bytes: s.Bytes, Share: float64(s.HostPct) / 100, US: s.TimeUS})
 	}
-	cal.Contention = []model.CalibratedContention{c}
+	cal.Contention = []calib.CalibratedContention{c}
 	return cal
 }
 

@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -34,13 +35,13 @@ func TestP2PCalibrationKeepsTheEngineDirect(t *testing.T) {
 		rep := &p2pReport{Fits: h100x2Fits(gamma)}
 		doc, err := p2pCalibration(rep, 0, 1, 2, "NVIDIA H100 80GB HBM3", "vm").Encode()
 		require.NoError(t, err)
-		cal, err := model.ParseCalibration(doc)
+		cal, err := calib.Parse(doc)
 		require.NoError(t, err)
 		require.NoError(t, cal.CheckNode(node))
 		require.True(t, cal.Measured(0, 1))
 		require.Len(t, cal.Contention, 1)
 		assert.InDelta(t, gamma/(1+gamma), cal.Contention[0].DirectSlowdown, 1e-12, "bench p2p's gamma slows the direct beta to beta/(1+gamma)")
-		sp, err := model.NewCalibratedSplitter(node, cal, model.DefaultOptions())
+		sp, err := calib.NewSplitter(node, cal, model.DefaultOptions())
 		require.NoError(t, err)
 		s, err := sp.Split(0, 1, n, model.AllPaths, false)
 		require.NoError(t, err)

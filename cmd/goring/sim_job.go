@@ -97,7 +97,7 @@ func newSimJob(collName string, f *simFlags) (*simJob, error) {
 }
 
 // calibrateTopo is t with the figures a calibration file measured on the
-// links its GPU paths crossed (model.Calibration.CalibrateTopology), and
+// links its GPU paths crossed (calib.Calibration.CalibrateTopology), and
 // one note per measured path.
 func calibrateTopo(t *topo.Topology, file string) (*topo.Topology, []string, error) {
 	cal, err := loadCalibration(file)

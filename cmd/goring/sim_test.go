@@ -226,7 +226,7 @@ func TestSimCalibration(t *testing.T) {
 	assert.Contains(t, stderr, "--calibration")
 }
 
-// With calibrate's 2xH200 file (model/testdata) the ring allgather's
+// With calibrate's 2xH200 file (calib/testdata) the ring allgather's
 // prediction at 256 MiB is the measured copy rate, and the notes say which
 // links took which figures.
 func TestSimCalibrationFixture(t *testing.T) {
@@ -246,7 +246,7 @@ func TestSimCalibrationFixture(t *testing.T) {
 
 func TestSimCalibrationBadInput(t *testing.T) {
 	hostOnly := filepath.Join(t.TempDir(), "host-only.json")
-	doc, err := os.ReadFile("../../model/testdata/calibration_v1_host_only.golden.json")
+	doc, err := os.ReadFile("../../calib/testdata/calibration_v1_host_only.golden.json")
 	require.NoError(t, err)
 	require.NoError(t, os.WriteFile(hostOnly, doc, 0o644))
 	cases := append(badCalibrationFiles(t), struct{ file, topo, want string }{hostOnly, "h200x2", "calibration measured no GPU path"})

@@ -1,4 +1,4 @@
-package model
+package calib
 
 import (
 	"bytes"
@@ -15,7 +15,7 @@ import (
 // before the document moved into this package; encoding this value must
 // still give those bytes.
 func goldenCalibration() *Calibration {
-	return &Calibration{Schema: CalibrationSchema, Host: "h200-node", Date: "2025-01-02T03:04:05Z", UCXTLS: "self,sm",
+	return &Calibration{Schema: Schema, Host: "h200-node", Date: "2025-01-02T03:04:05Z", UCXTLS: "self,sm",
 		Paths: []CalibratedPath{
 			{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)", AlphaUS: 0.8125, BetaGBps: 11.5, RelRMS: 0.021, Outliers: []int64{},
 				Samples: []CalibratedSample{{Bytes: 1024, US: 0.9}, {Bytes: 1 << 20, US: 92.0625}}},
@@ -31,7 +31,7 @@ func TestCalibrationGoldenBytes(t *testing.T) {
 	for _, name := range []string{"calibration_v1.golden.json", "calibration_v1_host_only.golden.json", "calibration_h200x2.json"} {
 		golden, err := os.ReadFile("testdata/" + name)
 		require.NoError(t, err)
-		cal, err := ParseCalibration(golden)
+		cal, err := Parse(golden)
 		require.NoError(t, err, name)
 		out, err := cal.Encode()
 		require.NoError(t, err)
@@ -42,7 +42,7 @@ func TestCalibrationGoldenBytes(t *testing.T) {
 	out, err := goldenCalibration().Encode()
 	require.NoError(t, err)
 	assert.Equal(t, string(golden), string(out), "the encoder writes what calibrate wrote before the move")
-	cal, err := LoadCalibration(bytes.NewReader(golden))
+	cal, err := Load(bytes.NewReader(golden))
 	require.NoError(t, err)
 	assert.Equal(t, goldenCalibration(), cal)
 }
@@ -65,7 +65,7 @@ func TestCalibrationRejectsBadDocuments(t *testing.T) {
 		{strings.Replace(doc, `"alpha_us": 9.5`, `"alpha_us": "fast"`, 1), "calibration JSON"},
 	}
 	for i, c := range cases {
-		_, err := ParseCalibration([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		require.Error(t, err, "case %d", i)
 		assert.Contains(t, err.Error(), c.want, "case %d", i)
 	}
@@ -80,13 +80,13 @@ func TestCalibrationRejectsBadDocuments(t *testing.T) {
 		{strings.Replace(string(fixture), `"outlier_samples": []`, `"outlier_samples": [7]`, 1), "index 7 outside the 5 samples"},
 	} {
 		require.NotEqual(t, string(fixture), c.doc, "case %d: the replacement must apply", i)
-		_, err := ParseCalibration([]byte(c.doc))
+		_, err := Parse([]byte(c.doc))
 		require.Error(t, err, "case %d", i)
 		assert.Contains(t, err.Error(), c.want, "case %d", i)
 	}
 	// Fields this reader does not know are accepted: later v1 writers may
 	// add optional ones.
-	cal, err := ParseCalibration([]byte(strings.Replace(doc, `"host": "h200-node",`, `"host": "h200-node", "future_field": {"x": 1},`, 1)))
+	cal, err := Parse([]byte(strings.Replace(doc, `"host": "h200-node",`, `"host": "h200-node", "future_field": {"x": 1},`, 1)))
 	require.NoError(t, err)
 	assert.Equal(t, "h200-node", cal.Host)
 }

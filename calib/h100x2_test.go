@@ -1,4 +1,4 @@
-package model
+package calib
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/model"
 )
 
 // The two calibrations of the 2xH100 machine (docs/gpu.md "Two GPUs"),
@@ -22,16 +24,16 @@ import (
 // must make those two decisions from the files.
 func TestH100x2Calibrations(t *testing.T) {
 	node := presetNode(t, "h100x2")
-	split := func(file string, n int64) Split {
+	split := func(file string, n int64) model.Split {
 		f, err := os.Open(file)
 		require.NoError(t, err)
 		defer f.Close()
-		cal, err := LoadCalibration(f)
+		cal, err := Load(f)
 		require.NoError(t, err)
 		require.NoError(t, cal.CheckNode(node))
-		sp, err := NewCalibratedSplitter(node, cal, DefaultOptions())
+		sp, err := NewSplitter(node, cal, model.DefaultOptions())
 		require.NoError(t, err)
-		s, err := sp.Split(0, 1, n, AllPaths, false)
+		s, err := sp.Split(0, 1, n, model.AllPaths, false)
 		require.NoError(t, err)
 		return s
 	}
@@ -40,5 +42,5 @@ func TestH100x2Calibrations(t *testing.T) {
 	}
 	s := split("testdata/calibration_h100x2_calibrate.json", 256<<20)
 	require.False(t, s.DirectOnly, "one-process figures split a 256 MiB transfer")
-	assert.Equal(t, HostName, s.Paths[len(s.Paths)-1].Path.Name)
+	assert.Equal(t, model.HostName, s.Paths[len(s.Paths)-1].Path.Name)
 }

@@ -1,4 +1,4 @@
-package model
+package calib
 
 import (
 	"os"
@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -18,7 +19,7 @@ func h200Calibration(t *testing.T) *Calibration {
 	f, err := os.Open("testdata/calibration_h200x2.json")
 	require.NoError(t, err)
 	defer f.Close()
-	cal, err := LoadCalibration(f)
+	cal, err := Load(f)
 	require.NoError(t, err)
 	return cal
 }
@@ -37,7 +38,7 @@ func TestCalibrationFixtureIsFitted(t *testing.T) {
 	require.Len(t, cal.Contention, 1)
 	c := cal.Contention[0]
 	refit := c
-	require.NoError(t, cal.FitCalibratedContention(&refit, DefaultOptions()))
+	require.NoError(t, cal.FitCalibratedContention(&refit, model.DefaultOptions()))
 	assert.Equal(t, c, refit)
 	assert.InDelta(t, 0, c.DirectSlowdown, 0.02)
 	assert.InDelta(t, 0.22, c.StagedSlowdown, 0.03)
@@ -46,7 +47,7 @@ func TestCalibrationFixtureIsFitted(t *testing.T) {
 func TestCalibratedSplitterH200(t *testing.T) {
 	cal := h200Calibration(t)
 	node := presetNode(t, "h200x2")
-	sp, err := NewCalibratedSplitter(node, cal, DefaultOptions())
+	sp, err := NewSplitter(node, cal, model.DefaultOptions())
 	require.NoError(t, err)
 	assert.True(t, cal.Measured(0, 1))
 	assert.False(t, cal.Measured(1, 0))
@@ -58,9 +59,9 @@ func TestCalibratedSplitterH200(t *testing.T) {
 	assert.InDelta(t, 390, paths[0].Beta1GBps, 1e-6)
 	assert.InDelta(t, 10, paths[0].Alpha1US, 1e-6)
 	assert.Equal(t, cal.Contention[0].Contention(), paths[1].Contention)
-	assert.Equal(t, MeasuredStagedPath(HostName, cal.Paths[1].BetaGBps, 8<<20, DefaultOptions().HostStageEpsilonUS).Beta1GBps, paths[1].Beta1GBps)
+	assert.Equal(t, model.MeasuredStagedPath(model.HostName, cal.Paths[1].BetaGBps, 8<<20, model.DefaultOptions().HostStageEpsilonUS).Beta1GBps, paths[1].Beta1GBps)
 
-	s, err := sp.Split(0, 1, 256<<20, AllPaths, false)
+	s, err := sp.Split(0, 1, 256<<20, model.AllPaths, false)
 	require.NoError(t, err)
 	th := s.Paths[1].Theta
 	assert.GreaterOrEqual(t, th, 0.055, "near the measured best share (6-8%%)")
@@ -71,7 +72,7 @@ func TestCalibratedSplitterH200(t *testing.T) {
 	// NVLink line rate, no contention.
 	back, err := sp.Paths(1, 0)
 	require.NoError(t, err)
-	want, err := EnumeratePaths(node, 1, 0, DefaultOptions())
+	want, err := model.EnumeratePaths(node, 1, 0, model.DefaultOptions())
 	require.NoError(t, err)
 	assert.Equal(t, want, back)
 }
@@ -82,15 +83,15 @@ func TestCalibratedSplitterH200(t *testing.T) {
 func TestCalibratedSplitterOldFile(t *testing.T) {
 	golden, err := os.ReadFile("testdata/calibration_v1.golden.json")
 	require.NoError(t, err)
-	cal, err := ParseCalibration(golden)
+	cal, err := Parse(golden)
 	require.NoError(t, err)
 	node := presetNode(t, "h200x2")
-	paths, measured, err := cal.PairPaths(node, 0, 1, DefaultOptions())
+	paths, measured, err := cal.PairPaths(node, 0, 1, model.DefaultOptions())
 	require.NoError(t, err)
 	require.True(t, measured)
-	assert.Equal(t, MeasuredDirectPath(9.5, 390.25), paths[0])
-	assert.Equal(t, Path{Name: HostName, Staged: true, Beta1GBps: 51, Beta2GBps: 51, EpsilonUS: DefaultOptions().HostStageEpsilonUS}, paths[1])
-	_, err = NewCalibratedSplitter(node, cal, DefaultOptions())
+	assert.Equal(t, model.MeasuredDirectPath(9.5, 390.25), paths[0])
+	assert.Equal(t, model.Path{Name: model.HostName, Staged: true, Beta1GBps: 51, Beta2GBps: 51, EpsilonUS: model.DefaultOptions().HostStageEpsilonUS}, paths[1])
+	_, err = NewSplitter(node, cal, model.DefaultOptions())
 	require.NoError(t, err)
 }
 
@@ -101,7 +102,7 @@ func TestCalibrationCheckNode(t *testing.T) {
 	err := cal.CheckNode(presetNode(t, "clusterB"))
 	require.Error(t, err)
 	assert.Contains(t, err.Error(), "measured on a node of 2 GPUs")
-	_, err = NewCalibratedSplitter(presetNode(t, "clusterB"), cal, DefaultOptions())
+	_, err = NewSplitter(presetNode(t, "clusterB"), cal, model.DefaultOptions())
 	require.Error(t, err)
 
 	h100 := *presetNode(t, "h200x2")
@@ -161,7 +162,7 @@ func TestCalibrateTopology(t *testing.T) {
 
 	hostOnly, err := os.ReadFile("testdata/calibration_v1_host_only.golden.json")
 	require.NoError(t, err)
-	hc, err := ParseCalibration(hostOnly)
+	hc, err := Parse(hostOnly)
 	require.NoError(t, err)
 	hc.Skipped = []string{"GPU paths: no NVIDIA driver on this machine"}
 	_, _, err = hc.CalibrateTopology(tp)

@@ -1,18 +1,22 @@
-package model
+package calib
 
-import "fmt"
+import (
+	"fmt"
 
-// Fit fits the Hockney line to p's samples (FitHockney) and stores alpha,
+	"github.com/goring-hpc/goring/model"
+)
+
+// Fit fits the Hockney line to p's samples (model.FitHockney) and stores alpha,
 // beta, the relative RMS residual and the sizes left out as outliers in p.
 // It is what `goring calibrate` does with every path it measures; a
 // library that measures paths itself can call it to produce the same
 // document.
 func (p *CalibratedPath) Fit() error {
-	samples := make([]Sample, len(p.Samples))
+	samples := make([]model.Sample, len(p.Samples))
 	for i, s := range p.Samples {
-		samples[i] = Sample{Bytes: float64(s.Bytes), TimeUS: s.US}
+		samples[i] = model.Sample{Bytes: float64(s.Bytes), TimeUS: s.US}
 	}
-	fit, err := FitHockney(samples)
+	fit, err := model.FitHockney(samples)
 	if err != nil {
 		return fmt.Errorf("fitting path %s %s -> %s: %w", p.Path, p.From, p.To, err)
 	}
@@ -24,18 +28,18 @@ func (p *CalibratedPath) Fit() error {
 	return nil
 }
 
-// FitCalibratedContention fits t's together samples (FitContention) against
+// FitCalibratedContention fits t's together samples (model.FitContention) against
 // the direct and staged paths the same file measured for t's pair
-// (MeasuredDirectPath, and MeasuredStagedPath with o's epsilon for the
+// (model.MeasuredDirectPath, and model.MeasuredStagedPath with o's epsilon for the
 // staged path's family, as PairPaths builds them), and stores the
 // slowdowns, the relative RMS residual and the outliers in t.
-func (c *Calibration) FitCalibratedContention(t *CalibratedContention, o Options) error {
+func (c *Calibration) FitCalibratedContention(t *CalibratedContention, o model.Options) error {
 	src, ok1 := parseGPU(t.From)
 	dst, ok2 := parseGPU(t.To)
 	if !ok1 || !ok2 {
 		return fmt.Errorf("contention %s -> %s: want GPUs named \"GPU N\"", t.From, t.To)
 	}
-	dp, ok := c.gpuPath(DirectName, src, dst)
+	dp, ok := c.gpuPath(model.DirectName, src, dst)
 	if !ok {
 		return fmt.Errorf("contention of %s %s -> %s: the file has no direct path for the pair", t.Path, t.From, t.To)
 	}
@@ -44,14 +48,14 @@ func (c *Calibration) FitCalibratedContention(t *CalibratedContention, o Options
 		return fmt.Errorf("contention of %s %s -> %s: the file has no %s path with its chunk size for the pair", t.Path, t.From, t.To, t.Path)
 	}
 	eps := o.GPUStageEpsilonUS
-	if t.Path == HostName {
+	if t.Path == model.HostName {
 		eps = o.HostStageEpsilonUS
 	}
-	staged := MeasuredStagedPath(sp.Path, sp.BetaGBps, sp.ChunkBytes, eps)
-	if staged.Family() == 0 || staged.Family() == PathDirect {
+	staged := model.MeasuredStagedPath(sp.Path, sp.BetaGBps, sp.ChunkBytes, eps)
+	if staged.Family() == 0 || staged.Family() == model.PathDirect {
 		return fmt.Errorf("contention of %q: want a staged path (host or gpu:K)", t.Path)
 	}
-	fit, err := FitContention(MeasuredDirectPath(dp.AlphaUS, dp.BetaGBps), staged, t.Samples, o)
+	fit, err := model.FitContention(model.MeasuredDirectPath(dp.AlphaUS, dp.BetaGBps), staged, t.Samples, o)
 	if err != nil {
 		return fmt.Errorf("contention of %s %s -> %s: %w", t.Path, t.From, t.To, err)
 	}

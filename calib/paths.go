@@ -1,32 +1,34 @@
-package model
+package calib
 
 import (
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/topo"
 )
 
 // From a calibration to the model's paths.
 //
-// The topology says which paths a GPU pair has (EnumeratePaths); the
+// The topology says which paths a GPU pair has (model.EnumeratePaths); the
 // calibration replaces the figures of those it measured:
 //
 //   - the direct path gets the fitted startup and bandwidth
-//     (MeasuredDirectPath);
+//     (model.MeasuredDirectPath);
 //   - a staged path gets the hop bandwidth that reproduces the measured
 //     pipeline rate with the options' epsilon at the measured chunk size
-//     (MeasuredStagedPath); without a chunk size (files written before
+//     (model.MeasuredStagedPath); without a chunk size (files written before
 //     chunk_bytes) the hops get the measured rate and epsilon on top;
 //   - a staged path with a contention entry for the pair gets its fitted
 //     Contention.
 //
 // Pairs the file did not measure keep the topology's figures.
-// NewCalibratedSplitter is the entry point for a library:
+// NewSplitter is the entry point for a library:
 //
-//	cal, err := model.LoadCalibration(f)
-//	sp, err := model.NewCalibratedSplitter(node, cal, model.DefaultOptions())
+//	cal, err := calib.Load(f)
+//	sp, err := calib.NewSplitter(node, cal, model.DefaultOptions())
 //	s, err := sp.Split(src, dst, bytes, model.AllPaths, false)
 //	// s.Paths[i].Bytes and .Chunks per path, in launch order
 
@@ -60,7 +62,7 @@ func (c *Calibration) gpuPath(name string, src, dst int) (CalibratedPath, bool) 
 // Measured reports whether the file has the direct path from GPU src to
 // GPU dst: the pairs whose paths PairPaths takes from the file.
 func (c *Calibration) Measured(src, dst int) bool {
-	_, ok := c.gpuPath(DirectName, src, dst)
+	_, ok := c.gpuPath(model.DirectName, src, dst)
 	return ok
 }
 
@@ -69,7 +71,7 @@ func (c *Calibration) Measured(src, dst int) bool {
 func (c *Calibration) MeasuredPairs() []string {
 	var out []string
 	for _, p := range c.Paths {
-		if _, ok := parseGPU(p.From); ok && p.Path == DirectName {
+		if _, ok := parseGPU(p.From); ok && p.Path == model.DirectName {
 			out = append(out, p.From+" -> "+p.To)
 		}
 	}
@@ -121,29 +123,29 @@ func sameGPUModel(a, b string) bool {
 }
 
 // PairPaths returns the paths from GPU src to GPU dst of node (in launch
-// order, as EnumeratePaths) with the file's figures where it has them (see
+// order, as model.EnumeratePaths) with the file's figures where it has them (see
 // above). measured is false when the file has no direct path for the pair;
 // the paths are then the topology's. Call CheckNode first.
-func (c *Calibration) PairPaths(node *topo.Node, src, dst int, o Options) (paths []Path, measured bool, err error) {
-	paths, err = EnumeratePaths(node, src, dst, o)
+func (c *Calibration) PairPaths(node *topo.Node, src, dst int, o model.Options) (paths []model.Path, measured bool, err error) {
+	paths, err = model.EnumeratePaths(node, src, dst, o)
 	if err != nil {
 		return nil, false, err
 	}
-	dp, ok := c.gpuPath(DirectName, src, dst)
+	dp, ok := c.gpuPath(model.DirectName, src, dst)
 	if !ok {
 		return paths, false, nil
 	}
-	d := directIndex(paths)
+	d := slices.IndexFunc(paths, func(p model.Path) bool { return p.Family() == model.PathDirect })
 	if d < 0 {
 		return nil, false, fmt.Errorf("calibration measured a direct path %s -> %s; node %q has no direct route between them", dp.From, dp.To, node.Name)
 	}
-	paths[d] = MeasuredDirectPath(dp.AlphaUS, dp.BetaGBps)
+	paths[d] = model.MeasuredDirectPath(dp.AlphaUS, dp.BetaGBps)
 	for i := range paths {
 		if !paths[i].Staged {
 			continue
 		}
 		if sp, ok := c.gpuPath(paths[i].Name, src, dst); ok {
-			paths[i] = MeasuredStagedPath(sp.Path, sp.BetaGBps, sp.ChunkBytes, paths[i].EpsilonUS)
+			paths[i] = model.MeasuredStagedPath(sp.Path, sp.BetaGBps, sp.ChunkBytes, paths[i].EpsilonUS)
 		}
 		for _, t := range c.Contention {
 			if t.Path == paths[i].Name && t.From == gpuName(src) && t.To == gpuName(dst) {
@@ -154,18 +156,18 @@ func (c *Calibration) PairPaths(node *topo.Node, src, dst int, o Options) (paths
 	return paths, true, nil
 }
 
-// NewCalibratedSplitter is NewSplitter with the calibration's figures
+// NewSplitter is model.NewSplitter with the calibration's figures
 // installed for every pair it measured (PairPaths); other pairs keep the
 // topology's. It fails when the file is for another kind of node
 // (CheckNode).
-func NewCalibratedSplitter(node *topo.Node, cal *Calibration, o Options) (*Splitter, error) {
+func NewSplitter(node *topo.Node, cal *Calibration, o model.Options) (*model.Splitter, error) {
 	if node == nil {
 		return nil, fmt.Errorf("model: no node")
 	}
 	if err := cal.CheckNode(node); err != nil {
 		return nil, err
 	}
-	sp, err := NewSplitter(node, o)
+	sp, err := model.NewSplitter(node, o)
 	if err != nil {
 		return nil, err
 	}

@@ -1,4 +1,4 @@
-package model
+package calib
 
 import (
 	"fmt"
@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -95,7 +96,7 @@ func (c *Calibration) CalibrateTopology(t *topo.Topology) (*topo.Topology, []str
 					}
 				}
 			}
-			if len(legs) == 1 && len(legs[0]) == 1 && p.Path == DirectName {
+			if len(legs) == 1 && len(legs[0]) == 1 && p.Path == model.DirectName {
 				alpha[legs[0][0].Link] = p.AlphaUS
 			}
 			paths = append(paths, m)
@@ -140,20 +141,24 @@ func (c *Calibration) CalibrateTopology(t *topo.Topology) (*topo.Topology, []str
 // pathLegs is the route (one leg) or the two legs (staged) of the path
 // called name from GPU src to GPU dst, as the simulator routes it; nil for
 // a path name that is none of direct, host, gpu:K.
+// gpuStagedPrefix begins the name of a path staged through another GPU
+// (model.GPUStagedName).
+const gpuStagedPrefix = "gpu:"
+
 func pathLegs(node *topo.Node, r *topo.Router, name string, src, dst int) ([][]topo.Hop, error) {
 	from, to := topo.GPUEndpoint(src), topo.GPUEndpoint(dst)
 	var via string
-	switch (Path{Name: name}).Family() {
-	case PathDirect:
+	switch (model.Path{Name: name}).Family() {
+	case model.PathDirect:
 		hops, err := r.Route(from, to)
 		if err != nil {
 			return nil, err
 		}
 		return [][]topo.Hop{hops}, nil
-	case PathHost:
+	case model.PathHost:
 		via = topo.HostEndpoint(node.GPUs[src].Socket)
-	case PathGPU:
-		k, err := strconv.Atoi(strings.TrimPrefix(name, gpuPrefix))
+	case model.PathGPU:
+		k, err := strconv.Atoi(strings.TrimPrefix(name, gpuStagedPrefix))
 		if err != nil || k < 0 || k >= len(node.GPUs) {
 			return nil, fmt.Errorf("path %q: no such GPU on the node", name)
 		}

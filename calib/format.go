@@ -1,26 +1,29 @@
-package model
+package calib
 
 import (
 	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
+
+	"github.com/goring-hpc/goring/model"
 )
 
 // The calibration document (goring.calibration/v1) that `goring calibrate`
 // writes: one Hockney fit per measured path, with the samples it came
 // from, and, optionally, how the direct path and each staged path of a GPU
-// pair slow each other down when they run together (contention.go), with
-// the together samples that were fitted. The model reads it
-// (NewCalibratedSplitter, calibration_paths.go), the simulator's CLI takes
-// link figures from it (CalibrateTopology, calibration_topo.go), and so can
-// the engine. docs/contracts.md is the contract; fields added to v1 are
+// pair slow each other down when they run together (model/contention.go),
+// with the together samples that were fitted. The model's splitter takes
+// its figures (NewSplitter, paths.go), the simulator's CLI takes link
+// figures from it (CalibrateTopology, topo.go), and so does the engine
+// (mpath.Planner). docs/contracts.md is the contract; fields added to v1 are
 // optional, so files written before them still load and mean what they
 // meant (no contention: the paths are independent, as the Multi-path model
 // assumes).
 
-// CalibrationSchema names the calibration document.
-const CalibrationSchema = "goring.calibration/v1"
+// Schema names the calibration document.
+const Schema = "goring.calibration/v1"
 
 // Calibration is the goring.calibration/v1 document.
 type Calibration struct {
@@ -49,7 +52,7 @@ type CalibratedPath struct {
 	From string `json:"from"` // "GPU 0", or a process for the host-memory path
 	To   string `json:"to"`
 	// ChunkBytes is the chunk a staged path was pipelined in (optional:
-	// files written before it leave it out; see MeasuredStagedPath for what
+	// files written before it leave it out; see model.MeasuredStagedPath for what
 	// the model makes of a staged path without it).
 	ChunkBytes int64              `json:"chunk_bytes,omitempty"`
 	AlphaUS    float64            `json:"alpha_us"`
@@ -67,7 +70,7 @@ type CalibratedSample struct {
 
 // CalibratedContention is the direct path of a GPU pair timed together
 // with one of the pair's staged paths, that path carrying a share of the
-// bytes, and the contention fitted to those times (FitContention).
+// bytes, and the contention fitted to those times (model.FitContention).
 type CalibratedContention struct {
 	Path string `json:"path"` // the staged path: "host" or "gpu:K"
 	From string `json:"from"`
@@ -77,30 +80,30 @@ type CalibratedContention struct {
 	StagedSlowdown float64 `json:"staged_slowdown"`
 	RelRMS         float64 `json:"rel_rms"`
 	// Outliers are indices into Samples that the fit left out.
-	Outliers []int            `json:"outlier_samples"`
-	Samples  []TogetherSample `json:"samples"`
+	Outliers []int                  `json:"outlier_samples"`
+	Samples  []model.TogetherSample `json:"samples"`
 }
 
 // Contention returns the fitted contention as the model uses it.
-func (c CalibratedContention) Contention() Contention {
-	return Contention{DirectSlowdown: c.DirectSlowdown, StagedSlowdown: c.StagedSlowdown}
+func (c CalibratedContention) Contention() model.Contention {
+	return model.Contention{DirectSlowdown: c.DirectSlowdown, StagedSlowdown: c.StagedSlowdown}
 }
 
-// LoadCalibration reads and validates a calibration document. It is the
+// Load reads and validates a calibration document. It is the
 // entry point for a library that has the file open (the engine, the team
-// layer); NewCalibratedSplitter turns the result into a Splitter.
-func LoadCalibration(r io.Reader) (*Calibration, error) {
+// layer); NewSplitter turns the result into a Splitter.
+func Load(r io.Reader) (*Calibration, error) {
 	data, err := io.ReadAll(r)
 	if err != nil {
 		return nil, fmt.Errorf("calibration: %w", err)
 	}
-	return ParseCalibration(data)
+	return Parse(data)
 }
 
-// ParseCalibration decodes and validates a calibration document. Unknown
+// Parse decodes and validates a calibration document. Unknown
 // fields are accepted: a later writer of v1 may add optional ones, which
 // this reader does not need to understand.
-func ParseCalibration(data []byte) (*Calibration, error) {
+func Parse(data []byte) (*Calibration, error) {
 	var c Calibration
 	dec := json.NewDecoder(bytes.NewReader(data))
 	if err := dec.Decode(&c); err != nil {
@@ -116,7 +119,7 @@ func ParseCalibration(data []byte) (*Calibration, error) {
 }
 
 // Encode writes c as `goring calibrate` does: indented JSON and a newline.
-// A document that ParseCalibration read encodes to the same bytes (for the
+// A document that Parse read encodes to the same bytes (for the
 // layout Encode itself writes).
 func (c *Calibration) Encode() ([]byte, error) {
 	doc, err := json.MarshalIndent(c, "", "  ")
@@ -129,8 +132,8 @@ func (c *Calibration) Encode() ([]byte, error) {
 // Validate checks what a reader relies on: the schema, finite non-negative
 // startups, positive bandwidths and times, slowdowns and shares in [0, 1).
 func (c *Calibration) Validate() error {
-	if c.Schema != CalibrationSchema {
-		return fmt.Errorf("calibration JSON: schema %q, want %q", c.Schema, CalibrationSchema)
+	if c.Schema != Schema {
+		return fmt.Errorf("calibration JSON: schema %q, want %q", c.Schema, Schema)
 	}
 	if c.GPUs < 0 {
 		return fmt.Errorf("calibration: gpus %d: want 0 (unknown) or more", c.GPUs)
@@ -171,13 +174,13 @@ func (t CalibratedContention) validate() error {
 	switch {
 	case t.Path == "" || t.From == "" || t.To == "":
 		return fmt.Errorf("path, from and to must be named")
-	case !t.Contention().valid():
+	case !inUnit(t.DirectSlowdown) || !inUnit(t.StagedSlowdown):
 		return fmt.Errorf("slowdowns %g (direct) and %g (staged): want each in [0, 1)", t.DirectSlowdown, t.StagedSlowdown)
 	case !finiteNonNeg(t.RelRMS):
 		return fmt.Errorf("rel_rms %g: want a finite value >= 0", t.RelRMS)
 	}
 	for j, s := range t.Samples {
-		if err := s.validate(); err != nil {
+		if err := s.Validate(); err != nil {
 			return fmt.Errorf("samples[%d]: %w", j, err)
 		}
 	}
@@ -188,3 +191,9 @@ func (t CalibratedContention) validate() error {
 	}
 	return nil
 }
+
+func finitePos(x float64) bool    { return x > 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
+func finiteNonNeg(x float64) bool { return x >= 0 && !math.IsInf(x, 0) && !math.IsNaN(x) }
+
+// inUnit is the range of a slowdown, as model.Contention takes it: [0, 1).
+func inUnit(x float64) bool { return x >= 0 && x < 1 }

@@ -1,0 +1,38 @@
+// Package calib is goring's calibration: the goring.calibration/v1
+// document (docs/contracts.md) that `goring calibrate` and `goring bench
+// p2p --calibration-out` write, the fits that fill it from measured
+// times, and its readers. It builds on package model's math: Hockney's
+// (alpha, beta) per path and its robust fit (model.FitHockney), the
+// measured paths (model.MeasuredDirectPath, model.MeasuredStagedPath), the
+// contention of two paths (model.FitContention) and the theta/k split.
+//
+// # The document
+//
+// Calibration holds one fitted path per measured path, with its samples,
+// and optionally how the direct path and a staged path of a GPU pair slow
+// each other down (format.go). Parse and Load decode and validate it,
+// Encode writes it as the CLI does; ReadFile (file.go) is the only
+// function that touches the file system.
+//
+// # Fits
+//
+// CalibratedPath.Fit and Calibration.FitCalibratedContention fill a
+// document from its samples (fit.go); PlanTogether and FitTogether are how
+// `goring calibrate` times and fits a staged path running together with
+// the direct path (together.go).
+//
+// # Readers
+//
+//   - NewSplitter (paths.go) installs a file's figures and contention for
+//     the pairs it measured: `goring model split --calibration`;
+//   - PairPaths, through model.LoadedPaths: mpath.Planner, the split of
+//     each transfer of a collective for the load of its step, which
+//     package calib/pushplan gives the push engine of `goring bench COLL
+//     --calibration` and of the team layer's UCC_TL_GORING_CALIBRATION;
+//   - CalibrateTopology (topo.go) puts the measured figures on a
+//     topology's links: `goring sim --calibration` and the team layer's
+//     scores simulate on that.
+//
+// The package is pure but for ReadFile: no cgo, no network I/O,
+// deterministic.
+package calib
