@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"slices"
 
-	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -108,12 +108,12 @@ func (r Regime) goringLayer(bytes int64) Layer {
 func (r Regime) Procs() int { return r.Topo.NumGPUs() }
 
 // Calibrated is the GPU regime r on the links a calibration measured
-// (model.Calibration.CalibrateTopology, for a node of gpuModel GPUs: the
+// (calib.Calibration.CalibrateTopology, for a node of gpuModel GPUs: the
 // file must be of a machine with as many GPUs as the team has ranks). The
 // measured direct path's startup is the push's own, so goring adds
 // nothing per message there and tl/ucp what its rendezvous costs beyond
 // the push (CUDAUCPOverPushUS). It returns the calibration's notes.
-func (r Regime) Calibrated(cal *model.Calibration, gpuModel string) (Regime, []string, error) {
+func (r Regime) Calibrated(cal *calib.Calibration, gpuModel string) (Regime, []string, error) {
 	t := *r.Topo
 	t.Nodes = slices.Clone(t.Nodes)
 	for ni := range t.Nodes {
