@@ -21,6 +21,16 @@
 // `goring calibrate` times and fits a staged path running together with
 // the direct path (together.go).
 //
+// # goring bench p2p
+//
+// The push engine between two processes, fitted in the same run
+// (p2p.go): P2PPaths builds the model's direct and host paths from the
+// run's Hockney fits, StaticSplit the splits its search tries, FitGamma
+// the direct path's slowdown beside the host path from the together
+// samples (P2PTogether), ContendedSplit the split that accounts for it;
+// P2PCalibration turns the fits into the document of --calibration-out
+// (p2p_calibration.go). The CLI times the transfers and prints the table.
+//
 // # Readers
 //
 //   - NewSplitter (paths.go) installs a file's figures and contention for

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
@@ -196,7 +197,7 @@ func (r *p2pRun) report(ctx context.Context, rj *rankJob, g *cudaexec.GPU, sizes
 		return nil, err
 	}
 	opts := model.DefaultOptions()
-	paths := p2pPaths(fits.Direct, fits.D2H, fits.H2D, opts)
+	paths := calib.P2PPaths(fits.Direct, fits.D2H, fits.H2D, opts)
 	gamma, together, err := r.contention(ctx, rj, paths, opts)
 	if err != nil {
 		return nil, err
@@ -206,7 +207,7 @@ func (r *p2pRun) report(ctx context.Context, rj *rankJob, g *cudaexec.GPU, sizes
 	if err != nil {
 		return nil, err
 	}
-	rep := &p2pReport{Schema: "goring.p2p/v1", Fits: fits, Paths: paths, MaxSharePct: p2pMaxShare, Checked: checked}
+	rep := &p2pReport{Schema: "goring.p2p/v1", Fits: fits, Paths: paths, MaxSharePct: calib.P2PMaxShare, Checked: checked}
 	for _, bidir := range []bool{false, true} {
 		for _, w := range p2pWindows {
 			for _, n := range sizes {
@@ -221,33 +222,12 @@ func (r *p2pRun) report(ctx context.Context, rj *rankJob, g *cudaexec.GPU, sizes
 	return rep, nil
 }
 
-// p2pMaxShare is the largest host share the static search tries (percent).
-// On one GPU the host path moves tens of GB/s against the direct copy's
-// thousand or more, so its useful share is a few percent: the search
-// stops well above that.
-const p2pMaxShare = 10
-
-// p2pFits are the Hockney figures the run measured.
-type p2pFits struct {
-	Direct model.Fit `json:"direct"`
-	D2H    model.Fit `json:"d2h"`
-	H2D    model.Fit `json:"h2d"`
-	// DirectSlowdown is gamma, fitted from Together (see fitContention).
-	DirectSlowdown float64          `json:"direct_slowdown"`
-	Together       []togetherSample `json:"together"`
-}
-
-// p2pTogether are the (size, host percent) pairs the contention fit
-// measures: shares around and above what the contention-free model picks.
-var p2pTogether = []togetherSample{{Bytes: 64 << 20, HostPct: 2}, {Bytes: 64 << 20, HostPct: 5}, {Bytes: 256 << 20, HostPct: 2},
-	{Bytes: 256 << 20, HostPct: 5}, {Bytes: 256 << 20, HostPct: 10}}
-
 // contention measures the direct and host paths together at a few
 // shares and fits the direct path's slowdown (rank 0's samples, shared).
-func (r *p2pRun) contention(ctx context.Context, rj *rankJob, paths []model.Path, o model.Options) (float64, []togetherSample, error) {
-	samples := slices.Clone(p2pTogether)
+func (r *p2pRun) contention(ctx context.Context, rj *rankJob, paths []model.Path, o model.Options) (float64, []calib.P2PSample, error) {
+	samples := slices.Clone(calib.P2PTogether)
 	for i := range samples {
-		plan, err := mpath.Build(staticSplit(paths, samples[i].Bytes, samples[i].HostPct, o), r.eng.MaxStage())
+		plan, err := mpath.Build(calib.StaticSplit(paths, samples[i].Bytes, samples[i].HostPct, o), r.eng.MaxStage())
 		if err != nil {
 			return 0, nil, err
 		}
@@ -257,10 +237,10 @@ func (r *p2pRun) contention(ctx context.Context, rj *rankJob, paths []model.Path
 	}
 	var out struct {
 		Gamma   float64
-		Samples []togetherSample
+		Samples []calib.P2PSample
 	}
 	if r.rank == 0 {
-		out.Gamma, out.Samples = fitContention(paths, o, samples), samples
+		out.Gamma, out.Samples = calib.FitGamma(paths, o, samples), samples
 	}
 	b, _ := json.Marshal(out)
 	all, err := rj.sess.Allgather(ctx, b)
@@ -275,8 +255,8 @@ func (r *p2pRun) contention(ctx context.Context, rj *rankJob, paths []model.Path
 
 // calibrate measures the direct push between the ranks and, on rank 0,
 // each hop of the host path alone; rank 0's figures go to both ranks.
-func (r *p2pRun) calibrate(ctx context.Context, rj *rankJob, g *cudaexec.GPU) (p2pFits, error) {
-	var fits p2pFits
+func (r *p2pRun) calibrate(ctx context.Context, rj *rankJob, g *cudaexec.GPU) (calib.P2PFits, error) {
+	var fits calib.P2PFits
 	// Warm the GPU first: its clocks ramp up under load, and figures
 	// fitted on a cold GPU overstated the direct path's startup twofold
 	// against the same run's later measurements.
@@ -494,7 +474,7 @@ func (r *p2pRun) checkContents(ctx context.Context, rj *rankJob, g *cudaexec.GPU
 		if err := rj.sess.Barrier(ctx); err != nil {
 			return nil, err
 		}
-		plan, err := mpath.Build(staticSplit(paths, n, p2pMaxShare, o), r.eng.MaxStage())
+		plan, err := mpath.Build(calib.StaticSplit(paths, n, calib.P2PMaxShare, o), r.eng.MaxStage())
 		if err != nil {
 			return nil, err
 		}
@@ -510,7 +490,7 @@ func (r *p2pRun) checkContents(ctx context.Context, rj *rankJob, g *cudaexec.GPU
 			}
 			for i := range got {
 				if got[i] != want[i] {
-					return nil, fmt.Errorf("contents: a %d-byte split transfer (%d%% on the host path) differs first at byte %d: %#x, want %#x", n, p2pMaxShare, i, got[i], want[i])
+					return nil, fmt.Errorf("contents: a %d-byte split transfer (%d%% on the host path) differs first at byte %d: %#x, want %#x", n, calib.P2PMaxShare, i, got[i], want[i])
 				}
 			}
 		}

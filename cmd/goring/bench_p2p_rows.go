@@ -7,6 +7,7 @@ import (
 	"math"
 	"text/tabwriter"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/mpath"
 )
@@ -32,12 +33,12 @@ type p2pRow struct {
 
 // p2pReport is the JSON document of goring bench p2p --json.
 type p2pReport struct {
-	Schema      string       `json:"schema"`
-	Fits        p2pFits      `json:"fits"`
-	Paths       []model.Path `json:"paths"`
-	MaxSharePct int          `json:"static_search_max_host_pct"`
-	Checked     []int64      `json:"contents_checked_bytes"` // odd sizes sent split and compared byte for byte
-	Rows        []p2pRow     `json:"rows"`
+	Schema      string        `json:"schema"`
+	Fits        calib.P2PFits `json:"fits"`
+	Paths       []model.Path  `json:"paths"`
+	MaxSharePct int           `json:"static_search_max_host_pct"`
+	Checked     []int64       `json:"contents_checked_bytes"` // odd sizes sent split and compared byte for byte
+	Rows        []p2pRow      `json:"rows"`
 }
 
 // row measures every column at one size. Both ranks run the same
@@ -51,7 +52,7 @@ func (r *p2pRun) row(paths []model.Path, o model.Options, gamma float64, n int64
 	if row.UCXUS, err = r.measure(nil, true, n, w, bidir); err != nil {
 		return row, fmt.Errorf("UCX cuda_ipc: %w", err)
 	}
-	split, err := contendedSplit(paths, n, o, gamma)
+	split, err := calib.ContendedSplit(paths, n, o, gamma)
 	if err != nil {
 		return row, err
 	}
@@ -70,8 +71,8 @@ func (r *p2pRun) row(paths []model.Path, o model.Options, gamma float64, n int64
 		row.PredictionErr = 100 * (row.PredictedUS - row.ModelUS) / row.ModelUS
 	}
 	row.BestUS, row.BestHostPct = row.DirectUS, 0
-	for pct := 1; pct <= p2pMaxShare; pct++ {
-		plan, err := mpath.Build(staticSplit(paths, n, pct, o), r.eng.MaxStage())
+	for pct := 1; pct <= calib.P2PMaxShare; pct++ {
+		plan, err := mpath.Build(calib.StaticSplit(paths, n, pct, o), r.eng.MaxStage())
 		if err != nil {
 			return row, err
 		}

@@ -21,7 +21,7 @@ import (
 //   - together: the direct copy (on a stream of its own on a) and the
 //     host-staged path launched at once over one buffer, the host path
 //     carrying each --shares share of the largest size in the chunk count
-//     the model gives it (calibrate_together.go), timed by the wall clock
+//     the model gives it (calib/together.go), timed by the wall clock
 //     until both are done; the share-0 run is the direct copy alone, timed
 //     the same way. model.FitContention turns them into the pair's
 //     contention entry.
@@ -31,7 +31,7 @@ import (
 //
 // None of this has run on a GPU yet in this form: the together runs were
 // added after the last device session; the pure parts (plan, fit) are
-// tested in calibrate_together_test.go.
+// tested in calib/together_test.go.
 
 // gpuResult is what the GPU measurements add to the document.
 type gpuResult struct {

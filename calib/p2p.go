@@ -1,4 +1,4 @@
-package main
+package calib
 
 import (
 	"math"
@@ -7,12 +7,12 @@ import (
 	"github.com/goring-hpc/goring/model"
 )
 
-// p2pPaths are the model's two paths between two processes on one GPU (or
+// P2PPaths are the model's two paths between two processes on one GPU (or
 // two GPUs of one node) as goring bench p2p measured them in the same run:
 // the direct push (the engine's copy into the peer's mapping, protocol
 // included) and the host-staged path, whose hops are a device-to-host and
 // a host-to-device copy into pinned memory.
-func p2pPaths(direct, d2h, h2d model.Fit, o model.Options) []model.Path {
+func P2PPaths(direct, d2h, h2d model.Fit, o model.Options) []model.Path {
 	return []model.Path{
 		{Name: model.DirectName, Alpha1US: direct.AlphaUS, Beta1GBps: direct.BetaGBps},
 		{Name: model.HostName, Staged: true, Alpha1US: d2h.AlphaUS, Beta1GBps: d2h.BetaGBps,
@@ -20,11 +20,11 @@ func p2pPaths(direct, d2h, h2d model.Fit, o model.Options) []model.Path {
 	}
 }
 
-// staticSplit is the split that puts pct percent of n on the host path,
+// StaticSplit is the split that puts pct percent of n on the host path,
 // pipelined in the chunk count the model would choose for those bytes
 // (Multi-path model, eq. 14/15, the slower hop deciding the case), and the
 // rest on the direct path.
-func staticSplit(paths []model.Path, n int64, pct int, o model.Options) model.Split {
+func StaticSplit(paths []model.Path, n int64, pct int, o model.Options) model.Split {
 	h := n * int64(pct) / 100
 	host := paths[1]
 	s := model.Split{Bytes: n, Paths: []model.Share{{Path: paths[0], Bytes: n - h, Chunks: 1}}}
@@ -46,30 +46,30 @@ func staticSplit(paths []model.Path, n int64, pct int, o model.Options) model.Sp
 // model.SlowdownOfGamma turns it into the calibration's lost fraction).
 // What is bench p2p's own is the fit: a split keeps every path busy until
 // the end, so the direct share is taken to run slowed the whole time
-// (fitContention), where model.FitContention fits both slowdowns to the
+// (FitGamma), where model.FitContention fits both slowdowns to the
 // overlap of the paths. The contention-aware split is the model's split
 // over paths whose direct beta is beta/(1+gamma), kept only where it beats
 // the direct path alone at full speed.
 
-// togetherSample is a transfer of Bytes split with HostPct percent on the
+// P2PSample is a transfer of Bytes split with HostPct percent on the
 // host path that took TimeUS.
-type togetherSample struct {
+type P2PSample struct {
 	Bytes   int64   `json:"bytes"`
 	HostPct int     `json:"host_pct"`
 	TimeUS  float64 `json:"time_us"`
 }
 
-// fitContention returns the median gamma the samples imply: each sample
+// FitGamma returns the median gamma the samples imply: each sample
 // whose time the direct share sets (the host share finishing earlier by
 // the model) gives gamma = (T - alpha) beta / direct bytes - 1 (T - alpha
 // being the direct bytes at model.GammaSlowedRate(beta, gamma)), floored
 // at 0; samples the host share sets say nothing about gamma and are
 // skipped.
-func fitContention(paths []model.Path, o model.Options, samples []togetherSample) float64 {
+func FitGamma(paths []model.Path, o model.Options, samples []P2PSample) float64 {
 	d := paths[0]
 	var gs []float64
 	for _, s := range samples {
-		split := staticSplit(paths, s.Bytes, s.HostPct, o)
+		split := StaticSplit(paths, s.Bytes, s.HostPct, o)
 		if len(split.Paths) < 2 {
 			continue
 		}
@@ -89,9 +89,9 @@ func fitContention(paths []model.Path, o model.Options, samples []togetherSample
 	return gs[len(gs)/2]
 }
 
-// contendedSplit is the model's split under contention gamma (see above),
+// ContendedSplit is the model's split under contention gamma (see above),
 // with PredictedUS and DirectOnlyUS against the unslowed direct path.
-func contendedSplit(paths []model.Path, n int64, o model.Options, gamma float64) (model.Split, error) {
+func ContendedSplit(paths []model.Path, n int64, o model.Options, gamma float64) (model.Split, error) {
 	free, err := model.Solve(paths, n, o, true)
 	if err != nil || gamma <= 0 {
 		return free, err
@@ -119,3 +119,24 @@ func pipeCase(p model.Path) model.PipeCase {
 	}
 	return model.FirstHopBound
 }
+
+// P2PMaxShare is the largest host share the static search tries (percent).
+// On one GPU the host path moves tens of GB/s against the direct copy's
+// thousand or more, so its useful share is a few percent: the search
+// stops well above that.
+const P2PMaxShare = 10
+
+// P2PFits are the Hockney figures the run measured.
+type P2PFits struct {
+	Direct model.Fit `json:"direct"`
+	D2H    model.Fit `json:"d2h"`
+	H2D    model.Fit `json:"h2d"`
+	// DirectSlowdown is gamma, fitted from Together (see FitGamma).
+	DirectSlowdown float64     `json:"direct_slowdown"`
+	Together       []P2PSample `json:"together"`
+}
+
+// P2PTogether are the (size, host percent) pairs the contention fit
+// measures: shares around and above what the contention-free model picks.
+var P2PTogether = []P2PSample{{Bytes: 64 << 20, HostPct: 2}, {Bytes: 64 << 20, HostPct: 5}, {Bytes: 256 << 20, HostPct: 2},
+	{Bytes: 256 << 20, HostPct: 5}, {Bytes: 256 << 20, HostPct: 10}}

@@ -1,4 +1,4 @@
-package main
+package calib_test
 
 import (
 	"testing"
@@ -6,6 +6,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/mpath"
 )
@@ -15,10 +16,10 @@ import (
 // carries every byte.
 func TestStaticSplit(t *testing.T) {
 	o := model.DefaultOptions()
-	paths := p2pPaths(model.Fit{AlphaUS: 8, BetaGBps: 1400}, model.Fit{AlphaUS: 6, BetaGBps: 50}, model.Fit{AlphaUS: 6, BetaGBps: 45}, o)
+	paths := calib.P2PPaths(model.Fit{AlphaUS: 8, BetaGBps: 1400}, model.Fit{AlphaUS: 6, BetaGBps: 50}, model.Fit{AlphaUS: 6, BetaGBps: 45}, o)
 	for _, n := range []int64{1<<20 + 3, 256 << 20, 1 << 30} {
 		for pct := 0; pct <= 10; pct++ {
-			s := staticSplit(paths, n, pct, o)
+			s := calib.StaticSplit(paths, n, pct, o)
 			var sum int64
 			for _, sh := range s.Paths {
 				sum += sh.Bytes
@@ -45,25 +46,25 @@ func TestStaticSplit(t *testing.T) {
 // predicts a gain that the slowed paths cannot give.
 func TestContentionFitAndSplit(t *testing.T) {
 	o := model.DefaultOptions()
-	paths := p2pPaths(model.Fit{AlphaUS: 30, BetaGBps: 1300}, model.Fit{AlphaUS: 5, BetaGBps: 54}, model.Fit{AlphaUS: 5, BetaGBps: 46}, o)
+	paths := calib.P2PPaths(model.Fit{AlphaUS: 30, BetaGBps: 1300}, model.Fit{AlphaUS: 5, BetaGBps: 54}, model.Fit{AlphaUS: 5, BetaGBps: 46}, o)
 	const gamma = 0.25
-	var samples []togetherSample
+	var samples []calib.P2PSample
 	noise := []float64{1.01, 0.99, 1.02, 0.98, 1.0, 3.0} // the last one is an outlier
 	i := 0
 	for _, n := range []int64{64 << 20, 256 << 20} {
 		for _, pct := range []int{1, 2, 3} {
 			d := float64(n - n*int64(pct)/100)
 			us := paths[0].Alpha1US + d*(1+gamma)/(paths[0].Beta1GBps*1e3)
-			samples = append(samples, togetherSample{Bytes: n, HostPct: pct, TimeUS: us * noise[i%len(noise)]})
+			samples = append(samples, calib.P2PSample{Bytes: n, HostPct: pct, TimeUS: us * noise[i%len(noise)]})
 			i++
 		}
 	}
-	got := fitContention(paths, o, samples)
+	got := calib.FitGamma(paths, o, samples)
 	assert.InDelta(t, gamma, got, 0.05, "fitted gamma")
 	for _, n := range []int64{64 << 20, 1 << 30} {
 		free, err := model.Solve(paths, n, o, true)
 		require.NoError(t, err)
-		s, err := contendedSplit(paths, n, o, got)
+		s, err := calib.ContendedSplit(paths, n, o, got)
 		require.NoError(t, err)
 		alone := paths[0].Alpha1US + float64(n)/(paths[0].Beta1GBps*1e3)
 		assert.LessOrEqual(t, s.PredictedUS, alone+1e-6, "never worse than the direct path alone")
@@ -77,5 +78,5 @@ func TestContentionFitAndSplit(t *testing.T) {
 		}
 		assert.Less(t, hostBytes(s), max(hostBytes(free), 1), "%d bytes: contention leaves less to the host path", n)
 	}
-	assert.Zero(t, fitContention(paths, o, nil), "no samples: no slowdown")
+	assert.Zero(t, calib.FitGamma(paths, o, nil), "no samples: no slowdown")
 }

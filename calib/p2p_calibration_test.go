@@ -1,12 +1,12 @@
-package main
+package calib
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -14,11 +14,11 @@ import (
 // h100x2Fits are the figures goring bench p2p fitted between two processes
 // on the 2xH100 machine (device call 2 of 2026-11-25, docs/gpu.md "Two
 // GPUs"), with gamma as given.
-func h100x2Fits(gamma float64) p2pFits {
-	return p2pFits{
+func h100x2Fits(gamma float64) P2PFits {
+	return P2PFits{
 		Direct: model.Fit{AlphaUS: 37.37, BetaGBps: 383.4}, D2H: model.Fit{AlphaUS: 5.33, BetaGBps: 55.38},
 		H2D: model.Fit{AlphaUS: 5.0, BetaGBps: 54.91}, DirectSlowdown: gamma,
-		Together: []togetherSample{{Bytes: 64 << 20, HostPct: 2, TimeUS: 244.1}, {Bytes: 256 << 20, HostPct: 10, TimeUS: 1249.8}},
+		Together: []P2PSample{{Bytes: 64 << 20, HostPct: 2, TimeUS: 244.1}, {Bytes: 256 << 20, HostPct: 10, TimeUS: 1249.8}},
 	}
 }
 
@@ -32,16 +32,15 @@ func TestP2PCalibrationKeepsTheEngineDirect(t *testing.T) {
 	require.NoError(t, err)
 	node := &tp.Nodes[0]
 	split := func(gamma float64, n int64) model.Split {
-		rep := &p2pReport{Fits: h100x2Fits(gamma)}
-		doc, err := p2pCalibration(rep, 0, 1, 2, "NVIDIA H100 80GB HBM3", "vm").Encode()
+		doc, err := P2PCalibration(h100x2Fits(gamma), 0, 1, 2, "NVIDIA H100 80GB HBM3", "vm", time.Now()).Encode()
 		require.NoError(t, err)
-		cal, err := calib.Parse(doc)
+		cal, err := Parse(doc)
 		require.NoError(t, err)
 		require.NoError(t, cal.CheckNode(node))
 		require.True(t, cal.Measured(0, 1))
 		require.Len(t, cal.Contention, 1)
 		assert.InDelta(t, gamma/(1+gamma), cal.Contention[0].DirectSlowdown, 1e-12, "bench p2p's gamma slows the direct beta to beta/(1+gamma)")
-		sp, err := calib.NewSplitter(node, cal, model.DefaultOptions())
+		sp, err := NewSplitter(node, cal, model.DefaultOptions())
 		require.NoError(t, err)
 		s, err := sp.Split(0, 1, n, model.AllPaths, false)
 		require.NoError(t, err)
