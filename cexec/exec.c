@@ -26,10 +26,10 @@ static inline uint64_t gx_tag(int32_t sender, uint32_t seq, uint32_t step)
     return (uint64_t)sender << 44 | (uint64_t)seq << 24 | step;
 }
 
-/* How long a call waits before its peers are checked (the team layer's
- * watchEvery), and how long a cancel waits for UCX to let go of buffers. */
-#define GX_WATCH_US  500000
-#define GX_CANCEL_US 2000000
+/* GX_WATCH_US (how long a call waits before its peers are checked) and
+ * GX_CANCEL_US (how long a cancel waits for UCX to let go of buffers):
+ * generated from Go's exec.WatchEvery and exec.CancelWait. */
+#include "constants.h"
 
 enum { ST_WAITING = 0, ST_READY, ST_INFLIGHT, ST_DONE };
 

@@ -21,8 +21,9 @@ const DefaultSpinPolls = 64
 const DefaultYield = 2 * time.Millisecond
 
 // cancelTimeout bounds how long Cancel progresses the worker until a
-// cancelled operation has released its buffer.
-const cancelTimeout = 2 * time.Second
+// cancelled operation has released its buffer (exec.CancelWait, which the C
+// executor keeps too).
+const cancelTimeout = exec.CancelWait
 
 // Transport is the single-path (direct) data plane of one rank: one UCX
 // worker, an endpoint to every peer. It implements exec.Transport.
