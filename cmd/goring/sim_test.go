@@ -52,9 +52,7 @@ func TestSimJSONListsEveryAlgorithm(t *testing.T) {
 	// busbw as nccl-tests: algbw*(P-1)/P with algbw = bytes*P/t.
 	assert.InEpsilon(t, float64(64<<20)*31/(*ring.PredictedUS*1e3), *ring.BusBWGBps, 1e-9)
 	pr, ok := got["parallel_rings"]
-	if !ok {
-		t.Skip("parallel_rings is not registered yet")
-	}
+	require.True(t, ok, "sim --alg all printed no parallel_rings row")
 	require.NotNil(t, pr.PredictedUS, pr.Error)
 	assert.Less(t, *pr.PredictedUS, 0.4**ring.PredictedUS, "parallel_rings at least 60%% faster than ring (Parallel Rings on clusterB)")
 }
