@@ -13,7 +13,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/calib"
-	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/calib/measure"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
@@ -40,11 +40,8 @@ var p2pWindows = []int{1, 16}
 // p2pFitSizes are the sizes of the direct path's calibration samples,
 // over the range the table covers: the copy's bandwidth still rises from
 // 256 MiB to 1 GiB, and a line fitted below that range under-predicted
-// the top by 9%. hostHopSizes are the host hops' sizes: chunk sizes.
-var (
-	p2pFitSizes  = []int64{1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30}
-	hostHopSizes = []int64{256 << 10, 1 << 20, 4 << 20, 16 << 20, 64 << 20}
-)
+// the top by 9%.
+var p2pFitSizes = []int64{1 << 20, 4 << 20, 16 << 20, 64 << 20, 256 << 20, 1 << 30}
 
 // runP2P is `goring bench p2p`: the launcher checks and starts two ranks.
 func runP2P(cmd *cobra.Command, f *benchFlags) error {
@@ -278,7 +275,7 @@ func (r *p2pRun) calibrate(ctx context.Context, rj *rankJob, g *cudaexec.GPU) (c
 		if fits.Direct, err = model.FitHockney(direct); err != nil {
 			return fits, fmt.Errorf("direct path fit: %w", err)
 		}
-		if fits.D2H, fits.H2D, err = hostHopFits(g.Device(), r.src); err != nil {
+		if fits.D2H, fits.H2D, err = measure.HostHopFits(g.Device(), r.src); err != nil {
 			return fits, err
 		}
 	}
@@ -288,68 +285,6 @@ func (r *p2pRun) calibrate(ctx context.Context, rj *rankJob, g *cudaexec.GPU) (c
 		return fits, err
 	}
 	return fits, json.Unmarshal(all[0], &fits)
-}
-
-// hostHopFits times device-to-host and host-to-device copies of pinned
-// memory on d alone, with events, and fits each.
-func hostHopFits(d *cuda.Device, src exec.Region) (d2h, h2d model.Fit, err error) {
-	s, err := d.NewStream()
-	if err != nil {
-		return d2h, h2d, err
-	}
-	defer s.Destroy()
-	top := hostHopSizes[len(hostHopSizes)-1]
-	h, err := d.AllocHost(int(top))
-	if err != nil {
-		return d2h, h2d, err
-	}
-	defer h.Free()
-	t0, err := d.NewEvent(true)
-	if err != nil {
-		return d2h, h2d, err
-	}
-	defer t0.Destroy()
-	t1, err := d.NewEvent(true)
-	if err != nil {
-		return d2h, h2d, err
-	}
-	defer t1.Destroy()
-	dp := cuda.DevicePtr(src.Addr())
-	hops := []func(n int) error{
-		func(n int) error { return cuda.CopyDtoHAddrAsync(s, h, 0, dp, n) },
-		func(n int) error { return cuda.CopyHtoDAddrAsync(s, dp, h, 0, n) },
-	}
-	var fits [2]model.Fit
-	for i, hop := range hops {
-		var samples []model.Sample
-		for _, n := range hostHopSizes {
-			for rep := 0; rep < 5; rep++ {
-				if err := t0.Record(s); err != nil {
-					return d2h, h2d, err
-				}
-				if err := hop(int(n)); err != nil {
-					return d2h, h2d, err
-				}
-				if err := t1.Record(s); err != nil {
-					return d2h, h2d, err
-				}
-				if err := t1.Synchronize(); err != nil {
-					return d2h, h2d, err
-				}
-				dt, err := cuda.Elapsed(t0, t1)
-				if err != nil {
-					return d2h, h2d, err
-				}
-				if rep > 0 { // the first is a warm-up
-					samples = append(samples, model.Sample{Bytes: float64(n), TimeUS: float64(dt.Nanoseconds()) / 1e3})
-				}
-			}
-		}
-		if fits[i], err = model.FitHockney(samples); err != nil {
-			return d2h, h2d, fmt.Errorf("host hop %d fit: %w", i, err)
-		}
-	}
-	return fits[0], fits[1], nil
 }
 
 // measure times transfers of n bytes, window w, one or both directions,

@@ -13,6 +13,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/calib"
+	"github.com/goring-hpc/goring/calib/measure"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
@@ -182,11 +183,11 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	gsizes, _ := calibrateSizes("gpu-bytes", f.gpuBytes)
 	chunk, _ := units.ParseBytes(f.chunk)
 	shares, _ := parseShares(f.shares)
-	gpu := gpuCalibration(gsizes, chunk, f.gpuIters, shares)
-	cal.GPUs, cal.GPUModel = gpu.gpus, gpu.gpuModel
-	cal.Paths = append(cal.Paths, gpu.paths...)
-	cal.Contention = gpu.contention
-	cal.Skipped = append(cal.Skipped, gpu.skipped...)
+	gpu := measure.GPUPaths(gsizes, chunk, f.gpuIters, shares)
+	cal.GPUs, cal.GPUModel = gpu.GPUs, gpu.GPUModel
+	cal.Paths = append(cal.Paths, gpu.Paths...)
+	cal.Contention = gpu.Contention
+	cal.Skipped = append(cal.Skipped, gpu.Skipped...)
 	return writeCalibration(cmd.OutOrStdout(), f, cal)
 }
 

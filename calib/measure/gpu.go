@@ -1,4 +1,4 @@
-package main
+package measure
 
 import (
 	"errors"
@@ -33,21 +33,21 @@ import (
 // added after the last device session; the pure parts (plan, fit) are
 // tested in calib/together_test.go.
 
-// gpuResult is what the GPU measurements add to the document.
-type gpuResult struct {
-	paths      []calib.CalibratedPath
-	contention []calib.CalibratedContention
-	gpus       int
-	gpuModel   string
-	skipped    []string // reasons, for the document's "skipped" list
+// GPUResult is what the GPU measurements add to the document.
+type GPUResult struct {
+	Paths      []calib.CalibratedPath
+	Contention []calib.CalibratedContention
+	GPUs       int
+	GPUModel   string
+	Skipped    []string // reasons, for the document's "skipped" list
 }
 
-// gpuCalibration measures the GPU paths of this machine, or says why not.
-func gpuCalibration(sizes []int64, chunk int64, iters int, shares []float64) gpuResult {
+// GPUPaths measures the GPU paths of this machine, or says why not.
+func GPUPaths(sizes []int64, chunk int64, iters int, shares []float64) GPUResult {
 	const what = "GPU paths (direct, host-staged)"
-	var res gpuResult
-	skip := func(why string) gpuResult {
-		res.skipped = append(res.skipped, why)
+	var res GPUResult
+	skip := func(why string) GPUResult {
+		res.Skipped = append(res.Skipped, why)
 		return res
 	}
 	if err := cuda.Load(); err != nil {
@@ -63,16 +63,16 @@ func gpuCalibration(sizes []int64, chunk int64, iters int, shares []float64) gpu
 	if n < 2 {
 		return skip(fmt.Sprintf("%s: %d GPU found, a path needs two", what, n))
 	}
-	res.gpus = n
+	res.GPUs = n
 	if d, err := cuda.Open(0); err == nil {
-		res.gpuModel, _ = d.Name()
+		res.GPUModel, _ = d.Name()
 		_ = d.Close()
 	}
 	for b := 1; b < n; b++ {
 		ps, c, err := measurePair(0, b, sizes, chunk, iters, shares)
-		res.paths = append(res.paths, ps...)
+		res.Paths = append(res.Paths, ps...)
 		if c != nil {
-			res.contention = append(res.contention, *c)
+			res.Contention = append(res.Contention, *c)
 		}
 		if err != nil {
 			return skip(fmt.Sprintf("%s GPU 0 -> GPU %d: %v", what, b, err))
