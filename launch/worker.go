@@ -41,11 +41,17 @@ func OpenRankWorker(uctx *ucx.Context) (*RankWorker, error) {
 // moves. peerErrorsTo picks the peers whose endpoints detect a dead peer
 // (ucxmp.Options.PeerErrorsTo); nil leaves that to whoever watches the job.
 func (rw *RankWorker) Connect(rank int, addrs [][]byte, peerErrorsTo func(peer int) bool) (*ucxmp.Transport, ucx.MemoryTypes, error) {
+	return rw.ConnectReusing(rank, addrs, peerErrorsTo, nil)
+}
+
+// ConnectReusing is Connect taking endpoints kept from this worker's
+// previous transport where cache holds them (ucxmp.EndpointCache).
+func (rw *RankWorker) ConnectReusing(rank int, addrs [][]byte, peerErrorsTo func(peer int) bool, cache *ucxmp.EndpointCache) (*ucxmp.Transport, ucx.MemoryTypes, error) {
 	mts, err := rw.uctx.MemoryTypes()
 	if err != nil {
 		return nil, mts, err
 	}
-	tr, err := ucxmp.New(rw.Worker, rank, addrs, ucxmp.Options{MemoryTypes: mts, PeerErrorsTo: peerErrorsTo})
+	tr, err := ucxmp.New(rw.Worker, rank, addrs, ucxmp.Options{MemoryTypes: mts, PeerErrorsTo: peerErrorsTo, Endpoints: cache})
 	if err != nil {
 		return nil, mts, err
 	}

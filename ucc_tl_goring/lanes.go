@@ -33,7 +33,8 @@ import (
 // teamLane is one of lanes 1..W-1 of a team rank.
 type teamLane struct {
 	lane *launch.Lane
-	tr   *ucxmp.Transport // nil until connect
+	tr   *ucxmp.Transport     // nil until connect
+	eps  *ucxmp.EndpointCache // endpoints kept from the lane's last team (workerpool.go); nil: none
 }
 
 // openTeamLanes opens lanes 1..W-1 of a rank of a team of size with the
@@ -64,22 +65,34 @@ func laneCount(ctx *tlContext, size int) int {
 // laneCount is the lanes t opens, lane 0 included.
 func (t *tlTeam) laneCount() int { return laneCount(t.ctx, t.size) }
 
-// closeTeamLanes closes each lane's transport, then its worker and context.
+// closeTeamLanes closes each lane's transport and kept endpoints, then
+// its worker and context.
 func closeTeamLanes(lanes []*teamLane) error {
-	err := closeLaneTransports(lanes)
-	for i := len(lanes) - 1; i >= 0; i-- {
-		lanes[i].lane.Close()
-	}
-	return err
-}
-
-// closeLaneTransports closes each lane's transport, keeping its worker.
-func closeLaneTransports(lanes []*teamLane) error {
 	var errs []error
 	for i := len(lanes) - 1; i >= 0; i-- {
-		if lanes[i].tr != nil {
-			errs = append(errs, lanes[i].tr.Close())
-			lanes[i].tr = nil
+		l := lanes[i]
+		if l.tr != nil {
+			errs = append(errs, l.tr.Close())
+			l.tr = nil
+		}
+		errs = append(errs, l.eps.Close())
+		l.lane.Close()
+	}
+	return errors.Join(errs...)
+}
+
+// releaseLaneTransports ends each lane's transport, keeping its worker
+// and its endpoints for the lane's next team.
+func releaseLaneTransports(lanes []*teamLane) error {
+	var errs []error
+	for i := len(lanes) - 1; i >= 0; i-- {
+		l := lanes[i]
+		if l.tr != nil {
+			if l.eps == nil {
+				l.eps = &ucxmp.EndpointCache{}
+			}
+			errs = append(errs, l.tr.Release(l.eps))
+			l.tr = nil
 		}
 	}
 	return errors.Join(errs...)
@@ -111,7 +124,7 @@ func (t *tlTeam) connectLanes(addrs [][]byte, peerErrorsTo func(int) bool) error
 		}
 	}
 	for i, l := range t.lanes {
-		tr, _, err := l.lane.Connect(t.rank, byLane[i+1], peerErrorsTo)
+		tr, _, err := l.lane.ConnectReusing(t.rank, byLane[i+1], peerErrorsTo, l.eps)
 		if err != nil {
 			return resourceErr{err}
 		}

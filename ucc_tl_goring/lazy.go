@@ -103,6 +103,7 @@ func (t *tlTeam) open() error {
 		ws = workerSet{rw: rw, lanes: lanes}
 	}
 	rw, lanes := ws.rw, ws.lanes
+	t.eps = ws.eps
 	own := t.link.peers[t.rank]
 	own.addr = laneAddress(rw, lanes)
 	t.rw, t.lanes, t.card = rw, lanes, encodeCard(own)

@@ -228,3 +228,25 @@ func TestLazyTeamBadCard(t *testing.T) {
 	_, err = newLazyTeam(ctxs[0], 0, 2, 1, [][]byte{ctxs[0].rv.card})
 	assert.Error(t, err)
 }
+
+// A new team of the same processes reuses the previous team's endpoints
+// along with its workers: none is created, and the calls are right.
+func TestLazyTeamReusesEndpoints(t *testing.T) {
+	ctxs := newLazyContexts(t, 3)
+	for round := 0; round < 3; round++ {
+		teams := newLazyTeams(t, ctxs, 13)
+		allreduceOnce(t, teams, 17, round)
+		if round > 0 {
+			for r, tm := range teams {
+				assert.Zero(t, tm.eps.Len(), "rank %d: round %d created endpoints although its peers were the same", r, round)
+			}
+		}
+		for _, tm := range teams {
+			require.NoError(t, tm.destroy())
+		}
+		for r, c := range ctxs {
+			require.Len(t, c.workers.sets, 1, "rank %d", r)
+			assert.Equal(t, 3, c.workers.sets[0].eps.Len(), "rank %d: the endpoints (self included) go back with the workers", r)
+		}
+	}
+}

@@ -57,6 +57,9 @@ type tlTeam struct {
 	// link is a lazy team's card exchange (lazy.go); nil for a team whose
 	// cards came at creation (goring_team_connect).
 	link *teamLink
+	// eps are the endpoints a reused worker kept from its last team
+	// (workerpool.go); nil: none.
+	eps *ucxmp.EndpointCache
 	// cutShort says a call failed or was withdrawn: messages sent to the
 	// team's workers may be left unreceived (workerpool.go).
 	cutShort bool
@@ -134,7 +137,7 @@ func (t *tlTeam) connectLocked(cards []byte, slot int) error {
 	if err != nil {
 		return err
 	}
-	tr, mts, err := t.rw.Connect(t.rank, lane0, peerErrorsTo)
+	tr, mts, err := t.rw.ConnectReusing(t.rank, lane0, peerErrorsTo, t.eps)
 	if err != nil {
 		return resourceErr{err}
 	}
@@ -276,19 +279,22 @@ func (t *tlTeam) destroy() error {
 		errs = append(errs, tg.close())
 	}
 	t.gpus = nil
-	if t.tr != nil {
-		errs = append(errs, t.tr.Close())
-	}
 	switch {
 	case t.rw == nil: // a lazy team that ran nothing has none
 	case clean && t.link != nil:
-		errs = append(errs, closeLaneTransports(t.lanes))
-		errs = append(errs, t.ctx.workers.put(workerSet{rw: t.rw, lanes: t.lanes}))
+		if t.eps == nil {
+			t.eps = &ucxmp.EndpointCache{}
+		}
+		errs = append(errs, t.tr.Release(t.eps), releaseLaneTransports(t.lanes))
+		errs = append(errs, t.ctx.workers.put(workerSet{rw: t.rw, eps: t.eps, lanes: t.lanes}))
 	default:
-		errs = append(errs, closeTeamLanes(t.lanes))
+		if t.tr != nil {
+			errs = append(errs, t.tr.Close())
+		}
+		errs = append(errs, t.eps.Close(), closeTeamLanes(t.lanes))
 		errs = append(errs, t.rw.Close())
 	}
-	t.lanes, t.rw = nil, nil
+	t.lanes, t.rw, t.eps = nil, nil, nil
 	return errors.Join(errs...)
 }
 

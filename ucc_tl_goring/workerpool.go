@@ -3,9 +3,11 @@
 package main
 
 import (
+	"errors"
 	"sync"
 
 	"github.com/goring-hpc/goring/launch"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // Reused workers. Opening a UCX worker costs milliseconds (12 ms on a
@@ -16,6 +18,11 @@ import (
 // ends cleanly hands its workers back to its context, and the next team
 // that opens takes them.
 //
+// The set keeps its endpoints too (ucxmp.EndpointCache): a new team of the
+// same processes finds its peers' reused workers at the same addresses
+// and connects without creating an endpoint, as communicators made again
+// and again over the same ranks do.
+//
 // Clean means no call was cut short: every message sent to a worker was
 // then received by a call that completed, so the worker holds nothing a
 // later team could match (its tags carry no team). A team whose call
@@ -25,7 +32,8 @@ import (
 // workerSet is one team rank's workers: lane 0's, and lanes 1..W-1.
 type workerSet struct {
 	rw    *launch.RankWorker
-	lanes []*teamLane // transports closed (tr nil)
+	eps   *ucxmp.EndpointCache // rw's endpoints kept from its last team
+	lanes []*teamLane          // transports released (tr nil), endpoints in each lane's eps
 }
 
 // workerPool keeps a few sets per context.
@@ -64,11 +72,8 @@ func (p *workerPool) put(s workerSet) error {
 }
 
 func (s workerSet) close() error {
-	err := closeTeamLanes(s.lanes)
-	if cerr := s.rw.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	errs := []error{s.eps.Close(), closeTeamLanes(s.lanes)}
+	return errors.Join(append(errs, s.rw.Close())...)
 }
 
 // drain closes every pooled set (the context is going).

@@ -68,6 +68,11 @@ func (w *Worker) Connect(addr []byte, opts EndpointOptions) (*Endpoint, error) {
 // Err is the error UCX reported for the endpoint, or nil.
 func (ep *Endpoint) Err() error { return ep.err }
 
+// SetOnError replaces the function run when the endpoint fails
+// (EndpointOptions.OnError): an endpoint kept for a later user reports to
+// that user.
+func (ep *Endpoint) SetOnError(f func(error)) { ep.onError = f }
+
 // TagSend sends buf with tag. See Worker.TagRecv for the rules on buffers
 // and callbacks. A zero-length buf sends an empty message.
 func (ep *Endpoint) TagSend(buf []byte, tag Tag, cb Callback) (*Request, error) {

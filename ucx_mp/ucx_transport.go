@@ -65,6 +65,9 @@ type Transport struct {
 	ctsReady []*ipcOp
 	copying  []*ipcOp
 	stager   Stager // host staging where neither the engine nor UCX moves device memory (stage.go)
+	// Each peer's address and error mode, as New connected it (Release).
+	addrs    [][]byte
+	peerErrs []bool
 }
 
 var _ exec.Transport = (*Transport)(nil)
@@ -98,6 +101,9 @@ type Options struct {
 	// Stager, when set, carries device memory that neither the engine nor
 	// UCX can move through host buffers (see Stager).
 	Stager Stager
+	// Endpoints, when set, supplies endpoints kept from the worker's
+	// previous transport (EndpointCache; Release puts them back).
+	Endpoints *EndpointCache
 }
 
 // New connects worker w of rank to every peer, given every rank's worker
@@ -114,6 +120,7 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 	t := &Transport{w: w, rank: rank, eps: make([]*ucx.Endpoint, len(addrs)), reqs: map[uint64]*ucx.Request{}, SpinPolls: DefaultSpinPolls, memTypes: opts.MemoryTypes, devOps: map[uint64]struct{}{},
 		engine: opts.Engine, sameHost: opts.SameHost, ipcOps: map[uint64]*ipcOp{}, stager: opts.Stager}
 	t.seqCell = &t.lastSeq
+	t.addrs, t.peerErrs = make([][]byte, len(addrs)), make([]bool, len(addrs))
 	for p, a := range addrs {
 		if a == nil {
 			continue
@@ -123,11 +130,18 @@ func New(w *ucx.Worker, rank int, addrs [][]byte, opts Options) (*Transport, err
 		if opts.PeerErrorsTo != nil {
 			peerErrors = opts.PeerErrorsTo(p)
 		}
-		ep, err := w.Connect(a, ucx.EndpointOptions{NoPeerErrors: !peerErrors, OnError: func(err error) {
+		onError := func(err error) {
 			if t.peerErr == nil {
 				t.peerErr = fmt.Errorf("ucxmp: endpoint to rank %d failed: %w", peer, err)
 			}
-		}})
+		}
+		t.addrs[p], t.peerErrs[p] = a, peerErrors
+		if ep := opts.Endpoints.take(a, peerErrors); ep != nil {
+			ep.SetOnError(onError)
+			t.eps[p] = ep
+			continue
+		}
+		ep, err := w.Connect(a, ucx.EndpointOptions{NoPeerErrors: !peerErrors, OnError: onError})
 		if err != nil {
 			t.Close()
 			return nil, fmt.Errorf("ucxmp: rank %d connecting to rank %d: %w", rank, peer, err)
