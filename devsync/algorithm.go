@@ -1,0 +1,98 @@
+package devsync
+
+import "fmt"
+
+// Algorithm is one of the device-driven collectives of a node.
+type Algorithm int
+
+const (
+	// OneShotAllreduce: every rank stages its input, then reads every
+	// peer's whole input and reduces it in rank order. One signal round;
+	// n times the data read per rank, so it suits small messages.
+	OneShotAllreduce Algorithm = iota
+	// TwoShotAllreduce: a reduce-scatter by loads (rank r reduces chunk
+	// r from every peer, in rank order), then an allgather by loads of
+	// the reduced chunks. Two signal rounds; each rank reads about twice
+	// its data.
+	TwoShotAllreduce
+	// ReduceScatter by loads: rank r reduces block r of every peer's
+	// input, in rank order.
+	ReduceScatter
+	// Allgather by stores: every rank stores its input into block r of
+	// every rank's slot, then copies its slot out.
+	Allgather
+	// Bcast by stores: the root stores its input into every rank's slot.
+	Bcast
+)
+
+// Algorithms lists every algorithm in a stable order.
+var Algorithms = []Algorithm{OneShotAllreduce, TwoShotAllreduce, ReduceScatter, Allgather, Bcast}
+
+var algorithmNames = [...]string{"oneshot_allreduce", "twoshot_allreduce", "reduce_scatter", "allgather", "bcast"}
+
+func (a Algorithm) String() string {
+	if a >= 0 && int(a) < len(algorithmNames) {
+		return algorithmNames[a]
+	}
+	return fmt.Sprintf("algorithm(%d)", int(a))
+}
+
+// Reduces reports whether the algorithm combines values (needs an op).
+func (a Algorithm) Reduces() bool {
+	return a == OneShotAllreduce || a == TwoShotAllreduce || a == ReduceScatter
+}
+
+// Shape is one call: the algorithm, the team and grid, and the counts.
+// Count is in elements of ElemSize bytes: the whole vector of an
+// allreduce or bcast, each rank's output block of a reduce_scatter (its
+// input is Ranks*Count), each rank's input block of an allgather (its
+// output is Ranks*Count).
+type Shape struct {
+	Alg      Algorithm
+	Ranks    int
+	Blocks   int
+	Count    int
+	ElemSize int
+	Root     int // bcast only
+}
+
+// Validate checks the shape against the protocol's limits.
+func (s Shape) Validate() error {
+	switch {
+	case s.Alg < 0 || int(s.Alg) >= len(algorithmNames):
+		return fmt.Errorf("devsync: unknown algorithm %d", int(s.Alg))
+	case s.Ranks < 1 || s.Ranks > MaxRanks:
+		return fmt.Errorf("devsync: %d ranks: 1 to %d", s.Ranks, MaxRanks)
+	case s.Blocks < 1 || s.Blocks > MaxBlocks:
+		return fmt.Errorf("devsync: %d blocks: 1 to %d", s.Blocks, MaxBlocks)
+	case s.Count < 0:
+		return fmt.Errorf("devsync: count %d", s.Count)
+	case s.ElemSize != 1 && s.ElemSize != 2 && s.ElemSize != 4 && s.ElemSize != 8:
+		return fmt.Errorf("devsync: element size %d: 1, 2, 4 or 8", s.ElemSize)
+	case s.Alg == Bcast && (s.Root < 0 || s.Root >= s.Ranks):
+		return fmt.Errorf("devsync: root %d of %d ranks", s.Root, s.Ranks)
+	}
+	return nil
+}
+
+// InElems is the elements of each rank's input.
+func (s Shape) InElems() int {
+	if s.Alg == ReduceScatter {
+		return s.Ranks * s.Count
+	}
+	return s.Count
+}
+
+// OutElems is the elements of each rank's output.
+func (s Shape) OutElems() int {
+	if s.Alg == Allgather {
+		return s.Ranks * s.Count
+	}
+	return s.Count
+}
+
+// SlotElems is the elements one data slot holds.
+func (s Shape) SlotElems() int { return max(s.InElems(), s.OutElems()) }
+
+// SlotBytes is one data slot's size in bytes, rounded to Align.
+func (s Shape) SlotBytes() int { return SlotBytes(s.SlotElems() * s.ElemSize) }

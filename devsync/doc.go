@@ -1,0 +1,77 @@
+// Package devsync is the flag-and-epoch protocol by which the GPUs of one
+// node synchronise each other inside a collective kernel, with no host
+// round trip between steps. It is pure Go: no cgo, no I/O. It holds the
+// protocol's rules and the algorithms as data (which step a rank's block
+// runs, in which order, on which regions); cuda/kernels/node.cu is the
+// device implementation of the same plans, and package devsync/cpumodel
+// runs the plans on a CPU model of a weakly ordered memory to check them.
+//
+// This is goring's own design. The memory-ordering terms (release and
+// acquire at system scope, fences, causality through a CTA barrier) are
+// those of the PTX ISA's memory consistency model (PTX ISA 8.x/9.x,
+// chapter "Memory Consistency Model", sections on release and acquire
+// patterns and on the scopes .cta/.gpu/.sys).
+//
+// # Memory
+//
+// Every rank owns a symmetric scratch region (same layout on every rank;
+// Layout) that every peer can load from and store to: device memory
+// mapped to the peers (peer access, or IPC handles across processes). It
+// holds flag words, then two data slots. Peers write a rank's flag words;
+// a rank only polls its own (local) flags.
+//
+// # Epochs
+//
+// Each call of a team carries an epoch: 1 for the team's first call, one
+// more for every call after (Epoch.Next). A writer signals "my data of
+// call e is in place" by storing e into the reader's flag word; a reader
+// waits until the word is at least e (Satisfied). Because the epoch only
+// grows, flags are never reset: a flag left at e-1 by the previous call
+// can never satisfy a wait of call e, and there is no reset to race with
+// a fast peer's next signal.
+//
+// # Ordering
+//
+// A writer stores its data, then performs a release at system scope (a
+// fence, or the flag store itself as st.release.sys), then stores the flag.
+// A reader loads the flag with acquire semantics at system scope (or a
+// volatile load followed by a fence) and only then loads the data. Within
+// a CTA, the threads that wrote the data meet at a barrier before one
+// thread releases the flag, and the thread that acquired a flag meets the
+// others at a barrier before they read; the barrier carries the order.
+//
+// # Slots and reuse
+//
+// A call of epoch e uses data slot e&1 (Parity). A rank overwrites slot p
+// again only at call e+2, and it can only start call e+2 after it waited,
+// in call e+1, for every peer's signal of e+1 — which each peer sent after
+// it had finished reading call e. So double buffering by parity makes the
+// end-of-call barrier unnecessary (each algorithm's plan file says which
+// of its waits gives that guarantee). Bcast, where the readers never send
+// anything to the root, gets it from a "ready" flag to the root instead.
+// This needs every call of the team to advance the epoch by exactly one.
+//
+// # Blocks
+//
+// A kernel runs Blocks CTAs on every rank (the same number on every rank).
+// Block b of every rank handles part b of every chunk (Part), stages it,
+// signals with its own flag word (phase, b, rank) and waits only for the
+// same block of its peers: blocks never wait for each other, and no
+// grid-wide barrier is needed.
+//
+// # Abort
+//
+// Every wait also watches one abort word (host-mapped memory, so the host
+// can set it while kernels spin). Zero means run; AbortWord(r) means rank
+// r died. A wait that sees it set ends with an *AbortError naming the dead
+// rank instead of spinning forever (Poll).
+//
+// # User buffers
+//
+// The plans stage: the input is first copied into the rank's own slot
+// (or, for allgather and bcast, stored into the peers' slots) and the
+// output is written from the slots. A variant that reads peers' user
+// buffers directly (buffers registered and mapped) skips staging but must
+// end with a barrier, since the user may overwrite an input as soon as its
+// call returns; that variant is not planned here.
+package devsync
