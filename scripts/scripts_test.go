@@ -108,15 +108,15 @@ func TestUCCEnvArgs(t *testing.T) {
 	require.Error(t, exec.Command("bash", "ucc_env_args.sh").Run(), "no file: a usage error")
 }
 
-// tests/cma/cma_rate.c, the rates docs/ucc.md "One thread a rank" quotes:
-// it reads a child's buffer and checks every byte (exit 1 on a wrong one),
-// and says what it measured.
+// experiments/cma/cma_rate.c, the rates docs/ucc.md "One thread a rank"
+// quotes: it reads a child's buffer and checks every byte (exit 1 on a
+// wrong one), and says what it measured.
 func TestCMARateProgram(t *testing.T) {
 	if _, err := exec.LookPath("gcc"); err != nil {
 		t.Skip("no gcc")
 	}
 	bin := filepath.Join(t.TempDir(), "cma_rate")
-	out, err := exec.Command("gcc", "-O2", "-Wall", "../tests/cma/cma_rate.c", "-o", bin).CombinedOutput()
+	out, err := exec.Command("gcc", "-O2", "-Wall", "../experiments/cma/cma_rate.c", "-o", bin).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	out, err = exec.Command(bin, "100003", "3").CombinedOutput()
 	var ee *exec.ExitError
@@ -130,7 +130,7 @@ func TestCMARateProgram(t *testing.T) {
 	assert.Equal(t, 2, ee.ExitCode(), "no bytes: a usage error")
 }
 
-// tests/cma/cma_allreduce.c, the cross-memory-read allreduce that
+// experiments/cma/cma_allreduce.c, the cross-memory-read allreduce that
 // docs/ucc.md measures: its results are checked by the program itself on
 // every rank (a wrong element exits non-zero), here at odd shapes.
 func TestCMAAllreduceProgram(t *testing.T) {
@@ -138,7 +138,7 @@ func TestCMAAllreduceProgram(t *testing.T) {
 		t.Skip("no gcc")
 	}
 	bin := filepath.Join(t.TempDir(), "cma_allreduce")
-	out, err := exec.Command("gcc", "-O2", "-Wall", "-pthread", "../tests/cma/cma_allreduce.c", "-o", bin).CombinedOutput()
+	out, err := exec.Command("gcc", "-O2", "-Wall", "-pthread", "../experiments/cma/cma_allreduce.c", "-o", bin).CombinedOutput()
 	require.NoError(t, err, "%s", out)
 	for _, args := range [][]string{{"2", "1048576", "1", "3"}, {"3", "120012", "2", "2"}, {"4", "64", "1", "2"}} {
 		out, err := exec.Command(bin, args...).CombinedOutput()
@@ -161,7 +161,7 @@ func TestCMAAllreduceProgram(t *testing.T) {
 // the tests that run it.
 func TestShellScriptsParse(t *testing.T) {
 	var scripts []string
-	for _, pattern := range []string{"*.sh", "../tests/*/*.sh", "../.ci/run", "../tests/cma/*.c", "*.py"} {
+	for _, pattern := range []string{"*.sh", "../tests/*/*.sh", "../experiments/*/*.sh", "../.ci/run", "../experiments/cma/*.c", "*.py"} {
 		m, err := filepath.Glob(pattern)
 		require.NoError(t, err)
 		scripts = append(scripts, m...)

@@ -6,10 +6,10 @@
 # each pause, twice in a row; prints the medians of 200 first and second
 # calls. Needs Go and a C compiler; writes only to a temporary folder.
 #
-#   tests/gowake/run.sh [pause_us ...]          # default: 100 500 5000
-#   GODEBUG=schedtrace=2147483647 tests/gowake/run.sh 5000   # the runtime's monitor kept awake
-#   KEEPER=5ms tests/gowake/run.sh 5000   # with the team layer's keeper (ucc_tl_goring/awake.go):
-#                                         # a goroutine in a raw nanosleep holds a P, so sysmon never sleeps
+#   experiments/gowake/run.sh [pause_us ...]     # default: 100 500 5000
+#   GODEBUG=schedtrace=2147483647 experiments/gowake/run.sh 5000   # the runtime's monitor kept awake
+#   KEEPER=5ms experiments/gowake/run.sh 5000    # with the team layer's keeper (ucc_tl_goring/awake.go):
+#                                                # a goroutine in a raw nanosleep holds a P, so sysmon never sleeps
 set -euo pipefail
 t=$(mktemp -d)
 trap 'rm -rf "$t"' EXIT

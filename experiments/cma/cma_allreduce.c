@@ -11,7 +11,7 @@
  *   cma_allreduce P BYTES [T [ITERS]]   # average us per call after 5 warm-up calls
  *   cma_allreduce readv BYTES           # process_vm_readv against memcpy, one process pair
  *
- *   gcc -O3 -march=x86-64-v2 -pthread tests/cma/cma_allreduce.c -o cma_allreduce
+ *   gcc -O3 -march=x86-64-v2 -pthread experiments/cma/cma_allreduce.c -o cma_allreduce
  */
 #define _GNU_SOURCE
 #include <pthread.h>

@@ -7,7 +7,7 @@
  * quotes it for what bounds a cross-memory allgather (goring's and Open
  * MPI's alike) on a host where the kernel's copy is the slow one.
  *
- *   gcc -O2 -Wall tests/cma/cma_rate.c -o cma_rate && ./cma_rate BYTES [ROUNDS]
+ *   gcc -O2 -Wall experiments/cma/cma_rate.c -o cma_rate && ./cma_rate BYTES [ROUNDS]
  *
  * A child process holds BYTES of a known pattern; the parent reads them
  * ROUNDS times (default 9) in rounds that alternate the two copies, each
