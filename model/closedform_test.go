@@ -9,7 +9,7 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// Seed 003 eq. 8 on a case worked out by hand: alpha = (1, 3) us,
+// Multi-path model, eq. 8 on a case worked out by hand: alpha = (1, 3) us,
 // beta = (100, 50) GB/s, n = 1e6 bytes. B = 1.5e5 B/us, sum alpha*beta =
 // 2.5e5, so theta_1 = (2/3)(1 - 0.15 + 0.25) = 0.7333..., theta_2 =
 // (1/3)(1 - 0.45 + 0.25) = 0.2666..., and both finish at 8.333... us.
@@ -23,8 +23,8 @@ func TestThetaDirectEq8HandCase(t *testing.T) {
 	assert.InDelta(t, 25.0/3, t2, 1e-9)
 }
 
-// Seed 003 after eq. 11: with Omega_i = 1/beta_i and Delta_i = alpha_i,
-// eq. 11 is eq. 8.
+// Multi-path model, after eq. 11: with Omega_i = 1/beta_i and Delta_i =
+// alpha_i, eq. 11 is eq. 8.
 func TestThetaLinesEq11ReducesToEq8(t *testing.T) {
 	rng := rand.New(rand.NewSource(1))
 	for c := 0; c < 200; c++ {
@@ -44,8 +44,8 @@ func TestThetaLinesEq11ReducesToEq8(t *testing.T) {
 	}
 }
 
-// Seed 003 eq. 11 and 24: the shares add up to one and, where all are
-// positive, every path's line reaches CommonFinishUS at its share.
+// Multi-path model, eq. 11 and 24: the shares add up to one and, where all
+// are positive, every path's line reaches CommonFinishUS at its share.
 func TestThetaLinesEqualFinishEq11Eq24(t *testing.T) {
 	rng := rand.New(rand.NewSource(2))
 	checked := 0
@@ -75,8 +75,8 @@ func TestThetaLinesEqualFinishEq11Eq24(t *testing.T) {
 	assert.Greater(t, checked, 100)
 }
 
-// Seed 003 eq. 11 on a staged path: Omega = 1/beta + 1/beta', Delta =
-// alpha + alpha' + epsilon, and the line is eq. 2 exactly.
+// Multi-path model, eq. 11 on a staged path: Omega = 1/beta + 1/beta',
+// Delta = alpha + alpha' + epsilon, and the line is eq. 2 exactly.
 func TestUnpipelinedLineIsEq2(t *testing.T) {
 	p := Path{Alpha1US: 1, Beta1GBps: 100, Alpha2US: 2, Beta2GBps: 50, EpsilonUS: 3, Staged: true}
 	l := UnpipelinedLine(p)

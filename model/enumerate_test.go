@@ -33,10 +33,10 @@ func names(ps []Path) []string {
 	return out
 }
 
-// Seed 003 Figure 2(b): four GPUs, NVLink full mesh (2 links per pair, as on
-// Beluga), every GPU on PCIe to one socket. From GPU 0 to GPU 1: direct,
-// through GPU 2, through GPU 3, through host memory, with each hop's figures
-// taken from its links.
+// Multi-path model, Figure 2(b): four GPUs, NVLink full mesh (2 links per
+// pair, as on Beluga), every GPU on PCIe to one socket. From GPU 0 to GPU
+// 1: direct, through GPU 2, through GPU 3, through host memory, with each
+// hop's figures taken from its links.
 func TestEnumerateFullMeshFourPaths(t *testing.T) {
 	var links []topo.Link
 	for a := 0; a < 4; a++ {

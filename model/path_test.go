@@ -7,8 +7,8 @@ import (
 	"github.com/stretchr/testify/assert"
 )
 
-// Seed 003 eq. 1 (Hockney) and eq. 2 (staged without pipelining), with the
-// units of this package: 1 GB/s = 1e3 bytes/us.
+// Multi-path model, eq. 1 (Hockney) and eq. 2 (staged without pipelining),
+// with the units of this package: 1 GB/s = 1e3 bytes/us.
 func TestHockneyTimesEq1Eq2(t *testing.T) {
 	cases := []struct {
 		p      Path
@@ -31,10 +31,10 @@ func TestHockneyTimesEq1Eq2(t *testing.T) {
 	}
 }
 
-// Seed 003 eq. 13: k chunks through a staged path take k times the slower
-// stage plus one pass of the faster one. The cases are written out exactly
-// as the paper writes them, and compared with PipelinedTimeUS, which picks
-// the case by the stage times.
+// Multi-path model, eq. 13: k chunks through a staged path take k times the
+// slower stage plus one pass of the faster one. The cases are written out
+// exactly as the paper writes them, and compared with PipelinedTimeUS,
+// which picks the case by the stage times.
 func TestPipelinedTimeEq13(t *testing.T) {
 	eq13case1 := func(p Path, x float64, k int) float64 {
 		kf := float64(k)

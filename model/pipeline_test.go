@@ -11,8 +11,8 @@ import (
 
 var noLimits = chunkLimits{maxChunks: 1 << 30, minChunkBytes: 1e-9}
 
-// Seed 003 eq. 14 and 15: the real k that minimizes the eq. 13 time is
-// within one of the best integer k found by trying them all.
+// Multi-path model, eq. 14 and 15: the real k that minimizes the eq. 13
+// time is within one of the best integer k found by trying them all.
 func TestOptimalChunksEq14Eq15(t *testing.T) {
 	cases := []struct {
 		p    Path
@@ -43,7 +43,7 @@ func TestOptimalChunksEq14Eq15(t *testing.T) {
 	}
 }
 
-// Seed 003 eq. 17 and 18 are eq. 13 evaluated at eq. 14 / 15.
+// Multi-path model, eq. 17 and 18 are eq. 13 evaluated at eq. 14 / 15.
 func TestBestTimeEq17Eq18(t *testing.T) {
 	p := Path{Alpha1US: 3, Beta1GBps: 40, Alpha2US: 2, Beta2GBps: 80, EpsilonUS: 4, Staged: true}
 	x := 100e6
@@ -56,10 +56,11 @@ func TestBestTimeEq17Eq18(t *testing.T) {
 	assert.InDelta(t, case2, BestTimeContinuousUS(p, x, SecondHopBound), 1e-9*case2)
 }
 
-// Seed 003 eq. 19-22, as derived in docs/model.md: at an interior optimum
-// the phi line is the tangent of the best-time curve (eq. 17 / 18) at the
-// operating point, lies above it everywhere else (AM-GM), is eq. 22 written
-// with phi, and phi*sqrt(x0) does not depend on x0 (phi = C/sqrt(n)).
+// Multi-path model, eq. 19-22, as derived in docs/model.md: at an interior
+// optimum the phi line is the tangent of the best-time curve (eq. 17 / 18)
+// at the operating point, lies above it everywhere else (AM-GM), is eq. 22
+// written with phi, and phi*sqrt(x0) does not depend on x0 (phi =
+// C/sqrt(n)).
 func TestTangentPhiEq19To22(t *testing.T) {
 	cases := []struct {
 		p    Path

@@ -14,7 +14,7 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// Seed 004 (MultiWrite) reproduced in the simulator. The tables these tests
+// MultiWrite reproduced in the simulator. The tables these tests
 // log are the numbers of docs/multiwrite.md:
 //
 //	go test ./sim -run Multiwrite -v
