@@ -19,6 +19,7 @@ type tlContext struct {
 	cal       *machineCalibration // the calibration option's file; nil: none
 	asleep    func()              // releases the runtime keeper (awake.go)
 	rv        *rendezvous         // the lazy teams' card exchange (rendezvous.go); nil: none
+	algKey    string              // the algorithm options as the score cache's key (scores.go)
 	workers   workerPool          // workers of teams that ended cleanly (workerpool.go)
 }
 
@@ -42,7 +43,7 @@ func newContext(optStr string) (*tlContext, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
-	c := &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal}
+	c := &tlContext{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal, algKey: fmt.Sprint(opts.algs, opts.chosen)}
 	if c.rv, err = openRendezvous(c); err != nil {
 		_ = uctx.Close()
 		return nil, resourceErr{err}

@@ -3,7 +3,6 @@
 package main
 
 import (
-	"fmt"
 	"sync"
 
 	"github.com/goring-hpc/goring/cuda"
@@ -66,7 +65,7 @@ func (t *tlTeam) scores() (string, string) {
 	s := t.shape()
 	ks := s
 	ks.Cal = nil // the file's name stands for it: the cache keeps no context's calibration alive
-	k := scoreKey{fmt.Sprint(t.ctx.opts.algs, t.ctx.opts.chosen), ks}
+	k := scoreKey{t.ctx.algKey, ks}
 	scoreCache.Lock()
 	defer scoreCache.Unlock()
 	if v, ok := scoreCache.m[k]; ok {

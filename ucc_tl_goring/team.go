@@ -208,10 +208,30 @@ func teamTopology(hosts []string) (*topo.Topology, error) {
 	if !contiguous {
 		nodes, per = 1, len(hosts)
 	}
+	return shapeTopology(nodes, per)
+}
+
+// shapeTopologies keeps one topology per team shape: a process makes many
+// teams of few shapes, and plans only read them.
+var shapeTopologies struct {
+	sync.Mutex
+	m map[[2]int]*topo.Topology
+}
+
+func shapeTopology(nodes, per int) (*topo.Topology, error) {
+	shapeTopologies.Lock()
+	defer shapeTopologies.Unlock()
+	if tp := shapeTopologies.m[[2]int{nodes, per}]; tp != nil {
+		return tp, nil
+	}
 	tp, err := topo.Synthetic(fmt.Sprintf("ucc-%dx%d", nodes, per), nodes, per, 1)
 	if err != nil {
 		return nil, fmt.Errorf("team topology: %w", err)
 	}
+	if shapeTopologies.m == nil {
+		shapeTopologies.m = map[[2]int]*topo.Topology{}
+	}
+	shapeTopologies.m[[2]int{nodes, per}] = tp
 	return tp, nil
 }
 
