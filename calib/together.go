@@ -12,8 +12,8 @@ import (
 // model leaves out, how much the paths slow each other down
 // (model.Contention; docs/model.md, "Contention between paths"). This file
 // is what of them needs no GPU: the plan of the runs and the fit;
-// cmd/goring/calibrate_gpu.go times the runs and reads the shares
-// (--shares).
+// calib/measure (gpu.go) times the runs, at the shares goring calibrate's
+// --shares gives.
 
 // TogetherRounds is how often every share is timed. The rounds run the
 // shares one after another, so that a slow spell of the machine lands on

@@ -1,11 +1,17 @@
-// Package measure times a machine's GPU paths for a calibration: the
-// direct copy between two GPUs, the path staged through pinned host
-// memory, the two together at a few shares (GPUPaths, gpu.go: `goring
-// calibrate`), and the host path's two hops alone (HostHopFits,
-// hosthops.go: `goring bench p2p`). It fits what it timed with package
-// calib and model (calib.CalibratedPath.Fit, calib.FitTogether,
-// model.FitHockney); the CLI reads the flags and writes the document.
+// Package measure times a machine's GPU paths for a calibration and fits
+// what it timed with packages calib and model:
 //
-// Unlike calib it is not pure: it drives the GPUs through package cuda
-// (the driver by dlopen; without one, GPUPaths says why it skipped).
+//   - GPUPaths (gpu.go, `goring calibrate`): from one process, the direct
+//     copy between two GPUs, the path staged through pinned host memory,
+//     and the two together at a few shares;
+//   - P2P (p2p.go, p2p_rows.go, `goring bench p2p`): between two ranks,
+//     the transfer as goring's push engine moves it, alone, through UCX,
+//     split as the model says and at every static host share, with the
+//     model fitted in the same run (the host path's hops by HostHopFits,
+//     hosthops.go); P2PReport is the goring.p2p/v1 document.
+//
+// The CLI reads the flags, starts the ranks and writes the tables, plots
+// and documents. Unlike calib the package is not pure: it drives the GPUs
+// through package cuda (the driver by dlopen; without one, GPUPaths says
+// why it skipped) and the network through ucx_mp.
 package measure

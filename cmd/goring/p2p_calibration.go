@@ -6,13 +6,14 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/calib"
+	"github.com/goring-hpc/goring/calib/measure"
 	"github.com/goring-hpc/goring/cuda"
 )
 
 // writeP2PCalibration writes rep's calibration (calib.P2PCalibration,
 // calib/p2p_calibration.go, which says why bench p2p writes one) to path
 // (rank 0, after the table). g0 and g1 are the ranks' GPU ordinals.
-func writeP2PCalibration(path string, rep *p2pReport, g0, g1 int) error {
+func writeP2PCalibration(path string, rep *measure.P2PReport, g0, g1 int) error {
 	gpus, err := cuda.DeviceCount()
 	if err != nil {
 		return err

@@ -11,6 +11,8 @@ import (
 	"gonum.org/v1/plot/vg"
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
+
+	"github.com/goring-hpc/goring/calib/measure"
 )
 
 // writeP2PPNG draws goring bench p2p's bandwidth against message size, one
@@ -19,7 +21,7 @@ import (
 // case (one transfer at a time) is; the model's predicted bandwidth is a
 // dashed line of its own. Bandwidth as the table's: bytes delivered per
 // second, both directions counted for osu_bibw.
-func writeP2PPNG(w io.Writer, rep *p2pReport) error {
+func writeP2PPNG(w io.Writer, rep *measure.P2PReport) error {
 	const width, height = 8 * vg.Inch, 5 * vg.Inch
 	var panels []*plot.Plot
 	for _, bidir := range []bool{false, true} {
@@ -49,16 +51,16 @@ func writeP2PPNG(w io.Writer, rep *p2pReport) error {
 }
 
 // p2pPanel is one direction's panel (nil: no rows for it).
-func p2pPanel(rep *p2pReport, bidir bool) (*plot.Plot, error) {
+func p2pPanel(rep *measure.P2PReport, bidir bool) (*plot.Plot, error) {
 	cols := []struct {
 		name string
-		us   func(r p2pRow) float64
+		us   func(r measure.P2PRow) float64
 	}{
-		{"direct push", func(r p2pRow) float64 { return r.DirectUS }},
-		{"UCX cuda_ipc", func(r p2pRow) float64 { return r.UCXUS }},
-		{"model split (contention-aware)", func(r p2pRow) float64 { return r.ModelUS }},
-		{"contention-free model split", func(r p2pRow) float64 { return r.FreeUS }},
-		{"best static split", func(r p2pRow) float64 { return r.BestUS }},
+		{"direct push", func(r measure.P2PRow) float64 { return r.DirectUS }},
+		{"UCX cuda_ipc", func(r measure.P2PRow) float64 { return r.UCXUS }},
+		{"model split (contention-aware)", func(r measure.P2PRow) float64 { return r.ModelUS }},
+		{"contention-free model split", func(r measure.P2PRow) float64 { return r.FreeUS }},
+		{"best static split", func(r measure.P2PRow) float64 { return r.BestUS }},
 	}
 	lines := make([]plotter.XYs, len(cols))
 	var predicted plotter.XYs
@@ -111,7 +113,7 @@ func p2pPanel(rep *p2pReport, bidir bool) (*plot.Plot, error) {
 }
 
 // writeP2PPNGFile is --png for bench p2p.
-func writeP2PPNGFile(path string, rep *p2pReport) error {
+func writeP2PPNGFile(path string, rep *measure.P2PReport) error {
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("--png: %w", err)

@@ -9,6 +9,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/calib/measure"
 )
 
 // bench p2p --png draws the report of a real run (testdata: the --json of
@@ -17,7 +19,7 @@ import (
 func TestP2PPNG(t *testing.T) {
 	data, err := os.ReadFile("testdata/p2p_h100x2.json")
 	require.NoError(t, err)
-	var rep p2pReport
+	var rep measure.P2PReport
 	require.NoError(t, json.Unmarshal(data, &rep))
 	require.NotEmpty(t, rep.Rows)
 	var buf bytes.Buffer
@@ -40,5 +42,5 @@ func TestP2PPNG(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, cfg.Width*5/8, cfg.Height, "one panel without bidirectional rows")
 
-	require.Error(t, writeP2PPNG(&buf, &p2pReport{}), "nothing to draw is an error, not an empty picture")
+	require.Error(t, writeP2PPNG(&buf, &measure.P2PReport{}), "nothing to draw is an error, not an empty picture")
 }
