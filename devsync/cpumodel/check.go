@@ -1,0 +1,70 @@
+package cpumodel
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/goring-hpc/goring/devsync"
+)
+
+// Reference is what rank's output of a call must be: the inputs reduced
+// in rank order (rank 0 first), the rank's block of that, the blocks
+// concatenated, or the root's input.
+func Reference(cfg Config, ins [][]byte, rank int) []byte {
+	s := cfg.Shape
+	fold := func() []byte {
+		acc := append([]byte(nil), ins[0]...)
+		for _, in := range ins[1:] {
+			cfg.Reduce(acc, in)
+		}
+		return acc
+	}
+	switch s.Alg {
+	case devsync.OneShotAllreduce, devsync.TwoShotAllreduce:
+		return fold()
+	case devsync.ReduceScatter:
+		n := s.Count * s.ElemSize
+		return fold()[rank*n : (rank+1)*n]
+	case devsync.Allgather:
+		return bytes.Join(ins, nil)
+	}
+	return append([]byte(nil), ins[s.Root]...)
+}
+
+// Check runs cfg on inputs and returns every way the run went wrong: a
+// run error, stale reads, wait errors, and outputs that differ from
+// Reference. Nil means the run was right.
+func Check(cfg Config, inputs [][][]byte) []error {
+	res, err := Run(cfg, inputs)
+	if err != nil {
+		return []error{err}
+	}
+	return Problems(cfg, inputs, res)
+}
+
+// Problems is Check on a finished run.
+func Problems(cfg Config, inputs [][][]byte, res *Result) []error {
+	var errs []error
+	for _, s := range res.Stale {
+		errs = append(errs, fmt.Errorf("stale read: %v", s))
+	}
+	errs = append(errs, res.Errs...)
+	for c := range cfg.Calls {
+		for r := range cfg.Shape.Ranks {
+			want := Reference(cfg, inputs[c], r)
+			if got := res.Outputs[c][r]; !bytes.Equal(got, want) {
+				errs = append(errs, fmt.Errorf("call %d rank %d: output differs from the rank-order reference at byte %d", c, r, firstDiff(got, want)))
+			}
+		}
+	}
+	return errs
+}
+
+func firstDiff(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}

@@ -1,0 +1,53 @@
+package cpumodel
+
+import "github.com/goring-hpc/goring/devsync"
+
+// memory is what peers share: every rank's two data slots with the call
+// that stored each byte, every rank's flag words, and the host-mapped
+// abort word (visible at once: the host writes it, nobody buffers it).
+type memory struct {
+	slot  [][2][]byte
+	tag   [][2][]int // call+1 that stored each byte; 0 never
+	flags [][]uint64
+	abort uint64
+}
+
+func newMemory(ranks, slotBytes int) *memory {
+	m := &memory{slot: make([][2][]byte, ranks), tag: make([][2][]int, ranks), flags: make([][]uint64, ranks)}
+	for r := range ranks {
+		for p := range 2 {
+			m.slot[r][p] = make([]byte, slotBytes)
+			for i := range m.slot[r][p] {
+				m.slot[r][p][i] = 0xa5 // never a plausible value
+			}
+			m.tag[r][p] = make([]int, slotBytes)
+		}
+		m.flags[r] = make([]uint64, devsync.FlagBytes/8)
+	}
+	return m
+}
+
+// store is one buffered store: bytes into a slot, or a flag word.
+type store struct {
+	flag         bool
+	rank, parity int // whose memory; the slot (data stores)
+	off          int // byte offset in the slot
+	data         []byte
+	tag          int
+	word         int // flag index
+	val          uint64
+}
+
+// apply makes s visible to every agent.
+func (m *memory) apply(s store) {
+	if s.flag {
+		// A flag store never lowers a word: a later call's signal may
+		// already be there (the GPU's stores to one word are in order).
+		m.flags[s.rank][s.word] = max(m.flags[s.rank][s.word], s.val)
+		return
+	}
+	copy(m.slot[s.rank][s.parity][s.off:], s.data)
+	for i := range s.data {
+		m.tag[s.rank][s.parity][s.off+i] = s.tag
+	}
+}

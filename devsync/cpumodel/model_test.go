@@ -1,0 +1,173 @@
+package cpumodel
+
+import (
+	"bytes"
+	"encoding/binary"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/devsync"
+	"github.com/goring-hpc/goring/exec/reduce"
+)
+
+// orderSensitive is float32 data whose sums depend on their order: values
+// from 1e-3 to 1e7 of both signs, so adding rank 1's value before rank
+// 0's rounds differently.
+func orderSensitive(rng *rand.Rand, elems int) []byte {
+	b := make([]byte, elems*4)
+	for i := range elems {
+		v := float32((rng.Float64() - 0.5) * math.Pow(10, float64(rng.IntN(11)-3)))
+		binary.LittleEndian.PutUint32(b[i*4:], math.Float32bits(v))
+	}
+	return b
+}
+
+// inputsFor is calls of fresh inputs (every call's differ, so a stale
+// slot shows in the output too).
+func inputsFor(s devsync.Shape, calls int, seed uint64) [][][]byte {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	in := make([][][]byte, calls)
+	for c := range in {
+		in[c] = make([][]byte, s.Ranks)
+		for r := range in[c] {
+			in[c][r] = orderSensitive(rng, s.InElems())
+		}
+	}
+	return in
+}
+
+func sumFloat32(t *testing.T) func(dst, src []byte) {
+	f, err := reduce.Kernel(coll.Float32, coll.Sum)
+	require.NoError(t, err)
+	return f
+}
+
+func config(t *testing.T, s devsync.Shape, calls int, seed uint64) Config {
+	return Config{Shape: s, Reduce: sumFloat32(t), Calls: calls, Seed: seed, Dead: -1}
+}
+
+// shapes: every algorithm on 2 to 8 ranks, 1 to 3 blocks, counts that do
+// and do not divide.
+func shapes() []devsync.Shape {
+	var r []devsync.Shape
+	for _, alg := range devsync.Algorithms {
+		for _, c := range []struct{ ranks, blocks, count int }{{2, 1, 1}, {2, 2, 13}, {3, 3, 37}, {4, 2, 64}, {5, 1, 9}, {8, 3, 41}} {
+			r = append(r, devsync.Shape{Alg: alg, Ranks: c.ranks, Blocks: c.blocks, Count: c.count, ElemSize: 4, Root: c.ranks / 2})
+		}
+	}
+	return r
+}
+
+// The protocol as designed: every call of every shape gives the
+// rank-order reference on every rank, with no stale read, under many
+// interleavings; and two interleavings give the same bytes.
+func TestProtocolIsCorrect(t *testing.T) {
+	for _, s := range shapes() {
+		in := inputsFor(s, 5, 1)
+		var first *Result
+		for seed := range uint64(12) {
+			cfg := config(t, s, 5, seed)
+			res, err := Run(cfg, in)
+			require.NoError(t, err, "%v %+v seed %d", s.Alg, s, seed)
+			require.Empty(t, Problems(cfg, in, res), "%v %+v seed %d", s.Alg, s, seed)
+			if first == nil {
+				first = res
+				continue
+			}
+			for c := range res.Outputs {
+				for r := range res.Outputs[c] {
+					require.True(t, bytes.Equal(first.Outputs[c][r], res.Outputs[c][r]), "runs differ: %v call %d rank %d", s.Alg, c, r)
+				}
+			}
+		}
+		if s.Alg == devsync.OneShotAllreduce || s.Alg == devsync.TwoShotAllreduce {
+			for r := 1; r < s.Ranks; r++ {
+				require.Equal(t, first.Outputs[0][0], first.Outputs[0][r], "ranks differ")
+			}
+		}
+	}
+}
+
+// The test data can tell reduction orders apart: some element's sum in
+// rank order differs from the sum starting at another rank.
+func TestDataShowsTheOrder(t *testing.T) {
+	s := devsync.Shape{Alg: devsync.OneShotAllreduce, Ranks: 4, Blocks: 1, Count: 64, ElemSize: 4}
+	in := inputsFor(s, 1, 1)[0]
+	add := sumFloat32(t)
+	inOrder := Reference(config(t, s, 1, 0), in, 0)
+	rotated := append([]byte(nil), in[1]...)
+	for _, x := range [][]byte{in[2], in[3], in[0]} {
+		add(rotated, x)
+	}
+	require.NotEqual(t, inOrder, rotated)
+}
+
+// Each injected bug is caught: by the stale-read tags, by a wrong output,
+// or both, on at least one seed of every algorithm it applies to; and it
+// is caught on most (shape, seed) runs overall, so the checker does not
+// pass it by luck.
+func TestCheckerCatchesEveryMutation(t *testing.T) {
+	for _, m := range Mutations {
+		runs, caught := 0, 0
+		for _, s := range shapes() {
+			if m == OwnRankFirst && (!s.Alg.Reduces() || s.Ranks < 3) {
+				// Nothing to reorder; and of two operands a+b is b+a
+				// exactly (IEEE addition commutes), so only three or
+				// more ranks can tell the orders apart.
+				continue
+			}
+			caughtHere := false
+			in := inputsFor(s, 6, 2)
+			for seed := range uint64(8) {
+				cfg := config(t, s, 6, seed)
+				cfg.Mutation = m
+				runs++
+				if len(Check(cfg, in)) > 0 {
+					caught++
+					caughtHere = true
+				}
+			}
+			require.True(t, caughtHere, "%v not caught on %v %+v", m, s.Alg, s)
+		}
+		t.Logf("%v: caught in %d of %d runs", m, caught, runs)
+		require.Greater(t, caught*2, runs, "%v caught in only %d of %d runs", m, caught, runs)
+	}
+}
+
+// A rank dies before its second call: the others' waits end, once the
+// host sets the abort word, with an error naming it, instead of hanging.
+func TestDeadRankAbortsWaits(t *testing.T) {
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather} {
+		s := devsync.Shape{Alg: alg, Ranks: 4, Blocks: 2, Count: 33, ElemSize: 4}
+		cfg := config(t, s, 3, 5)
+		cfg.Dead, cfg.DeadAtCall = 2, 1
+		res, err := Run(cfg, inputsFor(s, 3, 3))
+		require.NoError(t, err)
+		require.Len(t, res.Errs, 6, "every block of the 3 live ranks ends its wait")
+		for _, e := range res.Errs {
+			var ae *devsync.AbortError
+			require.ErrorAs(t, e, &ae)
+			require.Equal(t, 2, ae.Dead)
+			require.Equal(t, devsync.Epoch(2), ae.Epoch)
+			require.Contains(t, e.Error(), "aborted: rank 2 is dead")
+		}
+	}
+}
+
+// Without a dead rank, a plan that waits for a signal nobody sends is a
+// deadlock the model reports, not a hang.
+func TestDeadlockIsReported(t *testing.T) {
+	s := devsync.Shape{Alg: devsync.OneShotAllreduce, Ranks: 2, Blocks: 1, Count: 4, ElemSize: 4}
+	cfg := config(t, s, 2, 1)
+	cfg.Dead, cfg.DeadAtCall = -1, 0
+	w := &world{cfg: cfg, mem: newMemory(2, s.SlotBytes()), rng: rand.New(rand.NewPCG(1, 1)), res: &Result{Outputs: [][][]byte{{make([]byte, 16), make([]byte, 16)}, {make([]byte, 16), make([]byte, 16)}}},
+		inputs: inputsFor(s, 2, 1)}
+	w.cfg.DrainChance = 0.1
+	wait := devsync.Step{Kind: devsync.Wait, Phase: 1, Peers: []int{1}}
+	w.agents = []*agent{{rank: 0, steps: []devsync.Step{wait}}}
+	require.ErrorIs(t, w.loop(), ErrDeadlock)
+}

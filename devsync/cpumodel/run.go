@@ -1,0 +1,198 @@
+package cpumodel
+
+import (
+	"errors"
+	"fmt"
+	"math/rand/v2"
+
+	"github.com/goring-hpc/goring/devsync"
+)
+
+// StaleRead is a load of slot bytes that the reader's call did not store:
+// data of an earlier call, of a later one, or never written.
+type StaleRead struct {
+	Rank, Block, Call int // the reader
+	Owner, Off        int // whose slot, byte offset in it
+	StoredBy          int // the call that stored the byte (-1: never)
+}
+
+func (s StaleRead) String() string {
+	return fmt.Sprintf("rank %d block %d call %d read byte %d of rank %d's slot stored by call %d", s.Rank, s.Block, s.Call, s.Off, s.Owner, s.StoredBy)
+}
+
+// Result is what a run produced.
+type Result struct {
+	Outputs [][][]byte // [call][rank]
+	Stale   []StaleRead
+	Errs    []error // waits that ended with an error (abort), one per agent at most
+}
+
+// ErrDeadlock is a run in which no agent could move, nothing was left to
+// drain and no rank was dead: a plan waits for a signal nobody sends.
+var ErrDeadlock = errors.New("cpumodel: deadlock")
+
+// Run runs cfg.Calls calls back to back; inputs[call][rank] is each
+// rank's input of each call.
+func Run(cfg Config, inputs [][][]byte) (*Result, error) {
+	if err := cfg.validate(inputs); err != nil {
+		return nil, err
+	}
+	if cfg.DrainChance == 0 {
+		cfg.DrainChance = 0.1
+	}
+	s := cfg.Shape
+	w := &world{cfg: cfg, inputs: inputs, mem: newMemory(s.Ranks, s.SlotBytes()),
+		rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)), res: &Result{}}
+	w.res.Outputs = make([][][]byte, cfg.Calls)
+	for c := range w.res.Outputs {
+		w.res.Outputs[c] = make([][]byte, s.Ranks)
+		for r := range s.Ranks {
+			w.res.Outputs[c][r] = make([]byte, s.OutElems()*s.ElemSize)
+		}
+	}
+	for r := range s.Ranks {
+		for b := range s.Blocks {
+			steps, err := devsync.Plan(s, r, b)
+			if err != nil {
+				return nil, err
+			}
+			w.agents = append(w.agents, &agent{rank: r, block: b, steps: steps})
+		}
+	}
+	return w.res, w.loop()
+}
+
+// world is one run's state.
+type world struct {
+	cfg    Config
+	inputs [][][]byte
+	mem    *memory
+	rng    *rand.Rand
+	agents []*agent
+	res    *Result
+}
+
+// agent is one block of one rank.
+type agent struct {
+	rank, block int
+	steps       []devsync.Step
+	call, pc    int
+	buf         []store
+	stopped     bool // finished every call, died, or a wait failed
+}
+
+// epoch is the epoch the runner gives call.
+func (w *world) epoch(call int) devsync.Epoch {
+	if w.cfg.Mutation == ReuseEpoch {
+		return devsync.FirstEpoch
+	}
+	return devsync.FirstEpoch + devsync.Epoch(call)
+}
+
+func (w *world) loop() error {
+	for {
+		var ready []*agent
+		pending := 0
+		for _, a := range w.agents {
+			w.settle(a) // all first: a call's end makes stores visible to all
+		}
+		for _, a := range w.agents {
+			pending += len(a.buf)
+			if w.canStep(a) {
+				ready = append(ready, a)
+			}
+		}
+		switch {
+		case len(ready) == 0 && pending > 0:
+			w.drainOne()
+		case len(ready) == 0 && w.stalled():
+			if w.cfg.Dead >= 0 && w.mem.abort == 0 {
+				// The host learns that the rank is gone (its process
+				// exited, or the launcher said so) and tells every kernel.
+				w.mem.abort = devsync.AbortWord(w.cfg.Dead)
+				continue
+			}
+			return fmt.Errorf("%w: %s", ErrDeadlock, w.where())
+		case len(ready) == 0:
+			return nil
+		case pending > 0 && w.rng.Float64() < w.cfg.DrainChance:
+			w.drainOne()
+		default:
+			w.step(ready[w.rng.IntN(len(ready))])
+		}
+	}
+}
+
+// settle ends a call whose steps are all done and whose stores are all
+// visible (a kernel is complete when its stores are performed; until then
+// they drain like any others, so a flag stored last can still land before
+// the data) and stops the agent where it dies or has run every call.
+func (w *world) settle(a *agent) {
+	if a.stopped {
+		return
+	}
+	if a.pc == len(a.steps) && len(a.buf) == 0 {
+		a.call, a.pc = a.call+1, 0
+	}
+	if a.call == w.cfg.Calls || (a.rank == w.cfg.Dead && a.call >= w.cfg.DeadAtCall && a.pc == 0) {
+		a.stopped = true
+	}
+}
+
+// canStep: the agent has a step to run now. A call starts only when every
+// block of the rank ended the previous one (stream order); a wait runs
+// when its flags are in or the abort word is set.
+func (w *world) canStep(a *agent) bool {
+	if a.stopped || a.pc == len(a.steps) {
+		return false
+	}
+	if a.pc == 0 {
+		for _, b := range w.agents {
+			if b.rank == a.rank && b.call < a.call {
+				return false
+			}
+		}
+	}
+	st := a.steps[a.pc]
+	if st.Kind != devsync.Wait || w.cfg.Mutation == SkipWait {
+		return true
+	}
+	done, err := w.poll(a, st)
+	return done || err != nil
+}
+
+// stalled: some agent has calls left but cannot move.
+func (w *world) stalled() bool {
+	for _, a := range w.agents {
+		if !a.stopped {
+			return true
+		}
+	}
+	return false
+}
+
+func (w *world) where() string {
+	s := ""
+	for _, a := range w.agents {
+		if !a.stopped {
+			s += fmt.Sprintf(" rank %d block %d at call %d step %d;", a.rank, a.block, a.call, a.pc)
+		}
+	}
+	return s
+}
+
+// drainOne makes one buffered store of a random agent visible, picked at
+// random in that agent's buffer: stores of one agent become visible in
+// any order.
+func (w *world) drainOne() {
+	var with []*agent
+	for _, a := range w.agents {
+		if len(a.buf) > 0 {
+			with = append(with, a)
+		}
+	}
+	a := with[w.rng.IntN(len(with))]
+	i := w.rng.IntN(len(a.buf))
+	w.mem.apply(a.buf[i])
+	a.buf = append(a.buf[:i], a.buf[i+1:]...)
+}

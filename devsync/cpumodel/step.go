@@ -1,0 +1,111 @@
+package cpumodel
+
+import (
+	"github.com/goring-hpc/goring/devsync"
+)
+
+// step runs a's next step.
+func (w *world) step(a *agent) {
+	st := a.steps[a.pc]
+	switch st.Kind {
+	case devsync.Signal:
+		w.signal(a, st)
+	case devsync.Wait:
+		if w.cfg.Mutation != SkipWait {
+			if _, err := w.poll(a, st); err != nil {
+				w.res.Errs = append(w.res.Errs, err)
+				a.stopped = true
+				return
+			}
+		}
+	case devsync.Move:
+		w.move(a, st)
+	}
+	a.pc++
+}
+
+// signal: the release (every earlier store of the agent becomes visible),
+// then one buffered flag store per peer.
+func (w *world) signal(a *agent, st devsync.Step) {
+	if w.cfg.Mutation != NoFence {
+		for _, s := range a.buf {
+			w.mem.apply(s)
+		}
+		a.buf = nil
+	}
+	for _, q := range st.Peers {
+		a.buf = append(a.buf, store{flag: true, rank: q, word: devsync.FlagWord(st.Phase, a.block, a.rank), val: uint64(w.epoch(a.call))})
+	}
+}
+
+// poll looks once at every flag the wait needs: done when all are in, an
+// *devsync.AbortError at the first missing one when the abort word is set.
+func (w *world) poll(a *agent, st devsync.Step) (bool, error) {
+	for _, q := range st.Peers {
+		pos := devsync.AbortError{Rank: a.rank, Block: a.block, Peer: q, Phase: st.Phase, Epoch: w.epoch(a.call)}
+		done, err := devsync.Poll(w.mem.flags[a.rank][devsync.FlagWord(st.Phase, a.block, q)], w.mem.abort, pos)
+		if !done {
+			return false, err
+		}
+	}
+	return true, nil
+}
+
+// move loads the sources (in the order given, or the mutation's), combines
+// them and stores the result into every destination.
+func (w *world) move(a *agent, st devsync.Step) {
+	es := w.cfg.Shape.ElemSize
+	srcs := st.Srcs
+	if w.cfg.Mutation == OwnRankFirst && len(srcs) > 1 {
+		srcs = append(append([]devsync.Region(nil), srcs[a.rank:]...), srcs[:a.rank]...)
+	}
+	acc := w.load(a, srcs[0])
+	for _, r := range srcs[1:] {
+		w.cfg.Reduce(acc, w.load(a, r))
+	}
+	parity := w.epoch(a.call).Parity()
+	for _, d := range st.Dsts {
+		switch d.Space {
+		case devsync.Output:
+			copy(w.res.Outputs[a.call][a.rank][d.Off*es:], acc)
+		case devsync.Slot:
+			a.buf = append(a.buf, store{rank: d.Rank, parity: parity, off: d.Off * es, data: append([]byte(nil), acc...), tag: a.call + 1})
+		default:
+			panic("cpumodel: a plan stores into an input")
+		}
+	}
+}
+
+// load reads a region as a's block sees it: its input, or a slot's
+// visible bytes overlaid by a's own buffered stores. Slot bytes not
+// stored by a's call are recorded as stale reads.
+func (w *world) load(a *agent, r devsync.Region) []byte {
+	es := w.cfg.Shape.ElemSize
+	off, n := r.Off*es, r.Len*es
+	switch r.Space {
+	case devsync.Input:
+		return append([]byte(nil), w.inputs[a.call][a.rank][off:off+n]...)
+	case devsync.Output:
+		panic("cpumodel: a plan loads an output")
+	}
+	parity := w.epoch(a.call).Parity()
+	b := append([]byte(nil), w.mem.slot[r.Rank][parity][off:off+n]...)
+	tag := append([]int(nil), w.mem.tag[r.Rank][parity][off:off+n]...)
+	for _, s := range a.buf {
+		if s.flag || s.rank != r.Rank || s.parity != parity {
+			continue
+		}
+		for i := range s.data {
+			if j := s.off + i - off; j >= 0 && j < n {
+				b[j], tag[j] = s.data[i], s.tag
+			}
+		}
+	}
+	for i, t := range tag {
+		if t != a.call+1 {
+			w.res.Stale = append(w.res.Stale, StaleRead{Rank: a.rank, Block: a.block, Call: a.call, Owner: r.Rank, Off: off + i, StoredBy: t - 1})
+			break // one per load is enough to say it
+		}
+	}
+	return b
+}
