@@ -2,6 +2,7 @@ package calib
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/goring-hpc/goring/model"
 )
@@ -62,4 +63,20 @@ func (c *Calibration) FitCalibratedContention(t *CalibratedContention, o model.O
 	t.DirectSlowdown, t.StagedSlowdown, t.RelRMS = fit.DirectSlowdown, fit.StagedSlowdown, fit.RelRMS
 	t.Outliers = append(make([]int, 0, len(fit.Outliers)), fit.Outliers...)
 	return nil
+}
+
+// HostCalibration is the document `goring calibrate` writes for host
+// memory between two processes: latUS[i], the one-way time of sizes[i]
+// bytes, fitted (CalibratedPath.Fit), measured on host at date with the
+// UCX transports tls. GPU paths are added to it separately.
+func HostCalibration(sizes []int64, latUS []float64, host, tls string, date time.Time) (*Calibration, error) {
+	p := CalibratedPath{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)"}
+	for i, n := range sizes {
+		p.Samples = append(p.Samples, CalibratedSample{Bytes: n, US: latUS[i]})
+	}
+	if err := p.Fit(); err != nil {
+		return nil, err
+	}
+	return &Calibration{Schema: Schema, Host: host, Date: date.UTC().Format(time.RFC3339), UCXTLS: tls,
+		Paths: []CalibratedPath{p}, Skipped: []string{}}, nil
 }

@@ -42,6 +42,15 @@ type GPUResult struct {
 	Skipped    []string // reasons, for the document's "skipped" list
 }
 
+// AddTo puts r into cal: the machine's GPU count and model, the measured
+// paths and contention, and the reasons for what was skipped.
+func (r GPUResult) AddTo(cal *calib.Calibration) {
+	cal.GPUs, cal.GPUModel = r.GPUs, r.GPUModel
+	cal.Paths = append(cal.Paths, r.Paths...)
+	cal.Contention = r.Contention
+	cal.Skipped = append(cal.Skipped, r.Skipped...)
+}
+
 // GPUPaths measures the GPU paths of this machine, or says why not.
 func GPUPaths(sizes []int64, chunk int64, iters int, shares []float64) GPUResult {
 	const what = "GPU paths (direct, host-staged)"

@@ -27,10 +27,9 @@ import (
 // (shared memory and CMA single copy: what goring bench moves bytes with),
 // by an osu_latency-style ping-pong, and, where there are GPUs, the
 // direct and host-staged paths from GPU 0 to every other GPU through
-// package cuda (calibrate_gpu.go). The document, its parser and the fits
-// live in package model (calibration.go, calibration_fit.go) so that a
-// library can load what this command writes; here are the flags, the
-// measurements and the output. What cannot be measured is listed as
+// package cuda (calib/measure/gpu.go). The document, its parser and the
+// fits live in package calib so that a library can load what this command
+// writes; here are the flags, the ping-pong's processes and the output. What cannot be measured is listed as
 // skipped, with the reason, never invented.
 
 func init() { subcommands = append(subcommands, newCalibrateCmd) }
@@ -183,30 +182,19 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	gsizes, _ := calibrateSizes("gpu-bytes", f.gpuBytes)
 	chunk, _ := units.ParseBytes(f.chunk)
 	shares, _ := parseShares(f.shares)
-	gpu := measure.GPUPaths(gsizes, chunk, f.gpuIters, shares)
-	cal.GPUs, cal.GPUModel = gpu.GPUs, gpu.GPUModel
-	cal.Paths = append(cal.Paths, gpu.Paths...)
-	cal.Contention = gpu.Contention
-	cal.Skipped = append(cal.Skipped, gpu.Skipped...)
+	measure.GPUPaths(gsizes, chunk, f.gpuIters, shares).AddTo(cal)
 	return writeCalibration(cmd.OutOrStdout(), f, cal)
 }
 
-// buildCalibration fits the host path's samples.
+// buildCalibration is the document of the host path's samples, on this
+// host with this process's UCX transports.
 func buildCalibration(sizes []int64, latUS []float64) (*calib.Calibration, error) {
 	host, _ := os.Hostname()
 	tls := os.Getenv("UCX_TLS")
 	if tls == "" {
 		tls = defaultTLS()
 	}
-	p := calib.CalibratedPath{Path: "host", From: "process 0 (host memory)", To: "process 1 (host memory)"}
-	for i, n := range sizes {
-		p.Samples = append(p.Samples, calib.CalibratedSample{Bytes: n, US: latUS[i]})
-	}
-	if err := p.Fit(); err != nil {
-		return nil, err
-	}
-	return &calib.Calibration{Schema: calib.Schema, Host: host, Date: time.Now().UTC().Format(time.RFC3339), UCXTLS: tls,
-		Paths: []calib.CalibratedPath{p}, Skipped: []string{}}, nil
+	return calib.HostCalibration(sizes, latUS, host, tls, time.Now())
 }
 
 func writeCalibration(out io.Writer, f *calibrateFlags, cal *calib.Calibration) error {

@@ -7,8 +7,8 @@ import (
 )
 
 // The shares of goring calibrate's together runs (--shares); the runs'
-// plan and fit are calib's (calib/together.go), calibrate_gpu.go times
-// them.
+// plan and fit are calib's (calib/together.go), calib/measure/gpu.go
+// times them.
 
 // parseShares reads --shares: percentages of the bytes on the staged path,
 // comma-separated, each in [0, 100). The fit needs two positive shares;
