@@ -67,13 +67,29 @@ type Config struct {
 	Straggler      int
 	StragglerDelay time.Duration
 	// OnRow receives each result on rank 0; OnIteration is called on
-	// rank 0 after every iteration (progress).
+	// rank 0 when a size starts (Iter 0) and after every iteration, with
+	// where the run stands (a progress display).
 	OnRow       func(Row)
-	OnIteration func()
+	OnIteration func(Progress)
 	// Lanes are the lane counts to measure, each a series of rows
 	// (Multi-lane, §3; see lanes.go); RunLanes gets at least the largest
 	// count of transports. Nil: one lane, and rows carry no lane count.
 	Lanes []int
+}
+
+// Progress is where a run stands: the algorithm, the point (lane count
+// and size) and the iteration; indexes count from 1, Iter from 0 (none
+// done yet). Points an algorithm does not serve are skipped, so Point may
+// jump.
+type Progress struct {
+	Algorithm   string
+	Alg, Algs   int
+	Bytes       int64
+	Lanes       int // the lane count; 0 without cfg.Lanes
+	Point       int // of Points: the (lane count, size) pairs of one algorithm
+	Points      int
+	Iter, Iters int // iterations done, of warm-up and timed ones
+	Warmup      int // the first Warmup iterations are warm-up
 }
 
 // Plan generates this rank's program for one (algorithm, size), with the
@@ -118,9 +134,12 @@ func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row
 			return rows, fmt.Errorf("%d lanes asked for, %d transports", w, len(ts))
 		}
 	}
-	for _, alg := range cfg.Algorithms {
+	points := len(cfg.LaneCounts()) * len(cfg.Sizes)
+	for a, alg := range cfg.Algorithms {
+		point := 0
 		for _, w := range cfg.LaneCounts() {
 			for _, size := range cfg.Sizes {
+				point++
 				lp, err := cfg.planLanes(alg, size, w)
 				if sched.IsUnsupported(err) {
 					continue
@@ -128,7 +147,11 @@ func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row
 				if err != nil {
 					return rows, err
 				}
-				row, err := runOne(ctx, &cfg, lp, ts[:w], ctrl)
+				at := Progress{Algorithm: alg, Alg: a + 1, Algs: len(cfg.Algorithms), Bytes: size, Point: point, Points: points}
+				if cfg.Lanes != nil {
+					at.Lanes = w
+				}
+				row, err := runOne(ctx, &cfg, lp, ts[:w], ctrl, at)
 				if err != nil {
 					return rows, err
 				}
@@ -147,8 +170,9 @@ func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row
 
 // runOne measures one (algorithm, size) on this rank: warm-up and timed
 // iterations in lockstep with the other ranks (a barrier after each, as
-// OMB), validated when asked, then the row every rank agrees on.
-func runOne(ctx context.Context, cfg *Config, lp *lanePlans, ts []Transport, ctrl Ctrl) (Row, error) {
+// OMB), validated when asked, then the row every rank agrees on. at is
+// the point, for OnIteration.
+func runOne(ctx context.Context, cfg *Config, lp *lanePlans, ts []Transport, ctrl Ctrl, at Progress) (Row, error) {
 	plan := lp.whole
 	rc, err := newRankCall(cfg, lp)
 	if err != nil {
@@ -164,6 +188,14 @@ func runOne(ctx context.Context, cfg *Config, lp *lanePlans, ts []Transport, ctr
 	if _, err := ctrl.Allgather(ctx, nil); err != nil {
 		return Row{}, err
 	}
+	at.Iters, at.Warmup = timed+skip, skip
+	progress := func(done int) {
+		if cfg.Rank == 0 && cfg.OnIteration != nil {
+			at.Iter = done
+			cfg.OnIteration(at)
+		}
+	}
+	progress(0)
 	var total time.Duration
 	for it := 0; it < timed+skip; it++ {
 		elapsed, err := rc.iteration(ctx, ts, it)
@@ -173,6 +205,7 @@ func runOne(ctx context.Context, cfg *Config, lp *lanePlans, ts []Transport, ctr
 		if it >= skip {
 			total += elapsed
 		}
+		progress(it + 1)
 	}
 	avgUS := float64(total.Nanoseconds()) / 1e3 / float64(max(timed, 1))
 	return gatherRow(ctx, ctrl, cfg, plan, avgUS, timed, memName(rc.bufs.Dst.Mem()))
@@ -204,9 +237,6 @@ func (rc *rankCall) iteration(ctx context.Context, ts []Transport, it int) (time
 	}
 	if err := Barrier(ctx, ts[0], rank, rc.plan.NRanks, start.Add(rc.timeout)); err != nil {
 		return 0, err
-	}
-	if rank == 0 && cfg.OnIteration != nil {
-		cfg.OnIteration()
 	}
 	return elapsed, nil
 }

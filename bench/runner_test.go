@@ -188,3 +188,23 @@ func TestParseCounts(t *testing.T) {
 		assert.Contains(t, err.Error(), c.want, "case %d", i)
 	}
 }
+
+// Rank 0 hears where the run stands when each size starts and after every
+// iteration: algorithm, point and iteration, each of its count.
+func TestRunReportsProgress(t *testing.T) {
+	tp := synthTopo(t, 2)
+	var got []Progress
+	cfg := Config{Topo: tp, Collective: coll.Allgather, Algorithms: []string{"ring", "neighbor"}, Sizes: []int64{1, 1000},
+		Iters: 2, Warmup: 1, CallTimeout: 10 * time.Second,
+		OnIteration: func(p Progress) { got = append(got, p) }}
+	runInProcess(t, tp.NumGPUs(), cfg)
+	var want []Progress
+	for a, alg := range cfg.Algorithms {
+		for s, size := range cfg.Sizes {
+			for it := 0; it <= 3; it++ {
+				want = append(want, Progress{Algorithm: alg, Alg: a + 1, Algs: 2, Bytes: size, Point: s + 1, Points: 2, Iter: it, Iters: 3, Warmup: 1})
+			}
+		}
+	}
+	assert.Equal(t, want, got)
+}

@@ -22,7 +22,6 @@ type benchJob struct {
 	np    int
 	algs  []string
 	skips []string // "alg: reason" for algorithms skipped at some size
-	steps int      // total iterations (progress bar)
 	mem   string   // --mem
 	// planners split transfers within each node (--calibration), by node.
 	planners []*mpath.Planner
@@ -175,9 +174,9 @@ func benchCandidates(c coll.Collective, alg string) ([]string, error) {
 	return names, nil
 }
 
-// admit plans alg at every size: the sizes it serves count towards the
-// progress bar, those it does not are noted as skips, or are an error when
-// the user named alg (strict).
+// admit plans alg at every size: it runs if it serves one; the sizes it
+// does not serve are noted as skips, or are an error when the user named
+// alg (strict).
 func (j *benchJob) admit(alg string, strict bool) error {
 	c := j.cfg.Collective
 	var unsupported []string
@@ -195,8 +194,6 @@ func (j *benchJob) admit(alg string, strict bool) error {
 				return fmt.Errorf("%s/%s at %d bytes%s: %w", c, alg, s, lanesNote(w), err)
 			default:
 				ran = true
-				ti, sk := bench.Iterations(s, j.cfg.Iters, j.cfg.Warmup)
-				j.steps += ti + sk
 			}
 		}
 	}

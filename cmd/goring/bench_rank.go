@@ -11,7 +11,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/schollz/progressbar/v3"
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
@@ -89,7 +88,8 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 
 	out := cmd.OutOrStdout()
-	bar := rankOutput(job, f, collName, role.Rank, out, stderr)
+	progress := rankOutput(job, f, collName, role.Rank, out, stderr)
+	defer progress.clear()
 	job.cfg.Alloc = ucx.Alloc
 	job.cfg.Free = ucx.Free
 	mem, engine, closeMem, err := rankDeviceMemory(f, tr, sess.Peers(), role.Rank, job.planner(role.Rank), stderr)
@@ -115,9 +115,7 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		return err
 	}
 	if role.Rank == 0 {
-		if bar != nil {
-			_ = bar.Finish()
-		}
+		progress.clear()
 		if err := writeBenchOutput(out, f, collName, rows); err != nil {
 			return err
 		}
@@ -130,29 +128,25 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	return rj.finish()
 }
 
-// rankOutput wires rank 0's progress bar (on a terminal) and OSU-style
-// table (unless --json/--csv) into the job; the bar, or nil, is returned
-// for the caller to finish.
-func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, stderr io.Writer) *progressbar.ProgressBar {
+// rankOutput wires rank 0's progress line (where stderr is a terminal:
+// bench_progress.go) and OSU-style table (unless --json/--csv) into the
+// job; the line, or nil, is returned for the caller to clear at the end.
+func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, stderr io.Writer) *progressLine {
 	if rank != 0 {
 		return nil
 	}
-	var bar *progressbar.ProgressBar
-	if isTerminal(stderr) {
-		bar = progressbar.NewOptions(job.steps, progressbar.OptionSetWriter(stderr), progressbar.OptionSetDescription("bench "+collName),
-			progressbar.OptionThrottle(200*time.Millisecond), progressbar.OptionClearOnFinish(), progressbar.OptionShowCount())
-		job.cfg.OnIteration = func() { _ = bar.Add(1) }
+	progress := newProgressLine(stderr, collName)
+	if progress != nil {
+		job.cfg.OnIteration = progress.update
 	}
 	if !f.json && !f.csv {
 		table := &bench.TableWriter{W: out, Comment: describeJob(job)}
 		job.cfg.OnRow = func(r bench.Row) {
-			if bar != nil {
-				_ = bar.Clear()
-			}
+			progress.clear()
 			_ = table.Row(r)
 		}
 	}
-	return bar
+	return progress
 }
 
 // rankDeviceMemory is the rank's memory for --mem (nil for host) and, for
@@ -208,7 +202,7 @@ func startRankProfile(rank int) (func(), error) {
 	}, nil
 }
 
-// isTerminal reports whether w is a terminal: the progress bar is drawn
+// isTerminal reports whether w is a terminal: the progress line is drawn
 // only there, so logs and captured stderr stay clean.
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
