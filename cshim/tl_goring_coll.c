@@ -1,9 +1,10 @@
 /*
  * tl_goring_coll.c: a UCC collective task of tl/goring wraps one goring
- * collective. init maps UCC's arguments onto goring_coll_args_t (anything
- * goring does not run is UCC_ERR_NOT_SUPPORTED, so UCC picks another
- * layer); post starts it and queues the task on UCC's progress queue;
- * progress polls goring_coll_test, which never blocks.
+ * collective (a one-sided alltoallv two, see onesided_alltoallv_init).
+ * init maps UCC's arguments onto goring_coll_args_t (anything goring does
+ * not run is UCC_ERR_NOT_SUPPORTED, so UCC picks another layer); post
+ * starts it and queues the task on UCC's progress queue; progress polls
+ * goring_coll_test, which never blocks.
  */
 #include "tl_goring.h"
 
@@ -56,6 +57,14 @@ static int op_of(ucc_reduction_op_t op, goring_op_t *out)
     case UCC_OP_BXOR: *out = GORING_OP_BXOR; return 1;
     default:          return 0;
     }
+}
+
+/* is_one_sided: UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS, UCC's one-sided
+ * alltoall and alltoallv (src and dst in memory the context mapped). */
+static int is_one_sided(const ucc_coll_args_t *a)
+{
+    return (a->mask & UCC_COLL_ARGS_FIELD_FLAGS) &&
+           (a->flags & UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS);
 }
 
 /* alltoallv_of fills goring's alltoallv arguments from UCC's info_v:
@@ -121,9 +130,11 @@ static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, uint64_t 
     if (a->mask & UCC_COLL_ARGS_FIELD_ACTIVE_SET) {
         return UCC_ERR_NOT_SUPPORTED;
     }
-    if ((a->mask & UCC_COLL_ARGS_FIELD_FLAGS) &&
-        (a->flags & UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS)) {
-        return UCC_ERR_NOT_SUPPORTED; /* one-sided collectives */
+    if (is_one_sided(a) && a->coll_type != UCC_COLL_TYPE_ALLTOALL) {
+        /* One-sided alltoallv has its own init (onesided_alltoallv_init);
+         * one-sided alltoall means what the two-sided one does (below). The
+         * flag on any other collective is another layer's. */
+        return UCC_ERR_NOT_SUPPORTED;
     }
     g->in_place = in_place;
     switch (a->coll_type) {
@@ -181,6 +192,314 @@ static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, uint64_t 
         return UCC_ERR_NOT_SUPPORTED;
     }
     return UCC_OK;
+}
+
+/*
+ * One-sided alltoallv (UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS).
+ *
+ * UCC 1.8 gives it a meaning of its own (tl/ucp's onesided algorithm puts
+ * by it, ucc_test_mpi checks it): src counts and displacements are this
+ * rank's, as in the two-sided call, and dst counts what this rank receives
+ * from each rank, but dst displacement j is where this rank's block goes in
+ * rank j's dst, not where rank j's block lands here. So no rank's own
+ * arguments say where its incoming blocks go. goring moves the data
+ * two-sided and learns that first, with two goring calls posted back to
+ * back (a team runs its calls one at a time in post order, goring.h, so no
+ * other call comes between them on any rank):
+ *
+ *   1. an alltoall of two uint64 per peer: to rank j, how many bytes this
+ *      rank sends it and at which byte of rank j's dst they go;
+ *   2. the alltoallv itself, in bytes, into a private buffer packed by this
+ *      rank's dst counts.
+ *
+ * When both are complete, each rank's block is copied from the private
+ * buffer to dst at the offset its sender gave, once every sender's byte
+ * count is checked against this rank's dst count for it (a mismatch fails
+ * the call, UCC_ERR_INVALID_PARAM, dst untouched). dst is taken to sit at
+ * the same place of every rank's mapped memory, as UCC's one-sided model
+ * has it (tl/ucp puts at this rank's dst offset in the peer's mapping), so
+ * writing the receiver's own dst is writing where the put would land.
+ *
+ * Elements are bytes to goring here: src counts and displacements times
+ * the src type's size, dst ones times the dst type's, as tl/ucp's puts
+ * take them. So every type of fixed size runs (complex and 128-bit ones
+ * included, which goring's own calls refuse): alltoallv only moves bytes,
+ * and a refusal would hand the call to UCC's fallback (docs/ucc.md).
+ *
+ * The global work buffer is left as the caller gave it: zeroed, as tl/ucp's
+ * algorithm leaves it when it completes. Completion means what the
+ * one-sided call's does: this rank's dst holds every block, its src is
+ * free again.
+ */
+typedef struct onesided_task {
+    ucc_coll_task_t super;
+    goring_coll_h   xchg; /* 1: the (bytes, offset) alltoall */
+    goring_coll_h   data; /* 2: the alltoallv into scratch */
+    int             have_xchg, have_data;
+    int             xchg_done, data_done;
+    ucc_rank_t      size;
+    uint64_t       *pairs;   /* 4*size: the pairs sent, then those received */
+    uint64_t       *expect;  /* size: bytes from each rank (dst counts) */
+    char           *scratch; /* the blocks received, packed in rank order */
+    char           *dst;
+} onesided_task_t;
+
+/* Largest byte count or offset taken: 2^61, so that every sum below stays
+ * inside 64 bits (goring's own bound). */
+#define ONESIDED_MAX_BYTES (UINT64_C(1) << 61)
+
+/* onesided_bytes is n elements of esize bytes, or 0 with *ok cleared when
+ * that passes ONESIDED_MAX_BYTES. */
+static uint64_t onesided_bytes(uint64_t n, size_t esize, int *ok)
+{
+    if (n > ONESIDED_MAX_BYTES / esize) {
+        *ok = 0;
+        return 0;
+    }
+    return n * esize;
+}
+
+static void onesided_free(onesided_task_t *task)
+{
+    if (task->have_xchg) {
+        goring_coll_finalize(task->xchg);
+    }
+    if (task->have_data) {
+        goring_coll_finalize(task->data);
+    }
+    ucc_free(task->pairs);
+    ucc_free(task->expect);
+    ucc_free(task->scratch);
+    ucc_coll_task_destruct(&task->super);
+    ucc_free(task);
+}
+
+/* onesided_place checks what every sender said against this rank's dst
+ * counts, then copies each block to its place in dst. */
+static ucc_status_t onesided_place(onesided_task_t *task)
+{
+    const uint64_t *got = task->pairs + 2 * (size_t)task->size;
+    size_t          at  = 0;
+    ucc_rank_t      i;
+
+    for (i = 0; i < task->size; i++) {
+        if (got[2 * i] != task->expect[i] || got[2 * i + 1] > ONESIDED_MAX_BYTES) {
+            tl_error(UCC_TASK_LIB(&task->super),
+                     "one-sided alltoallv: rank %u sends %llu bytes to offset %llu, this "
+                     "rank's dst counts expect %llu", (unsigned)i,
+                     (unsigned long long)got[2 * i], (unsigned long long)got[2 * i + 1],
+                     (unsigned long long)task->expect[i]);
+            return UCC_ERR_INVALID_PARAM;
+        }
+    }
+    for (i = 0; i < task->size; i++) {
+        if (task->expect[i] > 0) {
+            memcpy(task->dst + got[2 * i + 1], task->scratch + at, task->expect[i]);
+        }
+        at += task->expect[i];
+    }
+    return UCC_OK;
+}
+
+/* onesided_test tests one of the two calls: 1 when it is complete, 0 while
+ * it is not, -1 (task status set) when it failed. */
+static int onesided_test(onesided_task_t *task, goring_coll_h h, int *done)
+{
+    goring_status_t st;
+
+    if (*done) {
+        return 1;
+    }
+    st = goring_coll_test(h);
+    if (st < 0) {
+        ucc_tl_goring_log_error(UCC_TASK_LIB(&task->super), "goring one-sided alltoallv", st);
+        task->super.status = ucc_tl_goring_status(st);
+        return -1;
+    }
+    *done = st == GORING_OK;
+    return *done;
+}
+
+static void onesided_progress(ucc_coll_task_t *coll_task)
+{
+    onesided_task_t *task = ucc_derived_of(coll_task, onesided_task_t);
+    int              x, d;
+
+    x = onesided_test(task, task->xchg, &task->xchg_done);
+    if (x < 0) {
+        return;
+    }
+    d = onesided_test(task, task->data, &task->data_done);
+    if (d < 0) {
+        return;
+    }
+    coll_task->status = (x && d) ? onesided_place(task) : UCC_INPROGRESS;
+}
+
+static ucc_status_t onesided_post(ucc_coll_task_t *coll_task)
+{
+    onesided_task_t *task = ucc_derived_of(coll_task, onesided_task_t);
+    goring_status_t  st;
+
+    task->xchg_done = task->data_done = 0;
+    st = goring_coll_post(task->xchg);
+    if (st == GORING_OK) {
+        st = goring_coll_post(task->data);
+    }
+    if (st != GORING_OK) {
+        ucc_tl_goring_log_error(UCC_TASK_LIB(coll_task), "goring_coll_post", st);
+        coll_task->status = ucc_tl_goring_status(st);
+        return coll_task->status;
+    }
+    coll_task->status = UCC_INPROGRESS;
+    onesided_progress(coll_task);
+    if (coll_task->status == UCC_INPROGRESS) {
+        return ucc_progress_queue_enqueue(UCC_TASK_CORE_CTX(coll_task)->pq, coll_task);
+    }
+    return ucc_task_complete(coll_task);
+}
+
+static ucc_status_t onesided_finalize(ucc_coll_task_t *coll_task)
+{
+    onesided_task_t *task = ucc_derived_of(coll_task, onesided_task_t);
+
+    tl_trace(UCC_TASK_LIB(coll_task), "goring task %p ran: one-sided alltoallv, %s", task,
+             goring_coll_algorithm(task->data));
+    onesided_free(task);
+    return UCC_OK;
+}
+
+static ucc_status_t onesided_alltoallv_init(ucc_base_coll_args_t *coll_args, ucc_base_team_t *team,
+                                            ucc_coll_task_t **task_h, const char *alg)
+{
+    ucc_tl_goring_team_t           *tl_team = ucc_derived_of(team, ucc_tl_goring_team_t);
+    const ucc_coll_args_t          *a       = &coll_args->args;
+    const ucc_coll_buffer_info_v_t *src     = &a->src.info_v, *dst = &a->dst.info_v;
+    ucc_base_lib_t                 *lib     = team->context->lib;
+    ucc_rank_t                      size    = UCC_TL_TEAM_SIZE(tl_team);
+    int                             ok      = 1;
+    onesided_task_t                *task;
+    goring_coll_args_t              g;
+    goring_status_t                 st;
+    ucc_status_t                    status;
+    uint64_t                       *w = NULL, total = 0;
+    size_t                          ssize, dsize;
+    ucc_rank_t                      i;
+
+    /* Host memory only: the private buffer and the copy out of it are the
+     * host's. Types of fixed size only (tl/ucp's puts take the same). */
+    if (UCC_IS_INPLACE(*a) || src->counts == NULL || dst->counts == NULL ||
+        src->mem_type != UCC_MEMORY_TYPE_HOST || dst->mem_type != UCC_MEMORY_TYPE_HOST ||
+        !(UCC_DT_IS_PREDEFINED(src->datatype) || UCC_DT_IS_CONTIG(src->datatype)) ||
+        !(UCC_DT_IS_PREDEFINED(dst->datatype) || UCC_DT_IS_CONTIG(dst->datatype))) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    ssize = ucc_dt_size(src->datatype);
+    dsize = ucc_dt_size(dst->datatype);
+    if (ssize == 0 || dsize == 0) {
+        return UCC_ERR_NOT_SUPPORTED;
+    }
+    if (dst->displacements == NULL) {
+        tl_error(lib, "one-sided alltoallv without dst displacements (where its blocks go at "
+                      "the peers)");
+        return UCC_ERR_INVALID_PARAM;
+    }
+    /* Never true where size_t has 64 bits (size is 32), kept so that the
+     * products below cannot wrap elsewhere. */
+    if ((size_t)size > SIZE_MAX / (4 * sizeof(uint64_t))) {
+        return UCC_ERR_NO_MEMORY;
+    }
+    task = ucc_calloc(1, sizeof(*task), "goring one-sided alltoallv");
+    if (task == NULL) {
+        return UCC_ERR_NO_MEMORY;
+    }
+    ucc_coll_task_construct(&task->super);
+    task->size   = size;
+    task->dst    = dst->buffer;
+    task->pairs  = ucc_malloc((size_t)size * 4 * sizeof(uint64_t), "goring one-sided pairs");
+    task->expect = ucc_malloc((size_t)size * sizeof(uint64_t), "goring one-sided counts");
+    w            = ucc_malloc((size_t)size * 2 * sizeof(uint64_t), "goring one-sided src");
+    if (task->pairs == NULL || task->expect == NULL || w == NULL) {
+        status = UCC_ERR_NO_MEMORY;
+        goto fail;
+    }
+    for (i = 0; i < size; i++) {
+        w[i]        = onesided_bytes(ucc_coll_args_get_count(a, src->counts, i), ssize, &ok);
+        w[size + i] = src->displacements ?
+                      onesided_bytes(ucc_coll_args_get_displacement(a, src->displacements, i),
+                                     ssize, &ok) : 0;
+        task->pairs[2 * i]     = w[i];
+        task->pairs[2 * i + 1] =
+            onesided_bytes(ucc_coll_args_get_displacement(a, dst->displacements, i), dsize, &ok);
+        task->expect[i] = onesided_bytes(ucc_coll_args_get_count(a, dst->counts, i), dsize, &ok);
+        if (!ok || task->expect[i] > ONESIDED_MAX_BYTES - total) {
+            tl_error(lib, "one-sided alltoallv: counts or displacements overflow");
+            status = UCC_ERR_INVALID_PARAM;
+            goto fail;
+        }
+        total += task->expect[i];
+    }
+    if (total > 0) {
+        task->scratch = ucc_malloc((size_t)total, "goring one-sided blocks");
+        if (task->scratch == NULL) {
+            status = UCC_ERR_NO_MEMORY;
+            goto fail;
+        }
+    }
+
+    memset(&g, 0, sizeof(g));
+    g.coll  = GORING_COLL_ALLTOALL;
+    g.src   = task->pairs;
+    g.dst   = task->pairs + 2 * (size_t)size;
+    g.count = 2;
+    g.dtype = GORING_DT_UINT64;
+    g.mem   = GORING_MEM_HOST;
+    st      = goring_coll_init(tl_team->handle, &g, &task->xchg);
+    if (st != GORING_OK) {
+        goto fail_goring;
+    }
+    task->have_xchg = 1;
+
+    memset(&g, 0, sizeof(g));
+    g.coll       = GORING_COLL_ALLTOALLV;
+    g.src        = src->buffer;
+    g.dst        = task->scratch;
+    g.src_counts = w;
+    g.src_displs = src->displacements ? w + size : NULL;
+    g.dst_counts = task->expect;
+    g.dst_displs = NULL; /* packed */
+    g.dtype      = GORING_DT_UINT8;
+    g.mem        = GORING_MEM_HOST;
+    g.alg        = alg;
+    st           = goring_coll_init(tl_team->handle, &g, &task->data);
+    if (st != GORING_OK) {
+        goto fail_goring;
+    }
+    task->have_data = 1;
+    ucc_free(w); /* goring copied what it needs */
+    w = NULL;
+
+    status = ucc_coll_task_init(&task->super, coll_args, team);
+    if (status != UCC_OK) {
+        goto fail;
+    }
+    task->super.post     = onesided_post;
+    task->super.progress = onesided_progress;
+    task->super.finalize = onesided_finalize;
+    tl_trace(lib, "goring task %p: one-sided alltoallv, %s", task,
+             goring_coll_algorithm(task->data));
+    *task_h = &task->super;
+    return UCC_OK;
+
+fail_goring:
+    if (st != GORING_ERR_NOT_SUPPORTED) {
+        ucc_tl_goring_log_error(lib, "goring_coll_init (one-sided alltoallv)", st);
+    }
+    status = ucc_tl_goring_status(st);
+fail:
+    ucc_free(w);
+    onesided_free(task);
+    return status;
 }
 
 static ucc_status_t ucc_tl_goring_coll_finalize(ucc_coll_task_t *coll_task)
@@ -241,6 +560,9 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
     ucc_status_t          status;
     uint64_t             *v = NULL; /* alltoallv's widened arrays */
 
+    if (coll_args->args.coll_type == UCC_COLL_TYPE_ALLTOALLV && is_one_sided(&coll_args->args)) {
+        return onesided_alltoallv_init(coll_args, team, task_h, alg);
+    }
     status = args_of(&coll_args->args, UCC_TL_TEAM_SIZE(tl_team), &v, &g);
     if (status != UCC_OK) {
         ucc_free(v);
