@@ -3,6 +3,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -243,5 +244,189 @@ func TestTeamAlltoallvMismatchFailsEverywhere(t *testing.T) {
 		require.ErrorContains(t, err, "rank 0 sends rank 1 3 bytes, which expects 2", "rank %d", r)
 		require.Equal(t, statusInvalid, statusOf(err), fmt.Sprint(err))
 		colls[r].finalize()
+	}
+}
+
+// oneSidedRank is one rank's share of a one-sided alltoallv
+// (UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS) as cshim/tl_goring_coll.c hands
+// it to goring: UCC's dst displacement j there is where this rank's block
+// goes in rank j's dst, which no rank's own arguments say for its incoming
+// blocks. So the shim posts two calls back to back, an alltoall of
+// (bytes, offset) pairs and the alltoallv in bytes into a packed private
+// buffer, and places each block at its sender's offset when both are done.
+type oneSidedRank struct {
+	pairs, got []byte // 2n uint64 each: sent (bytes, offset) pairs, received ones
+	scratch    []byte // the blocks received, packed in rank order
+	expect     []uint64
+	xchg, data collArgs
+	calls      []*tlColl // the two calls once made, posted again each round
+}
+
+// newOneSidedRank builds rank r's two calls from its UCC arguments in
+// elements of esize bytes: counts and displacements of src (nil: packed),
+// its dst counts, and the peers' dst displacements.
+func newOneSidedRank(t *testing.T, n int, esize uint64, src []byte, sendCounts, sendDispls, recvCounts, peerDispls []uint64, alg string) *oneSidedRank {
+	o := &oneSidedRank{pairs: cbuf(t, 16*n), got: cbuf(t, 16*n), expect: make([]uint64, n)}
+	v := &a2aArgs{sendCounts: make([]uint64, n), recvCounts: o.expect}
+	if sendDispls != nil {
+		v.sendDispls = make([]uint64, n)
+	}
+	var total uint64
+	for j := range n {
+		v.sendCounts[j] = sendCounts[j] * esize
+		if sendDispls != nil {
+			v.sendDispls[j] = sendDispls[j] * esize
+		}
+		binary.LittleEndian.PutUint64(o.pairs[16*j:], v.sendCounts[j])
+		binary.LittleEndian.PutUint64(o.pairs[16*j+8:], peerDispls[j]*esize)
+		o.expect[j] = recvCounts[j] * esize
+		total += o.expect[j]
+	}
+	o.scratch = cbuf(t, int(total))
+	o.xchg = collArgs{coll: coll.Alltoallv, src: ptr(o.pairs), dst: ptr(o.got), count: 2, dtype: coll.Uint64, a2a: uniformA2A(2, n)}
+	o.data = collArgs{coll: coll.Alltoallv, src: ptr(src), dst: ptr(o.scratch), dtype: coll.Uint8, alg: alg, a2a: v}
+	return o
+}
+
+// place is the shim's last step: every sender's count checked against
+// this rank's, then each block copied to dst at its sender's offset.
+func (o *oneSidedRank) place(t *testing.T, dst []byte) {
+	var at uint64
+	for i, want := range o.expect {
+		require.Equal(t, want, binary.LittleEndian.Uint64(o.got[16*i:]), "bytes from rank %d", i)
+		off := binary.LittleEndian.Uint64(o.got[16*i+8:])
+		copy(dst[off:off+want], o.scratch[at:at+want])
+		at += want
+	}
+}
+
+// One-sided alltoallv as the shim runs it, over real UCX workers: 16-byte
+// elements (a complex double, which goring's own calls refuse), the
+// receivers' blocks reversed and gapped, the senders' packed or gapped,
+// pairwise and NIMBLE. Each rank posts its two calls back to back and an
+// allreduce right behind them, so the test fails if another call could
+// come between them, and posts the pair again (a persistent request) with
+// new contents. dst must hold every block where its receiver asked and
+// nothing in the gaps.
+func TestTeamOneSidedAlltoallv(t *testing.T) {
+	const n, esize = 4, 16
+	teams := newTestTeams(t, n, "")
+	rng := rand.New(rand.NewPCG(7, 0))
+	gapped := func(len func(j int) uint64) ([]uint64, uint64) {
+		at := make([]uint64, n)
+		off := uint64(1)
+		for j := n - 1; j >= 0; j-- {
+			at[j] = off
+			off += len(j) + 2
+		}
+		return at, off
+	}
+	elem := func(round, from, to int, e uint64) byte { return byte(round*101 + from*37 + to*11 + int(e)) }
+	for _, alg := range []string{"", "nimble"} {
+		for _, max := range []uint64{1, 9, 700} {
+			for _, packedSrc := range []bool{true, false} {
+				counts := randomA2A(rng, n, max)
+				recvAt := make([][]uint64, n) // rank r's block from rank i: recvAt[r][i]
+				dsts := make([][]byte, n)
+				for r := range n {
+					var dstLen uint64
+					recvAt[r], dstLen = gapped(func(i int) uint64 { return counts[i][r] })
+					dsts[r] = cbuf(t, int(dstLen*esize))
+				}
+				srcs := make([][]byte, n)
+				sendAt := make([][]uint64, n)
+				ranks := make([]*oneSidedRank, n)
+				for r := range n {
+					row, col, peer := counts[r], make([]uint64, n), make([]uint64, n)
+					for j := range n {
+						col[j], peer[j] = counts[j][r], recvAt[j][r]
+					}
+					var srcLen uint64
+					if packedSrc {
+						for _, c := range row {
+							srcLen += c
+						}
+					} else {
+						sendAt[r], srcLen = gapped(func(j int) uint64 { return row[j] })
+					}
+					srcs[r] = cbuf(t, int(srcLen*esize))
+					ranks[r] = newOneSidedRank(t, n, esize, srcs[r], row, sendAt[r], col, peer, alg)
+				}
+				for round := range 2 {
+					want := make([][]byte, n)
+					for r := range n {
+						var at uint64
+						for j := range n {
+							if sendAt[r] != nil {
+								at = sendAt[r][j]
+							}
+							for e := range counts[r][j] * esize {
+								srcs[r][at*esize+e] = elem(round, r, j, e)
+							}
+							at += counts[r][j]
+						}
+						want[r] = make([]byte, len(dsts[r]))
+						for k := range dsts[r] {
+							dsts[r][k], want[r][k] = 0xEE, 0xEE
+						}
+						for i := range n {
+							for e := range counts[i][r] * esize {
+								want[r][recvAt[r][i]*esize+e] = elem(round, i, r, e)
+							}
+						}
+					}
+					runOneSided(t, teams, ranks, round)
+					for r := range n {
+						ranks[r].place(t, dsts[r])
+						require.Equal(t, want[r], dsts[r], "alg %q max %d packed src %v round %d rank %d", alg, max, packedSrc, round, r)
+					}
+				}
+			}
+		}
+	}
+}
+
+// runOneSided posts every rank's two calls (made on the first round, posted
+// again after, as UCC posts a persistent request) and an allreduce behind
+// them, polls them all until done and checks the allreduce.
+func runOneSided(t *testing.T, teams []*tlTeam, ranks []*oneSidedRank, round int) {
+	t.Helper()
+	n := len(teams)
+	var colls []*tlColl
+	sums := make([][]byte, n)
+	for r, tm := range teams {
+		src := cbuf(t, 4)
+		f32s(src)[0] = float32(r + round)
+		sums[r] = cbuf(t, 4)
+		o := ranks[r]
+		if o.calls == nil {
+			for _, a := range []collArgs{o.xchg, o.data} {
+				c, err := newColl(tm, a)
+				require.NoError(t, err, "rank %d", r)
+				o.calls = append(o.calls, c)
+				t.Cleanup(c.finalize) // before the teams' own cleanup
+			}
+		}
+		after, err := newColl(tm, collArgs{coll: coll.Allreduce, src: ptr(src), dst: ptr(sums[r]), count: 1, dtype: coll.Float32, op: coll.Sum})
+		require.NoError(t, err, "rank %d", r)
+		for _, c := range []*tlColl{o.calls[0], o.calls[1], after} {
+			require.NoError(t, c.post())
+			colls = append(colls, c)
+		}
+		defer after.finalize()
+	}
+	for polls, left := 0, 1; left > 0; polls++ {
+		require.Less(t, polls, 5_000_000, "no progress")
+		left = 0
+		for _, c := range colls {
+			done, err := c.test()
+			require.NoError(t, err)
+			if !done {
+				left++
+			}
+		}
+	}
+	for r := range n {
+		require.Equal(t, float32(n*(n-1)/2+n*round), f32s(sums[r])[0], "allreduce after the pair, rank %d", r)
 	}
 }
