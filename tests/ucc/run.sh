@@ -13,8 +13,11 @@
 # 2. ucc_test_mpi with UCC_TL_GORING_TUNE raising goring's score to inf
 #    for its six collectives: every team shape, dtypes and ops, in place
 #    and not, 1 B .. 1 MiB (alltoall and alltoallv: 32- and 64-bit counts
-#    and displacements, persistent and not, pairwise then nimble); the run
-#    fails on any failure. Every case runs three iterations (-i 3): the
+#    and displacements, persistent and not, two-sided and one-sided,
+#    pairwise then nimble); the run fails on any failure. Then UCC's own
+#    default matrix of the six (its dtypes, ops and sizes, complex types
+#    included, one-sided alltoall(v) too), with goring's trace: goring
+#    must have run the one-sided alltoallv calls itself. Every case runs three iterations (-i 3): the
 #    first runs in Go and lowers the small shapes of allgather, bcast,
 #    allreduce, reduce_scatter and alltoall, the later two run them in
 #    goring's C path;
@@ -26,10 +29,7 @@
 #
 # 8-bit integer sums are left out of step 2: this UCC's ucc_test_mpi fails
 # them with its own tl/ucp as well (docs/ucc.md), so they say nothing
-# about goring. So are one-sided alltoall(v) (-O 0): goring refuses them
-# (UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS) and the harness selects tl/ucp's
-# one-sided algorithm by UCC_TL_UCP_TUNE, which UCC's fallback after a
-# refusal does not honour (docs/ucc.md, "Alltoall and alltoallv").
+# about goring.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 NP=${1:-4}
@@ -61,8 +61,22 @@ for alg in pairwise nimble; do
   echo "-- alltoall, alltoallv: $alg"
   "${MPIRUN[@]}" -x "$TUNE" -x UCC_TL_GORING_ALG_ALLTOALLV=$alg "$UCC_PREFIX/bin/ucc_test_mpi" -c alltoall,alltoallv \
     -t world,half,reverse,odd_even -M host -d int8,int32,uint64,float32,float64 -m 1:1048576 \
-    -C 32,64 -D 32,64 -P 2 -O 0 -i 3 | sed -n '/TEST REPORT/,/elapsed/p'
+    -C 32,64 -D 32,64 -P 2 -i 3 | sed -n '/TEST REPORT/,/elapsed/p'
 done
+# UCC's default matrix of goring's six collectives. One-sided alltoallv
+# (UCC_COLL_ARGS_FLAG_MEM_MAPPED_BUFFERS) means other displacements than
+# the two-sided call's; goring runs it (cshim/tl_goring_coll.c): a refusal
+# would go to UCC's fallback, which runs tl/ucp's two-sided alltoallv on
+# them (docs/ucc.md, "Alltoall and alltoallv").
+log=$(mktemp)
+"${MPIRUN[@]}" -x "$TUNE" -x UCC_TL_GORING_LOG_LEVEL=trace "$UCC_PREFIX/bin/ucc_test_mpi" \
+  -c allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv \
+  >"$log" 2>&1 || { grep -v 'TL_GORING TRACE' "$log" | tail -20; exit 1; }
+grep -q 'failed: *0' "$log" || { sed -n '/TEST REPORT/,/elapsed/p' "$log"; exit 1; }
+n=$(grep -c 'goring task [^ :]*: one-sided alltoallv' "$log" || true)
+[ "$n" -gt 0 ] || { echo "no one-sided alltoallv ran on goring"; exit 1; }
+echo "UCC's default matrix of the six: $(grep -o 'passed: *[0-9]*' "$log" | head -1), 0 failed; $n one-sided alltoallv calls ran on goring"
+rm -f "$log"
 
 echo "== goring's algorithms as UCC's: ucc_info -A, and @name in UCC_TL_GORING_TUNE"
 # Every collective goring runs lists its algorithms (cshim/tl_goring_algs.h,
