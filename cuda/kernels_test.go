@@ -44,7 +44,7 @@ func TestKernelManifest(t *testing.T) {
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.Len(t, files, 5, "source, script and three outputs")
+	require.Len(t, files, 10, "three sources (reduce.cu, node.cu, ops.cuh), the script and three outputs per module")
 	for path, want := range files {
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -60,6 +60,23 @@ func TestKernelManifest(t *testing.T) {
 	require.NoError(t, err)
 	assert.Contains(t, string(ptx), "\n.version 9.0\n")
 	assert.Contains(t, string(ptx), ".entry goring_copy_multi(")
+	nz, err := kernelImages.Open("kernels/node_compute80.ptx.gz")
+	require.NoError(t, err)
+	nr, err := gzip.NewReader(nz)
+	require.NoError(t, err)
+	nodePTX, err := io.ReadAll(nr)
+	require.NoError(t, err)
+	assert.Contains(t, string(nodePTX), "\n.version 9.0\n")
+	assert.Contains(t, string(nodePTX), ".entry goring_node_allgather(")
+	for _, dt := range coll.Dtypes {
+		for _, op := range coll.Ops {
+			if coll.Supports(op, dt) {
+				for _, alg := range []string{"oneshot", "twoshot", "reduce_scatter"} {
+					assert.Contains(t, string(nodePTX), ".entry goring_node_"+alg+"_"+dt.String()+"_"+op.String()+"(", "node kernel %s for %v/%v", alg, dt, op)
+				}
+			}
+		}
+	}
 	for _, dt := range coll.Dtypes {
 		for _, op := range coll.Ops {
 			if coll.Supports(op, dt) {

@@ -36,6 +36,7 @@ GC_FN(cuMemAlloc, gc_dptr *, size_t);
 GC_FN(cuMemFree, gc_dptr);
 GC_FN(cuMemHostAlloc, void **, size_t, unsigned);
 GC_FN(cuMemFreeHost, void *);
+GC_FN(cuMemHostGetDevicePointer, gc_dptr *, void *, unsigned);
 GC_FN(cuMemsetD8, gc_dptr, unsigned char, size_t);
 GC_FN(cuMemsetD8Async, gc_dptr, unsigned char, size_t, gc_stream);
 GC_FN(cuMemcpyHtoD, gc_dptr, const void *, size_t);
@@ -115,6 +116,7 @@ int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
     GC_SYM(cuMemFree, "cuMemFree_v2");
     GC_SYM(cuMemHostAlloc, "cuMemHostAlloc");
     GC_SYM(cuMemFreeHost, "cuMemFreeHost");
+    GC_SYM(cuMemHostGetDevicePointer, "cuMemHostGetDevicePointer_v2");
     GC_SYM(cuMemsetD8, "cuMemsetD8_v2");
     GC_SYM(cuMemsetD8Async, "cuMemsetD8Async");
     GC_SYM(cuMemcpyHtoD, "cuMemcpyHtoD_v2");
@@ -440,6 +442,21 @@ gc_result gc_launch_multi(gc_ctx ctx, gc_function f, unsigned grid, unsigned blo
     gc_multi_args copy = *a; /* the driver copies the argument at launch */
     void         *params[] = {&copy};
     return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
+}
+
+gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                         const gc_node_args *a)
+{
+    GC_CURRENT(ctx);
+    gc_node_args copy = *a;
+    void        *params[] = {&copy};
+    return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
+}
+
+gc_result gc_mem_host_get_device_pointer(gc_ctx ctx, gc_dptr *d, void *p)
+{
+    GC_CURRENT(ctx);
+    return p_cuMemHostGetDevicePointer(d, p, 0);
 }
 
 gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p)

@@ -116,6 +116,23 @@ typedef struct {
 gc_result gc_launch_multi(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
                           const gc_multi_args *a);
 
+/* The node collectives' one argument, laid out as kernels/node.cu's
+ * node_args. */
+#define GC_NODE_MAX_RANKS 8
+typedef struct {
+    unsigned long long peer[GC_NODE_MAX_RANKS];
+    unsigned long long in, out;
+    unsigned long long abort_word, status;
+    unsigned long long epoch, count, slot_bytes;
+    unsigned int       rank, nranks;
+} gc_node_args;
+gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                         const gc_node_args *a);
+
+/* cuMemHostGetDevicePointer: the device address of mapped pinned memory
+ * (allocated with CU_MEMHOSTALLOC_DEVICEMAP) in ctx. */
+gc_result gc_mem_host_get_device_pointer(gc_ctx ctx, gc_dptr *d, void *p);
+
 /* cuCtxSetCurrent on the calling thread, for libraries that use the
  * current context (UCX's CUDA transports). */
 gc_result gc_ctx_make_current(gc_ctx ctx);

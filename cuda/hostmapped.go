@@ -1,0 +1,84 @@
+package cuda
+
+/*
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"sync/atomic"
+	"unsafe"
+)
+
+// memHostAllocDeviceMap is CU_MEMHOSTALLOC_DEVICEMAP: the pinned memory
+// is also mapped into the device address space.
+const memHostAllocDeviceMap = 0x02
+
+// AllocMappedHost allocates pinned host memory that every context can
+// use (portable) and that kernels can load and store through a device
+// address (MappedAddr): words a kernel polls while the host writes them,
+// as the node collectives' abort word.
+func (d *Device) AllocMappedHost(bytes int) (*HostBuffer, error) {
+	if bytes <= 0 {
+		return nil, fmt.Errorf("%w: %d bytes", ErrZeroLength, bytes)
+	}
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	var p unsafe.Pointer
+	if err := check(fmt.Sprintf("cuMemHostAlloc(%d bytes, mapped)", bytes),
+		C.gc_mem_host_alloc(ctx, &p, C.size_t(bytes), memHostAllocPortable|memHostAllocDeviceMap)); err != nil {
+		return nil, err
+	}
+	clear(unsafe.Slice((*byte)(p), bytes))
+	return &HostBuffer{dev: d, ptr: p, bytes: bytes}, nil
+}
+
+// MappedAddr is the device address of byte off of h (from
+// AllocMappedHost) for kernels of dev (cuMemHostGetDevicePointer).
+func (h *HostBuffer) MappedAddr(dev *Device, off int) (DevicePtr, error) {
+	if err := checkRange("mapped host address", off, 0, h.bytes); err != nil {
+		return 0, err
+	}
+	p, err := h.livePtr()
+	if err != nil {
+		return 0, err
+	}
+	ctx, err := dev.context()
+	if err != nil {
+		return 0, err
+	}
+	var d C.gc_dptr
+	if err := check("cuMemHostGetDevicePointer", C.gc_mem_host_get_device_pointer(ctx, &d, p)); err != nil {
+		return 0, err
+	}
+	return DevicePtr(d) + DevicePtr(off), nil
+}
+
+// Word is the 8-byte word at byte off of h (8-byte aligned), for the host
+// side of a word kernels poll or set: atomic loads and stores.
+func (h *HostBuffer) Word(off int) (*atomic.Uint64, error) {
+	if off%8 != 0 {
+		return nil, fmt.Errorf("cuda: host word at %d is not 8-byte aligned", off)
+	}
+	if err := checkRange("host word", off, 8, h.bytes); err != nil {
+		return nil, err
+	}
+	p, err := h.livePtr()
+	if err != nil {
+		return nil, err
+	}
+	return (*atomic.Uint64)(unsafe.Add(p, off)), nil
+}
+
+// livePtr is h's memory, or ErrFreed.
+func (h *HostBuffer) livePtr() (unsafe.Pointer, error) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.freed {
+		return nil, fmt.Errorf("%w: pinned host buffer %p", ErrFreed, h.ptr)
+	}
+	return h.ptr, nil
+}

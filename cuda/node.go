@@ -1,0 +1,196 @@
+package cuda
+
+/*
+#include <stdlib.h>
+#include "shim.h"
+*/
+import "C"
+
+import (
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/devsync"
+)
+
+// The node collectives: kernels/node.cu, one kernel per rank per call,
+// the ranks synchronising each other through flag words in their scratch
+// regions (package devsync's protocol and plans). Launching them is all
+// this file does: the scratch regions, their mapping to every peer, the
+// epochs and the abort word are the caller's.
+
+// nodeAlgs are the algorithms node.cu has kernels for, and their names there.
+var nodeAlgs = map[devsync.Algorithm]string{
+	devsync.OneShotAllreduce: "oneshot",
+	devsync.TwoShotAllreduce: "twoshot",
+	devsync.ReduceScatter:    "reduce_scatter",
+	devsync.Allgather:        "allgather",
+}
+
+// nodeModule is a device's loaded node kernels.
+type nodeModule struct {
+	mod       C.gc_module
+	fns       map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function
+	allgather C.gc_function
+}
+
+// nodeModules caches each device's module (kept out of Device, whose
+// fields are the reduce module's).
+var nodeModules sync.Map // *Device -> *nodeOnce
+
+type nodeOnce struct {
+	once sync.Once
+	m    *nodeModule
+	err  error
+}
+
+func (d *Device) nodeKernels() (*nodeModule, error) {
+	v, _ := nodeModules.LoadOrStore(d, &nodeOnce{})
+	o := v.(*nodeOnce)
+	o.once.Do(func() { o.m, o.err = d.loadNodeKernels() })
+	return o.m, o.err
+}
+
+func (d *Device) loadNodeKernels() (*nodeModule, error) {
+	major, minor, err := d.ComputeCapability()
+	if err != nil {
+		return nil, err
+	}
+	name, err := kernelImage(major, minor)
+	if err != nil {
+		return nil, err
+	}
+	name = strings.Replace(name, "kernels/reduce_", "kernels/node_", 1)
+	img, err := readImage(name)
+	if err != nil {
+		return nil, err
+	}
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	rm := &reduceModule{image: name} // moduleFunction's handle on the module
+	cimg := C.CBytes(img)
+	defer C.free(cimg)
+	var log [4096]C.char
+	if r := C.gc_module_load(ctx, &rm.mod, cimg, &log[0], C.size_t(len(log))); r != 0 {
+		err := check(fmt.Sprintf("cuModuleLoadDataEx(%s on device %d)", name, d.ordinal), r)
+		if msg := C.GoString(&log[0]); msg != "" {
+			err = fmt.Errorf("%w: JIT log: %s", err, msg)
+		}
+		return nil, err
+	}
+	m := &nodeModule{mod: rm.mod, fns: map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function{}}
+	for alg, an := range nodeAlgs {
+		if !alg.Reduces() {
+			continue
+		}
+		m.fns[alg] = new([coll.Float64 + 1][coll.Bxor + 1]C.gc_function)
+		for _, dt := range coll.Dtypes {
+			for _, op := range coll.Ops {
+				if coll.Supports(op, dt) {
+					if err := moduleFunction(ctx, rm, &m.fns[alg][dt][op], "goring_node_"+an+"_"+dt.String()+"_"+op.String(), name); err != nil {
+						return nil, err
+					}
+				}
+			}
+		}
+	}
+	if err := moduleFunction(ctx, rm, &m.allgather, "goring_node_allgather", name); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// NodeCall is one rank's part of one node collective.
+type NodeCall struct {
+	Alg devsync.Algorithm
+	// Dtype and Op of a reduction (Allgather moves bytes: ignored).
+	Dtype coll.Dtype
+	Op    coll.Op
+	// Scratch is every rank's scratch region, as this rank's device
+	// addresses them (its own, and its peers' mapped by peer access or
+	// IPC), at least devsync.ScratchBytes(SlotBytes) long, flag area
+	// zeroed before the team's first call.
+	Scratch []DevicePtr
+	Rank    int
+	In, Out DevicePtr
+	// Count is devsync.Shape.Count: elements of Dtype (Allgather: bytes).
+	Count int
+	// SlotBytes is devsync.Shape.SlotBytes for the call's shape; every
+	// call of a team on the same regions must use the same value.
+	SlotBytes int
+	// Epoch: the team's call number, one more per call (devsync.Epoch).
+	Epoch devsync.Epoch
+	// Abort is the device address of the host-mapped abort word (0: no
+	// abort); Status, of a host-mapped word the kernel sets to Epoch when
+	// the abort word stopped it (0: none).
+	Abort, Status DevicePtr
+}
+
+// NodeGrid is a launch's shape: Blocks CTAs (the same on every rank, at
+// most devsync.MaxBlocks) of Threads threads.
+type NodeGrid struct{ Blocks, Threads int }
+
+// DefaultNodeGrid picks a grid for a call moving bytes per rank: one CTA
+// per 64 KiB of it (a CTA's part then takes a few of its 512 threads'
+// 16-byte loads per peer), at least 1 and at most 64.
+func DefaultNodeGrid(bytes int) NodeGrid {
+	return NodeGrid{Blocks: min(64, max(1, bytes/(64<<10))), Threads: 512}
+}
+
+// NodeLaunchAsync queues this rank's kernel of call c on s (s's device
+// must be the rank's). It returns at once; the kernel ends when every
+// rank's kernel of the call has signalled it (or the abort word is set).
+func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
+	n := len(c.Scratch)
+	switch {
+	case n < 1 || n > devsync.MaxRanks:
+		return fmt.Errorf("cuda: node call of %d ranks (1 to %d)", n, devsync.MaxRanks)
+	case c.Rank < 0 || c.Rank >= n:
+		return fmt.Errorf("cuda: node call: rank %d of %d", c.Rank, n)
+	case g.Blocks < 1 || g.Blocks > devsync.MaxBlocks || g.Threads < 32 || g.Threads > 1024 || g.Threads < n:
+		return fmt.Errorf("cuda: node grid %d blocks of %d threads (1 to %d blocks, 32 to 1024 threads)", g.Blocks, g.Threads, devsync.MaxBlocks)
+	case c.Count < 0 || c.SlotBytes%devsync.Align != 0:
+		return fmt.Errorf("cuda: node call: count %d, slot of %d bytes (a multiple of %d)", c.Count, c.SlotBytes, devsync.Align)
+	case c.Epoch < devsync.FirstEpoch:
+		return fmt.Errorf("cuda: node call: epoch %d (the first is %d)", c.Epoch, devsync.FirstEpoch)
+	}
+	m, err := s.dev.nodeKernels()
+	if err != nil {
+		return err
+	}
+	f := m.allgather
+	size := 1
+	if c.Alg != devsync.Allgather {
+		fns, ok := m.fns[c.Alg]
+		if !ok {
+			return fmt.Errorf("cuda: no node kernel for %v", c.Alg)
+		}
+		if !coll.Supports(c.Op, c.Dtype) {
+			return fmt.Errorf("cuda: node %v: %v is not defined on %v", c.Alg, c.Op, c.Dtype)
+		}
+		f, size = fns[c.Dtype][c.Op], c.Dtype.Size()
+	}
+	if uintptr(c.In)%uintptr(size) != 0 || uintptr(c.Out)%uintptr(size) != 0 {
+		return fmt.Errorf("cuda: node %v: buffers %#x and %#x are not aligned to %d bytes", c.Alg, c.In, c.Out, size)
+	}
+	var a C.gc_node_args
+	for q, p := range c.Scratch {
+		if uintptr(p)%devsync.Align != 0 {
+			return fmt.Errorf("cuda: node call: scratch region %d at %#x is not %d-byte aligned", q, p, devsync.Align)
+		}
+		a.peer[q] = C.ulonglong(p)
+	}
+	a.in, a.out = C.ulonglong(c.In), C.ulonglong(c.Out)
+	a.abort_word, a.status = C.ulonglong(c.Abort), C.ulonglong(c.Status)
+	a.epoch, a.count, a.slot_bytes = C.ulonglong(c.Epoch), C.ulonglong(c.Count), C.ulonglong(c.SlotBytes)
+	a.rank, a.nranks = C.uint(c.Rank), C.uint(n)
+	ctx, cs, err := s.live()
+	if err != nil {
+		return err
+	}
+	return check("cuLaunchKernel(goring_node_"+nodeAlgs[c.Alg]+")", C.gc_launch_node(ctx, f, C.uint(g.Blocks), C.uint(g.Threads), cs, &a))
+}
