@@ -21,6 +21,10 @@ import (
 // this file does: the scratch regions, their mapping to every peer, the
 // epochs and the abort word are the caller's.
 
+// NodeMaxRanks is the most ranks a node call takes (shim.h's
+// GC_NODE_MAX_RANKS, devsync.MaxRanks).
+const NodeMaxRanks = C.GC_NODE_MAX_RANKS
+
 // nodeAlgs are the algorithms node.cu has kernels for, and their names there.
 var nodeAlgs = map[devsync.Algorithm]string{
 	devsync.OneShotAllreduce: "oneshot",

@@ -1,0 +1,164 @@
+package cuda
+
+import (
+	"fmt"
+	"os"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/devsync"
+)
+
+// nodeGPUs opens every GPU (up to devsync.MaxRanks) with peer access
+// between all pairs, or skips with the reason: no driver, fewer than two
+// GPUs, or GPUs that cannot reach each other.
+func nodeGPUs(t *testing.T) []*Device {
+	t.Helper()
+	n, err := DeviceCount()
+	if IsNoDriver(err) {
+		t.Skipf("skipping GPU test: %v", err)
+	}
+	require.NoError(t, err, "driver present but broken")
+	if n < 2 {
+		t.Skipf("skipping: the node collectives need 2 GPUs, the driver shows %d", n)
+	}
+	devs := devices(t, min(n, devsync.MaxRanks))
+	for i := range devs {
+		for j := i + 1; j < len(devs); j++ {
+			enablePeers(t, devs[i], devs[j])
+		}
+	}
+	return devs
+}
+
+// nodeTeam is one process driving a node collective on several GPUs: a
+// scratch region, input and output per GPU, a stream per GPU, one
+// host-mapped page with the abort word (word 0) and a status word per
+// rank (word 1+r), and the team's epoch.
+type nodeTeam struct {
+	devs             []*Device
+	streams          []*Stream
+	scratch, in, out []*Buffer
+	slotBytes        int
+	flags            *HostBuffer
+	abort            *atomic.Uint64
+	abortAddr        []DevicePtr
+	statusAddr       []DevicePtr
+	epoch            devsync.Epoch
+}
+
+// newNodeTeam sets up a team whose slots hold slotPayload bytes and whose
+// buffers ioBytes.
+func newNodeTeam(t *testing.T, devs []*Device, slotPayload, ioBytes int) *nodeTeam {
+	t.Helper()
+	tm := &nodeTeam{devs: devs, slotBytes: devsync.SlotBytes(slotPayload), epoch: devsync.FirstEpoch - 1}
+	var err error
+	tm.flags, err = devs[0].AllocMappedHost(4096)
+	require.NoError(t, err)
+	t.Cleanup(func() { tm.flags.Free() })
+	tm.abort, err = tm.flags.Word(0)
+	require.NoError(t, err)
+	for r, d := range devs {
+		s, err := d.NewStream()
+		require.NoError(t, err)
+		t.Cleanup(func() { s.Destroy() })
+		tm.streams = append(tm.streams, s)
+		sc, err := d.Alloc(devsync.ScratchBytes(tm.slotBytes))
+		require.NoError(t, err)
+		require.NoError(t, sc.Memset(0, devsync.FlagBytes, 0), "flags start below every epoch")
+		in, err := d.Alloc(ioBytes)
+		require.NoError(t, err)
+		out, err := d.Alloc(ioBytes)
+		require.NoError(t, err)
+		t.Cleanup(func() { sc.Free(); in.Free(); out.Free() })
+		tm.scratch, tm.in, tm.out = append(tm.scratch, sc), append(tm.in, in), append(tm.out, out)
+		a, err := tm.flags.MappedAddr(d, 0)
+		require.NoError(t, err)
+		st, err := tm.flags.MappedAddr(d, 8*(1+r))
+		require.NoError(t, err)
+		tm.abortAddr, tm.statusAddr = append(tm.abortAddr, a), append(tm.statusAddr, st)
+	}
+	return tm
+}
+
+// call is one collective of the team: every rank's kernel launched on its
+// stream with the next epoch, inputs and outputs at the given offsets.
+type nodeCallSpec struct {
+	alg           devsync.Algorithm
+	dt            coll.Dtype
+	op            coll.Op
+	count         int
+	grid          NodeGrid
+	inOff, outOff int
+	swap          bool // in and out exchanged (chained calls)
+	ranks         []int
+}
+
+func (tm *nodeTeam) launch(c nodeCallSpec) error {
+	tm.epoch = tm.epoch.Next()
+	ranks := c.ranks
+	if ranks == nil {
+		for r := range tm.devs {
+			ranks = append(ranks, r)
+		}
+	}
+	for _, r := range ranks {
+		if err := tm.launchRank(c, r); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func (tm *nodeTeam) launchRank(c nodeCallSpec, r int) error {
+	scratch := make([]DevicePtr, len(tm.devs))
+	for q := range scratch {
+		scratch[q] = tm.scratch[q].Ptr()
+	}
+	in, out := tm.in[r], tm.out[r]
+	if c.swap {
+		in, out = out, in
+	}
+	return NodeLaunchAsync(tm.streams[r], NodeCall{Alg: c.alg, Dtype: c.dt, Op: c.op, Scratch: scratch, Rank: r,
+		In: in.Ptr() + DevicePtr(c.inOff), Out: out.Ptr() + DevicePtr(c.outOff), Count: c.count, SlotBytes: tm.slotBytes,
+		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r]}, c.grid)
+}
+
+// sync waits for every rank's stream; past timeout it sets the abort word
+// (so spinning kernels return), waits again and fails: a hang is a bug
+// the test reports, not a test that never ends.
+func (tm *nodeTeam) sync(t *testing.T, timeout time.Duration) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for r, s := range tm.streams {
+		for {
+			done, err := s.Done()
+			require.NoError(t, err, "rank %d", r)
+			if done {
+				break
+			}
+			if time.Now().After(deadline) {
+				tm.abort.Store(1 << 62)
+				for _, s := range tm.streams {
+					_ = s.Synchronize()
+				}
+				t.Fatalf("rank %d's kernel of epoch %d still running after %v: aborted", r, tm.epoch, timeout)
+			}
+			time.Sleep(20 * time.Microsecond)
+		}
+	}
+}
+
+// node.cu's layout constants are devsync's.
+func TestNodeLayoutMatchesDevsync(t *testing.T) {
+	src, err := os.ReadFile("kernels/node.cu")
+	require.NoError(t, err)
+	for name, v := range map[string]int{"MAX_RANKS": devsync.MaxRanks, "MAX_BLOCKS": devsync.MaxBlocks, "MAX_PHASES": devsync.MaxPhases} {
+		require.Contains(t, string(src), fmt.Sprintf("#define GORING_NODE_%s %d\n", name, v))
+	}
+	require.Equal(t, devsync.MaxRanks, NodeMaxRanks, "shim.h GC_NODE_MAX_RANKS")
+}

@@ -1,0 +1,298 @@
+package cuda
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/devsync"
+	"github.com/goring-hpc/goring/exec/reduce"
+)
+
+// nodeBig is the odd size of the large cases, in bytes.
+const nodeBig = 1000003
+
+// The node kernels give, on every rank, the host's fold of the inputs in
+// rank order, bit for bit: every algorithm, dtype and op, teams of 2 GPUs
+// up to all of them, 1 element to ~1 MB, aligned and misaligned buffers,
+// several grids; every call with the next epoch on the same scratch
+// regions, no reset between calls.
+func TestNodeCollectivesMatchHost(t *testing.T) {
+	devs := nodeGPUs(t)
+	rng := rand.New(rand.NewPCG(11, 12))
+	for k := 2; k <= len(devs); k++ {
+		tm := newNodeTeam(t, devs[:k], nodeBig+64, nodeBig+64)
+		cases := 0
+		for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
+			for _, dt := range coll.Dtypes {
+				for _, op := range coll.Ops {
+					if !coll.Supports(op, dt) || (alg == devsync.Allgather && (dt != coll.Uint8 || op != coll.Sum)) {
+						continue
+					}
+					esz := dt.Size()
+					counts := []int{1, 3, 1001}
+					if k == len(devs) || (dt == coll.Float32 && op == coll.Sum) {
+						counts = append(counts, nodeBig/esz)
+					}
+					for i, count := range counts {
+						c := nodeCallSpec{alg: alg, dt: dt, op: op, count: count,
+							grid: NodeGrid{Blocks: []int{1, 3, 8, 64}[(i+cases)%4], Threads: []int{512, 256}[cases%2]}}
+						if alg == devsync.ReduceScatter || alg == devsync.Allgather {
+							c.count = max(1, count/k) // the whole message is about count elements
+						}
+						if i == 2 {
+							c.inOff, c.outOff = esz, 3*esz // the element path
+						}
+						checkNodeCall(t, tm, rng, c)
+						cases++
+					}
+				}
+			}
+		}
+		t.Logf("%d GPUs: %d cases bit-identical to the host, epochs 1..%d", k, cases, tm.epoch)
+	}
+}
+
+// checkNodeCall runs one call of tm with fresh inputs and compares every
+// rank's output with the host reference.
+func checkNodeCall(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec) {
+	t.Helper()
+	k := len(tm.devs)
+	s := devsync.Shape{Alg: c.alg, Ranks: k, Blocks: c.grid.Blocks, Count: c.count, ElemSize: c.dt.Size()}
+	if c.alg == devsync.Allgather {
+		s.ElemSize = 1
+	}
+	inBytes, outBytes := s.InElems()*s.ElemSize, s.OutElems()*s.ElemSize
+	ins := make([][]byte, k)
+	for r := range ins {
+		ins[r] = finiteInput(rng, c.dt, inBytes/c.dt.Size())
+		require.NoError(t, tm.in[r].CopyFromHost(c.inOff, ins[r]))
+		require.NoError(t, tm.out[r].Memset(0, tm.out[r].Len(), 0xee))
+	}
+	require.NoError(t, tm.launch(c))
+	tm.sync(t, 20*time.Second)
+	want := append([]byte(nil), ins[0]...)
+	if c.alg.Reduces() {
+		host, err := reduce.Kernel(c.dt, c.op)
+		require.NoError(t, err)
+		for _, in := range ins[1:] {
+			host(want, in)
+		}
+	} else {
+		want = bytes.Join(ins, nil)
+	}
+	for r := range k {
+		w := want
+		if c.alg == devsync.ReduceScatter {
+			w = want[r*outBytes : (r+1)*outBytes]
+		}
+		got := make([]byte, outBytes)
+		require.NoError(t, tm.out[r].CopyToHost(got, c.outOff))
+		sameNaNs(w, got, c.dt)
+		require.True(t, bytes.Equal(w, got), "%v %v/%v on %d GPUs, count %d, grid %+v, offsets %d/%d, epoch %d: rank %d differs from the host at byte %d",
+			c.alg, c.dt, c.op, k, c.count, c.grid, c.inOff, c.outOff, tm.epoch, r, firstDifference(w, got))
+	}
+}
+
+func firstDifference(a, b []byte) int {
+	for i := range min(len(a), len(b)) {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return min(len(a), len(b))
+}
+
+// Hundreds of allreduces back to back with no host sync between them, each
+// call's output the next one's input: every rank ends with
+// k^(calls-1) times the first sum (int32, wrapping), which it only gets if
+// no call read a slot of another call.
+func TestNodeBackToBack(t *testing.T) {
+	devs := nodeGPUs(t)
+	k := len(devs)
+	const count, calls = 4099, 300
+	tm := newNodeTeam(t, devs, count*4, count*4)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce} {
+		for _, grid := range []NodeGrid{{1, 512}, {4, 256}, {32, 512}} {
+			want := make([]uint32, count)
+			for r := range k {
+				in := make([]byte, count*4)
+				for i := range count {
+					v := rng.Uint32()
+					binary.LittleEndian.PutUint32(in[i*4:], v)
+					want[i] += v
+				}
+				require.NoError(t, tm.in[r].CopyFromHost(0, in))
+			}
+			for range calls - 1 {
+				for i := range want {
+					want[i] *= uint32(k)
+				}
+			}
+			for c := range calls {
+				require.NoError(t, tm.launch(nodeCallSpec{alg: alg, dt: coll.Int32, op: coll.Sum, count: count, grid: grid, swap: c%2 == 1}))
+			}
+			tm.sync(t, 30*time.Second)
+			res := tm.out
+			if calls%2 == 0 {
+				res = tm.in
+			}
+			for r := range k {
+				got := make([]byte, count*4)
+				require.NoError(t, res[r].CopyToHost(got, 0))
+				for i := range count {
+					require.Equal(t, want[i], binary.LittleEndian.Uint32(got[i*4:]), "%v grid %+v rank %d element %d after %d calls", alg, grid, r, i, calls)
+				}
+			}
+		}
+	}
+	t.Logf("%d GPUs: back-to-back calls right up to epoch %d", k, tm.epoch)
+}
+
+// A rank that never launches its kernel leaves the others spinning; the
+// abort word set by the host ends them, and each reports the call's epoch
+// in its status word.
+func TestNodeAbort(t *testing.T) {
+	devs := nodeGPUs(t)
+	k := len(devs)
+	tm := newNodeTeam(t, devs, 1<<16, 1<<16)
+	live := make([]int, k-1)
+	for r := range live {
+		live[r] = r
+	}
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather} {
+		tm.abort.Store(0)
+		require.NoError(t, tm.launch(nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: 1000, grid: NodeGrid{4, 256}, ranks: live}))
+		time.Sleep(50 * time.Millisecond)
+		for _, r := range live {
+			done, err := tm.streams[r].Done()
+			require.NoError(t, err)
+			require.False(t, done, "%v: rank %d finished without the dead rank %d", alg, r, k-1)
+		}
+		tm.abort.Store(devsync.AbortWord(k - 1))
+		tm.sync(t, 5*time.Second)
+		for _, r := range live {
+			w, err := tm.flags.Word(8 * (1 + r))
+			require.NoError(t, err)
+			require.Equal(t, uint64(tm.epoch), w.Load(), "%v: rank %d's status word", alg, r)
+		}
+		dead, _ := devsync.DeadRank(tm.abort.Load())
+		t.Logf("%v: ranks %v ended their wait for rank %d at epoch %d", alg, live, dead, tm.epoch)
+	}
+}
+
+// The node collectives' time per call, all GPUs, back to back:
+// GORING_CUDA_BENCH=1 ./cuda.test -test.run TestNodeBench -test.v. Bytes
+// are the whole message (allreduce's vector, reduce_scatter's input,
+// allgather's output), float32 sum; each rank launches its calls from its
+// own goroutine and times them with events on its stream; a call's time
+// is the slowest rank's.
+func TestNodeBench(t *testing.T) {
+	if os.Getenv(envBench) == "" {
+		t.Skipf("set %s=1 to measure", envBench)
+	}
+	devs := nodeGPUs(t)
+	k := len(devs)
+	const maxBytes = 256 << 20
+	tm := newNodeTeam(t, devs, maxBytes, maxBytes)
+	for r := range k {
+		require.NoError(t, tm.in[r].Memset(0, maxBytes, 0))
+	}
+	fmt.Printf("node collectives on %d x %s (float32 sum; us per call, best grid and the default's)\n", k, must(devs[0].Name()))
+	fmt.Printf("%-18s %10s %10s %8s %12s %8s %10s\n", "algorithm", "bytes", "us", "blocks", "default_us", "blocks", "algbw_GB/s")
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
+		for bytes := 16 << 10; bytes <= maxBytes; bytes *= 4 {
+			count := bytes / 4
+			perRank := bytes
+			switch alg {
+			case devsync.ReduceScatter:
+				count = bytes / 4 / k
+				perRank = bytes / k
+			case devsync.Allgather:
+				count = bytes / k
+				perRank = bytes / k
+			}
+			def := DefaultNodeGrid(perRank)
+			defUS := timeNodeCalls(t, tm, nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: count, grid: def}, bytes)
+			best, bestUS := def, defUS
+			for _, b := range []int{1, 4, 16, 32, 64, 128} {
+				g := NodeGrid{Blocks: b, Threads: 512}
+				if g == def {
+					continue
+				}
+				if us := timeNodeCalls(t, tm, nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: count, grid: g}, bytes); us < bestUS {
+					best, bestUS = g, us
+				}
+			}
+			fmt.Printf("%-18s %10d %10.1f %8d %12.1f %8d %10.1f\n", alg, bytes, bestUS, best.Blocks, defUS, def.Blocks, float64(bytes)/bestUS/1e3)
+		}
+	}
+}
+
+// timeNodeCalls is µs per call of c over back-to-back calls.
+func timeNodeCalls(t *testing.T, tm *nodeTeam, c nodeCallSpec, bytes int) float64 {
+	iters := min(100, max(5, (2<<30)/bytes))
+	const warm = 5
+	k := len(tm.devs)
+	first := tm.epoch + 1
+	tm.epoch += devsync.Epoch(warm + iters) // the ranks' goroutines take their epochs from first
+	times := make([]time.Duration, k)
+	errs := make([]error, k)
+	var wg sync.WaitGroup
+	for r := range k {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[r] = func() error {
+				s := tm.streams[r]
+				start, err := tm.devs[r].NewEvent(true)
+				if err != nil {
+					return err
+				}
+				defer start.Destroy()
+				end, err := tm.devs[r].NewEvent(true)
+				if err != nil {
+					return err
+				}
+				defer end.Destroy()
+				rt := &nodeTeam{devs: tm.devs, streams: tm.streams, scratch: tm.scratch, in: tm.in, out: tm.out, slotBytes: tm.slotBytes,
+					abortAddr: tm.abortAddr, statusAddr: tm.statusAddr}
+				for i := range warm + iters {
+					if i == warm {
+						if err := start.Record(s); err != nil {
+							return err
+						}
+					}
+					rt.epoch = first + devsync.Epoch(i)
+					if err := rt.launchRank(c, r); err != nil {
+						return err
+					}
+				}
+				if err := end.Record(s); err != nil {
+					return err
+				}
+				if err := end.Synchronize(); err != nil {
+					return err
+				}
+				times[r], err = Elapsed(start, end)
+				return err
+			}()
+		}()
+	}
+	wg.Wait()
+	var worst time.Duration
+	for r := range k {
+		require.NoError(t, errs[r], "rank %d", r)
+		worst = max(worst, times[r])
+	}
+	return worst.Seconds() * 1e6 / float64(iters)
+}
