@@ -95,16 +95,23 @@ func (d *Device) loadNodeKernels() (*nodeModule, error) {
 		for _, dt := range coll.Dtypes {
 			for _, op := range coll.Ops {
 				if coll.Supports(op, dt) {
-					if err := moduleFunction(ctx, rm, &m.fns[alg][dt][op], "goring_node_"+an+"_"+dt.String()+"_"+op.String(), name); err != nil {
+					// Through a local: cgo's pointer check covers
+					// the allocation behind the pointer, and m holds
+					// a Go map.
+					var f C.gc_function
+					if err := moduleFunction(ctx, rm, &f, "goring_node_"+an+"_"+dt.String()+"_"+op.String(), name); err != nil {
 						return nil, err
 					}
+					m.fns[alg][dt][op] = f
 				}
 			}
 		}
 	}
-	if err := moduleFunction(ctx, rm, &m.allgather, "goring_node_allgather", name); err != nil {
+	var f C.gc_function
+	if err := moduleFunction(ctx, rm, &f, "goring_node_allgather", name); err != nil {
 		return nil, err
 	}
+	m.allgather = f
 	return m, nil
 }
 
@@ -138,11 +145,25 @@ type NodeCall struct {
 // most devsync.MaxBlocks) of Threads threads.
 type NodeGrid struct{ Blocks, Threads int }
 
-// DefaultNodeGrid picks a grid for a call moving bytes per rank: one CTA
-// per 64 KiB of it (a CTA's part then takes a few of its 512 threads'
-// 16-byte loads per peer), at least 1 and at most 64.
+// DefaultNodeGrid picks a grid for a call of a message of bytes (an
+// allreduce's vector, a reduce_scatter's input, an allgather's output):
+// 512 threads, and CTAs from a sweep on 4 H100s over NVSwitch (TestNodeBench
+// prints the best per size): 4 up to 16 KiB, 16 up to 1 MiB, 32 up to
+// 4 MiB, 64 up to 16 MiB, 128 beyond. More CTAs put more loads in flight over NVLink, but
+// each CTA signals and waits on its own flags, which costs at small sizes.
 func DefaultNodeGrid(bytes int) NodeGrid {
-	return NodeGrid{Blocks: min(64, max(1, bytes/(64<<10))), Threads: 512}
+	g := NodeGrid{Blocks: 128, Threads: 512}
+	switch {
+	case bytes <= 16<<10:
+		g.Blocks = 4
+	case bytes <= 1<<20:
+		g.Blocks = 16
+	case bytes <= 4<<20:
+		g.Blocks = 32
+	case bytes <= 16<<20:
+		g.Blocks = 64
+	}
+	return g
 }
 
 // NodeLaunchAsync queues this rank's kernel of call c on s (s's device

@@ -212,16 +212,13 @@ func TestNodeBench(t *testing.T) {
 	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
 		for bytes := 16 << 10; bytes <= maxBytes; bytes *= 4 {
 			count := bytes / 4
-			perRank := bytes
 			switch alg {
 			case devsync.ReduceScatter:
 				count = bytes / 4 / k
-				perRank = bytes / k
 			case devsync.Allgather:
 				count = bytes / k
-				perRank = bytes / k
 			}
-			def := DefaultNodeGrid(perRank)
+			def := DefaultNodeGrid(bytes)
 			defUS := timeNodeCalls(t, tm, nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: count, grid: def}, bytes)
 			best, bestUS := def, defUS
 			for _, b := range []int{1, 4, 16, 32, 64, 128} {
