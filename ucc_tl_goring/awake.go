@@ -46,7 +46,7 @@ import (
 // sleeps as before, and the next collective wakes it (that call pays the
 // wake-up the keeper exists to avoid, once per idle period).
 //
-// tests/gowake/run.sh measures the first entry after 5 ms in C: 9-13 µs
+// experiments/gowake/run.sh measures the first entry after 5 ms in C: 9-13 µs
 // without a keeper, 0.85-1.7 µs with it (KEEPER=5ms; three runs,
 // 2026-11-25).
 

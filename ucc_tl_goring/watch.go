@@ -13,7 +13,7 @@ import (
 // watchEvery is how often a waiting collective checks that the processes
 // of its peers on this host still run: a dead peer is reported within
 // this time, and a check (one /proc read per peer) costs microseconds.
-const watchEvery = 500 * time.Millisecond
+const watchEvery = exec.WatchEvery
 
 // peerWatch is the team's exec.Watch: it checks the peers that share this
 // host by their process (pid and start time from their cards). A late peer
