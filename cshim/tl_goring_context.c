@@ -27,7 +27,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"keepawake", cfg->keepawake},
               {"cpath_max", cfg->cpath_max},
               {"scores", cfg->scores},
-              {"crossmem", cfg->crossmem}};
+              {"crossmem", cfg->crossmem},
+              {"node_max", cfg->node_max}};
     size_t off = 0;
     int    n;
 

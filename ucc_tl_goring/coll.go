@@ -3,6 +3,7 @@
 package main
 
 import (
+	"errors"
 	"time"
 	"unsafe"
 
@@ -61,6 +62,9 @@ type tlColl struct {
 	// pending is the call of a lazy team posted before the team connected:
 	// its executor is built when the team has (finishInit); nil: built.
 	pending *collArgs
+	// node is a call by the GPUs' own kernels (node.go); nil: none.
+	node        *nodeRun
+	nodeChecked time.Time // the watch's last check while its kernel runs
 }
 
 // newColl plans the call and builds its executor over the caller's
@@ -162,6 +166,13 @@ func (c *tlColl) init(a collArgs, mem exec.Mem, alg, fallback string) (err error
 		if c.gpu, err = t.gpu(mem.Device); err != nil {
 			return err
 		}
+	}
+	if t.runsNode(a, mem, B) {
+		if err := c.newNode(a, mem, B); err != nil {
+			return err
+		}
+		c.node.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
+		return nil
 	}
 	if t.runsOnOneDevice(a, alg, mem) {
 		if err := c.newOneDevice(a, mem, B); err != nil {
@@ -461,6 +472,10 @@ func (c *tlColl) start(tr *ucxmp.Transport) {
 		c.startCrossmem(tr)
 		return
 	}
+	if c.node != nil {
+		c.startNode(tr)
+		return
+	}
 	tr.NextCall()
 	c.state = collRunning
 	c.call.SetWatch(c.team.watch)
@@ -502,6 +517,9 @@ func (c *tlColl) poll() bool {
 	if c.cross != nil {
 		return c.pollCrossmem()
 	}
+	if c.node != nil {
+		return c.pollNode()
+	}
 	done, err := c.call.Progress(time.Time{})
 	if err == nil && done && c.xchg != nil && c.xchg.active {
 		if err = c.exchanged(); err == nil {
@@ -535,6 +553,8 @@ func (c *tlColl) abort(cause error) {
 		c.err = c.one.call.Abort(cause)
 	case c.state == collRunning && c.cross != nil:
 		c.err = c.cross.call.Abort(cause)
+	case c.state == collRunning && c.node != nil:
+		c.err = errors.Join(cause, c.abortNode(cause))
 	case c.state == collRunning:
 		c.err = c.call.Abort(cause)
 	default:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/devsync"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/units"
@@ -40,7 +41,18 @@ type options struct {
 	// reading the peers' memory (crossmem.go): crossmemOff, crossmemAuto,
 	// or a thread count for every such call above cpathMax.
 	crossmem int
+	// nodeMax is the node kernels' slot: the largest call (an allreduce's
+	// vector, a reduce_scatter's input, an allgather's output, bytes) that
+	// runs as a node kernel (node.go); 0: none.
+	nodeMax int64
 }
+
+// DefaultNodeMax is the default slot of the node kernels: two slots of it
+// per GPU per team that runs one (128 MiB).
+const DefaultNodeMax = 64 << 20
+
+// maxNodeMax bounds the option (two slots of it are allocated per GPU).
+const maxNodeMax = 1 << 30
 
 const (
 	crossmemOff  = 0
@@ -51,7 +63,7 @@ const (
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake, cpathMax: DefaultCPathMax}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake, cpathMax: DefaultCPathMax, nodeMax: DefaultNodeMax}
 	for k, v := range tune.DefaultAlgs {
 		o.algs[k] = v
 	}
@@ -120,6 +132,12 @@ func parseOptions(s string) (options, error) {
 			default:
 				return o, fmt.Errorf("option scores=%q: want model (the default: goring claims where its model predicts it faster than tl/ucp) or fixed", v)
 			}
+		case k == "node_max":
+			n, err := units.ParseBytes(v)
+			if err != nil || n < 0 || n > maxNodeMax {
+				return o, fmt.Errorf("option node_max=%q: want a byte count from 0 (node kernels off) to %d, with an optional suffix (K, M, KiB, MiB)", v, maxNodeMax)
+			}
+			o.nodeMax = n / devsync.Align * devsync.Align
 		case k == "crossmem":
 			switch n, err := strconv.Atoi(v); {
 			case strings.EqualFold(v, "off") || v == "n" || v == "no":
@@ -147,7 +165,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = true
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, crossmem, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, crossmem, node_max, alg_<collective>)", k)
 		}
 	}
 	return o, nil

@@ -60,6 +60,9 @@ type tlTeam struct {
 	// eps are the endpoints a reused worker kept from its last team
 	// (workerpool.go); nil: none.
 	eps *ucxmp.EndpointCache
+	// node is the team's node path (node.go); nil until its first call
+	// that could take it.
+	node *nodeState
 	// cutShort says a call failed or was withdrawn: messages sent to the
 	// team's workers may be left unreceived (workerpool.go).
 	cutShort bool
@@ -286,6 +289,7 @@ func (t *tlTeam) destroy() error {
 		c.abort(errors.New("team destroyed before the collective started"))
 	}
 	t.queue = nil
+	errs = append(errs, t.closeNode())
 	t.plans.clear()
 	if t.engine != nil {
 		errs = append(errs, t.engine.Close())

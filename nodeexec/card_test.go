@@ -1,0 +1,67 @@
+package nodeexec
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/cuda"
+)
+
+const (
+	collAllreduce = coll.Allreduce
+	collAllgather = coll.Allgather
+	collBcast     = coll.Bcast
+	f32           = coll.Float32
+	sum           = coll.Sum
+	bxor          = coll.Bxor
+)
+
+func testCards(slots []int, buses []string) [][]byte {
+	out := make([][]byte, len(slots))
+	for r := range slots {
+		var h cuda.IPCHandle
+		h[0] = byte(r + 1)
+		out[r] = encodeCard(card{slot: slots[r], ipc: h, bus: buses[r]})
+	}
+	return out
+}
+
+// Cards round-trip, and the ranks agree only on one slot size and one GPU
+// per rank: every rank reads the same cards, so every rank says the same.
+func TestCardsAndAgreement(t *testing.T) {
+	cs := testCards([]int{64, 64, 64}, []string{"0000:18:00.0", "0000:2a:00.0", "0000:3a:00.0"})
+	c, err := decodeCard(cs[1])
+	require.NoError(t, err)
+	assert.Equal(t, 64, c.slot)
+	assert.Equal(t, byte(2), c.ipc[0])
+	assert.Equal(t, "0000:2a:00.0", c.bus)
+	assert.NoError(t, Agree(cs, 3))
+	assert.Error(t, Agree(cs, 4), "a card missing")
+	assert.ErrorContains(t, Agree(testCards([]int{64, 32}, []string{"a", "b"}), 2), "slots")
+	assert.ErrorContains(t, Agree(testCards([]int{64, 64}, []string{"a", "a"}), 2), "share the GPU")
+	_, err = decodeCard([]byte("GNX1"))
+	assert.Error(t, err)
+	bad := append([]byte(nil), cs[0]...)
+	bad[len(bad)-len("0000:18:00.0")-2] = 200 // the bus id's length overruns
+	_, err = decodeCard(bad)
+	assert.Error(t, err)
+}
+
+// A call's kernel: one-shot allreduce up to oneShotMax, two-shot above;
+// data beyond the slot does not fit; collectives without a kernel and
+// undefined reductions are refused.
+func TestShapes(t *testing.T) {
+	l := &Local{size: 4, slot: 1 << 20}
+	assert.Equal(t, "oneshot_allreduce", l.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1024}))
+	assert.True(t, l.Fits(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1 << 18}))
+	assert.False(t, l.Fits(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1<<18 + 1}))
+	assert.True(t, l.Fits(Call{Collective: collAllgather, Dtype: f32, Count: 1 << 16}), "4 ranks' blocks of 256 KiB fill the slot")
+	assert.False(t, l.Fits(Call{Collective: collAllgather, Dtype: f32, Count: 1<<16 + 1}))
+	assert.False(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1}))
+	big := &Local{size: 2, slot: 64 << 20}
+	assert.Equal(t, "twoshot_allreduce", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 4 << 20}))
+	assert.Equal(t, "", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: bxor, Count: 4}))
+}
