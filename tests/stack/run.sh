@@ -124,5 +124,5 @@ if [ $fail != 0 ]; then echo "tests/stack: FAILED (logs in $OUT)"; exit 1; fi
 rm -rf "$OUT"
 echo "== tests/stack/robust.sh $NP"
 tests/stack/robust.sh "$NP"
-LATE_S=1 NP=2 tests/stack/late_cpu.sh
+LATE_S=1 NP=2 LAYERS=goring tests/stack/late_cpu.sh
 echo "tests/stack: passed in $((SECONDS - T0)) s"
