@@ -7,6 +7,7 @@
 # scripts/device_test.sh runs it there.
 #
 #   scripts/device_bundle.sh            # then carry [".carry"]
+#   scripts/device_bundle.sh node       # .carry for device_node.sh alone: no bin/
 #   scripts/device_bundle.sh osu        # and .carry-osu/ for device_osu.sh (Open MPI,
 #                                       # UCC, OMB sources autogen'd here); carry
 #                                       # [".carry", ".carry-osu"] (64 MiB in all: .carry
@@ -43,7 +44,7 @@ if [ -d "$w" ]; then
   cp -rp "$w/include" "$d/"
   cp -rp "$w/etc" "$d/" 2>/dev/null || true
 fi
-cp scripts/device_test.sh scripts/device_ucc.sh scripts/device_host.sh "$out/"
+cp scripts/device_test.sh scripts/device_ucc.sh scripts/device_host.sh scripts/device_node.sh "$out/"
 # UCC for the baseline, autogen'd here (the device has no autotools).
 if [ -f "$VENDOR/ucc-1.8.0.tar.gz" ]; then
   t=$(mktemp -d); mkdir "$t/ucc"
@@ -51,6 +52,9 @@ if [ -f "$VENDOR/ucc-1.8.0.tar.gz" ]; then
   (cd "$t/ucc" && ./autogen.sh >/dev/null 2>&1)
   tar czf "$out/ucc-autogen.tar.gz" -C "$t" ucc && rm -rf "$t"
 fi
+# node: what device_node.sh needs alone (UCC, libgoring.so, UCX): no
+# binaries, so that .carry and the working tree stay under 64 MiB.
+[ "${1:-}" = node ] && rm -f "$out"/bin/*.test "$out/bin/goring"
 du -sh "$out"
 
 [ "${1:-}" = osu ] || exit 0
