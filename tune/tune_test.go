@@ -220,6 +220,8 @@ func TestDefaultAlgorithm(t *testing.T) {
 		{coll.Allgather, 8 << 10, true, host, "recursive_doubling", "ring", 0},
 		{coll.Allgather, 16 << 10, true, host, "ring", "", 0},
 		{coll.Allgather, 1 << 20, false, four, "multiwrite", "ring", 0},
+		{coll.Allgather, 1 << 20, false, Team{Size: 4, Push: true, GPUs: 4}, "neighbor", "ring", 0}, // a GPU each: each copies over its own links
+		{coll.Allgather, 1 << 20, false, Team{Size: 2, Push: true, GPUs: 2}, "multiwrite", "ring", 0},
 		{coll.Allgather, 1 << 20, false, host, "parallel_rings", "ring", 0}, // no push engine
 		{coll.Allreduce, 64 << 20, false, four, "recursive_doubling", "rabenseifner", 0},
 		{coll.Allreduce, 32 << 20, false, pair, "recursive_doubling", "rabenseifner", 0},

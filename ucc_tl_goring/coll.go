@@ -63,8 +63,9 @@ type tlColl struct {
 	// its executor is built when the team has (finishInit); nil: built.
 	pending *collArgs
 	// node is a call by the GPUs' own kernels (node.go); nil: none.
-	node        *nodeRun
-	nodeChecked time.Time // the watch's last check while its kernel runs
+	node         *nodeRun
+	nodeChecked  time.Time // the watch's last check while its kernel runs
+	nodeLaunched time.Time // when its kernel was launched
 }
 
 // newColl plans the call and builds its executor over the caller's

@@ -122,7 +122,11 @@ func (c *tlColl) current() {
 // defaults is what the default algorithm knows of this team (tune.Team).
 func (t *tlTeam) defaults() tune.Team {
 	push := t.engine != nil && t.oneHost
-	return tune.Team{Size: t.size, Push: push, SharedGPU: push && t.sharedGPU}
+	tt := tune.Team{Size: t.size, Push: push, SharedGPU: push && t.sharedGPU}
+	if push {
+		tt.GPUs, _ = cuda.DeviceCount()
+	}
+	return tt
 }
 
 // deviceChunks is the pieces a call's transfers pipeline in (0: none), for

@@ -5,6 +5,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
@@ -38,6 +39,14 @@ type nodeState struct {
 	local *nodeexec.Local // nil until the first node call has set it up
 	ready bool            // every rank mapped every region
 	off   error           // why the team runs no node calls (nil: it may)
+	stats nodeStats
+}
+
+// nodeStats is where a team's node calls spent their time on the host
+// (printed at the team's end with GORING_NODE_STATS set: a diagnostic).
+type nodeStats struct {
+	calls          int
+	launch, finish time.Duration // in Begin; from Begin's return to the completion seen
 }
 
 // runsNode reports whether a call runs as a node kernel: CUDA buffers,
@@ -195,9 +204,16 @@ func (c *tlColl) beginSetup(tr *ucxmp.Transport, mine []byte, slot int) {
 // launchNode starts the kernel.
 func (c *tlColl) launchNode() {
 	c.node.setup = nil
+	t0 := time.Now()
 	if err := c.team.node.local.Begin(c.node.call); err != nil {
 		c.state, c.err = collFailed, err
 	}
+	// The watch's first look comes a watch interval after the launch: a
+	// look costs a /proc read per peer, more than a small call.
+	c.nodeLaunched = time.Now()
+	c.nodeChecked = c.nodeLaunched
+	c.team.node.stats.launch += c.nodeLaunched.Sub(t0)
+	c.team.node.stats.calls++
 }
 
 // nodeToMessages runs the call as sched's messages (the team's node path
@@ -268,6 +284,9 @@ func (c *tlColl) pollNode() bool {
 			t.node.off = werr
 		}
 	}
+	if done && err == nil {
+		t.node.stats.finish += time.Since(c.nodeLaunched)
+	}
 	return c.settle(done, err)
 }
 
@@ -286,6 +305,11 @@ func (c *tlColl) abortNode(cause error) error {
 func (t *tlTeam) closeNode() error {
 	if t.node == nil || t.node.local == nil {
 		return nil
+	}
+	if st := t.node.stats; st.calls > 0 && os.Getenv("GORING_NODE_STATS") != "" {
+		per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(st.calls) }
+		fmt.Fprintf(os.Stderr, "goring node: rank %d of %d, %d calls, us per call: launch %.1f, launch to completion seen %.1f\n",
+			t.rank, t.size, st.calls, per(st.launch), per(st.finish))
 	}
 	err := t.node.local.Close()
 	t.node.local = nil
