@@ -183,6 +183,11 @@ goring_status_t goring_team_create_lazy(goring_context_h ctx, uint32_t rank, uin
                                         uint32_t key, void **cards, size_t *bounds,
                                         goring_team_h *team);
 
+/* Tells the team which team layers the UCC context holds, by UCC's
+ * names separated by commas ("ucp,cuda,nccl,goring"): goring claims CUDA
+ * calls by measurement only where it was faster than each of those. */
+goring_status_t goring_team_layers(goring_team_h team, const char *names);
+
 /* The UCC score string of the collectives and sizes goring's model
  * predicts faster than UCC's tl/ucp on this team (connected, or lazy)
  * ("allgather:cuda:0-inf:11#..."; "" where it claims none or

@@ -240,6 +240,26 @@ ucc_status_t ucc_tl_goring_team_create_test(ucc_base_team_t *tl_team)
     return UCC_ERR_INVALID_PARAM;
 }
 
+/* tell_layers tells goring which team layers the UCC context has (its
+ * claims by measurement count only those: goring_team_layers). */
+static void tell_layers(ucc_tl_goring_team_t *team)
+{
+    ucc_context_t *uctx = UCC_TL_CORE_CTX(team);
+    char           names[512];
+    size_t         off = 0;
+    int            n;
+
+    names[0] = '\0';
+    for (unsigned i = 0; uctx != NULL && i < uctx->all_tls.count; i++) {
+        n = snprintf(names + off, sizeof(names) - off, "%s%s", off ? "," : "", uctx->all_tls.names[i]);
+        if (n < 0 || (size_t)n >= sizeof(names) - off) {
+            break; /* what fits: a layer left out is one not counted */
+        }
+        off += (size_t)n;
+    }
+    (void)goring_team_layers(team->handle, names);
+}
+
 /* model_scores raises score where goring's model predicts goring faster
  * than tl/ucp on this team (goring_team_scores), and logs what the model
  * found. A model that cannot answer leaves the defaults: it never fails
@@ -326,6 +346,7 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     info.alg_fn              = ucc_tl_goring_alg_id_to_init; /* @name in a TUNE string */
     /* The sizes goring's model claims from tl/ucp, then the user's TUNE
      * string over them: a site's own choice wins. */
+    tell_layers(team);
     status = model_scores(team, &info, score);
     if (status != UCC_OK) {
         ucc_coll_score_free(score);

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"runtime/debug"
+	"strings"
 	"sync"
 	"unsafe"
 
@@ -160,6 +161,19 @@ func copyOut(what string, b []byte, buf unsafe.Pointer, length *C.size_t) C.gori
 		return fail(invalid("%s: buffer of %d bytes, the card needs %d", what, capacity, len(b)))
 	}
 	copy(unsafe.Slice((*byte)(buf), capacity), b)
+	return C.GORING_OK
+}
+
+//export goring_team_layers
+func goring_team_layers(h C.goring_team_h, names *C.char) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*tlTeam](uint64(h))
+	if !ok || names == nil {
+		return fail(invalid("goring_team_layers: unknown team %d or NULL names", h))
+	}
+	t.mu.Lock()
+	t.layers = strings.Split(C.GoString(names), ",")
+	t.mu.Unlock()
 	return C.GORING_OK
 }
 

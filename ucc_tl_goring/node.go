@@ -56,11 +56,7 @@ type nodeStats struct {
 // that fits the slots. Every rank decides alike.
 func (t *tlTeam) runsNode(a collArgs, mem exec.Mem, B int64) bool {
 	o := t.ctx.opts
-	if o.nodeMax == 0 || o.noIPC || mem.IsHost() || a.inPlace || a.alg != "" || o.chosen[a.coll] ||
-		!t.oneHost || t.sharedGPU || t.size < 2 || t.size > devsync.MaxRanks || t.engine == nil {
-		return false
-	}
-	if t.node != nil && t.node.off != nil {
+	if !t.nodeCapable() || mem.IsHost() || a.inPlace || a.alg != "" || o.chosen[a.coll] {
 		return false
 	}
 	s := devsync.Shape{Ranks: t.size, Count: int(B), ElemSize: 1}
@@ -77,6 +73,14 @@ func (t *tlTeam) runsNode(a collArgs, mem exec.Mem, B int64) bool {
 		return false
 	}
 	return int64(s.SlotBytes()) <= o.nodeMax
+}
+
+// nodeCapable says whether the team's CUDA calls can run as node kernels
+// (runsNode's conditions that do not depend on the call).
+func (t *tlTeam) nodeCapable() bool {
+	o := t.ctx.opts
+	return o.nodeMax > 0 && !o.noIPC && t.oneHost && !t.sharedGPU && t.size >= 2 && t.size <= devsync.MaxRanks &&
+		t.engine != nil && (t.node == nil || t.node.off == nil)
 }
 
 // nodeRun is a node call: its buffers, the set-up exchange while one

@@ -3,6 +3,7 @@
 package main
 
 import (
+	"strings"
 	"sync"
 
 	"github.com/goring-hpc/goring/cuda"
@@ -22,8 +23,10 @@ var scoreCache struct {
 }
 
 type scoreKey struct {
-	algs  string // the context's algorithm options, which choose what runs
-	shape tune.Shape
+	algs   string // the context's algorithm options, which choose what runs
+	shape  tune.Shape
+	layers string // the context's team layers (claims by measurement)
+	node   bool   // the team can run node kernels
 }
 
 // shape is what the model needs of t. A lazy team that has not connected
@@ -65,13 +68,24 @@ func (t *tlTeam) scores() (string, string) {
 	s := t.shape()
 	ks := s
 	ks.Cal = nil // the file's name stands for it: the cache keeps no context's calibration alive
-	k := scoreKey{t.ctx.algKey, ks}
+	node := t.nodeCapable()
+	k := scoreKey{t.ctx.algKey, ks, strings.Join(t.layers, ","), node}
 	scoreCache.Lock()
 	defer scoreCache.Unlock()
 	if v, ok := scoreCache.m[k]; ok {
 		return v[0], v[1]
 	}
 	str, _, summary := tune.Claims(s, t.teamAlg)
+	if node {
+		// Measured claims last: where they overlap the model's, UCC keeps
+		// the later score.
+		if gpu, err := cuda.DeviceName(0); err == nil {
+			if nc := tune.NodeClaims(gpu, t.size, t.layers); nc != "" {
+				str = strings.TrimPrefix(str+"#"+nc, "#")
+				summary += "; measured on " + gpu + ": " + nc
+			}
+		}
+	}
 	if scoreCache.m == nil {
 		scoreCache.m = map[scoreKey][2]string{}
 	}

@@ -60,6 +60,9 @@ type tlTeam struct {
 	// eps are the endpoints a reused worker kept from its last team
 	// (workerpool.go); nil: none.
 	eps *ucxmp.EndpointCache
+	// layers are the UCC context's team layers (goring_team_layers), for
+	// the claims by measurement (scores.go).
+	layers []string
 	// node is the team's node path (node.go); nil until its first call
 	// that could take it.
 	node *nodeState
