@@ -70,7 +70,9 @@
 //
 // The plans stage: the input is first copied into the rank's own slot
 // (or, for allgather and bcast, stored into the peers' slots) and the
-// output is written from the slots. A variant that reads peers' user
+// output is written from the slots. Only what peers read is staged: the
+// part of its input that a rank alone reduces (its chunk of a two-shot
+// allreduce, its block of a reduce_scatter) it reads from the input. A variant that reads peers' user
 // buffers directly (buffers registered and mapped) skips staging but must
 // end with a barrier, since the user may overwrite an input as soon as its
 // call returns; that variant is not planned here.
