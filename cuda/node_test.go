@@ -195,7 +195,8 @@ func TestNodeAbort(t *testing.T) {
 // are the whole message (allreduce's vector, reduce_scatter's input,
 // allgather's output), float32 sum; each rank launches its calls from its
 // own goroutine and times them with events on its stream; a call's time
-// is the slowest rank's.
+// is the slowest rank's. The sweep: 1 to 128 CTAs of 512 and of 1024
+// threads; "grid" is blocks x threads.
 func TestNodeBench(t *testing.T) {
 	if os.Getenv(envBench) == "" {
 		t.Skipf("set %s=1 to measure", envBench)
@@ -208,7 +209,7 @@ func TestNodeBench(t *testing.T) {
 		require.NoError(t, tm.in[r].Memset(0, maxBytes, 0))
 	}
 	fmt.Printf("node collectives on %d x %s (float32 sum; us per call, best grid and the default's)\n", k, must(devs[0].Name()))
-	fmt.Printf("%-18s %10s %10s %8s %12s %8s %10s\n", "algorithm", "bytes", "us", "blocks", "default_us", "blocks", "algbw_GB/s")
+	fmt.Printf("%-18s %10s %10s %8s %12s %8s %10s\n", "algorithm", "bytes", "us", "grid", "default_us", "grid", "algbw_GB/s")
 	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
 		for bytes := 16 << 10; bytes <= maxBytes; bytes *= 4 {
 			count := bytes / 4
@@ -221,19 +222,24 @@ func TestNodeBench(t *testing.T) {
 			def := DefaultNodeGrid(bytes)
 			defUS := timeNodeCalls(t, tm, nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: count, grid: def}, bytes)
 			best, bestUS := def, defUS
-			for _, b := range []int{1, 4, 16, 32, 64, 128} {
-				g := NodeGrid{Blocks: b, Threads: 512}
-				if g == def {
-					continue
-				}
-				if us := timeNodeCalls(t, tm, nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: count, grid: g}, bytes); us < bestUS {
-					best, bestUS = g, us
+			for _, th := range []int{512, 1024} {
+				for _, b := range []int{1, 4, 16, 32, 64, 96, 128} {
+					g := NodeGrid{Blocks: b, Threads: th}
+					if g == def {
+						continue
+					}
+					if us := timeNodeCalls(t, tm, nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: count, grid: g}, bytes); us < bestUS {
+						best, bestUS = g, us
+					}
 				}
 			}
-			fmt.Printf("%-18s %10d %10.1f %8d %12.1f %8d %10.1f\n", alg, bytes, bestUS, best.Blocks, defUS, def.Blocks, float64(bytes)/bestUS/1e3)
+			fmt.Printf("%-18s %10d %10.1f %8s %12.1f %8s %10.1f\n", alg, bytes, bestUS, gridString(best), defUS, gridString(def), float64(bytes)/bestUS/1e3)
 		}
 	}
 }
+
+// gridString is a grid as blocks x threads.
+func gridString(g NodeGrid) string { return fmt.Sprintf("%dx%d", g.Blocks, g.Threads) }
 
 // timeNodeCalls is µs per call of c over back-to-back calls.
 func timeNodeCalls(t *testing.T, tm *nodeTeam, c nodeCallSpec, bytes int) float64 {

@@ -132,21 +132,65 @@ __device__ __forceinline__ bool wait(const node_args &a, unsigned phase)
     return true;
 }
 
-// copy_to: n bytes from src to each of ndst destinations, this CTA's
-// threads striding; 16-byte vectors when every address is aligned, then
-// the tail byte by byte.
+// Memory-level parallelism. A load over NVLink takes microseconds, so a
+// GPU only approaches the link's ~450 GB/s with megabytes of loads in
+// flight. Every vector loop below therefore has each thread issue a group
+// of independent 16-byte loads (GORING_NODE_INFLIGHT of them, over all its
+// sources) before it uses any of them; a plain strided loop keeps one load
+// per thread in flight, since its stores may alias the next iteration's
+// loads.
+//
+// Tiles: warp w of the CTA takes tiles w, w + warps, ... of 32*U vectors;
+// lane l's vectors of a tile at t are t + l + 32*u for u < U. Each load
+// instruction of a warp reads 512 contiguous bytes, and a thread reaches
+// its U vectors from one pointer with constant offsets (per-vector 64-bit
+// addresses would not fit the registers). A CTA whose size is not a
+// multiple of 32 leaves its last, partial warp out of the vector loops.
+//
+// The kernels are built for CTAs of up to GORING_NODE_MAX_THREADS threads
+// (the most NodeLaunchAsync takes), which caps registers at 64 a thread:
+// groups of 8 vectors fit without spilling.
+#define GORING_NODE_INFLIGHT 8
+#define GORING_NODE_MAX_THREADS 1024
+
+// tile_loop: calls body(v, rem) for this thread's first vector v of every
+// tile of 32*U vectors below nvec, rem = nvec - v (the vectors v + 32*u
+// with 32*u < rem are in range).
+template <unsigned U, typename Body> __device__ __forceinline__ void tile_loop(u64 nvec, Body body)
+{
+    const unsigned warps = blockDim.x / 32, w = threadIdx.x / 32, lane = threadIdx.x % 32;
+    if (w >= warps) return;
+    for (u64 t = (u64)w * (32 * U); t < nvec; t += (u64)warps * (32 * U)) {
+        u64 v = t + lane;
+        body(v, v < nvec ? nvec - v : 0);
+    }
+}
+
+// copy_to: n bytes from src to each of ndst destinations; 16-byte vectors
+// when every address is aligned, then the tail byte by byte. One read of
+// the source for all the stores.
 __device__ __forceinline__ void copy_to(const u64 *dst, unsigned ndst, u64 src, u64 n)
 {
-    u64 bits = src;
+    const unsigned U    = GORING_NODE_INFLIGHT / 2; // registers for the destinations too
+    u64            bits = src;
     for (unsigned d = 0; d < ndst; d++) bits |= dst[d];
     u64 i = 0;
     if ((bits & 15) == 0) {
-        const uint4 *s = reinterpret_cast<const uint4 *>(src);
-        for (u64 v = threadIdx.x; v < n / 16; v += blockDim.x) {
-            uint4 x = s[v];
-            for (unsigned d = 0; d < ndst; d++) reinterpret_cast<uint4 *>(dst[d])[v] = x;
-        }
-        i = n / 16 * 16;
+        const u64 nvec = n / 16;
+        tile_loop<U>(nvec, [&](u64 v, u64 rem) {
+            const uint4 *s = reinterpret_cast<const uint4 *>(src) + v;
+            uint4        x[U] = {};
+#pragma unroll
+            for (unsigned u = 0; u < U; u++)
+                if (32 * u < rem) x[u] = s[32 * u];
+            for (unsigned d = 0; d < ndst; d++) {
+                uint4 *o = reinterpret_cast<uint4 *>(dst[d]) + v;
+#pragma unroll
+                for (unsigned u = 0; u < U; u++)
+                    if (32 * u < rem) o[32 * u] = x[u];
+            }
+        });
+        i = nvec * 16;
     }
     const unsigned char *s = reinterpret_cast<const unsigned char *>(src);
     for (u64 j = i + threadIdx.x; j < n; j += blockDim.x) {
@@ -155,39 +199,127 @@ __device__ __forceinline__ void copy_to(const u64 *dst, unsigned ndst, u64 src, 
     }
 }
 
-__device__ __forceinline__ void copy1(u64 dst, u64 src, u64 n) { copy_to(&dst, 1, src, n); }
+// copy_pairs_vec: for every pair i < np (at most P), nvec[i] vectors from
+// src[i] to dst[i] (most: the largest nvec), the loads of all pairs in
+// flight together: a rank that gathers chunks from its peers reads from
+// all of them at once, so every GPU's links carry traffic from every
+// peer, and no peer is read by all the others while the rest idle (as
+// when every rank walks its peers in the same order).
+template <unsigned P, unsigned U>
+__device__ __forceinline__ void copy_pairs_vec(const u64 *src, const u64 *dst, const u64 *nvec, unsigned np, u64 most)
+{
+    tile_loop<U>(most, [&](u64 v, u64) {
+        uint4 x[P][U] = {};
+#pragma unroll
+        for (unsigned i = 0; i < P; i++)
+            if (i < np) {
+                const uint4 *s   = reinterpret_cast<const uint4 *>(src[i]) + v;
+                u64          rem = v < nvec[i] ? nvec[i] - v : 0;
+#pragma unroll
+                for (unsigned u = 0; u < U; u++)
+                    if (32 * u < rem) x[i][u] = s[32 * u];
+            }
+#pragma unroll
+        for (unsigned i = 0; i < P; i++)
+            if (i < np) {
+                uint4 *o   = reinterpret_cast<uint4 *>(dst[i]) + v;
+                u64    rem = v < nvec[i] ? nvec[i] - v : 0;
+#pragma unroll
+                for (unsigned u = 0; u < U; u++)
+                    if (32 * u < rem) o[32 * u] = x[i][u];
+            }
+    });
+}
+
+// copy_pairs: n[i] bytes from src[i] to dst[i] for every i < np (at most
+// GORING_NODE_MAX_RANKS): vectors when every address is aligned, then the
+// tails byte by byte.
+__device__ __forceinline__ void copy_pairs(const u64 *src, const u64 *dst, const u64 *n, unsigned np)
+{
+    u64 bits = 0, nvec[GORING_NODE_MAX_RANKS], most = 0;
+    for (unsigned i = 0; i < np; i++) bits |= src[i] | dst[i];
+    const bool vec = (bits & 15) == 0;
+    for (unsigned i = 0; i < np; i++) {
+        nvec[i] = vec ? n[i] / 16 : 0;
+        most    = nvec[i] > most ? nvec[i] : most;
+    }
+    // Groups of about GORING_NODE_INFLIGHT vectors whatever np: one pair
+    // alone, else up to 3 pairs together (more would not fit in 64
+    // registers: beyond 4 ranks the peers go 3 at a time).
+    if (most > 0 && np == 1) copy_pairs_vec<1, GORING_NODE_INFLIGHT>(src, dst, nvec, 1, most);
+    for (unsigned g = 0; most > 0 && np > 1 && g < np; g += 3) {
+        unsigned k = np - g < 3 ? np - g : 3;
+        u64      m = 0;
+        for (unsigned i = g; i < g + k; i++) m = nvec[i] > m ? nvec[i] : m;
+        copy_pairs_vec<3, GORING_NODE_INFLIGHT / 4>(src + g, dst + g, nvec + g, k, m);
+    }
+    for (unsigned i = 0; i < np; i++) {
+        const unsigned char *s = reinterpret_cast<const unsigned char *>(src[i]);
+        unsigned char       *d = reinterpret_cast<unsigned char *>(dst[i]);
+        for (u64 j = nvec[i] * 16 + threadIdx.x; j < n[i]; j += blockDim.x) d[j] = s[j];
+    }
+}
+
+__device__ __forceinline__ void copy1(u64 dst, u64 src, u64 n) { copy_pairs(&src, &dst, &n, 1); }
+
+// fold_vec: nvec vectors of every source src[0..nr) (nr at most R),
+// combined in that order, stored at dst0 and (if not 0) dst1. Each
+// thread loads its U vectors of every source before combining any.
+template <typename T, typename Op, unsigned R, unsigned U>
+__device__ __forceinline__ void fold_vec(const u64 *src, unsigned nr, u64 nvec, u64 dst0, u64 dst1)
+{
+    tile_loop<U>(nvec, [&](u64 v, u64 rem) {
+        Op             op;
+        const unsigned per = 16 / sizeof(T);
+        vec16<T>       x[R][U] = {};
+#pragma unroll
+        for (unsigned q = 0; q < R; q++)
+            if (q < nr) {
+                const uint4 *s = reinterpret_cast<const uint4 *>(src[q]) + v;
+#pragma unroll
+                for (unsigned u = 0; u < U; u++)
+                    if (32 * u < rem) x[q][u].raw = s[32 * u];
+            }
+#pragma unroll
+        for (unsigned u = 0; u < U; u++) {
+            if (32 * u >= rem) break;
+#pragma unroll
+            for (unsigned q = 1; q < R; q++)
+                if (q < nr)
+#pragma unroll
+                    for (unsigned k = 0; k < per; k++) x[0][u].lane[k] = op(x[0][u].lane[k], x[q][u].lane[k]);
+            reinterpret_cast<uint4 *>(dst0)[v + 32 * u] = x[0][u].raw;
+            if (dst1 != 0) reinterpret_cast<uint4 *>(dst1)[v + 32 * u] = x[0][u].raw;
+        }
+    });
+}
 
 // fold_ranks: for n elements at element offset off of every rank's slot,
 // acc = ((s0 op s1) op s2) ... in rank order, stored at dst0 and (if not
-// 0) dst1. Each thread loads its element of every rank before combining,
-// so the n loads over NVLink are in flight together.
+// 0) dst1. This rank's own operand is read at own instead of its slot
+// (its input, where the plan does not stage it). Every rank gets the same
+// bits: the order is the rank order whoever reduces.
 template <typename T, typename Op>
-__device__ __forceinline__ void fold_ranks(const node_args &a, u64 off, u64 n, u64 dst0, u64 dst1)
+__device__ __forceinline__ void fold_ranks(const node_args &a, u64 off, u64 n, u64 own, u64 dst0, u64 dst1)
 {
     Op       op;
     u64      src[GORING_NODE_MAX_RANKS];
     u64      bits = dst0 | dst1;
     unsigned nr   = a.nranks;
     for (unsigned q = 0; q < nr; q++) {
-        src[q] = slot(a, q) + off * sizeof(T);
+        src[q] = q == a.rank ? own : slot(a, q) + off * sizeof(T);
         bits |= src[q];
     }
     u64 i = 0;
     if ((bits & 15) == 0) {
         const u64 per = 16 / sizeof(T);
-        for (u64 v = threadIdx.x; v < n / per; v += blockDim.x) {
-            vec16<T> x[GORING_NODE_MAX_RANKS];
-#pragma unroll
-            for (unsigned q = 0; q < GORING_NODE_MAX_RANKS; q++)
-                if (q < nr) x[q].raw = reinterpret_cast<const uint4 *>(src[q])[v];
-#pragma unroll
-            for (unsigned q = 1; q < GORING_NODE_MAX_RANKS; q++)
-                if (q < nr)
-#pragma unroll
-                    for (int k = 0; k < (int)per; k++) x[0].lane[k] = op(x[0].lane[k], x[q].lane[k]);
-            reinterpret_cast<uint4 *>(dst0)[v] = x[0].raw;
-            if (dst1 != 0) reinterpret_cast<uint4 *>(dst1)[v] = x[0].raw;
-        }
+        // Groups of GORING_NODE_INFLIGHT vectors over all the sources.
+        if (nr <= 2)
+            fold_vec<T, Op, 2, GORING_NODE_INFLIGHT / 2>(src, nr, n / per, dst0, dst1);
+        else if (nr <= 4)
+            fold_vec<T, Op, 4, GORING_NODE_INFLIGHT / 4>(src, nr, n / per, dst0, dst1);
+        else
+            fold_vec<T, Op, GORING_NODE_MAX_RANKS, GORING_NODE_INFLIGHT / GORING_NODE_MAX_RANKS>(src, nr, n / per, dst0, dst1);
         i = n / per * per;
     }
     for (u64 j = i + threadIdx.x; j < n; j += blockDim.x) {
@@ -207,7 +339,7 @@ template <typename T, typename Op> __device__ void oneshot(const node_args &a)
     copy1(slot(a, a.rank) + off * sz, a.in + off * sz, n * sz);
     signal(a, 0);
     if (!wait(a, 0)) return;
-    fold_ranks<T, Op>(a, off, n, a.out + off * sz, 0);
+    fold_ranks<T, Op>(a, off, n, slot(a, a.rank) + off * sz, a.out + off * sz, 0);
 }
 
 // Two-shot allreduce (devsync/plan_allreduce_twoshot.go): chunk q of the
@@ -220,27 +352,46 @@ __device__ __forceinline__ void twoshot_part(const node_args &a, unsigned q, u64
     *off = co + po;
 }
 
+// twoshot_peer_chunks: this block's part of every peer's chunk, from
+// src_base to dst_base (byte addresses of element 0), as pairs for
+// copy_pairs; peers in the order me+1, me+2, ... so that no two ranks
+// start on the same peer.
+__device__ __forceinline__ unsigned twoshot_peer_chunks(const node_args &a, u64 sz, u64 vec, bool from_peer_slots, u64 src_base, u64 dst_base,
+                                                        u64 *src, u64 *dst, u64 *n)
+{
+    unsigned np = 0;
+    for (unsigned i = 1; i < a.nranks; i++) {
+        unsigned q = (a.rank + i) % a.nranks;
+        u64      off;
+        twoshot_part(a, q, vec, &off, &n[np]);
+        src[np] = (from_peer_slots ? slot(a, q) : src_base) + off * sz;
+        dst[np] = dst_base + off * sz;
+        n[np] *= sz;
+        np++;
+    }
+    return np;
+}
+
 template <typename T, typename Op> __device__ void twoshot(const node_args &a)
 {
     const u64 sz = sizeof(T), vec = 16 / sizeof(T);
-    u64       off, n;
-    for (unsigned q = 0; q < a.nranks; q++) {
-        twoshot_part(a, q, vec, &off, &n);
-        copy1(slot(a, a.rank) + off * sz, a.in + off * sz, n * sz);
-    }
+    u64       src[GORING_NODE_MAX_RANKS], dst[GORING_NODE_MAX_RANKS], nb[GORING_NODE_MAX_RANKS];
+    // Stage the chunks the peers reduce; the own chunk is reduced from the
+    // input itself, so it costs no copy.
+    unsigned np = twoshot_peer_chunks(a, sz, vec, false, a.in, slot(a, a.rank), src, dst, nb);
+    copy_pairs(src, dst, nb, np);
     signal(a, 0);
     if (!wait(a, 0)) return;
+    u64 off, n;
     twoshot_part(a, a.rank, vec, &off, &n);
-    // In place into the own slot: peers read only their own chunks of it
-    // before phase 1, and read this chunk after.
-    fold_ranks<T, Op>(a, off, n, slot(a, a.rank) + off * sz, a.out + off * sz);
+    // Into the own slot's chunk (peers read it after phase 1, and never
+    // before: they reduce only their own chunks) and into the output.
+    fold_ranks<T, Op>(a, off, n, a.in + off * sz, slot(a, a.rank) + off * sz, a.out + off * sz);
     signal(a, 1);
     if (!wait(a, 1)) return;
-    for (unsigned q = 0; q < a.nranks; q++) {
-        if (q == a.rank) continue;
-        twoshot_part(a, q, vec, &off, &n);
-        copy1(a.out + off * sz, slot(a, q) + off * sz, n * sz);
-    }
+    // Gather every peer's reduced chunk, all peers at once.
+    np = twoshot_peer_chunks(a, sz, vec, true, 0, a.out, src, dst, nb);
+    copy_pairs(src, dst, nb, np);
 }
 
 // Reduce-scatter by loads (devsync/plan_reduce_scatter.go): the input is
@@ -250,20 +401,29 @@ template <typename T, typename Op> __device__ void reduce_scatter(const node_arg
     const u64 sz = sizeof(T), vec = 16 / sizeof(T);
     u64       off, n;
     part(a.count, gridDim.x, blockIdx.x, vec, &off, &n);
-    for (unsigned q = 0; q < a.nranks; q++) {
-        u64 o = q * a.count + off;
-        copy1(slot(a, a.rank) + o * sz, a.in + o * sz, n * sz);
+    // Stage the blocks the peers reduce, all at once; the own block is
+    // reduced from the input itself.
+    u64      src[GORING_NODE_MAX_RANKS], dst[GORING_NODE_MAX_RANKS], nb[GORING_NODE_MAX_RANKS];
+    unsigned np = 0;
+    for (unsigned i = 1; i < a.nranks; i++) {
+        u64 o   = ((a.rank + i) % a.nranks * a.count + off) * sz;
+        src[np] = a.in + o;
+        dst[np] = slot(a, a.rank) + o;
+        nb[np]  = n * sz;
+        np++;
     }
+    copy_pairs(src, dst, nb, np);
     signal(a, 0);
     if (!wait(a, 0)) return;
-    fold_ranks<T, Op>(a, a.rank * a.count + off, n, a.out + off * sz, 0);
+    u64 o = a.rank * a.count + off;
+    fold_ranks<T, Op>(a, o, n, a.in + o * sz, a.out + off * sz, 0);
 }
 
 } // namespace
 
 // Allgather by stores (devsync/plan_allgather.go), on bytes: count is each
 // rank's input in bytes.
-extern "C" __global__ void goring_node_allgather(node_args a)
+extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a)
 {
     u64 off, n;
     part(a.count, gridDim.x, blockIdx.x, 16, &off, &n);
@@ -280,8 +440,11 @@ extern "C" __global__ void goring_node_allgather(node_args a)
 
 // goring_node_{oneshot,twoshot,reduce_scatter}_<dtype>_<op>.
 #define GORING_NODE_KERNELS(name, T, Op)                                                                    \
-    extern "C" __global__ void goring_node_oneshot_##name(node_args a) { oneshot<T, Op>(a); }               \
-    extern "C" __global__ void goring_node_twoshot_##name(node_args a) { twoshot<T, Op>(a); }               \
-    extern "C" __global__ void goring_node_reduce_scatter_##name(node_args a) { reduce_scatter<T, Op>(a); }
+    extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
+        goring_node_oneshot_##name(node_args a) { oneshot<T, Op>(a); }                                      \
+    extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
+        goring_node_twoshot_##name(node_args a) { twoshot<T, Op>(a); }                                      \
+    extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
+        goring_node_reduce_scatter_##name(node_args a) { reduce_scatter<T, Op>(a); }
 
 GORING_FOR_EACH_REDUCTION(GORING_NODE_KERNELS)
