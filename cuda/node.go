@@ -147,24 +147,23 @@ type NodeGrid struct{ Blocks, Threads int }
 
 // DefaultNodeGrid picks a grid for a call of a message of bytes (an
 // allreduce's vector, a reduce_scatter's input, an allgather's output):
-// 512 threads, and CTAs from TestNodeBench's sweep on 4 H100s over
+// 512 threads, and CTAs from two TestNodeBench sweeps on 4 H100s over
 // NVSwitch (2026-11-28, the kernels with 8 vectors in flight per thread),
 // weighted to two-shot allreduce and reduce_scatter: 4 up to 16 KiB, 16
-// up to 256 KiB, 32 up to 1 MiB, 128 up to 16 MiB, 64 up to 64 MiB, 128
-// beyond. More CTAs put more loads in flight over NVLink, but each CTA
-// signals and waits on its own flags, which costs at small sizes; at
-// 64 MiB 128 CTAs measured slower than 64 for two-shot and allgather.
+// up to 1 MiB, 32 up to 4 MiB, 64 up to 64 MiB, 128 beyond. Between 4
+// and 128 CTAs the large sizes differ by a few percent at most (two-shot
+// at 64 MiB: 373 us with 64); more CTAs put more loads in flight over
+// NVLink, but each CTA signals and waits on its own flags, which costs
+// at small sizes.
 func DefaultNodeGrid(bytes int) NodeGrid {
 	g := NodeGrid{Blocks: 128, Threads: 512}
 	switch {
 	case bytes <= 16<<10:
 		g.Blocks = 4
-	case bytes <= 256<<10:
-		g.Blocks = 16
 	case bytes <= 1<<20:
+		g.Blocks = 16
+	case bytes <= 4<<20:
 		g.Blocks = 32
-	case bytes <= 16<<20:
-		g.Blocks = 128
 	case bytes <= 64<<20:
 		g.Blocks = 64
 	}
