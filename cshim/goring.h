@@ -189,7 +189,10 @@ goring_status_t goring_team_create_lazy(goring_context_h ctx, uint32_t rank, uin
 goring_status_t goring_team_layers(goring_team_h team, const char *names);
 
 /* The UCC score string of the collectives and sizes goring's model
- * predicts faster than UCC's tl/ucp on this team (connected, or lazy)
+ * predicts faster than UCC's tl/ucp on this team (connected, or lazy),
+ * then, after a '|', the CUDA sizes goring was measured faster than every
+ * GPU layer of the context (goring_team_layers): two score strings, each
+ * to be applied in turn
  * ("allgather:cuda:0-inf:11#..."; "" where it claims none or
  * scores=fixed), and in *summary_len's buffer a line saying what it found.
  * Each buffer follows goring_team_card's rule: *len is its capacity on

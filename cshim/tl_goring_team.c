@@ -288,12 +288,21 @@ static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team
         goto out; /* defaults stand */
     }
     tl_debug(lib, "goring's model on a team of %u ranks %s", UCC_TL_TEAM_SIZE(team), summary);
-    if (str[0] != '\0') {
-        status = ucc_coll_score_update_from_str(str, info, &team->super.super, score);
+    /* Layers of scores separated by '|', applied in order: a later layer
+     * overrides an earlier one where they overlap (UCC refuses overlapping
+     * ranges within one string). */
+    for (char *layer = str, *next; layer != NULL && status == UCC_OK; layer = next) {
+        next = strchr(layer, '|');
+        if (next != NULL) {
+            *next++ = '\0';
+        }
+        if (layer[0] == '\0') {
+            continue;
+        }
+        status = ucc_coll_score_update_from_str(layer, info, &team->super.super, score);
         if (status < 0) {
-            tl_error(lib, "goring's model scores \"%s\" were refused: %s", str,
-                     ucc_status_string(status));
-            status = UCC_OK; /* defaults stand */
+            tl_error(lib, "goring's scores \"%s\" were refused: %s", layer, ucc_status_string(status));
+            status = UCC_OK; /* this layer's defaults stand; the next may apply */
         }
     }
 out:

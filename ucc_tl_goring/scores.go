@@ -77,11 +77,12 @@ func (t *tlTeam) scores() (string, string) {
 	}
 	str, _, summary := tune.Claims(s, t.teamAlg)
 	if node {
-		// Measured claims last: where they overlap the model's, UCC keeps
-		// the later score.
+		// Measured claims in a second layer of the string (after '|', which
+		// the shim applies separately: UCC refuses overlapping ranges in
+		// one string): where they overlap the model's, they win.
 		if gpu, err := cuda.DeviceName(0); err == nil {
 			if nc := tune.NodeClaims(gpu, t.size, t.layers); nc != "" {
-				str = strings.TrimPrefix(str+"#"+nc, "#")
+				str += "|" + nc
 				summary += "; measured on " + gpu + ": " + nc
 			}
 		}
