@@ -20,20 +20,12 @@ const memHostAllocDeviceMap = 0x02
 // address (MappedAddr): words a kernel polls while the host writes them,
 // as the node collectives' abort word.
 func (d *Device) AllocMappedHost(bytes int) (*HostBuffer, error) {
-	if bytes <= 0 {
-		return nil, fmt.Errorf("%w: %d bytes", ErrZeroLength, bytes)
-	}
-	ctx, err := d.context()
+	h, err := d.allocHost(bytes, memHostAllocPortable|memHostAllocDeviceMap, ", mapped")
 	if err != nil {
 		return nil, err
 	}
-	var p unsafe.Pointer
-	if err := check(fmt.Sprintf("cuMemHostAlloc(%d bytes, mapped)", bytes),
-		C.gc_mem_host_alloc(ctx, &p, C.size_t(bytes), memHostAllocPortable|memHostAllocDeviceMap)); err != nil {
-		return nil, err
-	}
-	clear(unsafe.Slice((*byte)(p), bytes))
-	return &HostBuffer{dev: d, ptr: p, bytes: bytes}, nil
+	clear(unsafe.Slice((*byte)(h.ptr), bytes))
+	return h, nil
 }
 
 // MappedAddr is the device address of byte off of h (from

@@ -12,6 +12,7 @@ import (
 	"embed"
 	"fmt"
 	"io"
+	"strings"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
@@ -83,28 +84,25 @@ func readImage(name string) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-// reduceKernels loads d's kernels once.
-func (d *Device) reduceKernels() (*reduceModule, error) {
-	d.kernelsOnce.Do(func() { d.kernels, d.kernelsErr = d.loadReduceKernels() })
-	return d.kernels, d.kernelsErr
-}
-
-func (d *Device) loadReduceKernels() (*reduceModule, error) {
+// loadModule loads the embedded image of a kernel family ("reduce",
+// "node") for d's compute capability into d's context.
+func (d *Device) loadModule(family string) (C.gc_ctx, *reduceModule, error) {
 	major, minor, err := d.ComputeCapability()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	name, err := kernelImage(major, minor)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
+	name = strings.Replace(name, "kernels/reduce_", "kernels/"+family+"_", 1)
 	img, err := readImage(name)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	ctx, err := d.context()
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	m := &reduceModule{image: name}
 	cimg := C.CBytes(img)
@@ -115,8 +113,23 @@ func (d *Device) loadReduceKernels() (*reduceModule, error) {
 		if msg := C.GoString(&log[0]); msg != "" {
 			err = fmt.Errorf("%w: JIT log: %s", err, msg)
 		}
+		return nil, nil, err
+	}
+	return ctx, m, nil
+}
+
+// reduceKernels loads d's kernels once.
+func (d *Device) reduceKernels() (*reduceModule, error) {
+	d.kernelsOnce.Do(func() { d.kernels, d.kernelsErr = d.loadReduceKernels() })
+	return d.kernels, d.kernelsErr
+}
+
+func (d *Device) loadReduceKernels() (*reduceModule, error) {
+	ctx, m, err := d.loadModule("reduce")
+	if err != nil {
 		return nil, err
 	}
+	name := m.image
 	for _, dt := range coll.Dtypes {
 		for _, op := range coll.Ops {
 			if !coll.Supports(op, dt) {

@@ -160,6 +160,12 @@ const memHostAllocPortable = 0x01 // CU_MEMHOSTALLOC_PORTABLE
 
 // AllocHost allocates bytes of pinned host memory through d's context.
 func (d *Device) AllocHost(bytes int) (*HostBuffer, error) {
+	return d.allocHost(bytes, memHostAllocPortable, "")
+}
+
+// allocHost is cuMemHostAlloc of bytes with flags (how names them in
+// errors: "", or ", mapped").
+func (d *Device) allocHost(bytes int, flags C.uint, how string) (*HostBuffer, error) {
 	if bytes <= 0 {
 		return nil, fmt.Errorf("%w: %d bytes", ErrZeroLength, bytes)
 	}
@@ -168,8 +174,8 @@ func (d *Device) AllocHost(bytes int) (*HostBuffer, error) {
 		return nil, err
 	}
 	var p unsafe.Pointer
-	if err := check(fmt.Sprintf("cuMemHostAlloc(%d bytes)", bytes),
-		C.gc_mem_host_alloc(ctx, &p, C.size_t(bytes), memHostAllocPortable)); err != nil {
+	if err := check(fmt.Sprintf("cuMemHostAlloc(%d bytes%s)", bytes, how),
+		C.gc_mem_host_alloc(ctx, &p, C.size_t(bytes), flags)); err != nil {
 		return nil, err
 	}
 	return &HostBuffer{dev: d, ptr: p, bytes: bytes}, nil

@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"fmt"
-	"strings"
 	"sync"
 
 	"github.com/goring-hpc/goring/coll"
@@ -58,34 +57,11 @@ func (d *Device) nodeKernels() (*nodeModule, error) {
 }
 
 func (d *Device) loadNodeKernels() (*nodeModule, error) {
-	major, minor, err := d.ComputeCapability()
+	ctx, rm, err := d.loadModule("node") // rm: moduleFunction's handle on the module
 	if err != nil {
 		return nil, err
 	}
-	name, err := kernelImage(major, minor)
-	if err != nil {
-		return nil, err
-	}
-	name = strings.Replace(name, "kernels/reduce_", "kernels/node_", 1)
-	img, err := readImage(name)
-	if err != nil {
-		return nil, err
-	}
-	ctx, err := d.context()
-	if err != nil {
-		return nil, err
-	}
-	rm := &reduceModule{image: name} // moduleFunction's handle on the module
-	cimg := C.CBytes(img)
-	defer C.free(cimg)
-	var log [4096]C.char
-	if r := C.gc_module_load(ctx, &rm.mod, cimg, &log[0], C.size_t(len(log))); r != 0 {
-		err := check(fmt.Sprintf("cuModuleLoadDataEx(%s on device %d)", name, d.ordinal), r)
-		if msg := C.GoString(&log[0]); msg != "" {
-			err = fmt.Errorf("%w: JIT log: %s", err, msg)
-		}
-		return nil, err
-	}
+	name := rm.image
 	m := &nodeModule{mod: rm.mod, fns: map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function{}}
 	for alg, an := range nodeAlgs {
 		if !alg.Reduces() {

@@ -45,15 +45,11 @@ type linkKey struct {
 }
 
 func openRendezvous(ctx *tlContext) (*rendezvous, error) {
-	w, err := ctx.uctx.NewWorker(ucx.WorkerOptions{})
+	rw, err := launch.OpenRankWorker(ctx.uctx)
 	if err != nil {
 		return nil, err
 	}
-	addr, err := w.Address()
-	if err != nil {
-		_ = w.Close()
-		return nil, err
-	}
+	w, addr := rw.Worker, rw.Address
 	host, _ := os.Hostname()
 	pid := os.Getpid()
 	start, err := launch.ProcStart(pid)
