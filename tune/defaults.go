@@ -159,11 +159,12 @@ func deviceAlg(c coll.Collective, bytes int64, t Team) string {
 
 // PushSpreadAllgather is the allgather of a push team of more than two
 // ranks on a host with a GPU for each (multiwrite stays where they share
-// fewer GPUs: it was measured best with 4 processes on one H100): each rank's GPU copies to its
-// neighbours over its own links, step after step, where multiwrite has
-// every GPU write to every peer at once. Measured on 4 H100 over NVSwitch
-// (docs/gpu.md "Through UCC on four GPUs"): at 256 MiB per rank, goring
-// bench's neighbor took 2231 us and the team layer's multiwrite 3614.
+// fewer GPUs: it was measured best with 4 processes on one H100): each
+// rank's GPU copies to its neighbours over its own links, step after
+// step, where multiwrite has every GPU write to every peer at once.
+// Measured through UCC on 4 H100 over NVSwitch (docs/gpu.md "Through UCC
+// on four GPUs", ucc_perftest -m cuda): at 256 MiB per rank, multiwrite
+// 3613.5 us, neighbor 2238.7 (NCCL 2501.2 in the same call).
 const PushSpreadAllgather = "neighbor"
 
 // DeviceChunks is the pieces a reducing collective's transfers pipeline
