@@ -44,7 +44,8 @@ if [ -d "$w" ]; then
   cp -rp "$w/include" "$d/"
   cp -rp "$w/etc" "$d/" 2>/dev/null || true
 fi
-cp scripts/device_test.sh scripts/device_ucc.sh scripts/device_host.sh scripts/device_node.sh "$out/"
+cp scripts/device_test.sh scripts/device_ucc.sh scripts/device_host.sh scripts/device_node.sh \
+  scripts/device_beside.sh scripts/gemm_beside.py "$out/"
 # UCC for the baseline, autogen'd here (the device has no autotools).
 if [ -f "$VENDOR/ucc-1.8.0.tar.gz" ]; then
   t=$(mktemp -d); mkdir "$t/ucc"

@@ -79,6 +79,30 @@ func TestNCCLBenchRefusals(t *testing.T) {
 	}
 }
 
+// gemm_beside.py refuses, before it touches a GPU, NVLink multicast left
+// on, the symmetric-memory path for a collective it has none of, and a
+// size that is not whole bf16 elements.
+func TestGemmBesideRefusals(t *testing.T) {
+	py := python(t)
+	off := []string{"NCCL_NVLS_ENABLE=0", "TORCH_SYMM_MEM_DISABLE_MULTICAST=1"}
+	for _, c := range []struct {
+		env  []string
+		args []string
+		want string
+	}{
+		{[]string{"NCCL_NVLS_ENABLE=1", "TORCH_SYMM_MEM_DISABLE_MULTICAST=1"}, []string{"--coll", "allgather", "--bytes", "64"}, "set NCCL_NVLS_ENABLE=0"},
+		{[]string{"NCCL_NVLS_ENABLE=0", "TORCH_SYMM_MEM_DISABLE_MULTICAST=0"}, []string{"--coll", "allgather", "--bytes", "64"}, "set TORCH_SYMM_MEM_DISABLE_MULTICAST=1"},
+		{off, []string{"--coll", "allreduce", "--how", "symm", "--bytes", "64"}, "path is an allgather"},
+		{off, []string{"--coll", "allgather", "--bytes", "63"}, "not a whole number of bf16 elements"},
+	} {
+		cmd := exec.Command(py, append([]string{"gemm_beside.py", "torch"}, c.args...)...)
+		cmd.Env = append(os.Environ(), c.env...)
+		out, err := cmd.CombinedOutput()
+		require.Error(t, err, "%v", c.args)
+		assert.True(t, strings.Contains(string(out), c.want), "%v: %s", c.args, out)
+	}
+}
+
 // ucc_env_args.sh hands mpirun every setting of an environment file, and
 // nothing of its comments: the tests and benchmarks that run the shipped
 // configuration take all of it from here.
