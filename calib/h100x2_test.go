@@ -10,7 +10,8 @@ import (
 	"github.com/goring-hpc/goring/model"
 )
 
-// The two calibrations of the 2xH100 machine (docs/gpu.md "Two GPUs"),
+// The two calibrations of the 2xH100 machine (docs/gpu.md "Collectives
+// with a calibration"),
 // as the device wrote them:
 //   - calibration_h100x2_calibrate.json, goring calibrate: one process, one
 //     stream per path; a 2.5 us direct startup and a host path that barely

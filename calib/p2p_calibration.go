@@ -13,7 +13,8 @@ import (
 //
 // Why a second writer beside goring calibrate: calibrate times the paths
 // from one process, one stream per path, and on the 2xH100 machine
-// (docs/gpu.md "Two GPUs") it measured a direct copy of 2.5 us startup
+// (docs/gpu.md "Collectives with a calibration") it measured a direct
+// copy of 2.5 us startup
 // and a host path that costs it nothing (direct slowdown 0.002), so the
 // planner split large steps onto the host path, and collectives from 64
 // MiB ran 1.06-1.41x slower than without the split. Collectives move bytes

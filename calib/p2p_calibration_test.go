@@ -12,8 +12,8 @@ import (
 )
 
 // h100x2Fits are the figures goring bench p2p fitted between two processes
-// on the 2xH100 machine (device call 2 of 2026-11-25, docs/gpu.md "Two
-// GPUs"), with gamma as given.
+// on the 2xH100 machine (2xH100, 2026-11-25, docs/gpu.md "One transfer on
+// two H100s"), with gamma as given.
 func h100x2Fits(gamma float64) P2PFits {
 	return P2PFits{
 		Direct: model.Fit{AlphaUS: 37.37, BetaGBps: 383.4}, D2H: model.Fit{AlphaUS: 5.33, BetaGBps: 55.38},

@@ -103,8 +103,9 @@ type AsyncLocal interface {
 
 // PollEvery bounds one transport wait while device work is pending, for an
 // AsyncLocal that does not say otherwise (PollInterval). A reduction seen
-// late holds back the step that sends its result: on two H100 (docs/gpu.md
-// "Two GPUs", goring bench --device-poll) ring allreduce of 64 MiB in two
+// late holds back the step that sends its result: on two H100
+// (docs/log/gpu-runs.md "Two GPUs (2026-11-25, 2×H100)", goring bench
+// --device-poll) ring allreduce of 64 MiB in two
 // pieces took 302.6 us polling every 20 us and 241.4 us every 2 us, and no
 // size got slower beyond the run's scatter. The cost is a core polling
 // while the GPU works, which a rank driving a GPU can spare.

@@ -210,7 +210,8 @@ if [ "$MODE" = collcal ]; then
   # --calibration (mpath.Planner: the split for each step's load).
   # Two or more GPUs: one process per GPU and a calibration measured here
   # (goring calibrate). One GPU: both processes on it, and two files:
-  # cal.json, the one-H100 figures of bench p2p run 7 (docs/gpu.md) with
+  # cal.json, the one-H100 figures of bench p2p (one H100, 2026-11-25,
+  # docs/gpu.md "One transfer over several paths") with
   # the fitted contention (the planner keeps every transfer direct: the
   # run must match the one without); forced.json, the same without
   # contention and with a host path of 400 GB/s, which is not this
@@ -223,7 +224,7 @@ if [ "$MODE" = collcal ]; then
     # The paths as the push engine moves them between two processes (bench
     # p2p's fits), not goring calibrate's one-process figures: with those
     # the planner split ring steps that then ran 1.2x slower (docs/gpu.md
-    # "Two GPUs").
+    # "Collectives with a calibration").
     run calibrate "$B/goring" bench p2p --mem cuda --gpus "$GPUS" --bytes 64MiB --calibration-out "$OUT/cal.json"
     cals=(cal)
     G=$GPUS NP=$GPUS # the file records the machine's GPU count: one process per GPU
@@ -233,7 +234,7 @@ if [ "$MODE" = collcal ]; then
     if [ "$GPUS" = 2 ] && [ -n "$simtopo" ]; then # goring sim's prediction from the same file
       for c in allgather allreduce; do
         # --serial-ce: the push engine issues one GPU's copies on its stream in
-        # order (docs/gpu.md "goring sim against the measurement").
+        # order (docs/gpu.md "Two GPUs in the simulator").
         "$B/goring" sim "$c" --serial-ce --topo "$simtopo" --calibration "$OUT/cal.json" --bytes 1MiB:256MiB 2>/dev/null | tee "$OUT/sim_$c.txt"
       done
     fi

@@ -2,6 +2,7 @@
 // device scripts (shell) and the baselines and tables of the GPU runs
 // (Python: nccl_bench.py, peer_table.py). It has no Go code of its own;
 // its tests check the Python tools on recorded measurements
-// (testdata/peers: device call 4 of docs/gpu.md "Two GPUs") and their
+// (testdata/peers: 2xH100, 2026-11-25, docs/gpu.md "Two H100s against NCCL
+// and UCC") and their
 // refusals, so that a ratio docs/gpu.md records is computed as it says.
 package scripts

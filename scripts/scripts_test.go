@@ -22,8 +22,8 @@ func python(t *testing.T) string {
 	return p
 }
 
-// peer_table.py on the reduce_scatter rows of device call 4 (docs/gpu.md
-// "Two GPUs", testdata/peers): goring's best is the fastest row over every
+// peer_table.py on the reduce_scatter rows of 2xH100, 2026-11-25 (docs/gpu.md
+// "Two H100s against NCCL and UCC", testdata/peers): goring's best is the fastest row over every
 // file, ucc_perftest's size (all n blocks for reduce_scatter) becomes
 // goring's block, and each ratio is goring's bus bandwidth over the peer's.
 func TestPeerTable(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 
 // The h100-shared4 preset against what four processes on one H100 measured
 // (goring bench --mem cuda --gpus 1 --np 4, one piece, the GPU polled every
-// 2 us; device call 1 of 2026-11-25, docs/gpu.md "One GPU, four processes"
-// and "One GPU in the simulator"). The preset's two figures were fitted to
+// 2 us; GPU 0 of a 2xH100, 2026-11-25, docs/gpu.md "One GPU in the
+// simulator"). The preset's two figures were fitted to
 // multiwrite alone; the allreduce rows are the check: within 15% at every
 // size from 16 MiB. Algorithms whose steps wait on several processes in turn
 // (lane's reductions, parallel_rings' intra-node phase) are not: measured

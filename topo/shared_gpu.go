@@ -3,8 +3,8 @@ package topo
 import "fmt"
 
 // SharedGPU is one GPU that Procs processes share, as goring bench --mem
-// cuda --gpus 1 --np Procs runs them (docs/gpu.md "One GPU, four
-// processes"). Each process is a GPU entry of its own (Share = Procs, so
+// cuda --gpus 1 --np Procs runs them (docs/gpu.md "One GPU in the
+// simulator"). Each process is a GPU entry of its own (Share = Procs, so
 // the simulator gives each a Procs-th of the GPU's copy and reduction
 // rates), joined to the others through a hub that stands for the GPU's
 // memory: a transfer between two processes is a copy inside the GPU, and

@@ -11,12 +11,12 @@ const (
 	// GoringPushMessageH100x2US is what goring's push engine pays per
 	// transfer (a copy launch and two small host messages): its direct
 	// push's fitted startup, 37.4 us between two processes on two H100
-	// (docs/gpu.md "One transfer over several paths on two GPUs").
+	// (docs/gpu.md "One transfer on two H100s").
 	GoringPushMessageH100x2US = 37
 	// CUDAUCPOverPushUS is what UCX's cuda_ipc rendezvous, tl/ucp's way
 	// for a CUDA message, costs beyond goring's push: 126 against 58 us
-	// for 8 MiB between two H100 (docs/gpu.md "One transfer over several
-	// paths on two GPUs").
+	// for 8 MiB between two H100 (docs/gpu.md "One transfer on two
+	// H100s").
 	CUDAUCPOverPushUS = 68
 	// CUDAUCPMessageSharedH100US is tl/ucp's cost per CUDA message between
 	// two processes sharing one H100: UCX's cuda_ipc rendezvous, about

@@ -70,7 +70,8 @@ var pushAlgs = map[coll.Collective]string{
 
 // A team of two on the push engine leaves the device defaults from
 // PushLargeBytes per call, as measured with goring bench --mem cuda, two
-// ranks on two H100 (docs/gpu.md "Two GPUs", --chunks sweep): allreduce
+// ranks on two H100 (docs/log/gpu-runs.md "Two GPUs (2026-11-25, 2×H100)",
+// --chunks sweep): allreduce
 // runs ring (reduce-scatter then allgather: each rank reduces half the
 // vector where recursive doubling reduces all of it) and the reducing
 // collectives pipeline each transfer in PushLargeChunks pieces, so that

@@ -68,8 +68,9 @@ func defaultChooser(host bool, procs int) Chooser {
 }
 
 // The one-GPU regime against what UCC measured through both layers, four
-// processes on one H100 (docs/gpu.md "Speed" and "through UCC after the C
-// path", ucc_perftest -m cuda): allgather tl/ucp / tl/goring 2.47-2.69x
+// processes on one H100 (docs/log/gpu-runs.md "goring's own CUDA IPC push
+// (2026-11-25, one H100)" and "One GPU, four processes, through UCC after
+// the C path (2026-11-25 night, one H100)", ucc_perftest -m cuda): allgather tl/ucp / tl/goring 2.47-2.69x
 // at 4 MiB per rank, 1.81-1.83x at 64 MiB, 1.34x at 256 MiB. The model
 // must claim all of them and put each ratio within 25%.
 func TestSharedGPUAgainstMeasured(t *testing.T) {
@@ -175,7 +176,8 @@ func TestCompareFallback(t *testing.T) {
 // engine calibration of two H100, calib/testdata), goring adds nothing
 // per message and tl/ucp its rendezvous beyond the push: goring is
 // claimed where it was measured faster (allgather 1.39-3.30x tl/ucp at
-// 4-256 MiB on two H100, docs/gpu.md "The users' own path on two GPUs"),
+// 4-256 MiB on two H100, docs/log/gpu-runs.md "The users' own path on two
+// GPUs"),
 // and the calibration must be of the team's machine.
 func TestCalibratedGPUs(t *testing.T) {
 	f, err := os.Open("../calib/testdata/calibration_h100x2_engine.json")

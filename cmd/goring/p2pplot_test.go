@@ -14,7 +14,7 @@ import (
 )
 
 // bench p2p --png draws the report of a real run (testdata: the --json of
-// device call 2 on the 2xH100 machine, docs/gpu.md "Two GPUs"): two panels,
+// 2xH100, 2026-11-25, docs/gpu.md "One transfer on two H100s"): two panels,
 // one way and both ways, one above the other.
 func TestP2PPNG(t *testing.T) {
 	data, err := os.ReadFile("testdata/p2p_h100x2.json")
