@@ -25,7 +25,7 @@ mkdir -p "$out/bin"
 go build -ldflags="-s -w" -o "$out/bin/goring" ./cmd/goring
 go test -ldflags="-s -w" -c -o "$out/bin/cuda.test" ./cuda
 go test -ldflags="-s -w" -c -o "$out/bin/cudaexec.test" ./cudaexec
-go test -ldflags="-s -w" -tags ucc -c -o "$out/bin/tl.test" ./ucc_tl_goring
+go test -ldflags="-s -w" -c -o "$out/bin/tl.test" ./team
 # The team layer's Go half, for a UCC built on the GPU machine (the C half,
 # cshim/, is compiled there against that UCC).
 mkdir -p "$out/lib"

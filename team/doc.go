@@ -1,0 +1,42 @@
+// Package team is goring's UCC team layer without UCC and without cgo:
+// contexts, teams and their collectives, behind the C API that the
+// adapter ucc_tl_goring exports (cshim/goring.h). The adapter converts C
+// arguments and handles; everything it decides, it asks here.
+//
+// The objects follow UCC's:
+//
+//   - a Context (NewContext) owns a UCX context, the options (options.go),
+//     the rendezvous worker whose card UCC publishes as the context's
+//     address (rendezvous.go), the workers of teams that ended cleanly
+//     (workerpool.go) and, optionally, the machine's calibration
+//     (calibration.go); it keeps the Go runtime awake between calls when
+//     asked (awake.go);
+//   - a Team is one rank's share of a team: made lazily from the members'
+//     context cards (NewLazyTeam, lazy.go), it opens its workers and
+//     exchanges team cards at its first call; made eagerly (NewTeam) its
+//     cards go through the caller (Card, Connect). Connected, it holds the
+//     transport to every peer (team.go), the push engine for CUDA buffers
+//     of peers on this host, lanes (lanes.go), the watch over this host's
+//     peers (watch.go), its plans and their idle executors (plans.go), and
+//     the model's scores for UCC (scores.go). It runs its collectives one
+//     at a time in post order;
+//   - a Coll is one collective call (NewColl, coll.go): its algorithm and
+//     its executor, which Test progresses without ever blocking: the sched
+//     program on one Machine or on several lanes (lanes.go; alltoallv's
+//     count exchange first where its algorithm needs it, alltoallv.go), or
+//     a protocol of its own: a node kernel per GPU (node.go), the leader
+//     algorithms on a shared GPU (onedevice.go), a host call by reading the
+//     peers' memory (crossmem.go), each falling back to the program's
+//     messages where it finds, on every rank alike, that it cannot run.
+//
+// Small host calls whose shape ran before do not reach this package at
+// all: the adapter's C code runs them (cpath.go decides which shapes go
+// there, and lists a team's C side in the adapter's CPathTable).
+//
+// Errors carry a kind (errors.go) that StatusOf maps onto goring.h's
+// status: whatever goring does not run is NotSupported, so that UCC hands
+// the call to another team layer.
+//
+// The package has no cgo of its own; it drives the packages that bind C
+// (ucx, cuda, cexec) through their Go APIs.
+package team
