@@ -172,39 +172,46 @@ type a2aExchange struct {
 	active bool // the exchange is the call on the wire
 }
 
-// newAlltoallv prepares an alltoallv call of c (alg resolved, mem
-// classified): the plan and executor now for pairwise, the exchange for
-// the rest.
-func (c *Coll) newAlltoallv(a Args, mem exec.Mem) error {
+// newAlltoallvRunner prepares an alltoallv call (alg resolved, mem
+// classified) on one Machine: the plan and executor now for pairwise, the
+// exchange for the rest.
+func newAlltoallvRunner(k *Call) (Runner, error) {
+	c, a, mem := k.coll, k.Args, k.mem
 	t := c.team
 	if a.InPlace {
-		return NotSupported("in-place alltoallv")
+		return nil, NotSupported("in-place alltoallv")
 	}
 	if a.A2A == nil {
-		return Invalid("alltoallv: no counts")
+		return nil, Invalid("alltoallv: no counts")
 	}
 	if !mem.IsHost() {
 		// The programs run on device memory in goring bench, but no test
 		// has run this path on a GPU yet: UCC's next layer takes it.
-		return NotSupported("alltoallv on device memory (not yet tested through the team layer)")
+		return nil, NotSupported("alltoallv on device memory (not yet tested through the team layer)")
 	}
 	// Alltoallv has no lane split (coll.CheckLanes): it runs on lane 0.
 	esize := int64(a.Dtype.Size())
 	l, err := a2aLayoutOf(a.A2A, t.size, t.rank, esize)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	bufs, err := c.a2aBuffers(a, mem, l)
 	if err != nil {
-		return err
+		return nil, err
 	}
+	r := &machineRunner{c: c}
 	switch {
 	case a2aRowColAlgs[c.alg]:
-		return c.planAlltoallv(a, mem, l, l.rowCol(t.rank), bufs)
+		r.m, err = c.planAlltoallv(a, mem, l, l.rowCol(t.rank), bufs)
 	case a.A2A.Uniform:
-		return c.planAlltoallv(a, mem, l, sched.UniformCounts(t.size, l.send[0]), bufs)
+		r.m, err = c.planAlltoallv(a, mem, l, sched.UniformCounts(t.size, l.send[0]), bufs)
+	default:
+		r.xchg, err = c.prepareExchange(a, mem, l, bufs)
 	}
-	return c.prepareExchange(a, mem, l, bufs)
+	if err != nil {
+		return nil, err
+	}
+	return r, nil
 }
 
 // a2aBuffers are the caller's src and dst as regions of the layout's
@@ -219,7 +226,7 @@ func (c *Coll) a2aBuffers(a Args, mem exec.Mem, l *a2aLayout) (exec.Buffers, err
 // planAlltoallv builds the plan for matrix (cached by the layout: for a
 // row-and-column algorithm the layout is the matrix's only non-zero part;
 // otherwise the key adds the whole matrix) and c's executor over bufs.
-func (c *Coll) planAlltoallv(a Args, mem exec.Mem, l *a2aLayout, matrix [][]int64, bufs exec.Buffers) error {
+func (c *Coll) planAlltoallv(a Args, mem exec.Mem, l *a2aLayout, matrix [][]int64, bufs exec.Buffers) (*exec.Machine, error) {
 	t := c.team
 	esize := a.Dtype.Size()
 	key := l.key()
@@ -244,11 +251,11 @@ func (c *Coll) planAlltoallv(a Args, mem exec.Mem, l *a2aLayout, matrix [][]int6
 	switch {
 	case err == nil:
 	case sched.IsUnsupported(err):
-		return notSupportedErr{err}
+		return nil, notSupportedErr{err}
 	case StatusOf(err) == StatusInvalid:
-		return err
+		return nil, err
 	default:
-		return invalidErr{err}
+		return nil, invalidErr{err}
 	}
 	c.alg, c.entry = entry.plan.Algorithm, entry
 	return c.build(entry, entry.program(t.rank), bufs, a)
@@ -267,7 +274,7 @@ func matrixKey(m [][]int64) string {
 
 // prepareExchange sets up the count exchange of c (a host allgather of
 // 2n int64 counts per rank, planned as any allgather of the team).
-func (c *Coll) prepareExchange(a Args, mem exec.Mem, l *a2aLayout, bufs exec.Buffers) error {
+func (c *Coll) prepareExchange(a Args, mem exec.Mem, l *a2aLayout, bufs exec.Buffers) (*a2aExchange, error) {
 	t := c.team
 	n := t.size
 	per := int64(2 * n * 8)
@@ -279,7 +286,7 @@ func (c *Coll) prepareExchange(a Args, mem exec.Mem, l *a2aLayout, bufs exec.Buf
 	spec := sched.Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: t.topo, Bytes: per, DtypeBytes: 8}
 	entry, err := t.plans.get(spec, t.rank, coll.Uint64, coll.OpInvalid, exec.Host)
 	if err != nil {
-		return invalidErr{err}
+		return nil, invalidErr{err}
 	}
 	prog := entry.program(t.rank)
 	xb := exec.Buffers{Src: exec.HostRegion(x.mine), Dst: exec.HostRegion(x.all)}
@@ -287,17 +294,15 @@ func (c *Coll) prepareExchange(a Args, mem exec.Mem, l *a2aLayout, bufs exec.Buf
 		xb.Scratch = exec.HostRegion(c.alloc(z))
 	}
 	if x.m, err = exec.New(prog, xb, exec.ConfigFor(entry.plan, coll.DtypeInvalid, coll.OpInvalid)); err != nil {
-		return invalidErr{err}
+		return nil, invalidErr{err}
 	}
-	c.xchg = x
-	return nil
+	return x, nil
 }
 
 // planExchanged plans the alltoallv from the exchanged counts once the
 // exchange has completed. Every rank sees the same matrix, so every rank
 // reaches the same verdict.
-func (c *Coll) planExchanged() error {
-	x := c.xchg
+func (c *Coll) planExchanged(x *a2aExchange) (*exec.Machine, error) {
 	n := c.team.size
 	matrix := make([][]int64, n)
 	col := func(i, j int) int64 { // what rank j expects from rank i
@@ -312,19 +317,19 @@ func (c *Coll) planExchanged() error {
 	for i := range n {
 		for j := range n {
 			if matrix[i][j] != col(i, j) {
-				return Invalid("alltoallv: rank %d sends rank %d %d bytes, which expects %d", i, j, matrix[i][j], col(i, j))
+				return nil, Invalid("alltoallv: rank %d sends rank %d %d bytes, which expects %d", i, j, matrix[i][j], col(i, j))
 			}
 		}
 	}
-	err := c.planAlltoallv(x.a, x.mem, x.l, matrix, x.bufs)
+	m, err := c.planAlltoallv(x.a, x.mem, x.l, matrix, x.bufs)
 	if StatusOf(err) == StatusNotSupported && c.alg != "pairwise" {
 		// Too late to hand the call to UCC: run pairwise, as every rank does.
 		was := c.alg
 		c.alg = "pairwise"
-		if err = c.planAlltoallv(x.a, x.mem, x.l, matrix, x.bufs); err == nil {
-			return nil
+		if m, err = c.planAlltoallv(x.a, x.mem, x.l, matrix, x.bufs); err == nil {
+			return m, nil
 		}
-		return fmt.Errorf("alltoallv: %s unsupported and pairwise failed: %w", was, err)
+		return nil, fmt.Errorf("alltoallv: %s unsupported and pairwise failed: %w", was, err)
 	}
-	return err
+	return m, err
 }

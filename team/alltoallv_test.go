@@ -171,8 +171,10 @@ func TestTeamAlltoallv(t *testing.T) {
 	buf := cbuf(t, 4*n)
 	c, err := NewColl(teams[0], Args{Coll: coll.Alltoallv, Src: ptr(buf), Dst: ptr(buf), Dtype: coll.Uint8, Alg: "nimble", A2A: UniformA2A(1, n)})
 	require.NoError(t, err)
-	require.Nil(t, c.xchg, "alltoall with nimble exchanged counts it knows")
-	require.NotNil(t, c.m)
+	r, oneMachine := c.run.(*machineRunner)
+	require.True(t, oneMachine)
+	require.Nil(t, r.xchg, "alltoall with nimble exchanged counts it knows")
+	require.NotNil(t, r.m)
 	c.Finalize()
 	teamCollectivesAfter(t, teams)
 }

@@ -2,15 +2,12 @@ package team
 
 import (
 	"errors"
-	"time"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
-	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
-	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // Args are goring_coll_args_t in Go terms. src and dst are the
@@ -39,34 +36,32 @@ const (
 	collFailed
 )
 
-// Coll is one collective call of a team.
+// Coll is one collective call of a team: what it asks (call), the
+// runner that moves its bytes (run, chosen by Select), and the memory the
+// call owns whatever runs it.
 type Coll struct {
-	team    *Team
-	alg     string
-	m       *exec.Machine
-	pm      *pooledMachine // m and its scratch, back to entry when done
-	entry   *planEntry
-	call    exec.Call
-	owned   [][]byte      // ucx.Alloc'd private copies, freed at finalize
-	devOwn  []exec.Region // device private copies, freed at finalize
-	gpu     *teamGPU      // nil for host memory
-	state   collState
-	err     error
-	trivial bool          // zero elements: done at post
-	lanes   *laneRun      // host buffers on several lanes (lanes.go); nil: one lane
-	xchg    *a2aExchange  // alltoallv's count exchange, before m runs (alltoallv.go)
-	one     *oneDeviceRun // a leader algorithm on a shared GPU (onedevice.go); nil: none
-	cross   *crossRun     // by reading the peers' memory (crossmem.go); nil: none
+	team  *Team
+	alg   string
+	call  *Call  // the call resolved for its team; nil while pending or trivial
+	run   Runner // nil while pending or trivial
+	state collState
+	err   error
+	// trivial: zero elements, done at post.
+	trivial bool
 	// pending is the call of a lazy team posted before the team connected:
-	// its executor is built when the team has (finishInit); nil: built.
+	// its runner is built when the team has (finishInit); nil: built.
 	pending *Args
-	// node is a call by the GPUs' own kernels (node.go); nil: none.
-	node         *nodeRun
-	nodeChecked  time.Time // the watch's last check while its kernel runs
-	nodeLaunched time.Time // when its kernel was launched
+	// The call's memory: private copies (ucx.Alloc'd, or on the device),
+	// freed at finalize, and the pooled executor of a sched program with
+	// its plan, back to the plan's pool when the call completed.
+	owned  [][]byte
+	devOwn []exec.Region
+	gpu    *teamGPU // nil for host memory
+	pm     *pooledMachine
+	entry  *planEntry
 }
 
-// NewColl plans the call and builds its executor over the caller's
+// NewColl resolves the call and selects its runner over the caller's
 // buffers. Whatever goring does not run is a notSupportedErr, so that UCC
 // can hand the call to another team layer. On a lazy team not yet
 // connected (lazy.go) the call is checked now and built once the team is.
@@ -96,7 +91,7 @@ func NewColl(t *Team, a Args) (_ *Coll, err error) {
 
 // pendingColl is a call of a lazy team that has not connected: what can
 // be checked without the peers is, the team opens (its first call) and
-// the executor is built when the team has connected (finishInit).
+// its runner is selected when the team has connected (finishInit).
 func (t *Team) pendingColl(a Args, alg string) (*Coll, error) {
 	if a.Coll != coll.Alltoallv {
 		B, err := t.callBytes(a)
@@ -115,7 +110,7 @@ func (t *Team) pendingColl(a Args, alg string) (*Coll, error) {
 	return &Coll{team: t, alg: alg, pending: &a}, nil
 }
 
-// finishInit builds a pending call's executor on its now connected team.
+// finishInit selects a pending call's runner on its now connected team.
 // It reports whether the call is to start; if not, the call has failed
 // (with the error) or has nothing to move (done). Caller holds t.mu.
 func (c *Coll) finishInit() bool {
@@ -142,81 +137,34 @@ func (c *Coll) finishInit() bool {
 	return true
 }
 
-// init builds c's executor for a call of alg (else fallback) on a
-// connected team. Caller holds t.mu.
-func (c *Coll) init(a Args, mem exec.Mem, alg, fallback string) (err error) {
+// init resolves the call of alg (else fallback) on a connected team and
+// selects its runner. Caller holds t.mu.
+func (c *Coll) init(a Args, mem exec.Mem, alg, fallback string) error {
 	t := c.team
-	if a.Coll == coll.Alltoallv {
-		if err := c.newAlltoallv(a, mem); err != nil {
-			c.free()
-			return err
-		}
-		return nil
-	}
-	B, err := t.callBytes(a)
-	if err != nil {
-		return err
-	}
-	if B == 0 {
-		c.trivial = true
-		return nil
-	}
-	if !mem.IsHost() {
-		if c.gpu, err = t.gpu(mem.Device); err != nil {
-			return err
-		}
-	}
-	if t.runsNode(a, mem, B) {
-		if err := c.newNode(a, mem, B); err != nil {
-			return err
-		}
-		c.node.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
-		return nil
-	}
-	if t.runsOnOneDevice(a, alg, mem) {
-		if err := c.newOneDevice(a, mem, B); err != nil {
-			return err
-		}
-		c.one.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
-		return nil
-	}
-	if t.runsCrossmem(a, mem, B) {
-		if err := c.newCrossmem(a, B); err != nil {
-			return err
-		}
-		c.cross.messages = func() error { return c.newMachine(a, mem, alg, fallback, B) }
-		return nil
-	}
-	return c.newMachine(a, mem, alg, fallback, B)
-}
-
-// newMachine plans the call (alg, else fallback where alg does not serve
-// the shape) and builds its executor over the caller's buffers: one
-// Machine, or one per lane. On failure c holds nothing of it.
-func (c *Coll) newMachine(a Args, mem exec.Mem, alg, fallback string, B int64) (err error) {
-	t := c.team
-	entry, err := t.planFor(a, alg, fallback, B, mem, t.deviceChunks(a, B, mem))
-	if err != nil {
-		return err
-	}
-	plan := entry.plan
-	c.alg, c.entry = plan.Algorithm, entry
-	prog := &plan.Ranks[t.rank]
-	defer func() {
+	call := &Call{coll: c, Args: a, mem: mem, alg: alg, fallback: fallback}
+	if a.Coll != coll.Alltoallv { // alltoallv's bytes differ by peer (alltoallv.go)
+		B, err := t.callBytes(a)
 		if err != nil {
-			c.free()
+			return err
 		}
-	}()
-	bufs, err := c.buffers(a, mem, prog.Sizes, B)
+		if B == 0 {
+			c.trivial = true
+			return nil
+		}
+		call.bytes = B
+		if !mem.IsHost() {
+			if c.gpu, err = t.gpu(mem.Device); err != nil {
+				return err
+			}
+		}
+	}
+	r, err := Select(call, t)
 	if err != nil {
+		c.free()
 		return err
 	}
-	if w := t.callLanes(a, B); w > 1 && mem.IsHost() {
-		// The whole call's plan gave the buffers; each lane plans its part.
-		c.entry = nil
-		return c.planLanes(a, plan.Algorithm, B, bufs, w)
-	}
-	return c.build(entry, prog, bufs, a)
+	c.call, c.run = call, r
+	return nil
 }
 
 // algorithmFor is the algorithm a call runs: the call's own, else the
@@ -268,111 +216,6 @@ func (t *Team) callBytes(a Args) (int64, error) {
 	return int64(a.Count) * esize, nil
 }
 
-// planFor finds or builds the plan of alg (else fallback, where alg does
-// not serve the shape) for B bytes, its transfers in chunks pieces (0 or
-// 1: whole).
-func (t *Team) planFor(a Args, alg, fallback string, B int64, mem exec.Mem, chunks int) (*planEntry, error) {
-	spec := sched.Spec{Collective: a.Coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: a.Dtype.Size(), Root: a.Root, Chunks: chunks}
-	entry, err := t.plans.get(spec, t.rank, a.Dtype, a.Op, mem)
-	if sched.IsUnsupported(err) && fallback != "" {
-		spec.Algorithm = fallback
-		entry, err = t.plans.get(spec, t.rank, a.Dtype, a.Op, mem)
-	}
-	if err != nil {
-		if sched.IsUnsupported(err) {
-			return nil, notSupportedErr{err}
-		}
-		return nil, invalidErr{err}
-	}
-	return entry, nil
-}
-
-// build makes c's executor for prog (of entry's plan) over bufs: an idle
-// one of the entry's pool if there is one, else a new one with scratch of
-// its own.
-func (c *Coll) build(entry *planEntry, prog *sched.RankProgram, bufs exec.Buffers, a Args) (err error) {
-	if c.pm = entry.take(); c.pm != nil {
-		// A finished call's executor: only the buffers change (its
-		// scratch stays).
-		if err := c.pm.m.SetBuffers(bufs); err != nil {
-			return invalidErr{err}
-		}
-		c.m = c.pm.m
-		return nil
-	}
-	c.pm = &pooledMachine{gpu: c.gpu}
-	if z := prog.Sizes.Scratch; z > 0 && c.gpu == nil {
-		c.pm.scratch = ucx.Alloc(int(z))
-		bufs.Scratch = exec.HostRegion(c.pm.scratch)
-	}
-	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
-	cfg := exec.ConfigFor(entry.plan, dtype, op)
-	if c.gpu != nil {
-		if c.pm.devScratch, err = c.gpu.g.Alloc(prog.Sizes.Scratch); err != nil {
-			return resourceErr{err}
-		}
-		bufs.Scratch = c.pm.devScratch
-		cfg.Local = c.gpu.local
-	}
-	if c.pm.m, err = exec.New(prog, bufs, cfg); err != nil {
-		return invalidErr{err}
-	}
-	c.m = c.pm.m
-	return nil
-}
-
-// buffers maps UCC's buffers onto the program's src and dst (scratch is
-// the executor's). In place:
-// an allgather's src is the rank's own block of dst; an allreduce gets a
-// private copy of dst as src (the plans receive into dst while they still
-// read src), and so does a reduce_scatter, whose dst holds the whole input
-// and whose result goes to the rank's block of it (UCC's meaning: dst +
-// rank*count elements); a bcast has one buffer, src and dst alike.
-func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffers, error) {
-	view := func(p unsafe.Pointer, n int64) exec.Region { return c.view(mem, p, n) }
-	if a.Dst == nil || (!a.InPlace && a.Coll != coll.Bcast && a.Src == nil) || (a.Coll == coll.Bcast && a.Src == nil && a.Dst == nil) {
-		return exec.Buffers{}, Invalid("%s: missing buffer", a.Coll)
-	}
-	var b exec.Buffers
-	switch {
-	case a.Coll == coll.Bcast:
-		buf := a.Dst
-		if buf == nil {
-			buf = a.Src
-		}
-		b.Src, b.Dst = view(buf, z.Src), view(buf, z.Dst)
-	case a.InPlace && a.Coll == coll.Allgather:
-		b.Dst = view(a.Dst, z.Dst)
-		b.Src = b.Dst.Slice(int64(c.team.rank)*B, B)
-	case a.InPlace && (a.Coll == coll.Allreduce || a.Coll == coll.ReduceScatter):
-		// dst holds the whole input (z.Src bytes); an allreduce's result
-		// is all of it, a reduce_scatter's this rank's block of it.
-		whole := view(a.Dst, z.Src)
-		b.Dst = whole.Slice(0, z.Dst)
-		if a.Coll == coll.ReduceScatter {
-			b.Dst = whole.Slice(int64(c.team.rank)*B, B)
-		}
-		if !mem.IsHost() {
-			src, err := c.gpu.g.Alloc(z.Src)
-			if err != nil {
-				return b, resourceErr{err}
-			}
-			c.devOwn = append(c.devOwn, src)
-			if err := c.gpu.local.CopyNow(src, whole); err != nil {
-				return b, resourceErr{err}
-			}
-			b.Src = src
-			break
-		}
-		src := c.alloc(z.Src)
-		copy(src, whole.Bytes())
-		b.Src = exec.HostRegion(src)
-	default:
-		b.Src, b.Dst = view(a.Src, z.Src), view(a.Dst, z.Dst)
-	}
-	return b, nil
-}
-
 // view is n bytes of the caller's memory at p.
 func (c *Coll) view(mem exec.Mem, p unsafe.Pointer, n int64) exec.Region {
 	if !mem.IsHost() {
@@ -391,8 +234,8 @@ func (c *Coll) alloc(n int64) []byte {
 }
 
 // free releases the call's own copies, and its executor: back to the
-// plan's pool when the call completed or never started (it can serve the next call of the
-// same shape), else with its scratch freed.
+// plan's pool when the call completed or never started (it can serve the
+// next call of the same shape), else with its scratch freed.
 func (c *Coll) free() {
 	for _, b := range c.owned {
 		_ = ucx.Free(b)
@@ -405,12 +248,12 @@ func (c *Coll) free() {
 	if c.pm == nil {
 		return
 	}
-	if (c.state == collDone || c.state == collInit) && c.m != nil {
+	if c.state == collDone || c.state == collInit {
 		c.entry.put(c.pm)
 	} else {
 		c.pm.free()
 	}
-	c.pm, c.m = nil, nil
+	c.pm = nil
 }
 
 // Algorithm is the algorithm the call runs ("crossmem", "node_..." for
@@ -459,50 +302,36 @@ func (c *Coll) Test() (done bool, err error) {
 	return false, nil
 }
 
-// start begins the call on the wire (the team's progress calls it in post
-// order, which MPI's collective ordering makes the same on every rank, so
-// the call sequence numbers in the tags agree).
-func (c *Coll) start(tr *ucxmp.Transport) {
-	if c.lanes != nil {
-		c.startLanes()
-		return
-	}
-	if c.one != nil {
-		c.startOneDevice(tr)
-		return
-	}
-	if c.cross != nil {
-		c.startCrossmem(tr)
-		return
-	}
-	if c.node != nil {
-		c.startNode(tr)
-		return
-	}
-	tr.NextCall()
+// start puts the call on the wire with its runner (the team's progress
+// calls it in post order, which MPI's collective ordering makes the same
+// on every rank, so the call sequence numbers in the tags agree).
+func (c *Coll) start() {
 	c.state = collRunning
-	c.call.SetWatch(c.team.watch)
-	m := c.m
-	if c.xchg != nil && c.m == nil {
-		// Alltoallv's count exchange first (alltoallv.go); a reposted
-		// call has its plan already, on every rank alike.
-		c.xchg.active, m = true, c.xchg.m
-	}
-	if err := c.call.Begin(m, tr, c.team.deadline()); err != nil {
+	if err := c.begin(); err != nil {
 		c.state, c.err = collFailed, err
 	}
 }
 
-// exchanged plans an alltoallv whose count exchange has completed and puts
-// it on the wire as the team's next call.
-func (c *Coll) exchanged() error {
-	c.xchg.active = false
-	if err := c.planExchanged(); err != nil {
+// begin begins the call with its runner, or with the next runners of its
+// selection while one finds it cannot run the call.
+func (c *Coll) begin() error {
+	if err := c.run.Begin(); !errors.Is(err, errFallBack) {
 		return err
 	}
-	tr := c.team.tr
-	tr.NextCall()
-	return c.call.Begin(c.m, tr, c.team.deadline())
+	return c.fallBack()
+}
+
+// fallBack runs the call as the next runner of its selection, which every
+// rank does at the same call; the call keeps that runner for its later
+// posts.
+func (c *Coll) fallBack() error {
+	r, err := c.call.next()
+	if err != nil {
+		c.free()
+		return err
+	}
+	c.run = r
+	return c.begin()
 }
 
 // poll progresses the running call once; it reports whether the call
@@ -511,22 +340,10 @@ func (c *Coll) poll() bool {
 	if c.state != collRunning {
 		return true
 	}
-	if c.lanes != nil {
-		return c.pollLanes()
-	}
-	if c.one != nil {
-		return c.pollOneDevice()
-	}
-	if c.cross != nil {
-		return c.pollCrossmem()
-	}
-	if c.node != nil {
-		return c.pollNode()
-	}
-	done, err := c.call.Progress(time.Time{})
-	if err == nil && done && c.xchg != nil && c.xchg.active {
-		if err = c.exchanged(); err == nil {
-			done, err = c.call.Progress(time.Time{})
+	done, err := c.run.Progress()
+	if errors.Is(err, errFallBack) {
+		if err = c.fallBack(); err == nil {
+			return c.poll()
 		}
 	}
 	return c.settle(done, err)
@@ -546,21 +363,12 @@ func (c *Coll) settle(done bool, err error) bool {
 	return true
 }
 
+// abort ends the call because of cause; a running call's runner cancels
+// what it has in flight.
 func (c *Coll) abort(cause error) {
-	if c.state == collRunning && c.lanes != nil {
-		c.abortLanes(cause)
-		return
-	}
-	switch {
-	case c.state == collRunning && c.one != nil:
-		c.err = c.one.call.Abort(cause)
-	case c.state == collRunning && c.cross != nil:
-		c.err = c.cross.call.Abort(cause)
-	case c.state == collRunning && c.node != nil:
-		c.err = errors.Join(cause, c.abortNode(cause))
-	case c.state == collRunning:
-		c.err = c.call.Abort(cause)
-	default:
+	if c.state == collRunning {
+		c.err = c.run.Abort(cause)
+	} else {
 		c.err = cause
 	}
 	c.state = collFailed

@@ -120,7 +120,10 @@ func (t *Team) OfferCPath(k cexec.Key, c *Coll, a Args) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	defer t.lockC()()
-	if t.cpath == nil || c.entry == nil || c.gpu != nil || c.lanes != nil || c.xchg != nil || c.trivial ||
+	// Only a plan's program on one Machine from the first message on (no
+	// lanes, no count exchange, no engine of its own) is C's to run.
+	r, oneMachine := c.run.(*machineRunner)
+	if t.cpath == nil || !oneMachine || r.xchg != nil || c.entry == nil || c.gpu != nil || c.trivial ||
 		a.Mem != MemHost || len(a.Alg) > cexec.MaxAlgName {
 		return
 	}

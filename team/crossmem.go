@@ -14,7 +14,6 @@ import (
 	"github.com/goring-hpc/goring/crossmem"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/tune"
-	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // Reading the peers' memory (option crossmem, UCC_TL_GORING_CROSSMEM): a
@@ -104,22 +103,15 @@ func (t *Team) runsCrossmem(a Args, mem exec.Mem, B int64) bool {
 	return t.ctx.opts.crossmem != crossmemAuto || tune.CrossCall(a.Coll, t.size, t.crossDecide, B)
 }
 
-// crossRun is a call by cross-memory reads: its configuration, the
-// protocol's state, and how to build the same call as sched's messages
-// (messages) for when the ranks cannot read each other.
-type crossRun struct {
-	cfg      crossmem.Config
-	call     crossmem.Call
-	messages func() error
-}
-
-// newCrossmem prepares c: B is an allreduce's vector or an allgather's
-// block. In place, an allreduce's source is its result and an
-// allgather's the rank's block of its result (UCC's meaning).
-func (c *Coll) newCrossmem(a Args, B int64) error {
+// newCrossRunner prepares a call by cross-memory reads: B is an
+// allreduce's vector or an allgather's block. In place, an allreduce's
+// source is its result and an allgather's the rank's block of its result
+// (UCC's meaning).
+func newCrossRunner(k *Call) (Runner, error) {
+	c, a, B := k.coll, k.Args, k.bytes
 	t := c.team
 	if a.Dst == nil || (!a.InPlace && a.Src == nil) {
-		return Invalid("%s: missing buffer", a.Coll)
+		return nil, Invalid("%s: missing buffer", a.Coll)
 	}
 	n := B
 	if a.Coll == coll.Allgather {
@@ -138,48 +130,44 @@ func (c *Coll) newCrossmem(a Args, B int64) error {
 		dtype = coll.Uint8 // an allgather moves bytes
 	}
 	c.alg = "crossmem"
-	c.cross = &crossRun{cfg: crossmem.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
-		Dtype: dtype, Op: op, Team: t.cross}}
-	return nil
+	return &crossRunner{c: c, cfg: crossmem.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
+		Dtype: dtype, Op: op, Team: t.cross}}, nil
 }
 
-func (c *Coll) startCrossmem(tr *ucxmp.Transport) {
-	if c.team.crossOff {
+// crossRunner is a call by cross-memory reads: its configuration and the
+// protocol's state.
+type crossRunner struct {
+	c    *Coll
+	cfg  crossmem.Config
+	call crossmem.Call
+}
+
+func (r *crossRunner) Begin() error {
+	t := r.c.team
+	if t.crossOff {
 		// Made before the team found its ranks cannot read each other
 		// (every rank found it at the same call).
-		build := c.cross.messages
-		c.cross = nil
-		c.state = collRunning
-		if err := c.toMessagesWith(build); err != nil {
-			c.state, c.err = collFailed, err
-		}
-		return
+		return fallBack(crossmem.ErrUnreadable)
 	}
-	tr.NextCall()
-	c.state = collRunning
-	cfg := c.cross.cfg
-	cfg.Transport, cfg.Watch, cfg.Deadline = tr, c.team.watch, c.team.deadline()
-	if err := c.cross.call.Begin(cfg); err != nil {
-		c.state, c.err = collFailed, err
-	}
+	t.tr.NextCall()
+	cfg := r.cfg
+	cfg.Transport, cfg.Watch, cfg.Deadline = t.tr, t.watch, t.deadline()
+	return r.call.Begin(cfg)
 }
 
-// pollCrossmem progresses the call. Where the ranks cannot read each
-// other, every rank gets crossmem.ErrUnreadable alike with nothing
-// written, turns the team's cross-memory reads off, and runs the call as
-// messages.
-func (c *Coll) pollCrossmem() bool {
-	done, err := c.cross.call.Progress(time.Time{})
+// Progress progresses the call. Where the ranks cannot read each other,
+// every rank gets crossmem.ErrUnreadable alike with nothing written, turns
+// the team's cross-memory reads off, and runs the call as messages.
+func (r *crossRunner) Progress() (bool, error) {
+	done, err := r.call.Progress(time.Time{})
 	if errors.Is(err, crossmem.ErrUnreadable) {
-		c.team.crossOff = true
-		build := c.cross.messages
-		c.cross = nil
-		if err = c.toMessagesWith(build); err == nil {
-			return c.poll()
-		}
+		r.c.team.crossOff = true
+		return false, fallBack(err)
 	}
-	return c.settle(done, err)
+	return done, err
 }
+
+func (r *crossRunner) Abort(cause error) error { return r.call.Abort(cause) }
 
 // reportCrossmem prints where the team's calls by cross-memory reads
 // spent their time, per call, to stderr when GORING_CROSSMEM_STATS is set

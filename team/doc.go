@@ -20,14 +20,23 @@
 //     peers (watch.go), its plans and their idle executors (plans.go), and
 //     the model's scores for UCC (scores.go). It runs its collectives one
 //     at a time in post order;
-//   - a Coll is one collective call (NewColl, coll.go): its algorithm and
-//     its executor, which Test progresses without ever blocking: the sched
-//     program on one Machine or on several lanes (lanes.go; alltoallv's
-//     count exchange first where its algorithm needs it, alltoallv.go), or
-//     a protocol of its own: a node kernel per GPU (node.go), the leader
-//     algorithms on a shared GPU (onedevice.go), a host call by reading the
-//     peers' memory (crossmem.go), each falling back to the program's
-//     messages where it finds, on every rank alike, that it cannot run.
+//   - a Coll is one collective call (NewColl, coll.go): what it asks,
+//     resolved for its team (a Call: its buffers' memory, its algorithm,
+//     its bytes), the Runner that moves its bytes (runner.go), and the
+//     memory it owns (private copies, a pooled executor). Test progresses
+//     its runner without ever blocking.
+//
+// Select (select.go) offers a call to the team's runners in one order, the
+// selection, and the first that takes it runs it: alltoallv on one Machine
+// (its count exchange first where its algorithm needs it, alltoallv.go);
+// a node kernel per GPU (node.go, package nodeexec); the leader
+// algorithms on a shared GPU (onedevice.go, package onedevice); a host
+// call by reading the peers' memory (crossmem.go, package crossmem); the
+// sched program on several lanes (lanes.go); the sched program on one
+// Machine (machine.go), which takes every call. A runner that finds, on
+// every rank alike and with nothing written, that it cannot run the call
+// hands it to the next runner of the selection that takes it. A new
+// engine is a Runner and one entry of the selection.
 //
 // Small host calls whose shape ran before do not reach this package at
 // all: the adapter's C code runs them (cpath.go decides which shapes go

@@ -147,14 +147,6 @@ func (t *Team) laneZeroAddresses(addrs [][]byte) ([][]byte, error) {
 	return out, nil
 }
 
-// laneRun is a collective's state on lanes.
-type laneRun struct {
-	ms   []*exec.Machine // per lane; nil: an empty lane
-	stop context.CancelFunc
-	done chan struct{}
-	err  error
-}
-
 // autoLanes is lanes=auto's count for this process in a team of size:
 // the CPUs it may run on (Go reads the affinity mask) shared among its
 // host's ranks, as the launcher tells them (tune.AutoLanes; one where no
@@ -185,15 +177,36 @@ func (t *Team) callLanes(a Args, B int64) int {
 	return tune.CallLanes(a.Coll, t.size, w, B)
 }
 
+// lanesRunner is a host call on several of the team's lanes: a Machine
+// per lane, run by one goroutine per lane while the call is on the wire.
+type lanesRunner struct {
+	c    *Coll
+	ms   []*exec.Machine // per lane; nil: an empty lane
+	stop context.CancelFunc
+	done chan struct{}
+	err  error
+}
+
+// newLanesRunner plans the whole call (its plan gives the buffers), then
+// each lane's part.
+func newLanesRunner(k *Call) (Runner, error) {
+	c := k.coll
+	_, bufs, err := c.planned(k)
+	if err != nil {
+		return nil, err
+	}
+	return c.planLanes(k.Args, c.alg, k.bytes, bufs, c.team.callLanes(k.Args, k.bytes))
+}
+
 // planLanes builds c's machines on w of the team's lanes for host buffers
 // bufs of a call of B bytes per rank (UCC's meaning); every lane's part
 // must be served by alg. The lanes a call leaves out stay empty. Scratch
 // memory is the call's own (freed at finalize).
-func (c *Coll) planLanes(a Args, alg string, B int64, bufs exec.Buffers, w int) error {
+func (c *Coll) planLanes(a Args, alg string, B int64, bufs exec.Buffers, w int) (*lanesRunner, error) {
 	t := c.team
 	esize := a.Dtype.Size()
 	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
-	c.lanes = &laneRun{ms: make([]*exec.Machine, len(t.lanes)+1)}
+	r := &lanesRunner{c: c, ms: make([]*exec.Machine, len(t.lanes)+1)}
 	for i, p := range coll.LaneSplit(a.Coll, B, esize, t.size, w) {
 		if p.Len == 0 {
 			continue
@@ -201,28 +214,28 @@ func (c *Coll) planLanes(a Args, alg string, B int64, bufs exec.Buffers, w int) 
 		entry, err := t.plans.get(sched.Spec{Collective: a.Coll, Algorithm: alg, Topo: t.topo, Bytes: p.Len, DtypeBytes: esize, Root: a.Root}, t.rank, a.Dtype, a.Op, exec.Host)
 		if err != nil {
 			if sched.IsUnsupported(err) {
-				return NotSupported("%s/%s lane %d of %d (%d bytes): %v", a.Coll, alg, i, w, p.Len, err)
+				return nil, NotSupported("%s/%s lane %d of %d (%d bytes): %v", a.Coll, alg, i, w, p.Len, err)
 			}
-			return invalidErr{err}
+			return nil, invalidErr{err}
 		}
 		prog, err := sched.LaneProgram(entry.plan, t.rank, p, B)
 		if err != nil {
-			return invalidErr{err}
+			return nil, invalidErr{err}
 		}
 		lb := bufs
 		if z := prog.Sizes.Scratch; z > 0 {
 			lb.Scratch = exec.HostRegion(c.alloc(z))
 		}
-		if c.lanes.ms[i], err = exec.New(prog, lb, exec.ConfigFor(entry.plan, dtype, op)); err != nil {
-			return invalidErr{err}
+		if r.ms[i], err = exec.New(prog, lb, exec.ConfigFor(entry.plan, dtype, op)); err != nil {
+			return nil, invalidErr{err}
 		}
 	}
-	return nil
+	return r, nil
 }
 
-// startLanes puts the call on the wire on every lane.
-func (c *Coll) startLanes() {
-	t := c.team
+// Begin puts the call on the wire on every lane.
+func (r *lanesRunner) Begin() error {
+	t := r.c.team
 	ts := []exec.Transport{t.tr}
 	t.tr.NextCall()
 	for _, l := range t.lanes {
@@ -230,38 +243,34 @@ func (c *Coll) startLanes() {
 		ts = append(ts, l.tr)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	lr := c.lanes
-	lr.stop, lr.done, lr.err = stop, make(chan struct{}), nil
-	c.state = collRunning
+	r.stop, r.done, r.err = stop, make(chan struct{}), nil
 	go func() {
-		defer close(lr.done)
-		lr.err = exec.RunLanesWatched(ctx, lr.ms, ts, t.deadline(), t.watch)
+		defer close(r.done)
+		r.err = exec.RunLanesWatched(ctx, r.ms, ts, t.deadline(), t.watch)
 	}()
+	return nil
 }
 
-// pollLanes reports whether the lanes have finished, without blocking.
-func (c *Coll) pollLanes() bool {
+// Progress reports whether the lanes have finished, without blocking.
+func (r *lanesRunner) Progress() (bool, error) {
 	select {
-	case <-c.lanes.done:
+	case <-r.done:
 	default:
-		return false
+		return false, nil
 	}
-	c.lanes.stop()
-	if c.lanes.err != nil {
-		c.state, c.err = collFailed, c.lanes.err
-	} else {
-		c.state = collDone
+	r.stop()
+	if r.err != nil {
+		return false, r.err
 	}
-	return true
+	return true, nil
 }
 
-// abortLanes stops the lanes and waits for them: no lane outlives the call.
-func (c *Coll) abortLanes(cause error) {
-	c.lanes.stop()
-	<-c.lanes.done
-	c.err = cause
-	if c.lanes.err != nil {
-		c.err = errors.Join(cause, c.lanes.err)
+// Abort stops the lanes and waits for them: no lane outlives the call.
+func (r *lanesRunner) Abort(cause error) error {
+	r.stop()
+	<-r.done
+	if r.err != nil {
+		return errors.Join(cause, r.err)
 	}
-	c.state = collFailed
+	return cause
 }

@@ -12,7 +12,6 @@ import (
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/nodeexec"
 	"github.com/goring-hpc/goring/sched"
-	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // Node collectives: on a team whose ranks run on one host, one GPU each,
@@ -81,12 +80,16 @@ func (t *Team) nodeCapable() bool {
 		t.engine != nil && (t.node == nil || t.node.off == nil)
 }
 
-// nodeRun is a node call: its buffers, the set-up exchange while one
-// runs, and how to run it as messages instead.
-type nodeRun struct {
+// nodeRunner is a node call: the kernel's call, the set-up exchange
+// while one runs (on a Machine of its own), and the watch's timing.
+type nodeRunner struct {
+	c        *Coll
 	call     nodeexec.Call
 	setup    *nodeSetup
-	messages func() error
+	m        *exec.Machine // the set-up exchange's
+	exchange exec.Call
+	checked  time.Time // the watch's last check while the kernel runs
+	launched time.Time // when the kernel was launched
 }
 
 // nodeSetup is the team's first node call's exchanges: every rank's card,
@@ -97,15 +100,16 @@ type nodeSetup struct {
 	slot      int // the card slot of phase 1
 }
 
-// newNode prepares c as a node call: B is an allreduce's vector, a
+// newNodeRunner prepares a node call: B is an allreduce's vector, a
 // reduce_scatter's output block, an allgather's input block.
-func (c *Coll) newNode(a Args, mem exec.Mem, B int64) error {
+func newNodeRunner(k *Call) (Runner, error) {
+	c, a, B := k.coll, k.Args, k.bytes
 	t := c.team
 	if a.Dst == nil || a.Src == nil {
-		return Invalid("%s: missing buffer", a.Coll)
+		return nil, Invalid("%s: missing buffer", a.Coll)
 	}
 	count := int(B) / a.Dtype.Size()
-	c.node = &nodeRun{call: nodeexec.Call{Collective: a.Coll, Dtype: a.Dtype, Op: a.Op, Count: count,
+	r := &nodeRunner{c: c, call: nodeexec.Call{Collective: a.Coll, Dtype: a.Dtype, Op: a.Op, Count: count,
 		In: cuda.DevicePtr(uintptr(a.Src)), Out: cuda.DevicePtr(uintptr(a.Dst))}}
 	if t.node == nil {
 		t.node = &nodeState{}
@@ -118,10 +122,10 @@ func (c *Coll) newNode(a Args, mem exec.Mem, B int64) error {
 		t.node.local = l
 	}
 	if !t.node.ready {
-		c.node.setup = &nodeSetup{phase: 1}
+		r.setup = &nodeSetup{phase: 1}
 	}
-	c.alg = "node_" + nodeAlgName(t, c.node.call)
-	return nil
+	c.alg = "node_" + nodeAlgName(t, r.call)
+	return r, nil
 }
 
 func nodeAlgName(t *Team, call nodeexec.Call) string {
@@ -159,17 +163,18 @@ func (c *Coll) setupMachine(mine []byte, slot int) (*exec.Machine, []byte, error
 // handle, PCI bus id).
 const nodeCardSlot = 128
 
-func (c *Coll) startNode(tr *ucxmp.Transport) {
-	t := c.team
-	c.state = collRunning
+// Begin starts the team's set-up exchange if no earlier call ran it, else
+// the kernel; where the team's node path is off, the call runs as
+// messages.
+func (r *nodeRunner) Begin() error {
+	t := r.c.team
 	if t.node.off != nil && t.node.ready {
-		c.nodeToMessages()
-		return
+		return fallBack(t.node.off)
 	}
-	if c.node.setup != nil && t.node.ready {
-		c.node.setup = nil // an earlier call of the team set it up
+	if r.setup != nil && t.node.ready {
+		r.setup = nil // an earlier call of the team set it up
 	}
-	if s := c.node.setup; s != nil {
+	if s := r.setup; s != nil {
 		card := []byte{}
 		if t.node.local != nil && t.node.off == nil {
 			var err error
@@ -182,70 +187,57 @@ func (c *Coll) startNode(tr *ucxmp.Transport) {
 		}
 		// The first byte says whether the rank has a card at all.
 		mine := append([]byte{byte(min(len(card), 1))}, card...)
-		c.beginSetup(tr, mine, nodeCardSlot)
-		return
+		return r.beginSetup(mine, nodeCardSlot)
 	}
-	c.launchNode()
+	return r.launch()
 }
 
 // beginSetup puts one set-up allgather on the wire.
-func (c *Coll) beginSetup(tr *ucxmp.Transport, mine []byte, slot int) {
-	m, all, err := c.setupMachine(mine, slot)
+func (r *nodeRunner) beginSetup(mine []byte, slot int) error {
+	t := r.c.team
+	m, all, err := r.c.setupMachine(mine, slot)
 	if err != nil {
-		c.state, c.err = collFailed, err
-		return
+		return err
 	}
-	c.node.setup.all, c.node.setup.slot, c.m = all, slot, m
-	tr.NextCall()
-	c.call.SetWatch(c.team.watch)
-	if err := c.call.Begin(m, tr, c.team.deadline()); err != nil {
-		c.state, c.err = collFailed, err
-	}
+	r.setup.all, r.setup.slot, r.m = all, slot, m
+	t.tr.NextCall()
+	r.exchange.SetWatch(t.watch)
+	return r.exchange.Begin(m, t.tr, t.deadline())
 }
 
-// launchNode starts the kernel.
-func (c *Coll) launchNode() {
-	c.node.setup = nil
+// launch starts the kernel.
+func (r *nodeRunner) launch() error {
+	t := r.c.team
+	r.setup = nil
 	t0 := time.Now()
-	if err := c.team.node.local.Begin(c.node.call); err != nil {
-		c.state, c.err = collFailed, err
-	}
+	err := t.node.local.Begin(r.call)
 	// The watch's first look comes a watch interval after the launch: a
 	// look costs a /proc read per peer, more than a small call.
-	c.nodeLaunched = time.Now()
-	c.nodeChecked = c.nodeLaunched
-	c.team.node.stats.launch += c.nodeLaunched.Sub(t0)
-	c.team.node.stats.calls++
+	r.launched = time.Now()
+	r.checked = r.launched
+	t.node.stats.launch += r.launched.Sub(t0)
+	t.node.stats.calls++
+	return err
 }
 
-// nodeToMessages runs the call as sched's messages (the team's node path
-// is off, on every rank alike).
-func (c *Coll) nodeToMessages() {
-	build := c.node.messages
-	c.node, c.m = nil, nil
-	if err := c.toMessagesWith(build); err != nil {
-		c.state, c.err = collFailed, err
-	}
-}
-
-// pollNode progresses a node call: its set-up exchanges, then the kernel.
-func (c *Coll) pollNode() bool {
-	t := c.team
-	if s := c.node.setup; s != nil {
-		done, err := c.call.Progress(time.Time{})
+// Progress progresses a node call: its set-up exchanges, then the kernel.
+func (r *nodeRunner) Progress() (bool, error) {
+	t := r.c.team
+	if s := r.setup; s != nil {
+		done, err := r.exchange.Progress(time.Time{})
 		if err != nil || !done {
-			return c.settle(done, err)
+			return done, err
 		}
 		switch s.phase {
 		case 1:
 			cards := make([][]byte, t.size)
 			verdict := byte(1)
-			for r := range cards {
-				b := s.all[r*s.slot : (r+1)*s.slot]
+			for q := range cards {
+				b := s.all[q*s.slot : (q+1)*s.slot]
 				if b[0] == 0 {
 					verdict = 0
 				}
-				cards[r] = b[1:]
+				cards[q] = b[1:]
 			}
 			if verdict == 1 {
 				if err := nodeexec.Agree(cards, t.size); err != nil {
@@ -255,52 +247,46 @@ func (c *Coll) pollNode() bool {
 				}
 			}
 			s.phase = 2
-			c.beginSetup(t.tr, []byte{verdict}, 1)
-			return c.state == collFailed
+			return false, r.beginSetup([]byte{verdict}, 1)
 		case 2:
 			t.node.ready = true
-			for r := 0; r < t.size; r++ {
-				if s.all[r] == 0 && t.node.off == nil {
-					t.node.off = fmt.Errorf("rank %d could not map the node regions", r)
+			for q := 0; q < t.size; q++ {
+				if s.all[q] == 0 && t.node.off == nil {
+					t.node.off = fmt.Errorf("rank %d could not map the node regions", q)
 				}
 			}
 			if t.node.off != nil {
 				_ = t.closeNode() // its regions serve nothing now
-				c.nodeToMessages()
-				if c.state == collFailed {
-					return true
-				}
-				return c.poll()
+				return false, fallBack(t.node.off)
 			}
-			c.launchNode()
-			if c.state == collFailed {
-				return true
+			if err := r.launch(); err != nil {
+				return false, err
 			}
 		}
 	}
 	done, err := t.node.local.Progress()
-	if err == nil && !done && t.watch != nil && time.Since(c.nodeChecked) >= t.watch.Every() {
-		c.nodeChecked = time.Now()
+	if err == nil && !done && t.watch != nil && time.Since(r.checked) >= t.watch.Every() {
+		r.checked = time.Now()
 		if werr := t.watch.Check(); werr != nil {
 			err = errors.Join(werr, t.node.local.Abort(werr))
 			t.node.off = werr
 		}
 	}
 	if done && err == nil {
-		t.node.stats.finish += time.Since(c.nodeLaunched)
+		t.node.stats.finish += time.Since(r.launched)
 	}
-	return c.settle(done, err)
+	return done, err
 }
 
-// abortNode stops a running node call (the call is withdrawn or the team
+// Abort stops a running node call (the call is withdrawn or the team
 // destroyed): the team's node path ends with it.
-func (c *Coll) abortNode(cause error) error {
-	t := c.team
-	if c.node.setup != nil {
-		return c.call.Abort(cause)
+func (r *nodeRunner) Abort(cause error) error {
+	if r.setup != nil {
+		return errors.Join(cause, r.exchange.Abort(cause))
 	}
+	t := r.c.team
 	t.node.off = cause
-	return t.node.local.Abort(cause)
+	return errors.Join(cause, t.node.local.Abort(cause))
 }
 
 // closeNode releases the team's node regions.

@@ -7,7 +7,6 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/onedevice"
-	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // The leader algorithms on a shared GPU: where every rank's process sees
@@ -23,14 +22,15 @@ func (t *Team) runsOnOneDevice(a Args, alg string, mem exec.Mem) bool {
 	return alg == "leader" && !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && onedevice.Serves(a.Coll, t.size)
 }
 
-// newOneDevice prepares c to run on the shared GPU: B is the call's
+// newOneDeviceRunner prepares the call to run on the shared GPU: B is the call's
 // vector (an allreduce's, a bcast's) or block (an allgather's, a
 // reduce_scatter's). In place, the leader reads every input before it
 // writes any result, so no private copy is made: an allreduce's source is
 // its result, an allgather's the rank's own block of its result, and a
 // reduce_scatter's result the rank's block of its input (UCC's meaning);
 // a bcast has one buffer.
-func (c *Coll) newOneDevice(a Args, mem exec.Mem, B int64) error {
+func newOneDeviceRunner(k *Call) (Runner, error) {
+	c, a, mem, B := k.coll, k.Args, k.mem, k.bytes
 	t := c.team
 	P := int64(t.size)
 	var src, dst exec.Region
@@ -41,12 +41,12 @@ func (c *Coll) newOneDevice(a Args, mem exec.Mem, B int64) error {
 			buf = a.Src
 		}
 		if buf == nil {
-			return Invalid("bcast: missing buffer")
+			return nil, Invalid("bcast: missing buffer")
 		}
 		dst = deviceRegion(mem, buf, B)
 		src = dst
 	case a.Dst == nil || (!a.InPlace && a.Src == nil):
-		return Invalid("%s: missing buffer", a.Coll)
+		return nil, Invalid("%s: missing buffer", a.Coll)
 	case a.Coll == coll.Allgather:
 		dst = deviceRegion(mem, a.Dst, P*B)
 		src = dst.Slice(int64(t.rank)*B, B)
@@ -68,56 +68,38 @@ func (c *Coll) newOneDevice(a Args, mem exec.Mem, B int64) error {
 		}
 	}
 	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
-	c.one = &oneDeviceRun{cfg: onedevice.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
-		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local}}
-	return nil
+	return &oneDeviceRunner{c: c, cfg: onedevice.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
+		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local}}, nil
 }
 
-// oneDeviceRun is a call on the shared GPU: its configuration, the
-// protocol's state, and how to build the same call as sched's messages
-// (messages) for when the leader cannot map every rank's buffers.
-type oneDeviceRun struct {
-	cfg      onedevice.Config
-	call     onedevice.Call
-	messages func() error
+// oneDeviceRunner is a call on the shared GPU: its configuration and the
+// protocol's state.
+type oneDeviceRunner struct {
+	c    *Coll
+	cfg  onedevice.Config
+	call onedevice.Call
 }
 
-func (c *Coll) startOneDevice(tr *ucxmp.Transport) {
-	tr.NextCall()
-	c.state = collRunning
-	cfg := c.one.cfg
-	cfg.Transport, cfg.Watch, cfg.Deadline = tr, c.team.watch, c.team.deadline()
-	if err := c.one.call.Begin(cfg); err != nil {
-		c.state, c.err = collFailed, err
-	}
+func (r *oneDeviceRunner) Begin() error {
+	t := r.c.team
+	t.tr.NextCall()
+	cfg := r.cfg
+	cfg.Transport, cfg.Watch, cfg.Deadline = t.tr, t.watch, t.deadline()
+	return r.call.Begin(cfg)
 }
 
-// pollOneDevice progresses the call. Where the leader could not map every
+// Progress progresses the call. Where the leader could not map every
 // rank's buffers (memory a CUDA IPC handle does not export, such as a
 // stream-ordered pool's), every rank gets onedevice.ErrUnmapped alike with
 // nothing written, and runs the same call as the leader algorithm's
 // messages, whose pushes fall back to UCX per transfer: the collective
-// completes, only slower. The task keeps that form for its later posts.
-func (c *Coll) pollOneDevice() bool {
-	done, err := c.one.call.Progress(time.Time{})
+// completes, only slower.
+func (r *oneDeviceRunner) Progress() (bool, error) {
+	done, err := r.call.Progress(time.Time{})
 	if errors.Is(err, onedevice.ErrUnmapped) {
-		build := c.one.messages
-		c.one = nil
-		if err = c.toMessagesWith(build); err == nil {
-			return c.poll()
-		}
+		return false, fallBack(err)
 	}
-	return c.settle(done, err)
+	return done, err
 }
 
-// toMessagesWith builds the call as messages (build) and puts it on the
-// wire as the team's next call (every rank does so, in the same order).
-func (c *Coll) toMessagesWith(build func() error) error {
-	if err := build(); err != nil {
-		return err
-	}
-	tr := c.team.tr
-	tr.NextCall()
-	c.call.SetWatch(c.team.watch)
-	return c.call.Begin(c.m, tr, c.team.deadline())
-}
+func (r *oneDeviceRunner) Abort(cause error) error { return r.call.Abort(cause) }

@@ -138,7 +138,7 @@ func sharedGPUChild(t *Team, ctx *Context, rank, size int, dir string, pooled bo
 		if err != nil {
 			return err
 		}
-		if c.one == nil {
+		if _, one := c.run.(*oneDeviceRunner); !one {
 			return fmt.Errorf("%s: not planned on the shared GPU (alg %s)", a.Coll, c.alg)
 		}
 		if err := c.Post(); err != nil {
@@ -154,7 +154,8 @@ func sharedGPUChild(t *Team, ctx *Context, rank, size int, dir string, pooled bo
 			}
 			time.Sleep(50 * time.Microsecond)
 		}
-		oneDevice = oneDevice && c.one != nil // toMessages drops it
+		_, one := c.run.(*oneDeviceRunner) // a call that fell back runs the messages' runner
+		oneDevice = oneDevice && one
 		c.Finalize()
 	}
 	got := make([]byte, 4*n)

@@ -283,7 +283,7 @@ func (t *Team) progress() {
 				continue
 			}
 			t.cur.current()
-			t.cur.start(t.tr)
+			t.cur.start()
 		} else {
 			t.cur.current()
 		}
