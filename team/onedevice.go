@@ -19,7 +19,7 @@ import (
 // runsOnOneDevice reports whether a call of alg on mem runs as one
 // process's device work.
 func (t *Team) runsOnOneDevice(a Args, alg string, mem exec.Mem) bool {
-	return alg == "leader" && !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && onedevice.Serves(a.Coll, t.size)
+	return !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && onedevice.Runs(alg, a.Coll, t.size)
 }
 
 // newOneDeviceRunner prepares the call to run on the shared GPU: B is the call's
