@@ -149,9 +149,8 @@ func (r *crossRunner) Begin() error {
 		// (every rank found it at the same call).
 		return fallBack(crossmem.ErrUnreadable)
 	}
-	t.tr.NextCall()
 	cfg := r.cfg
-	cfg.Transport, cfg.Watch, cfg.Deadline = t.tr, t.watch, t.deadline()
+	cfg.Transport, cfg.Watch, cfg.Deadline = t.nextCall()
 	return r.call.Begin(cfg)
 }
 

@@ -58,16 +58,15 @@ func (c *Coll) planned(k *Call) (*planEntry, exec.Buffers, error) {
 }
 
 func (r *machineRunner) Begin() error {
-	t := r.c.team
-	t.tr.NextCall()
-	r.call.SetWatch(t.watch)
+	tr, watch, deadline := r.c.team.nextCall()
+	r.call.SetWatch(watch)
 	m := r.m
 	if r.xchg != nil && r.m == nil {
 		// Alltoallv's count exchange first; a reposted call has its plan
 		// already, on every rank alike.
 		r.xchg.active, m = true, r.xchg.m
 	}
-	return r.call.Begin(m, t.tr, t.deadline())
+	return r.call.Begin(m, tr, deadline)
 }
 
 func (r *machineRunner) Progress() (bool, error) {
@@ -91,9 +90,8 @@ func (r *machineRunner) exchanged() error {
 		return err
 	}
 	r.m = m
-	t := r.c.team
-	t.tr.NextCall()
-	return r.call.Begin(r.m, t.tr, t.deadline())
+	tr, _, deadline := r.c.team.nextCall()
+	return r.call.Begin(r.m, tr, deadline)
 }
 
 // planFor finds or builds the plan of alg (else fallback, where alg does

@@ -194,15 +194,14 @@ func (r *nodeRunner) Begin() error {
 
 // beginSetup puts one set-up allgather on the wire.
 func (r *nodeRunner) beginSetup(mine []byte, slot int) error {
-	t := r.c.team
 	m, all, err := r.c.setupMachine(mine, slot)
 	if err != nil {
 		return err
 	}
 	r.setup.all, r.setup.slot, r.m = all, slot, m
-	t.tr.NextCall()
-	r.exchange.SetWatch(t.watch)
-	return r.exchange.Begin(m, t.tr, t.deadline())
+	tr, watch, deadline := r.c.team.nextCall()
+	r.exchange.SetWatch(watch)
+	return r.exchange.Begin(m, tr, deadline)
 }
 
 // launch starts the kernel.

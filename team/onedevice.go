@@ -81,10 +81,8 @@ type oneDeviceRunner struct {
 }
 
 func (r *oneDeviceRunner) Begin() error {
-	t := r.c.team
-	t.tr.NextCall()
 	cfg := r.cfg
-	cfg.Transport, cfg.Watch, cfg.Deadline = t.tr, t.watch, t.deadline()
+	cfg.Transport, cfg.Watch, cfg.Deadline = r.c.team.nextCall()
 	return r.call.Begin(cfg)
 }
 

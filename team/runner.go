@@ -3,6 +3,10 @@ package team
 import (
 	"errors"
 	"fmt"
+	"time"
+
+	"github.com/goring-hpc/goring/exec"
+	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // A Runner moves the bytes of one call of a team's collectives: the sched
@@ -38,3 +42,11 @@ var errFallBack = errors.New("the call runs as the next runner")
 
 // fallBack is errFallBack for the reason why.
 func fallBack(why error) error { return fmt.Errorf("%w: %w", errFallBack, why) }
+
+// nextCall starts the team's next call on its transport (a fresh tag
+// sequence) and returns what a runner begins it with: the transport, the
+// watch over this host's peers, and the deadline.
+func (t *Team) nextCall() (*ucxmp.Transport, exec.Watch, time.Time) {
+	t.tr.NextCall()
+	return t.tr, t.watch, t.deadline()
+}
