@@ -325,7 +325,7 @@ func (c *Coll) begin() error {
 // rank does at the same call; the call keeps that runner for its later
 // posts.
 func (c *Coll) fallBack() error {
-	r, err := c.call.next()
+	r, err := c.call.next(c.team)
 	if err != nil {
 		c.free()
 		return err

@@ -18,40 +18,41 @@ type Call struct {
 	at            int // the selection's runner that runs it now
 }
 
-// runnerKind is one way a call may run: whether it takes a call, and how
-// its runner is built. Every rank reaches the same verdict on the same
-// call: the ranks' runners talk to each other.
+// runnerKind is one way a call may run: whether it takes a call on a
+// team, and how its runner is built. Every rank reaches the same verdict
+// on the same call: the ranks' runners talk to each other.
 type runnerKind struct {
-	name  string
 	takes func(t *Team, k *Call) bool
 	build func(k *Call) (Runner, error)
 }
 
 // selection is the order in which a team offers a call to its runners:
 // the first that takes it runs it, and the ones after it are its
-// fallbacks. The engines of one host come first, each taking only the
-// calls it serves; the sched program's messages take every call. A new
-// engine is one more entry, before the messages.
+// fallbacks. Alltoallv comes first: only the messages run it (on one
+// Machine, after a count exchange where its algorithm needs one). The
+// engines of one host follow, each taking only the calls it serves, then
+// the messages, on several lanes where the call pays for them, else on
+// one Machine, which takes every call. A new engine is one more entry,
+// before the messages.
 var selection = []runnerKind{
-	{"alltoallv", func(_ *Team, k *Call) bool { return k.Coll == coll.Alltoallv }, newAlltoallvRunner},
-	{"node", func(t *Team, k *Call) bool { return t.runsNode(k.Args, k.mem, k.bytes) }, newNodeRunner},
-	{"onedevice", func(t *Team, k *Call) bool { return t.runsOnOneDevice(k.Args, k.alg, k.mem) }, newOneDeviceRunner},
-	{"crossmem", func(t *Team, k *Call) bool { return t.runsCrossmem(k.Args, k.mem, k.bytes) }, newCrossRunner},
-	{"lanes", func(t *Team, k *Call) bool { return k.mem.IsHost() && t.callLanes(k.Args, k.bytes) > 1 }, newLanesRunner},
-	{"messages", func(*Team, *Call) bool { return true }, newMachineRunner},
+	{func(_ *Team, k *Call) bool { return k.Coll == coll.Alltoallv }, newAlltoallvRunner},                       // alltoallv.go
+	{func(t *Team, k *Call) bool { return t.runsNode(k.Args, k.mem, k.bytes) }, newNodeRunner},                  // node.go
+	{func(t *Team, k *Call) bool { return t.runsOnOneDevice(k.Args, k.alg, k.mem) }, newOneDeviceRunner},        // onedevice.go
+	{func(t *Team, k *Call) bool { return t.runsCrossmem(k.Args, k.mem, k.bytes) }, newCrossRunner},             // crossmem.go
+	{func(t *Team, k *Call) bool { return k.mem.IsHost() && t.callLanes(k.Args, k.bytes) > 1 }, newLanesRunner}, // lanes.go
+	{func(*Team, *Call) bool { return true }, newMachineRunner},                                                 // machine.go
 }
 
 // Select builds the runner of the first kind in the selection that takes
 // the call on t.
 func Select(k *Call, t *Team) (Runner, error) {
 	k.at = -1
-	return k.next()
+	return k.next(t)
 }
 
 // next builds the runner of the first kind after the call's current one
-// that takes it.
-func (k *Call) next() (Runner, error) {
-	t := k.coll.team
+// that takes it on t.
+func (k *Call) next(t *Team) (Runner, error) {
 	for k.at++; k.at < len(selection); k.at++ {
 		if rk := selection[k.at]; rk.takes(t, k) {
 			return rk.build(k)
