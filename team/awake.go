@@ -52,9 +52,9 @@ import (
 // call for 10 ms is retaken even when other Ps are idle.
 const keeperMaxInterval = 9 * time.Millisecond
 
-// DefaultKeepAwake is the keeper's interval unless UCC_TL_GORING_KEEPAWAKE
+// defaultKeepAwake is the keeper's interval unless UCC_TL_GORING_KEEPAWAKE
 // says otherwise: off (see above for what it would cost).
-const DefaultKeepAwake = 0
+const defaultKeepAwake = 0
 
 // keeperIdleAfter is how long the keeper keeps the runtime awake after
 // the last collective started.

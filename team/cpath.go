@@ -26,10 +26,10 @@ type CPathTable interface {
 	Unregister(handle uint64)
 }
 
-// DefaultCPathMax is the largest call (bytes of the vector per rank; for
+// defaultCPathMax is the largest call (bytes of the vector per rank; for
 // alltoall, what a rank sends) the C path takes by default: where the Go path's per-call cost, not the
 // transfer, is most of the time (docs/ucc.md).
-const DefaultCPathMax = 64 << 10
+const defaultCPathMax = 64 << 10
 
 // maxCPathMax bounds the option: beyond a few MiB the transfer dominates
 // and the Go path's pipelining and lanes matter more than its call cost.

@@ -13,7 +13,7 @@ import (
 func TestCPathMaxOption(t *testing.T) {
 	o, err := parseOptions("")
 	require.NoError(t, err)
-	assert.EqualValues(t, DefaultCPathMax, o.cpathMax)
+	assert.EqualValues(t, defaultCPathMax, o.cpathMax)
 	for v, want := range map[string]int64{"0": 0, "4096": 4096, "64K": 64 << 10, "1m": 1 << 20, "16M": 16 << 20} {
 		o, err := parseOptions("cpath_max=" + v)
 		require.NoError(t, err, v)

@@ -45,9 +45,9 @@ type options struct {
 	nodeMax int64
 }
 
-// DefaultNodeMax is the default slot of the node kernels: two slots of it
+// defaultNodeMax is the default slot of the node kernels: two slots of it
 // per GPU per team that runs one (128 MiB).
-const DefaultNodeMax = 64 << 20
+const defaultNodeMax = 64 << 20
 
 // maxNodeMax bounds the option (two slots of it are allocated per GPU).
 const maxNodeMax = 1 << 30
@@ -61,7 +61,7 @@ const (
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: DefaultKeepAwake, cpathMax: DefaultCPathMax, nodeMax: DefaultNodeMax}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax}
 	for k, v := range tune.DefaultAlgs {
 		o.algs[k] = v
 	}
