@@ -188,7 +188,7 @@ func TestTeamAutoLanes(t *testing.T) {
 // context, created, connected and destroyed, with one lane and with four
 // (each lane a UCX worker per rank, connected to its peer's).
 //
-//	go test -tags ucc ./ucc_tl_goring -run - -bench TeamCreate -benchtime 10x -count 4
+//	go test ./team -run - -bench TeamCreate -benchtime 10x -count 4
 func BenchmarkTeamCreate(b *testing.B) {
 	if err := ucx.Load(); err != nil {
 		b.Skipf("UCX not loadable: %v", err)
