@@ -95,21 +95,6 @@ func (t *Team) noteBusy() {
 	}
 }
 
-// cpathLayout is how cpath.c maps a call's buffers (Coll.buffers' rules).
-func cpathLayout(a Args) (layout cexec.Layout, dstShift bool) {
-	switch {
-	case a.Coll == coll.Bcast:
-		return cexec.OneBuffer, false
-	case a.InPlace && a.Coll == coll.Allgather:
-		return cexec.SrcInDst, false
-	case a.InPlace && a.Coll == coll.Allreduce:
-		return cexec.CopyIn, false
-	case a.InPlace && a.Coll == coll.ReduceScatter:
-		return cexec.CopyIn, true
-	}
-	return cexec.Plain, false
-}
-
 // OfferCPath lowers the program of a call that Go just built into the
 // team's C cache under k (the call's shape as cpath.c keys it), when the C
 // path serves its shape: host memory, one lane, allgather, allreduce,

@@ -8,6 +8,7 @@ import (
 	"runtime"
 	"sync"
 	"time"
+	"unsafe"
 
 	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
@@ -113,18 +114,12 @@ func newCrossRunner(k *Call) (Runner, error) {
 	if a.Dst == nil || (!a.InPlace && a.Src == nil) {
 		return nil, Invalid("%s: missing buffer", a.Coll)
 	}
-	n := B
+	dstLen := B
 	if a.Coll == coll.Allgather {
-		n = int64(t.size) * B
+		dstLen = int64(t.size) * B
 	}
-	dst := c.view(exec.Host, a.Dst, n)
-	src := dst
-	switch {
-	case !a.InPlace:
-		src = c.view(exec.Host, a.Src, B)
-	case a.Coll == coll.Allgather:
-		src = dst.Slice(int64(t.rank)*B, B)
-	}
+	view := func(p unsafe.Pointer, n int64) exec.Region { return c.view(exec.Host, p, n) }
+	src, dst := place(a, t.rank, B, B, dstLen, view)
 	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
 	if !a.Coll.Reduces() {
 		dtype = coll.Uint8 // an allgather moves bytes

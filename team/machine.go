@@ -152,53 +152,33 @@ func (c *Coll) build(entry *planEntry, prog *sched.RankProgram, bufs exec.Buffer
 }
 
 // buffers maps UCC's buffers onto the program's src and dst (scratch is
-// the executor's). In place:
-// an allgather's src is the rank's own block of dst; an allreduce gets a
-// private copy of dst as src (the plans receive into dst while they still
-// read src), and so does a reduce_scatter, whose dst holds the whole input
-// and whose result goes to the rank's block of it (UCC's meaning: dst +
-// rank*count elements); a bcast has one buffer, src and dst alike.
+// the executor's), as place has them; where the input is in dst, the
+// program reads a private copy of it.
 func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffers, error) {
-	view := func(p unsafe.Pointer, n int64) exec.Region { return c.view(mem, p, n) }
 	if a.Dst == nil || (!a.InPlace && a.Coll != coll.Bcast && a.Src == nil) || (a.Coll == coll.Bcast && a.Src == nil && a.Dst == nil) {
 		return exec.Buffers{}, Invalid("%s: missing buffer", a.Coll)
 	}
 	var b exec.Buffers
-	switch {
-	case a.Coll == coll.Bcast:
-		buf := a.Dst
-		if buf == nil {
-			buf = a.Src
-		}
-		b.Src, b.Dst = view(buf, z.Src), view(buf, z.Dst)
-	case a.InPlace && a.Coll == coll.Allgather:
-		b.Dst = view(a.Dst, z.Dst)
-		b.Src = b.Dst.Slice(int64(c.team.rank)*B, B)
-	case a.InPlace && (a.Coll == coll.Allreduce || a.Coll == coll.ReduceScatter):
-		// dst holds the whole input (z.Src bytes); an allreduce's result
-		// is all of it, a reduce_scatter's this rank's block of it.
-		whole := view(a.Dst, z.Src)
-		b.Dst = whole.Slice(0, z.Dst)
-		if a.Coll == coll.ReduceScatter {
-			b.Dst = whole.Slice(int64(c.team.rank)*B, B)
-		}
-		if !mem.IsHost() {
-			src, err := c.gpu.g.Alloc(z.Src)
-			if err != nil {
-				return b, resourceErr{err}
-			}
-			c.devOwn = append(c.devOwn, src)
-			if err := c.gpu.local.CopyNow(src, whole); err != nil {
-				return b, resourceErr{err}
-			}
-			b.Src = src
-			break
-		}
-		src := c.alloc(z.Src)
-		copy(src, whole.Bytes())
-		b.Src = exec.HostRegion(src)
-	default:
-		b.Src, b.Dst = view(a.Src, z.Src), view(a.Dst, z.Dst)
+	view := func(p unsafe.Pointer, n int64) exec.Region { return c.view(mem, p, n) }
+	whole, dst := place(a, c.team.rank, B, z.Src, z.Dst, view)
+	b.Src, b.Dst = whole, dst
+	if !inputInDst(a) {
+		return b, nil
 	}
+	if !mem.IsHost() {
+		src, err := c.gpu.g.Alloc(z.Src)
+		if err != nil {
+			return b, resourceErr{err}
+		}
+		c.devOwn = append(c.devOwn, src)
+		if err := c.gpu.local.CopyNow(src, whole); err != nil {
+			return b, resourceErr{err}
+		}
+		b.Src = src
+		return b, nil
+	}
+	src := c.alloc(z.Src)
+	copy(src, whole.Bytes())
+	b.Src = exec.HostRegion(src)
 	return b, nil
 }

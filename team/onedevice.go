@@ -3,6 +3,7 @@ package team
 import (
 	"errors"
 	"time"
+	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
@@ -32,41 +33,21 @@ func (t *Team) runsOnOneDevice(a Args, alg string, mem exec.Mem) bool {
 func newOneDeviceRunner(k *Call) (Runner, error) {
 	c, a, mem, B := k.coll, k.Args, k.mem, k.bytes
 	t := c.team
-	P := int64(t.size)
-	var src, dst exec.Region
 	switch {
-	case a.Coll == coll.Bcast:
-		buf := a.Dst
-		if buf == nil {
-			buf = a.Src
-		}
-		if buf == nil {
-			return nil, Invalid("bcast: missing buffer")
-		}
-		dst = deviceRegion(mem, buf, B)
-		src = dst
-	case a.Dst == nil || (!a.InPlace && a.Src == nil):
+	case a.Coll == coll.Bcast && a.Dst == nil && a.Src == nil:
+		return nil, Invalid("bcast: missing buffer")
+	case a.Coll != coll.Bcast && (a.Dst == nil || (!a.InPlace && a.Src == nil)):
 		return nil, Invalid("%s: missing buffer", a.Coll)
-	case a.Coll == coll.Allgather:
-		dst = deviceRegion(mem, a.Dst, P*B)
-		src = dst.Slice(int64(t.rank)*B, B)
-		if !a.InPlace {
-			src = deviceRegion(mem, a.Src, B)
-		}
-	case a.Coll == coll.ReduceScatter:
-		if a.InPlace {
-			src = deviceRegion(mem, a.Dst, P*B)
-			dst = src.Slice(int64(t.rank)*B, B)
-		} else {
-			src, dst = deviceRegion(mem, a.Src, P*B), deviceRegion(mem, a.Dst, B)
-		}
-	default:
-		dst = deviceRegion(mem, a.Dst, B)
-		src = dst
-		if !a.InPlace {
-			src = deviceRegion(mem, a.Src, B)
-		}
 	}
+	srcLen, dstLen := B, B
+	switch a.Coll {
+	case coll.Allgather:
+		dstLen = int64(t.size) * B
+	case coll.ReduceScatter:
+		srcLen = int64(t.size) * B
+	}
+	view := func(p unsafe.Pointer, n int64) exec.Region { return deviceRegion(mem, p, n) }
+	src, dst := place(a, t.rank, B, srcLen, dstLen, view)
 	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
 	return &oneDeviceRunner{c: c, cfg: onedevice.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
 		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local}}, nil
