@@ -71,6 +71,7 @@ mv "$out/ucc-autogen.tar.gz" "$o/"
 rm -f "$out"/bin/*.test
 cp "$VENDOR/osu-micro-benchmarks-7.4.tar.gz" "$o/"
 cp -r cshim scripts/device_osu.sh "$o/"
+cp ucc_tl_goring/goring.h "$o/cshim/" # the C API the shim calls, from its implementer
 t=$(mktemp -d); mkdir "$t/ompi"
 tar xzf "$VENDOR/ompi-4.1.8.tar.gz" -C "$t/ompi" --strip-components=1
 (

@@ -1,6 +1,6 @@
 // Package team is goring's UCC team layer without UCC and without cgo:
 // contexts, teams and their collectives, behind the C API that the
-// adapter ucc_tl_goring exports (cshim/goring.h). The adapter converts C
+// adapter ucc_tl_goring exports (ucc_tl_goring/goring.h). The adapter converts C
 // arguments and handles; everything it decides, it asks here.
 //
 // The objects follow UCC's:

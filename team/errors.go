@@ -27,10 +27,10 @@ func Invalid(format string, args ...any) error {
 }
 
 // Status is an outcome as the C API reports it: goring_status_t's numbers
-// (cshim/goring.h).
+// (ucc_tl_goring/goring.h).
 type Status int
 
-// The outcomes, as in cshim/goring.h.
+// The outcomes, as in ucc_tl_goring/goring.h.
 const (
 	StatusOK           Status = 0
 	StatusInProgress   Status = 1

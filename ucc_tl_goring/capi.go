@@ -3,7 +3,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../cshim
+#cgo CFLAGS: -I${SRCDIR}
 #include <stdlib.h>
 #include <string.h>
 #define GORING_TYPES_ONLY
@@ -23,7 +23,7 @@ import (
 	"github.com/goring-hpc/goring/team"
 )
 
-// The exported functions of cshim/goring.h. Each converts its arguments,
+// The exported functions of goring.h. Each converts its arguments,
 // calls the Go side and turns the outcome into a goring_status_t; guard
 // recovers any panic so that none crosses into C. The collective calls
 // are goring_go_coll_*: cpath.c defines goring_coll_*, which run a call

@@ -3,7 +3,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../cshim -I${SRCDIR}/../cexec -I${SRCDIR}/../ucx
+#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/../cexec -I${SRCDIR}/../ucx
 #include <stdint.h>
 #define GORING_TYPES_ONLY
 #include "goring.h"

@@ -2,7 +2,8 @@
 
 // Command ucc_tl_goring is the Go side of goring's UCC team layer, built
 // as a shared library (go build -buildmode=c-shared -tags ucc) that
-// implements the C API of cshim/goring.h. The C shim in cshim/ registers
+// implements the C API of goring.h (in this folder: its implementer's).
+// The C shim in cshim/ registers
 // the team layer "goring" with UCC and forwards each UCC entry point to
 // one call here; this side knows nothing of UCC and the shim knows nothing
 // of schedules.

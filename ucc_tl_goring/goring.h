@@ -1,7 +1,7 @@
 /*
  * goring.h: the C API between goring's UCC team layer shim (cshim/) and
- * its Go side (ucc_tl_goring/, built as a shared library, over package
- * team/).
+ * its Go side, which implements it in this folder (ucc_tl_goring/, built
+ * as a shared library, over package team/).
  *
  * One call per UCC entry point, all coarse: a context owns a UCX context,
  * a team owns a UCX worker of its own and the endpoints to its peers
