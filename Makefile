@@ -54,11 +54,11 @@ test: build lint
 	$(SKIPS) -print $(SKIP_LIST); \
 	exit $$status
 
-# The Go side of the UCC team layer as a shared library (cshim/goring.h's C
+# The Go side of the UCC team layer as a shared library (ucc_tl_goring/goring.h's C
 # API) and the C program that tests that API under mpirun; no UCC needed.
 capi: deps
 	$(GO) build -tags ucc -buildmode=c-shared -o build/libgoring.so ./ucc_tl_goring
-	mpicc -O2 -Wall -Icshim tests/capi/capi_test.c -Lbuild -lgoring -Wl,-rpath,'$$ORIGIN' -o build/capi_test
+	mpicc -O2 -Wall -Iucc_tl_goring tests/capi/capi_test.c -Lbuild -lgoring -Wl,-rpath,'$$ORIGIN' -o build/capi_test
 
 # The UCC team layer itself: cshim/ compiled against a configured and built
 # UCC source tree (UCC_SRC, for its internal component headers), that
@@ -67,7 +67,7 @@ capi: deps
 # (and libgoring.so, which it loads from its own folder) into UCC's
 # component folder, where UCC looks for libucc_tl_*.so.
 TL_CFLAGS = -shared -fPIC -O2 -Wall -Wno-unused-parameter -I$(UCC_SRC) -I$(UCC_SRC)/src \
-	-I$(UCC_PREFIX)/include -I$(UCX_PREFIX)/include -Icshim
+	-I$(UCC_PREFIX)/include -I$(UCX_PREFIX)/include -Icshim -Iucc_tl_goring
 tl: capi
 	@if [ -z "$(UCC_SRC)" ] || [ -z "$(UCC_PREFIX)" ] || [ -z "$(UCX_PREFIX)" ]; then \
 	  echo "make tl needs UCC_SRC=<configured ucc source> UCC_PREFIX=<ucc install> UCX_PREFIX=<ucx install>"; exit 2; fi

@@ -4,6 +4,7 @@ import (
 	"context"
 	"time"
 
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/onedevice"
 )
 
@@ -18,10 +19,10 @@ type oneDeviceCall struct {
 }
 
 // runsOnOneDevice reports whether rc's call runs as one process's device
-// work.
+// work: its ranks share one GPU (Config.OneDevice) and onedevice.Runs
+// takes the call, as the team layer chooses.
 func (rc *rankCall) runsOnOneDevice() bool {
-	return rc.cfg.OneDevice != nil && rc.plan.Algorithm == "leader" && !rc.bufs.Src.IsHost() &&
-		onedevice.Serves(rc.cfg.Collective, rc.plan.NRanks)
+	return rc.cfg.OneDevice != nil && !rc.bufs.Src.IsHost() && onedevice.Runs(rc.plan.Algorithm, rc.cfg.Collective, rc.plan.NRanks)
 }
 
 // newOneDevice prepares the call: the rank's executor (rank 0's runs the
@@ -40,25 +41,13 @@ func (rc *rankCall) newOneDevice() error {
 	return nil
 }
 
-// runOneDevice runs one call over t by deadline, as exec.Run runs a
-// Machine: ctx's cancellation is seen within 50 ms.
+// runOneDevice runs one call over t by deadline, driven as exec.Run
+// drives a Machine.
 func (rc *rankCall) runOneDevice(ctx context.Context, t Transport, deadline time.Time) error {
 	cfg := rc.one.cfg
 	cfg.Transport, cfg.Deadline = t, deadline
 	if err := rc.one.call.Begin(cfg); err != nil {
 		return err
 	}
-	for {
-		wait := deadline
-		if next := time.Now().Add(50 * time.Millisecond); ctx.Done() != nil && wait.After(next) {
-			wait = next
-		}
-		done, err := rc.one.call.Progress(wait)
-		if err != nil || done {
-			return err
-		}
-		if err := ctx.Err(); err != nil {
-			return rc.one.call.Abort(err)
-		}
-	}
+	return exec.Drive(ctx, &rc.one.call, deadline)
 }

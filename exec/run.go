@@ -37,18 +37,43 @@ func Run(ctx context.Context, m *Machine, t Transport, deadline time.Time) error
 	if err := c.Begin(m, t, deadline); err != nil {
 		return err
 	}
+	return drive(ctx, c.Progress, c.Abort, deadline)
+}
+
+// A Progressor is a begun call that is driven without blocking: a Call,
+// or a protocol driven like one (package onedevice's and crossmem's).
+type Progressor interface {
+	// Progress advances the call, waiting for completions until wait at
+	// most; done once it has completed, an error once it failed.
+	Progress(wait time.Time) (done bool, err error)
+	// Abort ends the unfinished call because of cause.
+	Abort(cause error) error
+}
+
+// Drive progresses a begun call until it is done or fails, waiting at
+// most until deadline (which the call enforces: see Call.Begin) and
+// seeing ctx's cancellation within pollSlice, on which it aborts the
+// call.
+func Drive(ctx context.Context, p Progressor, deadline time.Time) error {
+	return drive(ctx, p.Progress, p.Abort, deadline)
+}
+
+// drive is Drive over the call's two methods: Run passes its Call's, which
+// then stays on Run's stack (an interface would move it to the heap, one
+// allocation per call).
+func drive(ctx context.Context, progress func(time.Time) (bool, error), end func(error) error, deadline time.Time) error {
 	cancellable := ctx.Done() != nil
 	for {
 		wait := deadline
 		if now := time.Now(); cancellable && wait.Sub(now) > pollSlice {
 			wait = now.Add(pollSlice)
 		}
-		done, err := c.Progress(wait)
+		done, err := progress(wait)
 		if err != nil || done {
 			return err
 		}
 		if err := ctx.Err(); err != nil {
-			return c.Abort(err)
+			return end(err)
 		}
 	}
 }

@@ -25,6 +25,19 @@ type Mapper interface {
 	Release(peer int, key []byte)
 }
 
+// Algorithm is the name of the leader algorithms in package sched: on a
+// team whose ranks share one GPU, a call of one of them on device memory
+// runs here instead of as the program's messages.
+const Algorithm = "leader"
+
+// Runs reports whether a call of alg on c by a team of size ranks that
+// share one GPU runs here, its buffers on the device: the leader
+// algorithm, of a collective this package serves. The team layer and
+// goring bench choose by it alike.
+func Runs(alg string, c coll.Collective, size int) bool {
+	return alg == Algorithm && Serves(c, size)
+}
+
 // Serves reports whether c on a team of size ranks has a leader algorithm
 // here: allreduce, allgather and bcast at any size, reduce_scatter while
 // one fused step serves a block (up to exec.MultiMax ranks,

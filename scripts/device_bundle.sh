@@ -25,7 +25,7 @@ mkdir -p "$out/bin"
 go build -ldflags="-s -w" -o "$out/bin/goring" ./cmd/goring
 go test -ldflags="-s -w" -c -o "$out/bin/cuda.test" ./cuda
 go test -ldflags="-s -w" -c -o "$out/bin/cudaexec.test" ./cudaexec
-go test -ldflags="-s -w" -tags ucc -c -o "$out/bin/tl.test" ./ucc_tl_goring
+go test -ldflags="-s -w" -c -o "$out/bin/tl.test" ./team
 # The team layer's Go half, for a UCC built on the GPU machine (the C half,
 # cshim/, is compiled there against that UCC).
 mkdir -p "$out/lib"
@@ -72,6 +72,7 @@ mv "$out/ucc-autogen.tar.gz" "$o/"
 rm -f "$out"/bin/*.test
 cp "$VENDOR/osu-micro-benchmarks-7.4.tar.gz" "$o/"
 cp -r cshim scripts/device_osu.sh "$o/"
+cp ucc_tl_goring/goring.h "$o/cshim/" # the C API the shim calls, from its implementer
 t=$(mktemp -d); mkdir "$t/ompi"
 tar xzf "$VENDOR/ompi-4.1.8.tar.gz" -C "$t/ompi" --strip-components=1
 (

@@ -126,7 +126,7 @@ else
 fi
 # tl/goring: cshim compiled against this UCC, the carried libgoring.so
 # beside it (again on a warm machine: the carried library may be newer).
-gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/include" -I"$ROOT/cshim" \
+gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/include" -I"$ROOT/cshim" -I"$ROOT/ucc_tl_goring" \
   "$ROOT"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/install/lib" -lucc -Wl,-rpath,'$ORIGIN' \
   -o "$W/install/lib/ucc/libucc_tl_goring.so" 2>"$R/tl_goring_cc.log" ||
   { echo "device_node: tl/goring does not compile"; cat "$R/tl_goring_cc.log"; exit 1; }

@@ -82,7 +82,7 @@ fi
 # where the 64 MiB a call carries runs short): teams of this process, and
 # processes sharing GPU 0, with cuMemAlloc'd and stream-ordered pool memory.
 if [ -x "$B/tl.test" ] && [ "$GPUS" = 1 ]; then
-  run tl.test bash -c "cd '$ROOT/ucc_tl_goring' && '$B/tl.test' -test.run 'OnGPU|SharedGPU' -test.v -test.count=1"
+  run tl.test bash -c "cd '$ROOT/team' && '$B/tl.test' -test.run 'OnGPU|SharedGPU' -test.v -test.count=1"
   grep -E "^(--- |ok|FAIL|PASS)|on one device" "$LOGS/tl.test.log"
 fi
 (cd "$ROOT/cuda" && GORING_CUDA_BENCH=1 "$B/cuda.test" -test.run 'ReduceBandwidth' -test.v 2>&1) | grep "^cuda:" | tee "$OUT/reduce_bw.txt"

@@ -39,7 +39,7 @@ fi
 # machine: the carried library may be newer).
 ROOT=$(cd "$C/.." && pwd)
 if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
-  gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/include" -I"$ROOT/cshim" \
+  gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/include" -I"$ROOT/cshim" -I"$ROOT/ucc_tl_goring" \
     "$ROOT"/cshim/tl_goring*.c -L"$C/lib" -lgoring -L"$W/install/lib" -lucc -Wl,-rpath,'$ORIGIN' \
     -o "$W/install/lib/ucc/libucc_tl_goring.so" || { echo "device_ucc: tl/goring does not compile"; exit 1; }
   cp "$C/lib/libgoring.so" "$W/install/lib/ucc/"

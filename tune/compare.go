@@ -122,7 +122,7 @@ func (r Regime) predict(l Layer, c coll.Collective, alg string, bytes int64, dty
 	if err := l.validate(); err != nil {
 		return 0, err
 	}
-	if r.OneDevice != nil && alg == "leader" && onedevice.Serves(c, r.Procs()) {
+	if r.OneDevice != nil && onedevice.Runs(alg, c, r.Procs()) {
 		t, err := r.OneDevice.predict(c, r.Procs(), bytes)
 		return l.CallUS + t, err
 	}

@@ -12,7 +12,7 @@
 // (UCPAlgorithm, from UCC v1.8.0's default selection strings); where none
 // is exact, the doc of UCPAlgorithm says which way the difference leans.
 //
-// The package is pure: no cgo, no I/O. The team layer (ucc_tl_goring)
+// The package is pure: no cgo, no I/O. The team layer (package team)
 // turns its ranges into a UCC score string when a team is created;
 // docs/ucc.md "Default scores from the model" says which figures each
 // regime uses and where they were measured.

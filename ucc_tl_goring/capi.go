@@ -3,7 +3,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../cshim
+#cgo CFLAGS: -I${SRCDIR}
 #include <stdlib.h>
 #include <string.h>
 #define GORING_TYPES_ONLY
@@ -20,9 +20,10 @@ import (
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/team"
 )
 
-// The exported functions of cshim/goring.h. Each converts its arguments,
+// The exported functions of goring.h. Each converts its arguments,
 // calls the Go side and turns the outcome into a goring_status_t; guard
 // recovers any panic so that none crosses into C. The collective calls
 // are goring_go_coll_*: cpath.c defines goring_coll_*, which run a call
@@ -38,7 +39,7 @@ func guard(status *C.goring_status_t) {
 
 func fail(err error) C.goring_status_t {
 	setLastError(err)
-	return C.goring_status_t(statusOf(err))
+	return C.goring_status_t(team.StatusOf(err))
 }
 
 //export goring_api_version
@@ -48,13 +49,13 @@ func goring_api_version() C.int { return C.GORING_API_VERSION }
 func goring_context_create(opts *C.char, out *C.goring_context_h) (status C.goring_status_t) {
 	defer guard(&status)
 	if out == nil {
-		return fail(invalid("goring_context_create: NULL output"))
+		return fail(team.Invalid("goring_context_create: NULL output"))
 	}
 	s := ""
 	if opts != nil {
 		s = C.GoString(opts)
 	}
-	ctx, err := newContext(s)
+	ctx, err := team.NewContext(s, cpathTable{})
 	if err != nil {
 		return fail(err)
 	}
@@ -65,13 +66,13 @@ func goring_context_create(opts *C.char, out *C.goring_context_h) (status C.gori
 //export goring_context_destroy
 func goring_context_destroy(h C.goring_context_h) (status C.goring_status_t) {
 	defer guard(&status)
-	ctx, ok := lookup[*tlContext](uint64(h))
+	ctx, ok := lookup[*team.Context](uint64(h))
 	if !ok {
-		return fail(invalid("goring_context_destroy: unknown context %d", h))
+		return fail(team.Invalid("goring_context_destroy: unknown context %d", h))
 	}
 	dropHandle(uint64(h))
-	if err := ctx.close(); err != nil {
-		return fail(resourceErr{err})
+	if err := ctx.Close(); err != nil {
+		return fail(err)
 	}
 	return C.GORING_OK
 }
@@ -79,16 +80,15 @@ func goring_context_destroy(h C.goring_context_h) (status C.goring_status_t) {
 //export goring_team_create
 func goring_team_create(h C.goring_context_h, rank, size C.uint32_t, out *C.goring_team_h) (status C.goring_status_t) {
 	defer guard(&status)
-	ctx, ok := lookup[*tlContext](uint64(h))
+	ctx, ok := lookup[*team.Context](uint64(h))
 	if !ok || out == nil {
-		return fail(invalid("goring_team_create: unknown context %d or NULL output", h))
+		return fail(team.Invalid("goring_team_create: unknown context %d or NULL output", h))
 	}
-	t, err := newTeam(ctx, int(rank), int(size))
+	t, err := team.NewTeam(ctx, int(rank), int(size))
 	if err != nil {
 		return fail(err)
 	}
-	t.handle = newHandle(t)
-	*out = C.goring_team_h(t.handle)
+	*out = C.goring_team_h(teamHandle(t))
 	return C.GORING_OK
 }
 
@@ -99,11 +99,11 @@ func goring_team_create(h C.goring_context_h, rank, size C.uint32_t, out *C.gori
 //export goring_context_card
 func goring_context_card(h C.goring_context_h, buf unsafe.Pointer, length *C.size_t) (status C.goring_status_t) {
 	defer guard(&status)
-	ctx, ok := lookup[*tlContext](uint64(h))
+	ctx, ok := lookup[*team.Context](uint64(h))
 	if !ok || length == nil {
-		return fail(invalid("goring_context_card: unknown context %d or NULL length", h))
+		return fail(team.Invalid("goring_context_card: unknown context %d or NULL length", h))
 	}
-	return copyOut("goring_context_card", ctx.rv.card, buf, length)
+	return copyOut("goring_context_card", ctx.Card(), buf, length)
 }
 
 // goring_team_create_lazy creates rank's share of a team of size whose
@@ -114,39 +114,39 @@ func goring_context_card(h C.goring_context_h, buf unsafe.Pointer, length *C.siz
 //export goring_team_create_lazy
 func goring_team_create_lazy(h C.goring_context_h, rank, size C.uint32_t, key C.uint32_t, cards *unsafe.Pointer, bounds *C.size_t, out *C.goring_team_h) (status C.goring_status_t) {
 	defer guard(&status)
-	ctx, ok := lookup[*tlContext](uint64(h))
+	ctx, ok := lookup[*team.Context](uint64(h))
 	if !ok || out == nil || cards == nil || bounds == nil {
-		return fail(invalid("goring_team_create_lazy: unknown context %d or NULL argument", h))
+		return fail(team.Invalid("goring_team_create_lazy: unknown context %d or NULL argument", h))
 	}
 	ptrs := unsafe.Slice(cards, int(size))
 	lens := unsafe.Slice(bounds, int(size))
 	cs := make([][]byte, size)
 	for r := range cs {
 		if ptrs[r] == nil {
-			return fail(notSupported("rank %d has no goring context", r))
+			return fail(team.NotSupported("rank %d has no goring context", r))
 		}
 		cs[r] = unsafe.Slice((*byte)(ptrs[r]), int(lens[r]))
 	}
-	t, err := newLazyTeam(ctx, int(rank), int(size), uint32(key), cs)
+	t, err := team.NewLazyTeam(ctx, int(rank), int(size), uint32(key), cs)
 	if err != nil {
 		return fail(err)
 	}
-	t.handle = newHandle(t)
-	*out = C.goring_team_h(t.handle)
+	*out = C.goring_team_h(teamHandle(t))
 	return C.GORING_OK
 }
 
 //export goring_team_card
 func goring_team_card(h C.goring_team_h, buf unsafe.Pointer, length *C.size_t) (status C.goring_status_t) {
 	defer guard(&status)
-	t, ok := lookup[*tlTeam](uint64(h))
+	t, ok := lookup[*team.Team](uint64(h))
 	if !ok || length == nil {
-		return fail(invalid("goring_team_card: unknown team %d or NULL length", h))
+		return fail(team.Invalid("goring_team_card: unknown team %d or NULL length", h))
 	}
-	if t.link != nil {
-		return fail(invalid("goring_team_card: team %d exchanges its card by itself", h))
+	card, err := t.Card()
+	if err != nil {
+		return fail(fmt.Errorf("goring_team_card: team %d: %w", h, err))
 	}
-	return copyOut("goring_team_card", t.card, buf, length)
+	return copyOut("goring_team_card", card, buf, length)
 }
 
 // copyOut copies b into buf of capacity *length (when buf is not NULL)
@@ -158,7 +158,7 @@ func copyOut(what string, b []byte, buf unsafe.Pointer, length *C.size_t) C.gori
 		return C.GORING_OK
 	}
 	if capacity < len(b) {
-		return fail(invalid("%s: buffer of %d bytes, the card needs %d", what, capacity, len(b)))
+		return fail(team.Invalid("%s: buffer of %d bytes, the card needs %d", what, capacity, len(b)))
 	}
 	copy(unsafe.Slice((*byte)(buf), capacity), b)
 	return C.GORING_OK
@@ -167,30 +167,25 @@ func copyOut(what string, b []byte, buf unsafe.Pointer, length *C.size_t) C.gori
 //export goring_team_layers
 func goring_team_layers(h C.goring_team_h, names *C.char) (status C.goring_status_t) {
 	defer guard(&status)
-	t, ok := lookup[*tlTeam](uint64(h))
+	t, ok := lookup[*team.Team](uint64(h))
 	if !ok || names == nil {
-		return fail(invalid("goring_team_layers: unknown team %d or NULL names", h))
+		return fail(team.Invalid("goring_team_layers: unknown team %d or NULL names", h))
 	}
-	t.mu.Lock()
-	t.layers = strings.Split(C.GoString(names), ",")
-	t.mu.Unlock()
+	t.SetLayers(strings.Split(C.GoString(names), ","))
 	return C.GORING_OK
 }
 
 //export goring_team_scores
 func goring_team_scores(h C.goring_team_h, buf *C.char, length *C.size_t, summary *C.char, summaryLen *C.size_t) (status C.goring_status_t) {
 	defer guard(&status)
-	t, ok := lookup[*tlTeam](uint64(h))
+	t, ok := lookup[*team.Team](uint64(h))
 	if !ok || length == nil || summaryLen == nil {
-		return fail(invalid("goring_team_scores: unknown team %d or NULL length", h))
+		return fail(team.Invalid("goring_team_scores: unknown team %d or NULL length", h))
 	}
-	t.mu.Lock()
-	ready := t.tr != nil || t.link != nil // a lazy team knows its shape from creation
-	t.mu.Unlock()
-	if !ready {
-		return fail(invalid("goring_team_scores: team %d is not connected", h))
+	str, line, err := t.Scores()
+	if err != nil {
+		return fail(fmt.Errorf("goring_team_scores: team %d: %w", h, err))
 	}
-	str, line := t.scores()
 	if err := cString("goring_team_scores", str, buf, length); err != nil {
 		return fail(err)
 	}
@@ -209,7 +204,7 @@ func cString(what, s string, buf *C.char, length *C.size_t) error {
 		return nil
 	}
 	if capacity < len(s)+1 {
-		return invalid("%s: buffer of %d bytes, the string needs %d", what, capacity, len(s)+1)
+		return team.Invalid("%s: buffer of %d bytes, the string needs %d", what, capacity, len(s)+1)
 	}
 	dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), capacity)
 	copy(dst, s)
@@ -220,12 +215,12 @@ func cString(what, s string, buf *C.char, length *C.size_t) error {
 //export goring_team_connect
 func goring_team_connect(h C.goring_team_h, cards unsafe.Pointer, slot C.size_t) (status C.goring_status_t) {
 	defer guard(&status)
-	t, ok := lookup[*tlTeam](uint64(h))
+	t, ok := lookup[*team.Team](uint64(h))
 	if !ok || cards == nil {
-		return fail(invalid("goring_team_connect: unknown team %d or NULL cards", h))
+		return fail(team.Invalid("goring_team_connect: unknown team %d or NULL cards", h))
 	}
-	n := int(slot) * t.size
-	if err := t.connect(unsafe.Slice((*byte)(cards), n), int(slot)); err != nil {
+	n := int(slot) * t.Size()
+	if err := t.Connect(unsafe.Slice((*byte)(cards), n), int(slot)); err != nil {
 		return fail(err)
 	}
 	return C.GORING_OK
@@ -234,13 +229,13 @@ func goring_team_connect(h C.goring_team_h, cards unsafe.Pointer, slot C.size_t)
 //export goring_team_destroy
 func goring_team_destroy(h C.goring_team_h) (status C.goring_status_t) {
 	defer guard(&status)
-	t, ok := lookup[*tlTeam](uint64(h))
+	t, ok := lookup[*team.Team](uint64(h))
 	if !ok {
-		return fail(invalid("goring_team_destroy: unknown team %d", h))
+		return fail(team.Invalid("goring_team_destroy: unknown team %d", h))
 	}
 	dropHandle(uint64(h))
-	if err := t.destroy(); err != nil {
-		return fail(resourceErr{err})
+	if err := t.Destroy(); err != nil {
+		return fail(err)
 	}
 	return C.GORING_OK
 }
@@ -266,43 +261,43 @@ var (
 //export goring_go_coll_init
 func goring_go_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
-	collectiveStarts() // the runtime kept awake while collectives come (awake.go)
-	t, ok := lookup[*tlTeam](uint64(h))
+	team.CollectiveStarts() // the runtime kept awake while collectives come (team/awake.go)
+	t, ok := lookup[*team.Team](uint64(h))
 	if !ok || args == nil || out == nil {
-		return fail(invalid("goring_coll_init: unknown team %d or NULL argument", h))
+		return fail(team.Invalid("goring_coll_init: unknown team %d or NULL argument", h))
 	}
 	var err error
 	c, ok := collTypes[args.coll]
 	if !ok {
-		return fail(notSupported("collective type %d", args.coll))
+		return fail(team.NotSupported("collective type %d", args.coll))
 	}
 	d, ok := dtypes[args.dtype]
 	if !ok {
-		return fail(notSupported("datatype %d", args.dtype))
+		return fail(team.NotSupported("datatype %d", args.dtype))
 	}
-	a := collArgs{coll: c, src: args.src, dst: args.dst, count: uint64(args.count), dtype: d, root: int(args.root),
-		inPlace: args.in_place != 0, mem: memArgOf(args.mem)}
+	a := team.Args{Coll: c, Src: args.src, Dst: args.dst, Count: uint64(args.count), Dtype: d, Root: int(args.root),
+		InPlace: args.in_place != 0, Mem: memArgOf(args.mem)}
 	if c.Reduces() {
-		if a.op, ok = ops[args.op]; !ok {
-			return fail(notSupported("reduction op %d", args.op))
+		if a.Op, ok = ops[args.op]; !ok {
+			return fail(team.NotSupported("reduction op %d", args.op))
 		}
 	}
 	if args.alg != nil {
-		a.alg = C.GoString(args.alg)
+		a.Alg = C.GoString(args.alg)
 	}
 	switch args.coll {
 	case C.GORING_COLL_ALLTOALL:
-		a.a2a = uniformA2A(uint64(args.count), t.size)
+		a.A2A = team.UniformA2A(uint64(args.count), t.Size())
 	case C.GORING_COLL_ALLTOALLV:
-		if a.a2a, err = a2aOf(args, t.size); err != nil {
+		if a.A2A, err = a2aOf(args, t.Size()); err != nil {
 			return fail(err)
 		}
 	}
-	cl, err := newColl(t, a)
+	cl, err := team.NewColl(t, a)
 	if err != nil {
 		return fail(err)
 	}
-	t.offerCPath(cpathKey(args, a), cl, a)
+	t.OfferCPath(cpathKey(args, a), cl, a)
 	*out = C.goring_coll_h(newHandle(cl))
 	return C.GORING_OK
 }
@@ -324,11 +319,11 @@ func goring_go_set_error(text *C.char, status C.goring_status_t) C.goring_status
 //export goring_go_team_check
 func goring_go_team_check(h C.goring_team_h) (status C.goring_status_t) {
 	defer guard(&status)
-	t, ok := lookup[*tlTeam](uint64(h))
+	t, ok := lookup[*team.Team](uint64(h))
 	if !ok {
-		return fail(invalid("goring_coll_test: unknown team %d", h))
+		return fail(team.Invalid("goring_coll_test: unknown team %d", h))
 	}
-	if err := t.checkPeers(); err != nil {
+	if err := t.CheckPeers(); err != nil {
 		return fail(err)
 	}
 	return C.GORING_OK
@@ -337,11 +332,11 @@ func goring_go_team_check(h C.goring_team_h) (status C.goring_status_t) {
 //export goring_go_coll_post
 func goring_go_coll_post(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
-	c, ok := lookup[*tlColl](uint64(h))
+	c, ok := lookup[*team.Coll](uint64(h))
 	if !ok {
-		return fail(invalid("goring_coll_post: unknown collective %d", h))
+		return fail(team.Invalid("goring_coll_post: unknown collective %d", h))
 	}
-	if err := c.post(); err != nil {
+	if err := c.Post(); err != nil {
 		return fail(err)
 	}
 	return C.GORING_OK
@@ -350,11 +345,11 @@ func goring_go_coll_post(h C.goring_coll_h) (status C.goring_status_t) {
 //export goring_go_coll_test
 func goring_go_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
-	c, ok := lookup[*tlColl](uint64(h))
+	c, ok := lookup[*team.Coll](uint64(h))
 	if !ok {
-		return fail(invalid("goring_coll_test: unknown collective %d", h))
+		return fail(team.Invalid("goring_coll_test: unknown collective %d", h))
 	}
-	done, err := c.test()
+	done, err := c.Test()
 	switch {
 	case err != nil:
 		return fail(err)
@@ -367,12 +362,12 @@ func goring_go_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
 //export goring_go_coll_finalize
 func goring_go_coll_finalize(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)
-	c, ok := lookup[*tlColl](uint64(h))
+	c, ok := lookup[*team.Coll](uint64(h))
 	if !ok {
-		return fail(invalid("goring_coll_finalize: unknown collective %d", h))
+		return fail(team.Invalid("goring_coll_finalize: unknown collective %d", h))
 	}
 	dropHandle(uint64(h))
-	c.finalize()
+	c.Finalize()
 	return C.GORING_OK
 }
 
@@ -391,8 +386,8 @@ func goring_go_coll_algorithm(h C.goring_coll_h) (name *C.char) {
 		}
 	}()
 	alg := ""
-	if c, ok := lookup[*tlColl](uint64(h)); ok {
-		alg = c.alg
+	if c, ok := lookup[*team.Coll](uint64(h)); ok {
+		alg = c.Algorithm()
 	}
 	algNames.Lock()
 	defer algNames.Unlock()
@@ -419,21 +414,11 @@ func goring_last_error(buf *C.char, length C.size_t) C.size_t {
 	return C.size_t(len(text))
 }
 
-// uniformA2A is alltoall as alltoallv: count elements to and from every
-// peer, packed.
-func uniformA2A(count uint64, n int) *a2aArgs {
-	c := make([]uint64, n)
-	for i := range c {
-		c[i] = count
-	}
-	return &a2aArgs{sendCounts: c, recvCounts: c, uniform: true}
-}
-
 // a2aOf copies alltoallv's arrays (n entries each; displacements may be
 // NULL) out of C memory.
-func a2aOf(args *C.goring_coll_args_t, n int) (*a2aArgs, error) {
+func a2aOf(args *C.goring_coll_args_t, n int) (*team.A2AArgs, error) {
 	if args.src_counts == nil || args.dst_counts == nil {
-		return nil, invalid("alltoallv: NULL counts")
+		return nil, team.Invalid("alltoallv: NULL counts")
 	}
 	arr := func(p *C.uint64_t) []uint64 {
 		if p == nil {
@@ -441,16 +426,16 @@ func a2aOf(args *C.goring_coll_args_t, n int) (*a2aArgs, error) {
 		}
 		return append([]uint64(nil), unsafe.Slice((*uint64)(unsafe.Pointer(p)), n)...)
 	}
-	return &a2aArgs{sendCounts: arr(args.src_counts), recvCounts: arr(args.dst_counts),
-		sendDispls: arr(args.src_displs), recvDispls: arr(args.dst_displs)}, nil
+	return &team.A2AArgs{SendCounts: arr(args.src_counts), RecvCounts: arr(args.dst_counts),
+		SendDispls: arr(args.src_displs), RecvDispls: arr(args.dst_displs)}, nil
 }
 
-func memArgOf(m C.goring_mem_type_t) memArg {
+func memArgOf(m C.goring_mem_type_t) team.MemArg {
 	switch m {
 	case C.GORING_MEM_HOST:
-		return memHost
+		return team.MemHost
 	case C.GORING_MEM_CUDA:
-		return memCUDA
+		return team.MemCUDA
 	}
-	return memUnknown
+	return team.MemUnknown
 }

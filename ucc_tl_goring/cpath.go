@@ -3,7 +3,7 @@
 package main
 
 /*
-#cgo CFLAGS: -I${SRCDIR}/../cshim -I${SRCDIR}/../cexec -I${SRCDIR}/../ucx
+#cgo CFLAGS: -I${SRCDIR} -I${SRCDIR}/../cexec -I${SRCDIR}/../ucx
 #include <stdint.h>
 #define GORING_TYPES_ONLY
 #include "goring.h"
@@ -15,170 +15,35 @@ import "C"
 import (
 	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/team"
 )
 
-// The C path: small host collectives that never enter Go (docs/ucc.md
-// "Small collectives in C"). The first call of a shape runs here in Go,
-// which lowers its program into the team's C cache (offerCPath); cpath.c
-// runs every later call of that shape in package cexec's executor. Both
-// executors run the same program with the same tags and draw their
-// sequence numbers from one counter in post order, so a call may run in C
-// on one rank and in Go on another.
+// The C path's C half (docs/ucc.md "Small collectives in C"): cpath.c
+// keeps a table of the teams whose small host calls it runs without
+// entering Go, by team handle. Package team decides which teams and
+// shapes go there (team/cpath.go); this file lists a team in the table
+// and keys a call as cpath.c does.
 
-// DefaultCPathMax is the largest call (bytes of the vector per rank; for
-// alltoall, what a rank sends) the C path takes by default: where the Go path's per-call cost, not the
-// transfer, is most of the time (docs/ucc.md).
-const DefaultCPathMax = 64 << 10
+// cpathTable is cpath.c's table of teams, as team.CPathTable.
+type cpathTable struct{}
 
-// maxCPathMax bounds the option: beyond a few MiB the transfer dominates
-// and the Go path's pipelining and lanes matter more than its call cost.
-const maxCPathMax = 16 << 20
-
-// openCPath gives a connected team its C side, unless the context turned
-// the C path off or needs what only Go does: a deadline, or every call on
-// several lanes (a lane count the user named). With lanes=auto a call
-// that takes lanes is never lowered (offerCPath), and one that does not
-// runs as on a team of one lane.
-func (t *tlTeam) openCPath() error {
-	if !t.cpathWanted(len(t.lanes) + 1) {
-		return nil
-	}
-	ct, err := cexec.NewTeam(t.tr.Worker(), t.rank, t.size, t.tr.Endpoint)
-	if err != nil {
-		return resourceErr{err}
-	}
-	if C.tlg_cpath_register(C.uint64_t(t.handle), ct.Ptr()) != 0 {
-		ct.Free() // the table is full: this team stays in Go
-		return nil
-	}
-	t.tr.ShareSeq(ct.SeqCell())
-	t.cpath = ct
-	return nil
+func (cpathTable) Register(handle uint64, ct *cexec.Team) bool {
+	return C.tlg_cpath_register(C.uint64_t(handle), ct.Ptr()) == 0
 }
 
-// cpathWanted says whether a team of lanes lanes gets a C side.
-func (t *tlTeam) cpathWanted(lanes int) bool {
-	o := t.ctx.opts
-	return o.cpathMax != 0 && o.timeout <= 0 && (lanes <= 1 || o.lanes == 0)
-}
-
-// closeCPath cancels the C calls still live and lets go of the C side,
-// before the worker it posts on goes. Caller holds t.mu, not the C lock.
-func (t *tlTeam) closeCPath() {
-	if t.cpath == nil {
-		return
-	}
-	C.tlg_cpath_unregister(C.uint64_t(t.handle))
-	t.cpath.Free()
-	t.cpath = nil
-}
-
-// lockC takes the C path's lock of the team (cexec.Team.Lock) for a Go
-// entry point that touches the team's worker or C cache, after t.mu; the
-// returned function releases it. Without a C side there is nothing to
-// take.
-func (t *tlTeam) lockC() func() {
-	if t.cpath == nil {
-		return func() {}
-	}
-	ct := t.cpath
-	ct.Lock()
-	return ct.Unlock
-}
-
-// noteBusy tells the C path whether Go has a call on the wire or queued.
-// Caller holds t.mu.
-func (t *tlTeam) noteBusy() {
-	if t.cpath != nil {
-		t.cpath.SetGoBusy(t.cur != nil || len(t.queue) > 0)
-	}
-}
-
-// cpathLayout is how cpath.c maps a call's buffers (tlColl.buffers' rules).
-func cpathLayout(a collArgs) (layout cexec.Layout, dstShift bool) {
-	switch {
-	case a.coll == coll.Bcast:
-		return cexec.OneBuffer, false
-	case a.inPlace && a.coll == coll.Allgather:
-		return cexec.SrcInDst, false
-	case a.inPlace && a.coll == coll.Allreduce:
-		return cexec.CopyIn, false
-	case a.inPlace && a.coll == coll.ReduceScatter:
-		return cexec.CopyIn, true
-	}
-	return cexec.Plain, false
-}
+func (cpathTable) Unregister(handle uint64) { C.tlg_cpath_unregister(C.uint64_t(handle)) }
 
 // cpathKey is the call's shape as cpath.c's tlg_cpath_key computes it
 // from the same arguments (goring.h's numbers; op only for reductions,
 // root only for bcast).
-func cpathKey(args *C.goring_coll_args_t, a collArgs) cexec.Key {
+func cpathKey(args *C.goring_coll_args_t, a team.Args) cexec.Key {
 	k := cexec.Key{Coll: uint8(args.coll), Dtype: uint8(args.dtype), InPlace: args.in_place != 0,
-		Count: uint64(args.count), Alg: a.alg}
-	if a.coll.Reduces() {
+		Count: uint64(args.count), Alg: a.Alg}
+	if a.Coll.Reduces() {
 		k.Op = uint8(args.op)
 	}
-	if a.coll == coll.Bcast {
+	if a.Coll == coll.Bcast {
 		k.Root = uint32(args.root)
 	}
 	return k
-}
-
-// offerCPath lowers the program of a call that Go just built into the
-// team's C cache under k (cpathKey of the call's arguments), when the C
-// path serves its shape: host memory, one lane, allgather, allreduce,
-// reduce_scatter, bcast or alltoall (not alltoallv, whose counts vary by
-// call, nor an algorithm that exchanges counts first), at most cpathMax
-// bytes. Nothing here fails the call: a shape not lowered stays in Go.
-func (t *tlTeam) offerCPath(k cexec.Key, c *tlColl, a collArgs) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	defer t.lockC()()
-	if t.cpath == nil || c.entry == nil || c.gpu != nil || c.lanes != nil || c.xchg != nil || c.trivial ||
-		a.mem != memHost || len(a.alg) > cexec.MaxAlgName {
-		return
-	}
-	B := int64(a.count) * int64(a.dtype.Size())
-	switch {
-	case a.coll == coll.Allgather, a.coll == coll.Allreduce, a.coll == coll.ReduceScatter, a.coll == coll.Bcast:
-	case a.coll == coll.Alltoallv && a.a2a != nil && a.a2a.uniform && !a.inPlace:
-		// Alltoall: the same counts every call, so the plan (pairwise,
-		// from this rank's counts alone) is the shape's. B counts what
-		// the rank sends in all.
-		B *= int64(t.size)
-	default:
-		return
-	}
-	if B > t.ctx.opts.cpathMax {
-		return
-	}
-	if t.cpath.Has(k) {
-		return
-	}
-	layout, shift := cpathLayout(a)
-	dtype, op := a.coll.Reduction(a.dtype, a.op)
-	p, err := cexec.Lower(c.entry.program(t.rank), c.alg, dtype, op, layout, shift)
-	if err != nil {
-		return
-	}
-	_, _ = t.cpath.Put(k, p)
-	p.Release()
-}
-
-// checkPeers is the C path's failure detector (goring_go_team_check): UCX's
-// endpoint errors, then the processes of the peers on this host. nil:
-// every peer may still come, and the call keeps waiting.
-func (t *tlTeam) checkPeers() error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	defer t.lockC()()
-	if t.tr != nil {
-		if err := t.tr.PeerErr(); err != nil {
-			return err // as the Go path's call would report it
-		}
-	}
-	if t.watch != nil {
-		return t.watch.Check()
-	}
-	return nil
 }

@@ -2,7 +2,11 @@
 
 package main
 
-import "sync"
+import (
+	"sync"
+
+	"github.com/goring-hpc/goring/team"
+)
 
 // handles maps the 64-bit handles C holds to Go objects. C never holds a
 // Go pointer (the cgo rules forbid it past a call), and an unknown or
@@ -36,4 +40,12 @@ func dropHandle(h uint64) {
 	handles.Lock()
 	delete(handles.objs, h)
 	handles.Unlock()
+}
+
+// teamHandle gives t a handle, which t keeps: its C side is listed under
+// it (cpathTable).
+func teamHandle(t *team.Team) uint64 {
+	h := newHandle(t)
+	t.SetHandle(h)
+	return h
 }

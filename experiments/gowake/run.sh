@@ -8,7 +8,7 @@
 #
 #   experiments/gowake/run.sh [pause_us ...]     # default: 100 500 5000
 #   GODEBUG=schedtrace=2147483647 experiments/gowake/run.sh 5000   # the runtime's monitor kept awake
-#   KEEPER=5ms experiments/gowake/run.sh 5000    # with the team layer's keeper (ucc_tl_goring/awake.go):
+#   KEEPER=5ms experiments/gowake/run.sh 5000    # with the team layer's keeper (team/awake.go):
 #                                                # a goroutine in a raw nanosleep holds a P, so sysmon never sleeps
 set -euo pipefail
 t=$(mktemp -d)
@@ -30,7 +30,7 @@ var n int
 //export probe
 func probe() C.int { n++; return C.int(n) }
 
-// The keeper of ucc_tl_goring/awake.go, reduced to its loop.
+// The keeper of team/awake.go, reduced to its loop.
 func init() {
 	d, err := time.ParseDuration(os.Getenv("KEEPER"))
 	if err != nil {

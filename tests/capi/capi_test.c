@@ -1,5 +1,5 @@
 /*
- * capi_test: goring's C API (cshim/goring.h) under mpirun, without UCC.
+ * capi_test: goring's C API (ucc_tl_goring/goring.h) under mpirun, without UCC.
  *
  * MPI stands in for UCC's out-of-band allgather: it gathers the team cards.
  * Each rank then runs every collective the team layer supports, polling

@@ -1,0 +1,149 @@
+package team
+
+import (
+	"encoding/binary"
+	"errors"
+	"fmt"
+
+	"github.com/goring-hpc/goring/ucx"
+)
+
+// Context is a goring context: the UCX context its teams' workers come
+// from, and the options.
+type Context struct {
+	opts      options
+	uctx      *ucx.Context
+	ucxConfig map[string]string   // the context's UCX settings, which every lane's context takes too
+	cal       *machineCalibration // the calibration option's file; nil: none
+	asleep    func()              // releases the runtime keeper (awake.go)
+	rv        *rendezvous         // the lazy teams' card exchange (rendezvous.go); nil: none
+	algKey    string              // the algorithm options as the score cache's key (scores.go)
+	workers   workerPool          // workers of teams that ended cleanly (workerpool.go)
+	cpath     CPathTable          // where teams list their C side (cpath.go); nil: the C path is off
+}
+
+// NewContext opens a goring context with the options of optStr
+// (options.go); cpath lists its teams' C sides (nil: no C path).
+func NewContext(optStr string, cpath CPathTable) (*Context, error) {
+	opts, err := parseOptions(optStr)
+	if err != nil {
+		return nil, invalidErr{err}
+	}
+	cal, err := loadMachineCalibration(opts.calibration)
+	if err != nil {
+		return nil, invalidErr{err}
+	}
+	if err := ucx.Load(); err != nil {
+		return nil, resourceErr{err}
+	}
+	cfg := map[string]string{}
+	if opts.tls != "" {
+		cfg["TLS"] = opts.tls
+	}
+	uctx, err := ucx.Init(ucx.Options{Config: cfg})
+	if err != nil {
+		return nil, resourceErr{err}
+	}
+	c := &Context{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal, algKey: fmt.Sprint(opts.algs, opts.chosen), cpath: cpath}
+	if c.rv, err = openRendezvous(c); err != nil {
+		_ = uctx.Close()
+		return nil, resourceErr{err}
+	}
+	c.asleep = keepAwake(opts.keepAwake)
+	return c, nil
+}
+
+// Close releases the context's workers and UCX context.
+func (c *Context) Close() error {
+	c.asleep()
+	errs := []error{c.workers.drain()}
+	if c.rv != nil {
+		errs = append(errs, c.rv.close())
+	}
+	if err := errors.Join(append(errs, c.uctx.Close())...); err != nil {
+		return resourceErr{err}
+	}
+	return nil
+}
+
+// Card is the context's card (rendezvous.go), what UCC publishes as
+// goring's context address.
+func (c *Context) Card() []byte { return c.rv.card }
+
+// A card is what a rank publishes to its team: "GRC4", the host name
+// (uint16 length + bytes), the process id (uint32) and its start time
+// (uint64, launch.ProcStart: with the pid it names the process for good),
+// the UCX worker address (uint32 length + bytes), the PCI address of
+// the one GPU the process sees (uint16 length + bytes; empty when it sees
+// none or several), and the crossmem setting (mode and threads, a byte
+// each), little-endian.
+const cardMagic = "GRC4"
+
+type card struct {
+	host  string
+	pid   int
+	start uint64
+	addr  []byte
+	gpu   string
+	// cross is the rank's crossmem setting: its mode (crossmemOff,
+	// crossmemAuto or crossmemForced) and its threads, so that every rank
+	// decides alike which calls run by cross-memory reads (crossmem.go).
+	cross crossCard
+}
+
+type crossCard struct{ mode, threads uint8 }
+
+func encodeCard(c card) []byte {
+	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr)+2+len(c.gpu)+2)
+	b = append(b, cardMagic...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.host)))
+	b = append(b, c.host...)
+	b = binary.LittleEndian.AppendUint32(b, uint32(c.pid))
+	b = binary.LittleEndian.AppendUint64(b, c.start)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.addr)))
+	b = append(b, c.addr...)
+	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.gpu)))
+	b = append(b, c.gpu...)
+	return append(b, c.cross.mode, c.cross.threads)
+}
+
+// decodeCard reads the card at the start of slot (padding after it is
+// ignored), trusting no length beyond the slot.
+func decodeCard(slot []byte) (card, error) {
+	if len(slot) < 6 || string(slot[:4]) != cardMagic {
+		return card{}, errors.New("not a goring card of this version (wrong magic or too short)")
+	}
+	hl := int(binary.LittleEndian.Uint16(slot[4:]))
+	rest := slot[6:]
+	if hl > len(rest) {
+		return card{}, fmt.Errorf("host name of %d bytes overruns the %d-byte slot", hl, len(slot))
+	}
+	c := card{host: string(rest[:hl])}
+	rest = rest[hl:]
+	if len(rest) < 16 {
+		return card{}, errors.New("card ends before the process id and address length")
+	}
+	c.pid = int(binary.LittleEndian.Uint32(rest))
+	c.start = binary.LittleEndian.Uint64(rest[4:])
+	al := int64(binary.LittleEndian.Uint32(rest[12:]))
+	rest = rest[16:]
+	if al == 0 || al > int64(len(rest)) {
+		return card{}, fmt.Errorf("address of %d bytes does not fit the %d bytes left in the slot", al, len(rest))
+	}
+	c.addr = append([]byte(nil), rest[:al]...)
+	rest = rest[al:]
+	if len(rest) < 2 {
+		return card{}, errors.New("card ends before the GPU's address")
+	}
+	gl := int(binary.LittleEndian.Uint16(rest))
+	if gl > len(rest)-2 {
+		return card{}, fmt.Errorf("GPU address of %d bytes overruns the slot", gl)
+	}
+	c.gpu = string(rest[2 : 2+gl])
+	rest = rest[2+gl:]
+	if len(rest) < 2 {
+		return card{}, errors.New("card ends before the crossmem setting")
+	}
+	c.cross = crossCard{mode: rest[0], threads: rest[1]}
+	return c, nil
+}

@@ -1,0 +1,138 @@
+package team
+
+import (
+	"errors"
+	"fmt"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/tune"
+	"github.com/goring-hpc/goring/ucx"
+)
+
+// MemArg is the memory type a caller says its buffers have.
+type MemArg int
+
+const (
+	MemHost    MemArg = iota
+	MemCUDA           // CUDA device memory
+	MemUnknown        // not said: the CUDA driver is asked
+)
+
+// teamGPU is what a team needs to run collectives on one GPU's memory:
+// the device (for scratch and in-place copies) and one executor (a stream
+// and its events) for the copies and reductions of the team's calls, which
+// run one at a time.
+type teamGPU struct {
+	g     *cudaexec.GPU
+	local *cudaexec.Local
+}
+
+func (tg *teamGPU) close() error {
+	return errors.Join(tg.local.Close(), tg.g.Close())
+}
+
+// memoryOf decides where the caller's buffers are, by the driver's word
+// for the destination (source and destination share a memory type in
+// UCC's calls goring accepts): host memory, or CUDA device memory of
+// GPU N. A buffer said to be CUDA memory that the driver calls host
+// memory is the caller's error; memory goring cannot run on (managed
+// memory, no driver for a buffer said to be device memory) is another
+// layer's.
+func memoryOf(a Args) (exec.Mem, error) {
+	if a.Mem == MemHost {
+		return exec.Host, nil
+	}
+	kind, ord, err := cuda.PointerInfo(uintptr(a.Dst))
+	switch {
+	case cuda.IsNoDriver(err) && a.Mem == MemUnknown:
+		return exec.Host, nil // no CUDA in this process: no device memory either
+	case cuda.IsNoDriver(err):
+		return exec.Mem{}, NotSupported("CUDA memory without a CUDA driver: %v", err)
+	case err != nil:
+		return exec.Mem{}, invalidErr{err}
+	}
+	switch kind {
+	case cuda.PointerDevice:
+		return exec.CUDA(ord), nil
+	case cuda.PointerManaged:
+		return exec.Mem{}, NotSupported("CUDA managed memory")
+	}
+	if a.Mem == MemCUDA {
+		return exec.Mem{}, Invalid("buffer %p was passed as CUDA memory, but the CUDA driver knows it as host memory", a.Dst)
+	}
+	return exec.Host, nil
+}
+
+// gpu returns the team's GPU state for device ord, opening it on first
+// use; the team's UCX must move CUDA memory. Caller holds t.mu.
+func (t *Team) gpu(ord int) (*teamGPU, error) {
+	if tg := t.gpus[ord]; tg != nil {
+		return tg, nil
+	}
+	// Without CUDA in UCX, device messages the push engine does not carry
+	// (peers on other hosts, or ipc=n) are staged through pinned host
+	// memory: slower, but the collective runs.
+	if !t.memTypes.Has(ucx.MemCUDA) && t.stager == nil && (t.engine == nil || !t.oneHost) {
+		st, err := cudaexec.NewStager(ord)
+		if err != nil {
+			return nil, notSupportedErr{fmt.Errorf("CUDA memory: the UCX in use (%s) moves none, and host staging cannot start: %w", ucx.Library(), err)}
+		}
+		t.stager = st
+		t.tr.UseStager(st)
+	}
+	g, err := cudaexec.Open(ord)
+	if err != nil {
+		return nil, notSupportedErr{fmt.Errorf("CUDA device %d: %w", ord, err)}
+	}
+	l, err := g.Local()
+	if err != nil {
+		_ = g.Close()
+		return nil, resourceErr{err}
+	}
+	if t.gpus == nil {
+		t.gpus = map[int]*teamGPU{}
+	}
+	tg := &teamGPU{g: g, local: l}
+	t.gpus[ord] = tg
+	return tg, nil
+}
+
+// deviceRegion is n bytes of the caller's device memory at p.
+func deviceRegion(mem exec.Mem, p unsafe.Pointer, n int64) exec.Region {
+	return exec.DeviceRegion(mem, uintptr(p), n)
+}
+
+// current makes the call's GPU context current on this thread before UCX
+// runs on it: UCX's CUDA transports work in the thread's current context,
+// and UCC progresses from whatever thread it likes. One cuCtxSetCurrent
+// (tens of nanoseconds); nothing for host memory.
+func (c *Coll) current() {
+	if c.gpu != nil {
+		if err := c.gpu.g.Device().MakeCurrent(); err != nil && c.err == nil {
+			c.abort(err)
+		}
+	}
+}
+
+// defaults is what the default algorithm knows of this team (tune.Team).
+func (t *Team) defaults() tune.Team {
+	push := t.engine != nil && t.oneHost
+	tt := tune.Team{Size: t.size, Push: push, SharedGPU: push && t.sharedGPU}
+	if push {
+		tt.GPUs, _ = cuda.DeviceCount()
+	}
+	return tt
+}
+
+// deviceChunks is the pieces a call's transfers pipeline in (0: none), for
+// calls that run the default algorithm on CUDA buffers
+// (tune.DeviceChunks).
+func (t *Team) deviceChunks(a Args, B int64, mem exec.Mem) int {
+	if mem.IsHost() || a.Alg != "" || t.ctx.opts.chosen[a.Coll] {
+		return 0
+	}
+	return tune.DeviceChunks(a.Coll, B, t.defaults())
+}

@@ -1,0 +1,184 @@
+package team
+
+import (
+	"time"
+	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/ucx"
+)
+
+// The sched program's messages on one Machine: the runner every call can
+// fall back to, and the one most calls run. An alltoallv whose algorithm
+// needs every rank's counts runs their exchange on it first
+// (alltoallv.go).
+
+// machineRunner drives one Machine over the team's transport.
+type machineRunner struct {
+	c    *Coll
+	m    *exec.Machine // nil until an alltoallv's exchange has planned it
+	call exec.Call
+	xchg *a2aExchange // alltoallv's count exchange, before m runs; nil: none
+}
+
+// newMachineRunner plans the call (its algorithm, else the fallback where
+// that does not serve the shape) and builds its executor over the
+// caller's buffers.
+func newMachineRunner(k *Call) (Runner, error) {
+	c := k.coll
+	entry, bufs, err := c.planned(k)
+	if err != nil {
+		return nil, err
+	}
+	c.entry = entry
+	m, err := c.build(entry, entry.program(c.team.rank), bufs, k.Args)
+	if err != nil {
+		return nil, err
+	}
+	return &machineRunner{c: c, m: m}, nil
+}
+
+// planned finds or builds the call's plan and maps the caller's buffers
+// onto its program; the call runs the plan's algorithm from now on.
+func (c *Coll) planned(k *Call) (*planEntry, exec.Buffers, error) {
+	t := c.team
+	a, mem, B := k.Args, k.mem, k.bytes
+	entry, err := t.planFor(a, k.alg, k.fallback, B, mem, t.deviceChunks(a, B, mem))
+	if err != nil {
+		return nil, exec.Buffers{}, err
+	}
+	c.alg = entry.plan.Algorithm
+	bufs, err := c.buffers(a, mem, entry.plan.Ranks[t.rank].Sizes, B)
+	if err != nil {
+		return nil, exec.Buffers{}, err
+	}
+	return entry, bufs, nil
+}
+
+func (r *machineRunner) Begin() error {
+	tr, watch, deadline := r.c.team.nextCall()
+	r.call.SetWatch(watch)
+	m := r.m
+	if r.xchg != nil && r.m == nil {
+		// Alltoallv's count exchange first; a reposted call has its plan
+		// already, on every rank alike.
+		r.xchg.active, m = true, r.xchg.m
+	}
+	return r.call.Begin(m, tr, deadline)
+}
+
+func (r *machineRunner) Progress() (bool, error) {
+	done, err := r.call.Progress(time.Time{})
+	if err == nil && done && r.xchg != nil && r.xchg.active {
+		if err = r.exchanged(); err == nil {
+			done, err = r.call.Progress(time.Time{})
+		}
+	}
+	return done, err
+}
+
+func (r *machineRunner) Abort(cause error) error { return r.call.Abort(cause) }
+
+// exchanged plans an alltoallv whose count exchange has completed and puts
+// it on the wire as the team's next call.
+func (r *machineRunner) exchanged() error {
+	r.xchg.active = false
+	m, err := r.c.planExchanged(r.xchg)
+	if err != nil {
+		return err
+	}
+	r.m = m
+	tr, _, deadline := r.c.team.nextCall()
+	return r.call.Begin(r.m, tr, deadline)
+}
+
+// planFor finds or builds the plan of alg (else fallback, where alg does
+// not serve the shape) for B bytes, its transfers in chunks pieces (0 or
+// 1: whole).
+func (t *Team) planFor(a Args, alg, fallback string, B int64, mem exec.Mem, chunks int) (*planEntry, error) {
+	spec := sched.Spec{Collective: a.Coll, Algorithm: alg, Topo: t.topo, Bytes: B, DtypeBytes: a.Dtype.Size(), Root: a.Root, Chunks: chunks}
+	entry, err := t.plans.get(spec, t.rank, a.Dtype, a.Op, mem)
+	if sched.IsUnsupported(err) && fallback != "" {
+		spec.Algorithm = fallback
+		entry, err = t.plans.get(spec, t.rank, a.Dtype, a.Op, mem)
+	}
+	if err != nil {
+		if sched.IsUnsupported(err) {
+			return nil, notSupportedErr{err}
+		}
+		return nil, invalidErr{err}
+	}
+	return entry, nil
+}
+
+// build makes an executor for prog (of entry's plan) over bufs: an idle
+// one of the entry's pool if there is one, else a new one with scratch of
+// its own. c owns it (c.pm) once built.
+func (c *Coll) build(entry *planEntry, prog *sched.RankProgram, bufs exec.Buffers, a Args) (*exec.Machine, error) {
+	if pm := entry.take(); pm != nil {
+		// A finished call's executor: only the buffers change (its
+		// scratch stays).
+		if err := pm.m.SetBuffers(bufs); err != nil {
+			pm.free()
+			return nil, invalidErr{err}
+		}
+		c.pm = pm
+		return pm.m, nil
+	}
+	pm := &pooledMachine{gpu: c.gpu}
+	if z := prog.Sizes.Scratch; z > 0 && c.gpu == nil {
+		pm.scratch = ucx.Alloc(int(z))
+		bufs.Scratch = exec.HostRegion(pm.scratch)
+	}
+	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
+	cfg := exec.ConfigFor(entry.plan, dtype, op)
+	var err error
+	if c.gpu != nil {
+		if pm.devScratch, err = c.gpu.g.Alloc(prog.Sizes.Scratch); err != nil {
+			pm.free()
+			return nil, resourceErr{err}
+		}
+		bufs.Scratch = pm.devScratch
+		cfg.Local = c.gpu.local
+	}
+	if pm.m, err = exec.New(prog, bufs, cfg); err != nil {
+		pm.free()
+		return nil, invalidErr{err}
+	}
+	c.pm = pm
+	return pm.m, nil
+}
+
+// buffers maps UCC's buffers onto the program's src and dst (scratch is
+// the executor's), as place has them; where the input is in dst, the
+// program reads a private copy of it.
+func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffers, error) {
+	if a.Dst == nil || (!a.InPlace && a.Coll != coll.Bcast && a.Src == nil) || (a.Coll == coll.Bcast && a.Src == nil && a.Dst == nil) {
+		return exec.Buffers{}, Invalid("%s: missing buffer", a.Coll)
+	}
+	var b exec.Buffers
+	view := func(p unsafe.Pointer, n int64) exec.Region { return c.view(mem, p, n) }
+	whole, dst := place(a, c.team.rank, B, z.Src, z.Dst, view)
+	b.Src, b.Dst = whole, dst
+	if !inputInDst(a) {
+		return b, nil
+	}
+	if !mem.IsHost() {
+		src, err := c.gpu.g.Alloc(z.Src)
+		if err != nil {
+			return b, resourceErr{err}
+		}
+		c.devOwn = append(c.devOwn, src)
+		if err := c.gpu.local.CopyNow(src, whole); err != nil {
+			return b, resourceErr{err}
+		}
+		b.Src = src
+		return b, nil
+	}
+	src := c.alloc(z.Src)
+	copy(src, whole.Bytes())
+	b.Src = exec.HostRegion(src)
+	return b, nil
+}

@@ -1,0 +1,106 @@
+package team
+
+import (
+	"strings"
+	"sync"
+
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/tune"
+)
+
+// The team layer's default scores come from goring's model (package
+// tune): goring claims the collectives and sizes where it predicts the
+// algorithm this team would run faster than tl/ucp's default one.
+
+// scoreCache keeps the model's answer per team shape and options: a
+// process creates many teams of few shapes (UCC's sub-teams, ucc_test_mpi's
+// team sets), and the answer depends on nothing else.
+var scoreCache struct {
+	sync.Mutex
+	m map[scoreKey][2]string
+}
+
+type scoreKey struct {
+	algs   string // the context's algorithm options, which choose what runs
+	shape  tune.Shape
+	layers string // the context's team layers (claims by measurement)
+	node   bool   // the team can run node kernels
+}
+
+// shape is what the model needs of t. A lazy team that has not connected
+// has no workers, C path or crossmem team yet: the shape takes what it
+// will have (the same decisions connect makes).
+func (t *Team) shape() tune.Shape {
+	s := tune.Shape{Size: t.size, OneHost: t.oneHost}
+	if t.engine != nil {
+		if n, err := cuda.DeviceCount(); err == nil {
+			s.GPUs = n
+		}
+	}
+	unopened := t.tr == nil && t.link != nil
+	lanes := len(t.lanes) + 1
+	if unopened {
+		lanes = t.laneCount()
+	}
+	if t.cpath != nil || (unopened && t.cpathWanted(lanes)) {
+		s.CMax = t.ctx.opts.cpathMax
+	}
+	if t.ctx.opts.lanes == 0 { // lanes=auto: the lanes this team opens
+		s.Lanes = lanes
+	}
+	if t.ctx.opts.crossmem == crossmemAuto && (t.cross != nil || (unopened && t.crossDecide > 0 && t.oneHost)) {
+		s.Cross = t.crossDecide
+	}
+	if mc := t.ctx.cal; mc != nil {
+		s.Cal, s.CalName, s.GPUModel = mc.cal, mc.file, mc.gpuModel
+	}
+	return s
+}
+
+// Scores is scores for a team that knows its shape: connected, or lazy
+// (which knows it from creation).
+func (t *Team) Scores() (str, summary string, err error) {
+	t.mu.Lock()
+	ready := t.tr != nil || t.link != nil
+	t.mu.Unlock()
+	if !ready {
+		return "", "", Invalid("team is not connected")
+	}
+	str, summary = t.scores()
+	return str, summary, nil
+}
+
+// scores is the model's score string for t and its summary line, or
+// nothing when the context's scores are fixed.
+func (t *Team) scores() (string, string) {
+	if t.ctx.opts.fixedScores {
+		return "", "scores=fixed: the default score everywhere"
+	}
+	s := t.shape()
+	ks := s
+	ks.Cal = nil // the file's name stands for it: the cache keeps no context's calibration alive
+	node := t.nodeCapable()
+	k := scoreKey{t.ctx.algKey, ks, strings.Join(t.layers, ","), node}
+	scoreCache.Lock()
+	defer scoreCache.Unlock()
+	if v, ok := scoreCache.m[k]; ok {
+		return v[0], v[1]
+	}
+	str, _, summary := tune.Claims(s, t.teamAlg)
+	if node {
+		// Measured claims in a second layer of the string (after '|', which
+		// the shim applies separately: UCC refuses overlapping ranges in
+		// one string): where they overlap the model's, they win.
+		if gpu, err := cuda.DeviceName(0); err == nil {
+			if nc := tune.NodeClaims(gpu, t.size, t.layers); nc != "" {
+				str += "|" + nc
+				summary += "; measured on " + gpu + ": " + nc
+			}
+		}
+	}
+	if scoreCache.m == nil {
+		scoreCache.m = map[scoreKey][2]string{}
+	}
+	scoreCache.m[k] = [2]string{str, summary}
+	return str, summary
+}

@@ -1,0 +1,239 @@
+/*
+ * goring.h: the C API between goring's UCC team layer shim (cshim/) and
+ * its Go side, which implements it in this folder (ucc_tl_goring/, built
+ * as a shared library, over package team/).
+ *
+ * One call per UCC entry point, all coarse: a context owns a UCX context,
+ * a team owns a UCX worker of its own and the endpoints to its peers
+ * (teams never share a tag space), a collective is initialised,
+ * posted, tested and finalised. goring_coll_test never blocks, so it can
+ * run from UCC's progress engine. Nothing here calls back into the
+ * caller. Handles are opaque 64-bit values, 0 meaning none. A negative
+ * status is an error whose text goring_last_error returns; a Go panic is
+ * caught at this boundary and becomes GORING_ERR_INTERNAL.
+ *
+ * The shim knows nothing of schedules; the Go side knows nothing of UCC.
+ */
+#ifndef GORING_H_
+#define GORING_H_
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* 2: alltoall, alltoallv (counts and displacements), in-place reduce_scatter.
+ * 3: goring_team_scores (the model's UCC scores) and the scores option. */
+#define GORING_API_VERSION 3
+
+typedef enum {
+    GORING_OK                = 0,
+    GORING_INPROGRESS        = 1,
+    GORING_ERR_NOT_SUPPORTED = -1, /* this call is not for goring: let another TL take it */
+    GORING_ERR_INVALID       = -2, /* bad argument */
+    GORING_ERR_NO_MEMORY     = -3,
+    GORING_ERR_NO_RESOURCE   = -4, /* UCX missing or failing */
+    GORING_ERR_TIMEOUT       = -5, /* a collective passed its deadline */
+    GORING_ERR_INTERNAL      = -6  /* a bug, a Go panic included */
+} goring_status_t;
+
+typedef uint64_t goring_context_h;
+typedef uint64_t goring_team_h;
+typedef uint64_t goring_coll_h;
+
+typedef enum {
+    GORING_COLL_ALLGATHER      = 1,
+    GORING_COLL_ALLREDUCE      = 2,
+    GORING_COLL_REDUCE_SCATTER = 3,
+    GORING_COLL_BCAST          = 4,
+    GORING_COLL_ALLTOALL       = 5,
+    GORING_COLL_ALLTOALLV      = 6
+} goring_coll_type_t;
+
+typedef enum {
+    GORING_DT_INT8 = 1, GORING_DT_INT16, GORING_DT_INT32, GORING_DT_INT64,
+    GORING_DT_UINT8, GORING_DT_UINT16, GORING_DT_UINT32, GORING_DT_UINT64,
+    GORING_DT_FLOAT16, GORING_DT_BFLOAT16, GORING_DT_FLOAT32, GORING_DT_FLOAT64
+} goring_dtype_t;
+
+typedef enum {
+    GORING_OP_SUM = 1, GORING_OP_PROD, GORING_OP_MIN, GORING_OP_MAX,
+    GORING_OP_LAND, GORING_OP_LOR, GORING_OP_BAND, GORING_OP_BOR, GORING_OP_BXOR
+} goring_op_t;
+
+typedef enum {
+    GORING_MEM_HOST    = 0,
+    GORING_MEM_CUDA    = 1, /* CUDA device memory (cudaMalloc) */
+    GORING_MEM_UNKNOWN = 2  /* the caller does not know: goring asks the CUDA
+                               driver (pointer attributes), never guesses */
+} goring_mem_type_t;
+
+typedef struct goring_coll_args {
+    goring_coll_type_t coll;
+    const void        *src;      /* ignored when in_place */
+    void              *dst;
+    uint64_t           count;    /* elements: allgather and reduce_scatter per
+                                    rank, allreduce the vector, bcast the
+                                    message, alltoall per peer (src and dst
+                                    hold size*count); unused by alltoallv */
+    goring_dtype_t     dtype;
+    goring_op_t        op;       /* reductions only */
+    uint32_t           root;     /* bcast */
+    int                in_place; /* UCC_COLL_ARGS_FLAG_IN_PLACE. reduce_scatter in
+                                    place: dst holds the size*count input
+                                    elements and the result goes to this
+                                    rank's block of it, dst + rank*count
+                                    elements (UCC's meaning). Not for
+                                    alltoall or alltoallv */
+    goring_mem_type_t  mem;
+    const char        *alg;      /* NULL or "": the team's choice */
+    /* alltoallv only, arrays of team size in elements, read during
+     * goring_coll_init only: src_counts[j] elements go to rank j from
+     * src + src_displs[j], dst_counts[i] elements come from rank i to
+     * dst + dst_displs[i]. NULL displacements: packed in rank order (the
+     * prefix sums of the counts). Receive blocks must not overlap. */
+    const uint64_t    *src_counts;
+    const uint64_t    *src_displs;
+    const uint64_t    *dst_counts;
+    const uint64_t    *dst_displs;
+} goring_coll_args_t;
+
+/* The Go side defines GORING_TYPES_ONLY: cgo writes its own prototypes
+ * for exported functions and cannot spell const, which C does not count
+ * in the ABI. */
+#ifndef GORING_TYPES_ONLY
+
+/* The API version the library implements (GORING_API_VERSION). */
+int goring_api_version(void);
+
+/* Creates a context: a UCX context shared by the teams made on it.
+ * options is a semicolon-separated list of key=value (NULL or "" for the
+ * defaults); unknown keys are an error:
+ *   tls=LIST           UCX transports (default: UCX's own choice)
+ *   alg_<coll>=NAME    algorithm per collective (allgather, allreduce,
+ *                      reduce_scatter, bcast, alltoallv; alltoall runs
+ *                      alltoallv's), or "auto"
+ *   timeout_ms=N|inf   deadline of one collective (default inf: none; the
+ *                      timeout policy is goring's exec/deadline.go)
+ *   ipc=y|n            CUDA buffers of ranks on one host: y (default) goring
+ *                      pushes them itself with CUDA IPC; n through UCX
+ *   lanes=W            UCX workers per rank (default 1, at most 64): each
+ *                      drives part of a host buffer (Multi-lane)
+ *   calibration=FILE   goring.calibration/v1 file: with ipc=y, transfers
+ *                      between GPUs of the host are split over the paths
+ *                      it measured (an unreadable file, or one of another
+ *                      machine, fails the context)
+ *   keepawake=D|off    keep the Go runtime awake between collectives, a
+ *                      duration up to 9ms (default off: it costs the
+ *                      runtime's monitor 6-18% of a core while
+ *                      collectives come; docs/ucc.md "Keeping the runtime
+ *                      awake")
+ *   scores=model|fixed model (default): goring_team_scores claims the
+ *                      sizes goring's model predicts faster than tl/ucp;
+ *                      fixed: it claims none
+ *   cpath_max=N[K|M]   largest host allgather, allreduce, reduce_scatter,
+ *                      bcast (bytes of the vector per rank) or alltoall
+ *                      (bytes a rank sends) that runs in goring's C
+ *                      executor once its plan is cached, never entering Go
+ *                      (default 64K; 0: off; docs/ucc.md "Small
+ *                      collectives in C")
+ *   crossmem=off|auto|T host allreduce and allgather of teams on one host
+ *                      by reading the peers' buffers (process_vm_readv),
+ *                      each rank's part on threads: off (default); auto
+ *                      (the rank's CPUs shared among its host's ranks, the
+ *                      calls where it measured faster); T threads (1-16)
+ *                      for every such call above cpath_max (docs/ucc.md
+ *                      "Reading the peers' memory")
+ */
+goring_status_t goring_context_create(const char *options, goring_context_h *ctx);
+
+/* Destroys a context whose teams are all destroyed. */
+goring_status_t goring_context_destroy(goring_context_h ctx);
+
+/* Team creation mirrors UCC's: create (a UCX worker of the team's own, so
+ * teams never share a tag space), publish the card, gather every rank's
+ * card out of band, connect. */
+goring_status_t goring_team_create(goring_context_h ctx, uint32_t rank, uint32_t size,
+                                   goring_team_h *team);
+
+/* The team's card: what every other rank must see (this rank's UCX worker
+ * address and host name). *len is the capacity of buf on entry and the
+ * card's length on return; with buf NULL only the length is returned.
+ * Cards of different ranks may differ in length. */
+goring_status_t goring_team_card(goring_team_h team, void *buf, size_t *len);
+
+/* Connects the team to every peer. cards holds size slots of slot bytes
+ * each; slot r starts with rank r's card (padding after it is ignored). */
+goring_status_t goring_team_connect(goring_team_h team, const void *cards, size_t slot);
+
+/* Copies the context's card, what a framework publishes once per process
+ * for goring_team_create_lazy (UCC: goring's context address), into buf;
+ * *len follows goring_team_card's rule. */
+goring_status_t goring_context_card(goring_context_h ctx, void *buf, size_t *len);
+
+/* Creates rank's share of a team of size processes from their context
+ * cards (cards[r]: rank r's goring_context_card, bounds[r] bytes readable
+ * there; NULL where that process has no goring context, which makes the
+ * team GORING_ERR_NOT_SUPPORTED), with no communication: the team opens
+ * its workers and exchanges its cards on its first collective, and a team
+ * that runs none costs nothing. key must be the same on every member and
+ * differ between the live teams of one context. */
+goring_status_t goring_team_create_lazy(goring_context_h ctx, uint32_t rank, uint32_t size,
+                                        uint32_t key, void **cards, size_t *bounds,
+                                        goring_team_h *team);
+
+/* Tells the team which team layers the UCC context holds, by UCC's
+ * names separated by commas ("ucp,cuda,nccl,goring"): goring claims CUDA
+ * calls by measurement only where it was faster than each of those. */
+goring_status_t goring_team_layers(goring_team_h team, const char *names);
+
+/* The UCC score string of the collectives and sizes goring's model
+ * predicts faster than UCC's tl/ucp on this team (connected, or lazy),
+ * then, after a '|', the CUDA sizes goring was measured faster than every
+ * GPU layer of the context (goring_team_layers): two score strings, each
+ * to be applied in turn
+ * ("allgather:cuda:0-inf:11#..."; "" where it claims none or
+ * scores=fixed), and in *summary_len's buffer a line saying what it found.
+ * Each buffer follows goring_team_card's rule: *len is its capacity on
+ * entry and the NUL-terminated string's length (NUL included) on return;
+ * with the buffer NULL only the length is returned. */
+goring_status_t goring_team_scores(goring_team_h team, char *buf, size_t *len,
+                                   char *summary, size_t *summary_len);
+
+/* Destroys a team; collectives still in flight are cancelled. */
+goring_status_t goring_team_destroy(goring_team_h team);
+
+/* Prepares one collective (plan, buffers, executor). GORING_ERR_NOT_SUPPORTED
+ * means another team layer should run it (device memory, an unsupported
+ * type, a size goring does not handle). */
+goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *args,
+                                 goring_coll_h *coll);
+
+/* Starts the collective. Collectives of one team run one at a time, in
+ * the order they were posted (MPI's collective ordering makes that order
+ * the same on every rank); a later one starts when the earlier completes. */
+goring_status_t goring_coll_post(goring_coll_h coll);
+
+/* Progresses the team without blocking: GORING_OK when this collective is
+ * complete, GORING_INPROGRESS while it is not, an error otherwise. */
+goring_status_t goring_coll_test(goring_coll_h coll);
+
+/* Releases a collective that is complete, failed or was never posted. */
+goring_status_t goring_coll_finalize(goring_coll_h coll);
+
+/* The algorithm goring_coll_init chose (static string, "" if unknown). */
+const char *goring_coll_algorithm(goring_coll_h coll);
+
+/* Copies the last error's text of this process (NUL-terminated, truncated
+ * to len) and returns its full length. */
+size_t goring_last_error(char *buf, size_t len);
+
+#endif /* GORING_TYPES_ONLY */
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* GORING_H_ */
