@@ -13,14 +13,14 @@ import (
 // may live on one rank.
 type Routing struct {
 	// TokenBytes is the size of one token row (hidden size × element size).
-	TokenBytes int64
-	TopK       int
+	TokenBytes int64 `json:"token_bytes"`
+	TopK       int   `json:"topk"`
 	// Tokens[r] is the number of tokens rank r owns (zero is allowed).
-	Tokens []int
+	Tokens []int `json:"tokens"`
 	// Experts holds TopK expert ids per token, tokens in global order.
-	Experts []int32
+	Experts []int32 `json:"experts"`
 	// Placement[e] is the rank that holds expert e.
-	Placement []int
+	Placement []int `json:"placement"`
 }
 
 // NRanks is the number of ranks the routing spans.

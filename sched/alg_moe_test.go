@@ -3,6 +3,7 @@ package sched
 import (
 	"fmt"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -191,4 +192,19 @@ func TestMoENimbleSplitsHotDemand(t *testing.T) {
 		_, err = Verify(plan)
 		require.NoError(t, err, c)
 	}
+}
+
+// A dispatch plan survives its JSON round trip, routing included, and
+// still verifies.
+func TestMoEProgramJSONRoundTrip(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	plan, err := Generate(Spec{Collective: coll.Combine, Algorithm: "multiwrite", Topo: topo.SweepShape(2, 2), DtypeBytes: 2, Routing: randomRouting(rng, 4, 2, 6)})
+	require.NoError(t, err)
+	var b strings.Builder
+	require.NoError(t, WriteProgram(&b, plan))
+	back, err := ParseProgram([]byte(b.String()))
+	require.NoError(t, err)
+	require.Equal(t, plan.Routing, back.Routing)
+	_, err = Verify(back)
+	require.NoError(t, err)
 }
