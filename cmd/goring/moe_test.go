@@ -1,0 +1,79 @@
+package main
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/sched"
+)
+
+func TestPlanDispatchPrintsRoutingAndPlanner(t *testing.T) {
+	out, errOut, code := runCLI(t, "plan", "dispatch", "--alg", "nimble", "--topo", "clusterB", "--nodes", "2",
+		"--tokens", "64", "--hidden-bytes", "8KiB", "--topk", "4", "--experts", "16", "--hot", "0:0.7")
+	require.Equal(t, 0, code, errOut)
+	assert.Contains(t, out, "verified dispatch/nimble: 8 ranks")
+	assert.Contains(t, out, "# routing: 512 tokens of 8192 bytes, top-4 of 16 experts, 2048 expert rows")
+	assert.Regexp(t, `# planner: [0-9.]+ us for 8 ranks \(best of 20\)`, out)
+}
+
+func TestPlanCombineJSONRoundTrips(t *testing.T) {
+	out, errOut, code := runCLI(t, "plan", "combine", "--alg", "multiwrite", "--topo", "clusterB", "--nodes", "2",
+		"--tokens", "5", "--hidden-bytes", "6", "--topk", "3", "--experts", "8", "--dtype", "bfloat16", "--placement", "round_robin", "--json")
+	require.Equal(t, 0, code, errOut)
+	plan, err := sched.ParseProgram([]byte(out))
+	require.NoError(t, err)
+	require.NotNil(t, plan.Routing)
+	assert.Equal(t, []int{0, 1, 2, 3, 4, 5, 6, 7}, plan.Routing.Placement)
+	_, err = sched.Verify(plan)
+	require.NoError(t, err)
+}
+
+func TestSimDispatchTable(t *testing.T) {
+	out, errOut, code := runCLI(t, "sim", "dispatch", "--topo", "clusterB", "--nodes", "2",
+		"--tokens", "8,32", "--hidden-bytes", "7168", "--topk", "8", "--experts", "32", "--json")
+	require.Equal(t, 0, code, errOut)
+	var doc simMoEDoc
+	require.NoError(t, json.Unmarshal([]byte(out), &doc))
+	require.Len(t, doc.Results, 6)
+	inter := map[string]int64{}
+	for _, r := range doc.Results {
+		require.NotNil(t, r.PredictedUS, r.Algorithm)
+		require.Positive(t, *r.PredictedUS)
+		if r.TokensPerRank == 32 {
+			inter[r.Algorithm] = r.InterNodeBytes
+		}
+	}
+	assert.Less(t, inter["multiwrite"], inter["unicast"], "the relay crosses once per node")
+}
+
+func TestMoEFlagErrors(t *testing.T) {
+	base := []string{"--topo", "clusterB", "--nodes", "2"}
+	full := []string{"--tokens", "4", "--hidden-bytes", "64", "--topk", "2", "--experts", "8"}
+	cases := []struct {
+		args []string
+		want string
+	}{
+		{[]string{"plan", "allgather", "--bytes", "1KiB", "--tokens", "4"}, "--tokens apply to dispatch and combine only"},
+		{append([]string{"plan", "dispatch", "--bytes", "1KiB"}, full...), "takes --hidden-bytes"},
+		{[]string{"plan", "dispatch", "--tokens", "4"}, "need --hidden-bytes, --topk and --experts"},
+		{[]string{"plan", "dispatch", "--hidden-bytes", "64", "--topk", "2", "--experts", "8"}, "--tokens is required"},
+		{append([]string{"plan", "dispatch", "--hot", "0:1.5"}, full...), "--hot"},
+		{append([]string{"plan", "dispatch", "--hot", "9:0.5"}, full...), "hot expert 9 out of range"},
+		{append([]string{"plan", "dispatch", "--placement", "0,1"}, full...), "2 ranks listed for 8 experts"},
+		{[]string{"plan", "dispatch", "--tokens", "4", "--hidden-bytes", "64", "--topk", "9", "--experts", "8"}, "want 1 <= topk <= experts"},
+		{append([]string{"plan", "combine", "--dtype", "int32"}, full...), "combine sums bfloat16 or float32"},
+		{[]string{"plan", "combine", "--tokens", "4", "--hidden-bytes", "63", "--topk", "2", "--experts", "8"}, "not a whole number of 4-byte elements"},
+		{append([]string{"plan", "dispatch", "--counts", "x.json"}, full...), "--counts applies to alltoallv only"},
+		{append([]string{"sim", "dispatch", "--tokens", "4,x"}, full[2:]...), "is not a token count"},
+		{append([]string{"plan", "dispatch", "--alg", "ring"}, full...), "unknown dispatch algorithm"},
+	}
+	for _, c := range cases {
+		args := append(append([]string{}, c.args...), base...)
+		_, errOut, code := runCLI(t, args...)
+		assert.NotEqual(t, 0, code, "%v", c.args)
+		assert.Contains(t, errOut, c.want, "%v", c.args)
+	}
+}
