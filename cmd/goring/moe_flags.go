@@ -26,6 +26,7 @@ type moeFlags struct {
 	tokens, hidden, placement string
 	topk, experts             int
 	set                       []string // the MoE flags given
+	bytesSet                  bool     // --bytes given (dispatch and combine refuse it)
 }
 
 var moeFlagNames = []string{"tokens", "hidden-bytes", "topk", "experts", "placement"}
@@ -41,6 +42,7 @@ func (m *moeFlags) register(fl *pflag.FlagSet) {
 // observe records which MoE flags the command was given.
 func (m *moeFlags) observe(cmd *cobra.Command) {
 	m.set = m.set[:0]
+	m.bytesSet = cmd.Flags().Changed("bytes")
 	for _, n := range moeFlagNames {
 		if cmd.Flags().Changed(n) {
 			m.set = append(m.set, "--"+n)

@@ -77,3 +77,24 @@ func TestMoEFlagErrors(t *testing.T) {
 		assert.Contains(t, errOut, c.want, "%v", c.args)
 	}
 }
+
+// goring bench runs dispatch and combine on real processes over UCX,
+// validated every iteration, one row per algorithm and token count.
+func TestBenchDispatchCombineValidated(t *testing.T) {
+	needUCX(t)
+	for _, c := range []string{"dispatch", "combine"} {
+		rows := benchJSON(t, c, "--alg", "all", "--np", "4", "--nodes", "2", "--tokens", "3,17", "--hidden-bytes", "36",
+			"--topk", "3", "--experts", "6", "--hot", "1:0.6", "--iters", "2", "--warmup", "1", "--validate")
+		seen := map[string]int{}
+		for _, r := range rows {
+			assert.Equal(t, c, r.Collective)
+			assert.True(t, r.Validated)
+			assert.Contains(t, []int64{3, 17}, r.Bytes, "rows carry tokens per rank")
+			seen[r.Algorithm]++
+		}
+		assert.Equal(t, map[string]int{"unicast": 2, "multiwrite": 2, "nimble": 2}, seen, c)
+	}
+	_, errOut, code := runCLI(t, "bench", "dispatch", "--np", "2", "--bytes", "1KiB", "--tokens", "2", "--hidden-bytes", "8", "--topk", "1", "--experts", "2")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, errOut, "not --bytes")
+}
