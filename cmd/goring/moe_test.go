@@ -16,7 +16,7 @@ func TestPlanDispatchPrintsRoutingAndPlanner(t *testing.T) {
 	require.Equal(t, 0, code, errOut)
 	assert.Contains(t, out, "verified dispatch/nimble: 8 ranks")
 	assert.Contains(t, out, "# routing: 512 tokens of 8192 bytes, top-4 of 16 experts, 2048 expert rows")
-	assert.Regexp(t, `# planner: [0-9.]+ us for 8 ranks \(best of 20\)`, out)
+	assert.Regexp(t, `# planner: [0-9.]+ us for 8 ranks \(best of 20; [0-9.]+ us building`, out)
 }
 
 func TestPlanCombineJSONRoundTrips(t *testing.T) {
