@@ -71,7 +71,9 @@ func nimbleMoELegs(spec *Spec, lay *moe.Layout, o nimble.MWUOptions) ([]moeLeg, 
 	o.ElemBytes = int(H)
 	mw, err := nimble.PlanMWU(spec.Topo, MoEDemand(lay), o)
 	if err != nil {
-		return nil, nil, err
+		// The demand is valid by now: the topology is what the planner
+		// cannot route (a NIC that reaches only its own GPU, say).
+		return nil, nil, Unsupported("nimble", "%v", err)
 	}
 	n := spec.NRanks()
 	var legs []moeLeg

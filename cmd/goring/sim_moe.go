@@ -82,18 +82,21 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 			}
 			doc.TokenBytes = spec.Routing.TokenBytes
 			row := simMoERow{Algorithm: alg, TokensPerRank: tokens}
-			res, plan, err := sim.Run(spec, opt)
+			plan, err := sched.Generate(spec)
+			if err != nil && !sched.IsUnsupported(err) {
+				return fmt.Errorf("%s/%s at %d tokens: %w", c, alg, tokens, err)
+			}
+			var res *sim.Result
 			if err == nil {
 				var rep *sched.Report
-				if rep, err = sched.Verify(plan); err == nil {
-					row.InterNodeBytes = rep.InterNodeBytes
+				if rep, err = sched.Verify(plan); err != nil {
+					return fmt.Errorf("%s/%s at %d tokens: generated plan failed verification: %w", c, alg, tokens, err)
 				}
+				row.InterNodeBytes = rep.InterNodeBytes
+				res, err = sim.Simulate(t, plan, opt) // a topology that cannot route it: a row error
 			}
 			if err != nil {
-				if !sched.IsUnsupported(err) {
-					return fmt.Errorf("%s/%s at %d tokens: %w", c, alg, tokens, err)
-				}
-				row.Error = err.Error()
+				row.Error = fmt.Sprintf("%s: %v", alg, err)
 				doc.Results = append(doc.Results, row)
 				continue
 			}
