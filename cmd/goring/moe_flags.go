@@ -24,6 +24,7 @@ import (
 // share of the tokens and the routing's draw.
 type moeFlags struct {
 	tokens, hidden, placement string
+	routingOut                string // plan: write the routing's JSON here
 	topk, experts             int
 	set                       []string // the MoE flags given
 	bytesSet                  bool     // --bytes given (dispatch and combine refuse it)
@@ -37,6 +38,7 @@ func (m *moeFlags) register(fl *pflag.FlagSet) {
 	fl.IntVar(&m.topk, "topk", 0, "dispatch/combine: experts per token")
 	fl.IntVar(&m.experts, "experts", 0, "dispatch/combine: number of experts")
 	fl.StringVar(&m.placement, "placement", "block", "dispatch/combine: expert placement: block, round_robin, or one rank per expert (0,0,1,...)")
+	fl.StringVar(&m.routingOut, "routing-out", "", "dispatch/combine (plan): write the routing as JSON to FILE (for a baseline with the same counts)")
 }
 
 // observe records which MoE flags the command was given.

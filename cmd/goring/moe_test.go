@@ -2,11 +2,13 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
 )
 
@@ -97,4 +99,20 @@ func TestBenchDispatchCombineValidated(t *testing.T) {
 	_, errOut, code := runCLI(t, "bench", "dispatch", "--np", "2", "--bytes", "1KiB", "--tokens", "2", "--hidden-bytes", "8", "--topk", "1", "--experts", "2")
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, errOut, "not --bytes")
+}
+
+// --routing-out writes the routing the plan used (the device script's NCCL
+// baseline reads it for the same counts).
+func TestPlanRoutingOut(t *testing.T) {
+	f := t.TempDir() + "/r.json"
+	out, errOut, code := runCLI(t, "plan", "dispatch", "--alg", "unicast", "--topo", "clusterB", "--tokens", "6", "--hidden-bytes", "10",
+		"--topk", "2", "--experts", "5", "--hot", "4:0.9", "--seed", "3", "--json", "--routing-out", f)
+	require.Equal(t, 0, code, errOut)
+	plan, err := sched.ParseProgram([]byte(out))
+	require.NoError(t, err)
+	data, err := os.ReadFile(f)
+	require.NoError(t, err)
+	var r moe.Routing
+	require.NoError(t, json.Unmarshal(data, &r))
+	assert.Equal(t, plan.Routing, &r)
 }

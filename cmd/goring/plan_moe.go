@@ -1,9 +1,11 @@
 package main
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"os"
 
 	"github.com/spf13/cobra"
 
@@ -26,7 +28,17 @@ func planMoESpec(cmd *cobra.Command, c coll.Collective, t *topo.Topology, dt col
 	if err != nil {
 		return sched.Spec{}, err
 	}
-	return moeSpec(c, f.alg, t, dt, f.chunks, tokens[0], &f.moe, &f.traffic)
+	spec, err := moeSpec(c, f.alg, t, dt, f.chunks, tokens[0], &f.moe, &f.traffic)
+	if err == nil && f.moe.routingOut != "" {
+		var b []byte
+		if b, err = json.Marshal(spec.Routing); err == nil {
+			err = os.WriteFile(f.moe.routingOut, append(b, '\n'), 0o644)
+		}
+		if err != nil {
+			err = fmt.Errorf("--routing-out: %w", err)
+		}
+	}
+	return spec, err
 }
 
 // printMoEPlan adds what a dispatch or combine plan moves: the routing's
