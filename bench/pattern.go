@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/moe"
 )
 
 // Pattern generates the inputs of one collective call and checks its
@@ -19,10 +20,17 @@ type Pattern struct {
 	Bytes  int64     // UCC's meaning (see package coll)
 	Counts [][]int64 // alltoallv byte matrix
 	Root   int       // bcast
+	// Routing is the token traffic of dispatch and combine (dispatch.go).
+	Routing *moe.Routing
+	moe     moePattern
 }
 
 // SrcBytes and DstBytes are the buffer sizes rank r needs.
 func (p *Pattern) SrcBytes(r int) int64 {
+	if p.Routing != nil {
+		src, _ := p.moeBytes(r)
+		return src
+	}
 	switch p.Coll {
 	case coll.ReduceScatter:
 		return int64(p.NRanks) * p.Bytes
@@ -38,6 +46,10 @@ func (p *Pattern) SrcBytes(r int) int64 {
 
 // DstBytes is rank r's output size.
 func (p *Pattern) DstBytes(r int) int64 {
+	if p.Routing != nil {
+		_, dst := p.moeBytes(r)
+		return dst
+	}
 	switch p.Coll {
 	case coll.Allgather:
 		return int64(p.NRanks) * p.Bytes
@@ -60,6 +72,10 @@ func patternByte(r, it int, x int64) byte {
 
 // FillSrc writes rank r's input for iteration it into src.
 func (p *Pattern) FillSrc(src []byte, r, it int) {
+	if p.Routing != nil {
+		p.moeFill(src, r, it)
+		return
+	}
 	if !p.Coll.Reduces() {
 		for x := range src {
 			src[x] = patternByte(r, it, int64(x))
@@ -221,6 +237,9 @@ func (e *ValidationError) Error() string {
 func (p *Pattern) Check(dst []byte, r, it int) error {
 	if int64(len(dst)) != p.DstBytes(r) {
 		return fmt.Errorf("rank %d: dst is %d bytes, want %d", r, len(dst), p.DstBytes(r))
+	}
+	if p.Routing != nil {
+		return p.moeCheck(dst, r, it)
 	}
 	bad := func(off int64, got, want byte) error {
 		return &ValidationError{Rank: r, Iteration: it, Offset: off, Got: fmt.Sprintf("%#02x", got), Want: fmt.Sprintf("%#02x", want)}

@@ -39,7 +39,7 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 			rc.close()
 		}
 	}()
-	rc.pat = &Pattern{Coll: cfg.Collective, Dtype: cfg.Dtype, Op: cfg.Op, NRanks: plan.NRanks, Bytes: plan.Bytes, Counts: plan.Counts, Root: cfg.Root}
+	rc.pat = &Pattern{Coll: cfg.Collective, Dtype: cfg.Dtype, Op: cfg.Op, NRanks: plan.NRanks, Bytes: plan.Bytes, Counts: plan.Counts, Root: cfg.Root, Routing: plan.Routing}
 	if !cfg.Collective.Reduces() {
 		rc.pat.Dtype = coll.Uint8
 	}

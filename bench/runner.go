@@ -8,6 +8,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -47,6 +48,9 @@ type Config struct {
 	StepLoads bool
 	// Traffic returns the alltoallv byte matrix for a size.
 	Traffic func(bytes int64) ([][]int64, error)
+	// Routing returns dispatch's and combine's routing for a size (tokens
+	// per rank: dispatch.go).
+	Routing func(tokens int) (*moe.Routing, error)
 	// CallTimeout bounds one collective call (0: exec.TimeoutFor its size).
 	CallTimeout time.Duration
 	// Alloc and Free provide host buffer memory (ucx.Alloc for real
@@ -96,6 +100,9 @@ type Progress struct {
 // counts of alltoallv. An *sched.UnsupportedError means the algorithm does
 // not serve the case; every rank reaches the same verdict.
 func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
+	if c.Collective.Routed() {
+		return c.moePlan(alg, bytes)
+	}
 	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: bytes, Root: c.Root, DtypeBytes: 1, Chunks: c.Chunks}
 	if c.Collective.Reduces() {
 		spec.DtypeBytes = c.Dtype.Size()

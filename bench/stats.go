@@ -53,7 +53,7 @@ func gatherRow(ctx context.Context, ctrl Ctrl, cfg *Config, plan *sched.Plan, av
 	// says 0.
 	busbw, _ := coll.BusBandwidthGBps(plan.Collective, plan.NRanks, plan.Bytes, plan.Counts, s.AvgUS)
 	return Row{
-		Collective: string(plan.Collective), Algorithm: plan.Algorithm, Bytes: plan.Bytes,
+		Collective: string(plan.Collective), Algorithm: plan.Algorithm, Bytes: rowSize(plan),
 		AvgUS: s.AvgUS, MinUS: s.MinUS, MaxUS: s.MaxUS, Iterations: timed,
 		BusBWGBps: busbw,
 		Validated: cfg.Validate, Mem: mem,

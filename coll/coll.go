@@ -11,17 +11,24 @@ type Collective string
 
 // The collectives of docs/contracts.md. Byte counts follow UCC's meaning: allgather
 // counts each rank's contribution, allreduce the whole vector, reduce_scatter
-// each rank's output block, bcast the message.
+// each rank's output block, bcast the message. Dispatch and combine (MoE
+// token traffic, package moe) count one token row.
 const (
 	Allgather     Collective = "allgather"
 	Allreduce     Collective = "allreduce"
 	ReduceScatter Collective = "reduce_scatter"
 	Alltoallv     Collective = "alltoallv"
 	Bcast         Collective = "bcast"
+	// Dispatch sends every token row to the ranks of its top-k experts,
+	// grouped by expert there (docs/contracts.md "dispatch and combine").
+	Dispatch Collective = "dispatch"
+	// Combine returns every expert's output row to the token's owner,
+	// which sums a token's k rows in a fixed order.
+	Combine Collective = "combine"
 )
 
 // Collectives lists every collective in a stable order.
-var Collectives = []Collective{Allgather, Allreduce, ReduceScatter, Alltoallv, Bcast}
+var Collectives = []Collective{Allgather, Allreduce, ReduceScatter, Alltoallv, Bcast, Dispatch, Combine}
 
 // ParseCollective maps a name to a Collective.
 func ParseCollective(s string) (Collective, error) {
@@ -34,7 +41,11 @@ func ParseCollective(s string) (Collective, error) {
 }
 
 // Reduces reports whether the collective combines data with a reduction op.
-func (c Collective) Reduces() bool { return c == Allreduce || c == ReduceScatter }
+func (c Collective) Reduces() bool { return c == Allreduce || c == ReduceScatter || c == Combine }
+
+// Routed reports whether the collective's traffic follows an MoE routing
+// (package moe) rather than a byte count per rank.
+func (c Collective) Routed() bool { return c == Dispatch || c == Combine }
 
 // Reduction is the datatype and operator a call of c reduces with: d and o
 // when c reduces, none (the invalid zero values) when it only moves bytes.

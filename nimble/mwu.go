@@ -189,9 +189,29 @@ func (p *MWUPlan) Demand(src, dst int) *MWUDemand {
 // rank j; the diagonal is a local copy and is ignored. The result is
 // deterministic.
 func PlanMWU(t *topo.Topology, demandBytes [][]int64, o MWUOptions) (*MWUPlan, error) {
-	if err := o.fill(); err != nil {
+	pl, err := NewPlanner(t)
+	if err != nil {
 		return nil, err
 	}
+	return pl.Plan(demandBytes, o)
+}
+
+// Planner is PlanMWU for one topology: what does not depend on the demands
+// (the planner's network, the routes, each pair's candidate paths once a
+// demand needed them) is kept, so a caller that plans each MoE layer or
+// each iteration pays only for the multiplicative weights. A Planner is
+// not safe for concurrent use; the plans it returns share their Paths
+// (read them, do not change them).
+type Planner struct {
+	t     *topo.Topology
+	net   *mwuNet
+	paths [][2][]MWUPath // [s*n+d]: [0] the default path, [1] all candidates; nil until needed
+}
+
+// NewPlanner builds the planner's network of t. Every NIC port the
+// network may need is made here, in node and rail order, so link ids do
+// not depend on which demands a Planner has seen.
+func NewPlanner(t *topo.Topology) (*Planner, error) {
 	if t == nil {
 		return nil, errors.New("mwu: no topology")
 	}
@@ -199,6 +219,49 @@ func PlanMWU(t *topo.Topology, demandBytes [][]int64, o MWUOptions) (*MWUPlan, e
 	if n < 1 {
 		return nil, fmt.Errorf("mwu: topology %q has no GPUs", t.Name)
 	}
+	net, err := newMWUNet(t)
+	if err != nil {
+		return nil, err
+	}
+	for ni := range t.Nodes {
+		for _, rail := range t.Rails {
+			if !net.hasPort(ni, rail.Index) {
+				net.port(ni, rail.Index, 0, rail.BetaGBps)
+				net.port(ni, rail.Index, 1, rail.BetaGBps)
+			}
+		}
+	}
+	return &Planner{t: t, net: net, paths: make([][2][]MWUPath, n*n)}, nil
+}
+
+// candidates returns the cached paths of s -> d (all of them, or the
+// default one only).
+func (pl *Planner) candidates(s, d int, all bool) ([]MWUPath, error) {
+	k := 0
+	if all {
+		k = 1
+	}
+	c := &pl.paths[s*pl.t.NumGPUs()+d][k]
+	if *c == nil {
+		paths, err := pl.net.candidates(s, d, all)
+		if err != nil {
+			return nil, err
+		}
+		for i := range paths {
+			paths[i].markDup()
+		}
+		*c = paths
+	}
+	return *c, nil
+}
+
+// Plan is PlanMWU on the planner's topology.
+func (pl *Planner) Plan(demandBytes [][]int64, o MWUOptions) (*MWUPlan, error) {
+	if err := o.fill(); err != nil {
+		return nil, err
+	}
+	t, net := pl.t, pl.net
+	n := t.NumGPUs()
 	if len(demandBytes) != n {
 		return nil, fmt.Errorf("mwu: demand matrix has %d rows, want %d (one per GPU of %q)", len(demandBytes), n, t.Name)
 	}
@@ -219,26 +282,28 @@ func PlanMWU(t *topo.Topology, demandBytes [][]int64, o MWUOptions) (*MWUPlan, e
 	if o.Previous != nil && o.Previous.NRanks != n {
 		return nil, fmt.Errorf("mwu: previous plan is for %d GPUs, this one has %d", o.Previous.NRanks, n)
 	}
-	net, err := newMWUNet(t)
-	if err != nil {
-		return nil, err
-	}
 	plan := &MWUPlan{NRanks: n, at: make([]int32, n*n)}
 	for i := range plan.at {
 		plan.at[i] = -1
 	}
+	nd := 0
+	for s := range n {
+		for d := range n {
+			if s != d && demandBytes[s][d] != 0 {
+				nd++
+			}
+		}
+	}
+	plan.Demands = make([]MWUDemand, 0, nd)
 	for s := range n {
 		for d := range n {
 			b := demandBytes[s][d]
 			if s == d || b == 0 {
 				continue
 			}
-			paths, err := net.candidates(s, d, b >= o.SplitThresholdBytes)
+			paths, err := pl.candidates(s, d, b >= o.SplitThresholdBytes)
 			if err != nil {
 				return nil, err
-			}
-			for i := range paths {
-				paths[i].markDup()
 			}
 			plan.at[s*n+d] = int32(len(plan.Demands))
 			plan.Demands = append(plan.Demands, MWUDemand{Src: s, Dst: d, Bytes: b, Paths: paths, SplitBytes: make([]int64, len(paths))})

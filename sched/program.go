@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/moe"
 )
 
 // ProgramSchema names the JSON form of a Plan.
@@ -168,6 +169,9 @@ type Plan struct {
 	Counts [][]int64
 	// Root is the root rank of bcast (0 for other collectives).
 	Root int
+	// Routing is the token traffic of dispatch and combine (nil for other
+	// collectives).
+	Routing *moe.Routing
 	// Note says how Generate chose the algorithm when the spec asked for
 	// "auto" (which one, and why the preferred ones were skipped).
 	Note  string

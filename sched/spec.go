@@ -5,6 +5,7 @@ import (
 	"fmt"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -25,6 +26,9 @@ type Spec struct {
 	Counts [][]int64
 	// Root is the root rank of bcast.
 	Root int
+	// Routing is the token traffic of dispatch and combine (Bytes is its
+	// TokenBytes, DtypeBytes the element size combine sums).
+	Routing *moe.Routing
 }
 
 // NRanks is the number of ranks of the spec's topology.

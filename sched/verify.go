@@ -112,7 +112,11 @@ func Verify(p *Plan) (*Report, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := v.contents(); err != nil {
+	contents := v.contents
+	if p.Collective.Routed() {
+		contents = v.moeContents
+	}
+	if err := contents(); err != nil {
 		return nil, err
 	}
 	return v.report(), nil

@@ -35,6 +35,7 @@ type benchFlags struct {
 	root     int
 	chunks   int
 	traffic  trafficFlags
+	moe      moeFlags
 	timeout  time.Duration
 	mem      string
 	gpus     int
@@ -75,6 +76,7 @@ defaults to 5m there (the rails are slow).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.traffic.observe(cmd)
+			f.moe.observe(cmd)
 			return runBench(cmd, f, args[0])
 		},
 	}
@@ -95,6 +97,7 @@ defaults to 5m there (the rails are slow).`,
 	fl.IntVar(&f.root, "root", 0, "root rank of bcast")
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
+	f.moe.register(fl)
 	fl.StringVar(&f.lanes, "lanes", "1", "lanes per rank, or a comma list of counts to compare: each lane its own UCX worker, driving part of the buffer (Multi-lane, §3)")
 	f.netns.register(fl)
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")

@@ -67,6 +67,9 @@ func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
 	if f.json && f.csv {
 		return bench.Config{}, errors.New("--json and --csv exclude each other")
 	}
+	if err := f.moe.check(c); err != nil || c.Routed() {
+		return moeBenchConfig(f, c, np, err)
+	}
 	dtype, op, err := benchReduction(c, f.dtype, f.op)
 	if err != nil {
 		return bench.Config{}, err

@@ -28,6 +28,7 @@ type planFlags struct {
 	intra   string
 	root    int
 	traffic trafficFlags
+	moe     moeFlags
 	json    bool
 	svg     string
 }
@@ -49,6 +50,7 @@ byte matrix; --seed S draws random counts (zeros included).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.traffic.observe(cmd)
+			f.moe.observe(cmd)
 			return runPlan(cmd, args[0], &f)
 		},
 	}
@@ -62,6 +64,7 @@ byte matrix; --seed S draws random counts (zeros included).`,
 	fl.StringVar(&f.intra, "intra", "", "intra-node phase of parallel_rings (linear, btdd, btddh, knomial, iallgather_linear, rd, congestion_aware, auto)")
 	fl.IntVar(&f.root, "root", 0, "bcast root rank")
 	f.traffic.register(fl)
+	f.moe.register(fl)
 	fl.BoolVar(&f.json, "json", false, "print the goring.program/v1 document only")
 	fl.StringVar(&f.svg, "svg", "", "draw the plan's timeline into FILE (SVG)")
 	return cmd
@@ -92,6 +95,12 @@ func planSpec(cmd *cobra.Command, collName string, f *planFlags) (sched.Spec, er
 		return spec, err
 	}
 	n := t.NumGPUs()
+	if err := f.moe.check(c); err != nil {
+		return spec, err
+	}
+	if c.Routed() {
+		return planMoESpec(cmd, c, t, dt, f)
+	}
 	var size int64
 	if f.bytes != "" {
 		if size, err = units.ParseBytes(f.bytes); err != nil {
@@ -153,6 +162,9 @@ func runPlan(cmd *cobra.Command, collName string, f *planFlags) error {
 		}
 	}
 	printPlan(cmd.OutOrStdout(), spec, plan, rep)
+	if spec.Collective.Routed() {
+		printMoEPlan(cmd.OutOrStdout(), spec, plan, rep)
+	}
 	if f.svg != "" {
 		fmt.Fprintf(cmd.OutOrStdout(), "# timeline written to %s\n", f.svg)
 	}

@@ -5,12 +5,15 @@ import (
 	"io"
 
 	"github.com/spf13/cobra"
+
+	"github.com/goring-hpc/goring/coll"
 )
 
 func init() { subcommands = append(subcommands, newSimCmd) }
 
 type simFlags struct {
 	traffic                             trafficFlags
+	moe                                 moeFlags
 	alg, topo, bytes, intra, png, dtype string
 	calib                               string
 	lanes                               string  // --lanes (sim_lanes.go)
@@ -39,6 +42,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.traffic.observe(cmd)
+			f.moe.observe(cmd)
 			return runSim(cmd, args[0], &f)
 		},
 	}
@@ -62,6 +66,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.IntVar(&f.maxLanes, "max-lanes", 8, "with --lanes auto: the most lanes tried")
 	fl.BoolVar(&f.lanesOnRails, "lanes-on-rails", false, "with --lanes: lane w's inter-node traffic takes rail w (a UCX worker bound to each rail)")
 	f.traffic.register(fl)
+	f.moe.register(fl)
 	return cmd
 }
 
@@ -91,6 +96,9 @@ type simDoc struct {
 // runSim validates the invocation, then draws one timeline (--gantt) or
 // simulates every (algorithm, size) and prints the table, JSON or plot.
 func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
+	if c, err := coll.ParseCollective(collName); err == nil && (c.Routed() || len(f.moe.set) > 0) {
+		return runSimMoE(cmd, c, f)
+	}
 	j, err := newSimJob(collName, f)
 	if err != nil {
 		return err

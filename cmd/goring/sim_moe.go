@@ -1,0 +1,156 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/sim"
+)
+
+// simMoERow is one (algorithm, batch) prediction of dispatch or combine.
+type simMoERow struct {
+	Algorithm      string   `json:"algorithm"`
+	TokensPerRank  int      `json:"tokens_per_rank"`
+	PredictedUS    *float64 `json:"predicted_us,omitempty"`
+	InterNodeBytes int64    `json:"inter_node_bytes"`
+	BusiestRail    string   `json:"busiest_rail,omitempty"`
+	RailBytes      int64    `json:"busiest_rail_bytes"`
+	Bottleneck     string   `json:"bottleneck,omitempty"`
+	Error          string   `json:"error,omitempty"`
+}
+
+type simMoEDoc struct {
+	Collective string      `json:"collective"`
+	Topology   string      `json:"topology"`
+	Nodes      int         `json:"nodes"`
+	NRanks     int         `json:"nranks"`
+	TokenBytes int64       `json:"token_bytes"`
+	TopK       int         `json:"topk"`
+	Experts    int         `json:"experts"`
+	Hot        string      `json:"hot,omitempty"`
+	Results    []simMoERow `json:"results"`
+}
+
+// runSimMoE predicts dispatch or combine for each --tokens count and
+// algorithm: the same routing (same --seed) for every algorithm of a
+// count.
+func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
+	if err := f.moe.check(c); err != nil {
+		return err
+	}
+	switch {
+	case f.bytes != "":
+		return fmt.Errorf("%s takes --hidden-bytes (one token row) and --tokens, not --bytes", c)
+	case f.lanes != "" || f.gantt || f.png != "" || f.calib != "" || f.intra != "":
+		return fmt.Errorf("%s: --lanes, --gantt, --png, --calibration and --intra are not supported", c)
+	}
+	counts, err := f.moe.tokenCounts(true)
+	if err != nil {
+		return err
+	}
+	dt, err := coll.ParseDtype(f.dtype)
+	if err != nil {
+		return fmt.Errorf("--dtype: %w", err)
+	}
+	t, err := loadTopo(f.topo, f.nodes)
+	if err != nil {
+		return err
+	}
+	algs := []string{f.alg}
+	if f.alg == "all" || f.alg == "auto" {
+		algs = algs[:0]
+		for _, a := range sched.Algorithms(c) {
+			algs = append(algs, a.Name)
+		}
+	} else if _, err := sched.Lookup(c, f.alg); err != nil {
+		return err
+	}
+	doc := &simMoEDoc{Collective: string(c), Topology: t.Name, Nodes: t.NumNodes(), NRanks: t.NumGPUs(), TopK: f.moe.topk, Experts: f.moe.experts, Hot: f.traffic.hot}
+	opt := sim.Options{CopyEngineSerial: f.serialCE}
+	for _, tokens := range counts {
+		for _, alg := range algs {
+			spec, err := moeSpec(c, alg, t, dt, f.chunks, tokens, &f.moe, &f.traffic)
+			if err != nil {
+				return err
+			}
+			doc.TokenBytes = spec.Routing.TokenBytes
+			row := simMoERow{Algorithm: alg, TokensPerRank: tokens}
+			plan, err := sched.Generate(spec)
+			if err != nil && !sched.IsUnsupported(err) {
+				return fmt.Errorf("%s/%s at %d tokens: %w", c, alg, tokens, err)
+			}
+			var res *sim.Result
+			if err == nil {
+				var rep *sched.Report
+				if rep, err = sched.Verify(plan); err != nil {
+					return fmt.Errorf("%s/%s at %d tokens: generated plan failed verification: %w", c, alg, tokens, err)
+				}
+				row.InterNodeBytes = rep.InterNodeBytes
+				res, err = sim.Simulate(t, plan, opt) // a topology that cannot route it: a row error
+			}
+			if err != nil {
+				row.Error = fmt.Sprintf("%s: %v", alg, err)
+				doc.Results = append(doc.Results, row)
+				continue
+			}
+			us := res.TotalUS
+			row.PredictedUS, row.Bottleneck = &us, res.Bottleneck
+			for _, l := range res.Links {
+				if strings.Contains(l.Name, "rail") && l.Bytes > row.RailBytes {
+					row.RailBytes, row.BusiestRail = l.Bytes, l.Name
+				}
+			}
+			doc.Results = append(doc.Results, row)
+		}
+	}
+	if f.json {
+		enc := json.NewEncoder(cmd.OutOrStdout())
+		enc.SetIndent("", " ")
+		return enc.Encode(doc)
+	}
+	printSimMoE(cmd.OutOrStdout(), doc, algs)
+	if len(doc.Results) == 0 {
+		return errors.New("nothing simulated")
+	}
+	return nil
+}
+
+func printSimMoE(w io.Writer, doc *simMoEDoc, algs []string) {
+	hot := ""
+	if doc.Hot != "" {
+		hot = ", hot " + doc.Hot
+	}
+	fmt.Fprintf(w, "# goring sim %s on %s: %d nodes, %d ranks, %d-byte tokens, top-%d of %d experts%s (predicted)\n",
+		doc.Collective, doc.Topology, doc.Nodes, doc.NRanks, doc.TokenBytes, doc.TopK, doc.Experts, hot)
+	fmt.Fprintf(w, "# per algorithm: time, bytes crossing nodes (MiB), busiest rail port (MiB)\n")
+	fmt.Fprintf(w, "%-8s", "# tokens")
+	for _, a := range algs {
+		fmt.Fprintf(w, " %16s %9s %9s", a+"(us)", "inter", "rail")
+	}
+	fmt.Fprintln(w)
+	var errs []string
+	for i := 0; i < len(doc.Results); i += len(algs) {
+		fmt.Fprintf(w, "%-8d", doc.Results[i].TokensPerRank)
+		for _, r := range doc.Results[i : i+len(algs)] {
+			if r.PredictedUS == nil {
+				fmt.Fprintf(w, " %16s %9s %9s", "-", "-", "-")
+				if !contains(errs, r.Error) {
+					errs = append(errs, r.Error)
+				}
+				continue
+			}
+			fmt.Fprintf(w, " %16.2f %9.2f %9.2f", *r.PredictedUS, float64(r.InterNodeBytes)/(1<<20), float64(r.RailBytes)/(1<<20))
+		}
+		fmt.Fprintln(w)
+	}
+	for _, e := range errs {
+		fmt.Fprintf(w, "# not run: %s\n", e)
+	}
+}

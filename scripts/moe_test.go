@@ -1,0 +1,44 @@
+package scripts
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// moe_nccl.py's counts are goring's unicast dispatch counts (one row per
+// token and destination rank, combine the transpose), its table divides
+// NCCL's time by goring's, and it refuses to run with NVLink multicast on
+// before it touches a GPU.
+func TestMoENCCLScript(t *testing.T) {
+	py := python(t)
+	dir := t.TempDir()
+	// 2 ranks, top-2 of 3 experts (0 and 1 on rank 0, 2 on rank 1).
+	routing := `{"token_bytes":4,"topk":2,"tokens":[2,1],"experts":[0,1, 0,2, 2,1],"placement":[0,0,1]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "r.json"), []byte(routing), 0o644))
+	out, err := exec.Command(py, "-c", `import json,sys; sys.path.insert(0, "."); import moe_nccl as m
+r = json.load(open(sys.argv[1])); rows = m.pair_rows(r)
+print(rows, m.splits("dispatch", rows, 1), m.splits("combine", rows, 1))`, filepath.Join(dir, "r.json")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "[[2, 1], [1, 1]] ([1, 1], [1, 1]) ([1, 1], [1, 1])", strings.TrimSpace(string(out)))
+
+	g := `{"results":[{"collective":"dispatch","algorithm":"unicast/n1","bytes":256,"avg_us":50},
+	{"collective":"dispatch","algorithm":"nimble/n1","bytes":256,"avg_us":25}]}`
+	n := `{"results":[{"collective":"dispatch","algorithm":"nccl","bytes":256,"avg_us":100}]}`
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "g.json"), []byte(g), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "n.json"), []byte(n), 0o644))
+	out, err = exec.Command(py, "moe_nccl.py", "table", "--goring", filepath.Join(dir, "g.json"), "--nccl", filepath.Join(dir, "n.json")).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Regexp(t, `dispatch\s+256\s+100.0\s+25.0\s+4.00\s+50.0\s+2.00`, string(out))
+
+	cmd := exec.Command(py, "moe_nccl.py", "run", "--routing", filepath.Join(dir, "r.json"))
+	cmd.Env = append(os.Environ(), "NCCL_NVLS_ENABLE=1")
+	out, err = cmd.CombinedOutput()
+	require.Error(t, err)
+	assert.Contains(t, string(out), "set NCCL_NVLS_ENABLE=0")
+}
