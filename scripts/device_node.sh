@@ -181,7 +181,7 @@ if [ "${TRACE:-1}" = 1 ]; then
       bounded "${PERF_TIMEOUT:-75}" "${MPIRUN[@]}" $(cfg "$k") -x UCC_COLL_TRACE=info "$P" -c "$c" "${PT[@]}" -n 1 -w 0 \
         >"$R/trace_${k}_$c.txt" 2>&1 || echo "device_node: trace $k $c: exit $?"
       echo "-- $k $c: collective inits on CUDA buffers per layer (all sizes, all ranks):"
-      grep -o 'coll_init: .*cuda}.*' "$R/trace_${k}_$c.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c | sed 's/^/   /'
+      grep -io 'coll_init: .*cuda}.*' "$R/trace_${k}_$c.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c | sed 's/^/   /'
     done
   done
   phase "trace runs (which layer ran)"
@@ -214,7 +214,7 @@ import os, re, sys
 R, NP, STEP, COLLS, PEERS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5].split()
 WANT = {"nccl": "TL_NCCL", "cuda": "TL_CUDA", "goring": "TL_GORING"}
 row = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
-trace = re.compile(r"coll_init: (\w+).*?src=\{[^,]*, (\d+), \w+, cuda\}, dst=\{[^,]*, (\d+), \w+, cuda\}.*?\{(TL_[^}]*)\}")
+trace = re.compile(r"coll_init: (\w+).*?src=\{[^,]*, (\d+), \w+, cuda\}, dst=\{[^,]*, (\d+), \w+, cuda\}.*?\{(TL_[^}]*)\}", re.I)
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -293,7 +293,7 @@ if [ "${CHECK:-1}" = 1 ]; then
   echo "== ucc_test_mpi -M cuda through tl/goring: layers that ran (4096 B, world..odd_even)"
   bounded 60 "${MPIRUN[@]}" "${TG[@]}" -x UCC_COLL_TRACE=info "$W/install/bin/ucc_test_mpi" -S 1 -M cuda \
     -c allreduce,allgather,reduce_scatter -d float32 -o sum -m 4096:4096 >"$R/check_trace.txt" 2>&1
-  grep -o 'coll_init: .*cuda}.*' "$R/check_trace.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c
+  grep -io 'coll_init: .*cuda}.*' "$R/check_trace.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c
   for part in ar ag; do
     if [ $part = ar ]; then A=(-c allreduce,reduce_scatter -o sum,max); else A=(-c allgather); fi
     echo "== ucc_test_mpi ${A[*]}"
