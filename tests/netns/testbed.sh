@@ -38,6 +38,12 @@ QUEUE=${QUEUE:-20ms}
 
 die() { echo "testbed: $*" >&2; exit 1; }
 
+# Carried iproute2 (scripts/carry_iproute2.sh) where the machine has none.
+carried=$(cd "$(dirname "$0")/../.." && pwd)/.carry/iproute2
+if ! command -v ip >/dev/null && [ -x "$carried/bin/ip" ]; then
+  export PATH=$carried/bin:$PATH LD_LIBRARY_PATH=$carried/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
+fi
+
 check_params() {
   [[ $PREFIX =~ ^[a-z][a-z0-9]{0,7}$ ]] || die "PREFIX=$PREFIX: want 1-8 lower-case letters and digits, starting with a letter"
   [[ $NODES =~ ^[0-9]+$ && $NODES -ge 1 && $NODES -le 64 ]] || die "NODES=$NODES: want 1..64"
