@@ -50,7 +50,7 @@ check_params() {
   [[ $RAILS =~ ^[0-9]+$ && $RAILS -ge 1 && $RAILS -le 16 ]] || die "RAILS=$RAILS: want 1..16"
   [[ $RATE =~ ^[0-9]+(\.[0-9]+)?[kmg]?bit$ ]] || die "RATE=$RATE: want a tc rate such as 500mbit"
   [ "$(id -u)" = 0 ] || die "must run as root (ip netns)"
-  command -v ip >/dev/null && command -v tc >/dev/null || die "needs ip and tc (apt-get install iproute2)"
+if ! { command -v ip >/dev/null && command -v tc >/dev/null; }; then die "needs ip and tc (apt-get install iproute2)"; fi
 }
 
 sw() { echo "$PREFIX-sw"; }
@@ -60,11 +60,28 @@ node() { echo "$PREFIX-node$1"; }
 ours() { ip netns list | awk '{print $1}' | grep -E "^$PREFIX-(sw|node[0-9]+)$" || true; }
 
 down() {
-  local ns
+  local ns pids left
   for ns in $(ours); do
+    # A rank that outlived a killed run holds its namespace (and the veths
+    # in it) alive after the delete: end what still runs inside first,
+    # politely, then for good.
+    pids=$(ip netns pids "$ns" 2>/dev/null)
+    if [ -n "$pids" ]; then
+      # shellcheck disable=SC2086 # one pid a word
+      kill $pids 2>/dev/null
+      for _ in 1 2 3 4 5 6 7 8 9 10; do
+        [ -z "$(ip netns pids "$ns" 2>/dev/null)" ] && break
+        sleep 0.2
+      done
+      pids=$(ip netns pids "$ns" 2>/dev/null)
+      # shellcheck disable=SC2086
+      [ -z "$pids" ] || kill -9 $pids 2>/dev/null
+    fi
     # Deleting a namespace deletes its veth ends, and their peers with them.
     ip netns delete "$ns" 2>/dev/null || true
   done
+  left=$(ours)
+  [ -z "$left" ] || die "down: namespaces left behind: $left"
 }
 
 # shape puts the rail's rate (and optional delay/loss) on dev's egress in ns:
