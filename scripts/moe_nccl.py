@@ -28,6 +28,8 @@ import json
 import os
 import sys
 
+from nccl_bench import timed
+
 
 def pair_rows(routing):
     """rows[s][d]: tokens of rank s with at least one expert on rank d."""
@@ -74,20 +76,7 @@ def one(dist, torch, coll, routing, rows, rank, iters, warmup):
     for s, b in enumerate(rb):
         ok = ok and bool(torch.all(dst[off:off + b] == fill(s, rank)).item())
         off += b
-    for _ in range(warmup):
-        op()
-    torch.cuda.synchronize()
-    dist.barrier()
-    t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t0.record()
-    for _ in range(iters):
-        op()
-    t1.record()
-    torch.cuda.synchronize()
-    us = t0.elapsed_time(t1) * 1e3 / iters
-    per = [None] * n
-    dist.all_gather_object(per, (us, ok))
-    return per
+    return timed(dist, torch, op, n, iters, warmup, ok)
 
 
 def worker(rank, n, args, routing, q):

@@ -80,6 +80,12 @@ def one_size(dist, torch, coll, n, rank, b, iters, warmup):
     op()
     torch.cuda.synchronize()
     ok = bool(torch.equal(got(), want))
+    return timed(dist, torch, op, n, iters, warmup, ok)
+
+
+def timed(dist, torch, op, n, iters, warmup, ok):
+    """op's mean µs over iters back-to-back calls after warmup (CUDA
+    events around the whole loop), and each rank's (µs, ok), on every rank."""
     for _ in range(warmup):
         op()
     torch.cuda.synchronize()
