@@ -3,6 +3,7 @@ package team
 import (
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
@@ -125,7 +126,8 @@ type teamLink struct {
 	recv    *ucx.Request
 	buf     []byte
 	started bool
-	err     error // sticky: every later call of the team fails with it
+	checked time.Time // the watch's last look while cards are awaited
+	err     error     // sticky: every later call of the team fails with it
 }
 
 // start sends the team card to every other member and posts the first
@@ -152,6 +154,7 @@ func (l *teamLink) start(rv *rendezvous, rank int, teamCard []byte) error {
 		l.sends = append(l.sends, req)
 	}
 	l.started = true
+	l.checked = time.Now()
 	return l.postRecv(rv)
 }
 
@@ -161,7 +164,7 @@ func (l *teamLink) postRecv(rv *rendezvous) error {
 		return nil
 	}
 	if l.buf == nil {
-		l.buf = make([]byte, maxLinkMessage)
+		l.buf = rv.linkBuf()
 	}
 	req, err := rv.w.TagRecv(l.buf, linkTag(l.key, 0), linkKeyMask, nil)
 	if err != nil {
@@ -209,6 +212,14 @@ func (l *teamLink) progress(rv *rendezvous) (bool, error) {
 	return l.got == len(l.cards), nil
 }
 
+// release gives back a finished exchange's receive buffer.
+func (l *teamLink) release(rv *rendezvous) {
+	rv.mu.Lock()
+	defer rv.mu.Unlock()
+	rv.putLinkBuf(l.buf)
+	l.buf, l.sends = nil, nil
+}
+
 // cancel withdraws the receive of an exchange that will not finish (the
 // team is destroyed); sends complete on their own, their buffers held by
 // the package until then.
@@ -219,7 +230,10 @@ func (l *teamLink) cancel(rv *rendezvous) {
 		l.recv.Cancel()
 		rv.w.Progress()
 	}
-	l.recv = nil
+	if l.recv == nil || l.recv.Done() {
+		rv.putLinkBuf(l.buf) // else UCX may still write it: left to the collector
+	}
+	l.recv, l.buf = nil, nil
 }
 
 // slotCards lays the gathered cards out as connect takes them: one slot
@@ -243,13 +257,16 @@ func (t *Team) progressLink() bool {
 	l := t.link
 	if l.err == nil && l.started {
 		done, err := l.progress(t.ctx.rv)
-		if err == nil && !done && t.watch != nil {
-			err = t.watch.Check() // a dead peer on this host never sends
+		// A dead peer on this host never sends; a look costs a /proc read
+		// per peer, many times an exchange that is merely in progress.
+		if err == nil && !done && t.watch != nil && time.Since(l.checked) >= t.watch.Every() {
+			l.checked = time.Now()
+			err = t.watch.Check()
 		}
 		if err == nil && done {
 			cards, slot := l.slotCards()
 			if err = t.connectLocked(cards, slot); err == nil {
-				l.buf, l.sends = nil, nil
+				l.release(t.ctx.rv)
 				return true
 			}
 		}

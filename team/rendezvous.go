@@ -33,6 +33,31 @@ type rendezvous struct {
 	card []byte                   // this process's context card (encodeCard)
 	eps  map[string]*ucx.Endpoint // by peer worker address
 	gens map[linkKey]uint32       // lazy teams made so far, per key (teamLink's gen)
+	bufs [][]byte                 // receive buffers of ended exchanges, for the next ones
+}
+
+// maxPooledLinkBufs bounds the receive buffers a context keeps: as many as
+// exchanges usually run at once.
+const maxPooledLinkBufs = 4
+
+// linkBuf is a receive buffer of maxLinkMessage bytes: a pooled one, or a
+// new one (256 KiB to zero: more than the rest of a small team's first
+// call). Caller holds rv.mu.
+func (rv *rendezvous) linkBuf() []byte {
+	if n := len(rv.bufs); n > 0 {
+		b := rv.bufs[n-1]
+		rv.bufs = rv.bufs[:n-1]
+		return b
+	}
+	return make([]byte, maxLinkMessage)
+}
+
+// putLinkBuf gives back a buffer no receive uses any more. Caller holds
+// rv.mu.
+func (rv *rendezvous) putLinkBuf(b []byte) {
+	if b != nil && len(rv.bufs) < maxPooledLinkBufs {
+		rv.bufs = append(rv.bufs, b)
+	}
 }
 
 // linkKey names a lazy team's exchange among those of its context: UCC's
