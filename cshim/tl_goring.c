@@ -139,6 +139,7 @@ ucc_status_t ucc_tl_goring_status(goring_status_t st)
     case GORING_OK:                return UCC_OK;
     case GORING_INPROGRESS:        return UCC_INPROGRESS;
     case GORING_ERR_NOT_SUPPORTED: return UCC_ERR_NOT_SUPPORTED;
+    case GORING_ERR_DECLINED:      return UCC_ERR_NOT_SUPPORTED;
     case GORING_ERR_INVALID:       return UCC_ERR_INVALID_PARAM;
     case GORING_ERR_NO_MEMORY:     return UCC_ERR_NO_MEMORY;
     case GORING_ERR_NO_RESOURCE:   return UCC_ERR_NO_RESOURCE;

@@ -16,6 +16,7 @@
 #include "components/tl/ucc_tl_log.h"
 
 #include "goring.h"
+#include "tl_goring_idle.h"
 
 /* Below tl/ucp (10) so that installing goring changes nothing until a user
  * asks for it (UCC_TL_GORING_TUNE); UCC wants every TL's default score
@@ -73,6 +74,7 @@ typedef struct ucc_tl_goring_context {
     goring_context_h handle;
     ucc_mpool_t      tasks; /* the layer's tasks, as UCC's own layers pool theirs */
     int              tune_reported; /* an unreadable UCC_TL_GORING_TUNE was logged */
+    tl_goring_idle_t idle;          /* member lists goring declines (tl_goring_idle.h) */
 } ucc_tl_goring_context_t;
 UCC_CLASS_DECLARE(ucc_tl_goring_context_t, const ucc_base_context_params_t *,
                   const ucc_base_config_t *);
@@ -96,6 +98,7 @@ typedef struct ucc_tl_goring_team {
     uint64_t                   slot;
     char                      *card;
     char                      *cards;
+    uint64_t                   members; /* tl_goring_idle_key of a lazy team's members; 0: none */
 } ucc_tl_goring_team_t;
 UCC_CLASS_DECLARE(ucc_tl_goring_team_t, ucc_base_context_t *,
                   const ucc_base_team_params_t *);

@@ -60,6 +60,7 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_context_t, const ucc_base_context_params_t *pa
 
     UCC_CLASS_CALL_SUPER_INIT(ucc_tl_context_t, &cfg->super, params->context);
     self->tune_reported = 0;
+    tl_goring_idle_init(&self->idle);
     status = options(cfg, opts, sizeof(opts));
     if (status != UCC_OK) {
         tl_error(self->super.super.lib, "UCC_TL_GORING_* values too long or containing ';'");
@@ -93,6 +94,7 @@ UCC_CLASS_CLEANUP_FUNC(ucc_tl_goring_context_t)
         ucc_tl_goring_log_error(self->super.super.lib, "goring_context_destroy", st);
     }
     ucc_mpool_cleanup(&self->tasks, 1);
+    tl_goring_idle_cleanup(&self->idle);
 }
 
 UCC_CLASS_DEFINE(ucc_tl_goring_context_t, ucc_tl_context_t);

@@ -3,6 +3,9 @@
  * every member's goring context card (its context addresses: the usual
  * case), the team is made from those at once and communicates nothing
  * until goring runs a collective on it (goring_team_create_lazy).
+ * A team on which goring's model claims nothing offers UCC no score, and
+ * where no TUNE string names goring, the next team of the same members is
+ * not made at all (tl_goring_idle.h).
  * Otherwise its creation is UCC's non-blocking create_post/create_test
  * pair: post makes the team's UCX worker and starts an out-of-band
  * allgather of the card lengths; test walks lengths -> cards -> connect,
@@ -19,11 +22,14 @@
 
 /* member_cards points cards[r] at team rank r's goring context card in
  * UCC's address storage (the context's, or the team's where the context
- * had none), with bounds[r] the bytes readable there. It returns 0 when
- * every member has one, -1 otherwise (no core team, no storage, or a
- * member without a goring context). */
+ * had none), with bounds[r] the bytes readable there, and sets *members
+ * to the member list's key (tl_goring_idle_key of the members' context
+ * ranks, which ranks[] receives; 0 where the storage is the team's, whose
+ * ranks are not the context's). It returns 0 when every
+ * member has a card, -1 otherwise (no core team, no storage, or a member
+ * without a goring context). */
 static int member_cards(ucc_tl_goring_context_t *ctx, const ucc_base_team_params_t *params,
-                        void **cards, size_t *bounds)
+                        void **cards, size_t *bounds, uint32_t *ranks, uint64_t *members)
 {
     ucc_context_t      *uctx = ctx->super.super.ucc_context;
     ucc_team_t         *core = params->team;
@@ -43,6 +49,7 @@ static int member_cards(ucc_tl_goring_context_t *ctx, const ucc_base_team_params
         ucc_rank_t                 srank = on_ctx ? ucc_ep_map_eval(core->ctx_map, core_rank) : core_rank;
         ucc_context_addr_header_t *h     = UCC_ADDR_STORAGE_RANK_HEADER(st, srank);
 
+        ranks[r] = srank;
         cards[r] = NULL;
         for (int i = 0; i < h->n_components; i++) {
             if (h->components[i].id == ucc_tl_goring.super.super.id &&
@@ -56,16 +63,28 @@ static int member_cards(ucc_tl_goring_context_t *ctx, const ucc_base_team_params
             return -1;
         }
     }
+    *members = on_ctx ? tl_goring_idle_key(ranks, params->size) : 0;
     return 0;
 }
 
-/* lazy_team makes the team from its members' context cards; UCC_OK, or
+/* forced says whether the user's TUNE string names goring: then every
+ * team is made and scored, whatever goring's model says. */
+static int forced(ucc_base_context_t *ctx)
+{
+    return ctx->score_str != NULL && ctx->score_str[0] != '\0';
+}
+
+/* lazy_team makes the team from its members' context cards; UCC_OK,
+ * UCC_ERR_NO_MESSAGE where goring declines the team, or
  * UCC_ERR_NOT_SUPPORTED where the out-of-band path must do. */
 static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_t *ctx,
                               const ucc_base_team_params_t *params)
 {
-    void          **cards  = ucc_malloc(sizeof(void *) * params->size, "goring context cards");
-    size_t         *bounds = ucc_malloc(sizeof(size_t) * params->size, "goring card bounds");
+    /* One allocation: the cards, their bounds, the members' context ranks. */
+    size_t          each   = sizeof(void *) + sizeof(size_t) + sizeof(uint32_t);
+    void          **cards  = ucc_malloc(each * params->size, "goring member cards");
+    size_t         *bounds = (size_t *)(cards + params->size);
+    uint32_t       *ranks  = (uint32_t *)(bounds + params->size);
     ucc_status_t    status = UCC_ERR_NOT_SUPPORTED;
     goring_status_t st;
     /* The team's key: UCC's team id, and the scope and scope id that tell
@@ -73,18 +92,24 @@ static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_
     uint32_t key = ((uint32_t)params->id << 16) | ((uint32_t)(params->scope & 0xff) << 8) |
                    (uint32_t)(params->scope_id & 0xff);
 
-    if (cards != NULL && bounds != NULL && member_cards(ctx, params, cards, bounds) == 0) {
-        st = goring_team_create_lazy(ctx->handle, params->rank, params->size, key, cards, bounds,
-                                     &self->handle);
-        if (st == GORING_OK) {
-            self->phase = UCC_TL_GORING_TEAM_READY;
-            status      = UCC_OK;
-        } else if (st != GORING_ERR_NOT_SUPPORTED) {
-            ucc_tl_goring_log_error(ctx->super.super.lib, "goring_team_create_lazy", st);
-        }
+    if (cards == NULL || member_cards(ctx, params, cards, bounds, ranks, &self->members) != 0) {
+        goto out;
     }
+    if (self->members != 0 && !forced(&ctx->super.super) &&
+        tl_goring_idle_has(&ctx->idle, self->members)) {
+        status = UCC_ERR_NO_MESSAGE; /* declined before anything enters Go */
+        goto out;
+    }
+    st = goring_team_create_lazy(ctx->handle, params->rank, params->size, key, cards, bounds,
+                                 &self->handle);
+    if (st == GORING_OK) {
+        self->phase = UCC_TL_GORING_TEAM_READY;
+        status      = UCC_OK;
+    } else if (st != GORING_ERR_NOT_SUPPORTED) {
+        ucc_tl_goring_log_error(ctx->super.super.lib, "goring_team_create_lazy", st);
+    }
+out:
     ucc_free(cards);
-    ucc_free(bounds);
     return status;
 }
 
@@ -102,9 +127,16 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
     self->lens    = NULL;
     self->card    = NULL;
     self->cards   = NULL;
-    if (lazy_team(self, ctx, params) == UCC_OK) {
+    self->members = 0;
+    status = lazy_team(self, ctx, params);
+    if (status == UCC_OK) {
         tl_debug(tl_context->lib, "goring team of %u ranks from the context cards", params->size);
         return UCC_OK;
+    }
+    if (status == UCC_ERR_NO_MESSAGE) {
+        tl_debug(tl_context->lib, "no goring team of %u ranks: its model claimed nothing on "
+                 "these members before", params->size);
+        return UCC_ERR_NOT_SUPPORTED;
     }
     if (!(params->params.mask & UCC_TEAM_PARAM_FIELD_OOB)) {
         tl_debug(tl_context->lib, "team without an out-of-band allgather: not for goring");
@@ -283,6 +315,9 @@ static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team
         }
         st = goring_team_scores(team->handle, str, &len, summary, &summary_len);
     }
+    if (st == GORING_ERR_DECLINED) {
+        goto out; /* the model claims nothing: the defaults and the TUNE string decide */
+    }
     if (st != GORING_OK) {
         ucc_tl_goring_log_error(lib, "goring_team_scores", st);
         goto out; /* defaults stand */
@@ -324,6 +359,20 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     ucc_coll_score_t          *score, *cuda;
     ucc_status_t               status;
 
+    size_t                     len = 0, summary_len = 0;
+
+    tell_layers(team);
+    if (!forced(ctx) &&
+        goring_team_scores(team->handle, NULL, &len, NULL, &summary_len) == GORING_ERR_DECLINED) {
+        /* Nothing to offer: no entry in UCC's map, and no team of these
+         * members again (tl_goring_idle.h). */
+        tl_debug(UCC_TL_TEAM_LIB(team), "goring's model claims nothing on a team of %u ranks",
+                 UCC_TL_TEAM_SIZE(team));
+        if (team->members != 0) {
+            tl_goring_idle_add(&UCC_TL_GORING_TEAM_CTX(team)->idle, team->members);
+        }
+        return ucc_coll_score_alloc(score_p);
+    }
     /* Host memory: every collective; CUDA memory: all but the host-only
      * ones (a TUNE string naming them may still add them). */
     status = ucc_coll_score_build_default(tl_team, UCC_TL_GORING_DEFAULT_SCORE,
@@ -355,7 +404,6 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     info.alg_fn              = ucc_tl_goring_alg_id_to_init; /* @name in a TUNE string */
     /* The sizes goring's model claims from tl/ucp, then the user's TUNE
      * string over them: a site's own choice wins. */
-    tell_layers(team);
     status = model_scores(team, &info, score);
     if (status != UCC_OK) {
         ucc_coll_score_free(score);

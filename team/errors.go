@@ -40,6 +40,7 @@ const (
 	StatusNoResource   Status = -4
 	StatusTimeout      Status = -5
 	StatusInternal     Status = -6
+	StatusDeclined     Status = -7
 )
 
 // StatusOf classifies err.
@@ -52,6 +53,8 @@ func StatusOf(err error) Status {
 	switch {
 	case err == nil:
 		return StatusOK
+	case errors.Is(err, ErrDeclined):
+		return StatusDeclined
 	case errors.As(err, &ns):
 		return StatusNotSupported
 	case errors.As(err, &inv):

@@ -11,7 +11,7 @@ import (
 )
 
 // newLazyContexts makes one context per rank, as n processes would have.
-func newLazyContexts(t *testing.T, n int) []*Context {
+func newLazyContexts(t testing.TB, n int) []*Context {
 	t.Helper()
 	if err := ucx.Load(); err != nil {
 		t.Skipf("UCX not loadable: %v", err)

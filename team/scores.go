@@ -1,6 +1,7 @@
 package team
 
 import (
+	"errors"
 	"strings"
 	"sync"
 
@@ -58,7 +59,8 @@ func (t *Team) shape() tune.Shape {
 }
 
 // Scores is scores for a team that knows its shape: connected, or lazy
-// (which knows it from creation).
+// (which knows it from creation). Where the model claims nothing, it
+// returns ErrDeclined with the summary.
 func (t *Team) Scores() (str, summary string, err error) {
 	t.mu.Lock()
 	ready := t.tr != nil || t.link != nil
@@ -67,8 +69,19 @@ func (t *Team) Scores() (str, summary string, err error) {
 		return "", "", Invalid("team is not connected")
 	}
 	str, summary = t.scores()
+	if str == "" && !t.ctx.opts.fixedScores {
+		return "", summary, ErrDeclined
+	}
 	return str, summary, nil
 }
+
+// ErrDeclined is Scores' verdict where the model claims nothing on a team:
+// goring has nothing to offer it (GORING_ERR_DECLINED). Being one more
+// layer of a team still costs every communicator (UCC creates, scores,
+// merges and destroys a goring team), so the shim then gives UCC no score
+// and makes no team of the same members again
+// (cshim/tl_goring_idle.h).
+var ErrDeclined = errors.New("goring's model claims nothing on this team")
 
 // scores is the model's score string for t and its summary line, or
 // nothing when the context's scores are fixed.

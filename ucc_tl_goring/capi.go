@@ -183,7 +183,8 @@ func goring_team_scores(h C.goring_team_h, buf *C.char, length *C.size_t, summar
 		return fail(team.Invalid("goring_team_scores: unknown team %d or NULL length", h))
 	}
 	str, line, err := t.Scores()
-	if err != nil {
+	declined := errors.Is(err, team.ErrDeclined)
+	if err != nil && !declined {
 		return fail(fmt.Errorf("goring_team_scores: team %d: %w", h, err))
 	}
 	if err := cString("goring_team_scores", str, buf, length); err != nil {
@@ -191,6 +192,9 @@ func goring_team_scores(h C.goring_team_h, buf *C.char, length *C.size_t, summar
 	}
 	if err := cString("goring_team_scores summary", line, summary, summaryLen); err != nil {
 		return fail(err)
+	}
+	if declined {
+		return C.GORING_ERR_DECLINED // a verdict, not an error: goring_last_error keeps the last one
 	}
 	return C.GORING_OK
 }

@@ -25,8 +25,9 @@ extern "C" {
 #endif
 
 /* 2: alltoall, alltoallv (counts and displacements), in-place reduce_scatter.
- * 3: goring_team_scores (the model's UCC scores) and the scores option. */
-#define GORING_API_VERSION 3
+ * 3: goring_team_scores (the model's UCC scores) and the scores option.
+ * 4: GORING_ERR_DECLINED from goring_team_scores. */
+#define GORING_API_VERSION 4
 
 typedef enum {
     GORING_OK                = 0,
@@ -36,7 +37,8 @@ typedef enum {
     GORING_ERR_NO_MEMORY     = -3,
     GORING_ERR_NO_RESOURCE   = -4, /* UCX missing or failing */
     GORING_ERR_TIMEOUT       = -5, /* a collective passed its deadline */
-    GORING_ERR_INTERNAL      = -6  /* a bug, a Go panic included */
+    GORING_ERR_INTERNAL      = -6, /* a bug, a Go panic included */
+    GORING_ERR_DECLINED      = -7  /* goring's model claims nothing on this team */
 } goring_status_t;
 
 typedef uint64_t goring_context_h;
@@ -198,7 +200,10 @@ goring_status_t goring_team_layers(goring_team_h team, const char *names);
  * scores=fixed), and in *summary_len's buffer a line saying what it found.
  * Each buffer follows goring_team_card's rule: *len is its capacity on
  * entry and the NUL-terminated string's length (NUL included) on return;
- * with the buffer NULL only the length is returned. */
+ * with the buffer NULL only the length is returned. Where the model claims
+ * nothing (scores=model), it returns GORING_ERR_DECLINED, lengths and
+ * summary set as for GORING_OK: goring has nothing to offer the team (UCC's
+ * shim then gives it no score, and makes no team of its members again). */
 goring_status_t goring_team_scores(goring_team_h team, char *buf, size_t *len,
                                    char *summary, size_t *summary_len);
 

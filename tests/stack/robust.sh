@@ -21,7 +21,10 @@
 #    not exceed UCC's alone by more than SPLIT_SLACK_KIB (default 4096: the
 #    workers and endpoints a context keeps for its next teams and the Go
 #    heap's steady state, +4-5 MB after 300 rounds as after 3000, a plateau);
-#    the times must stay within loose bounds of UCC's alone (below).
+#    the times must stay within loose bounds of UCC's alone (below). Short
+#    runs of their own check that goring ran every forced allreduce, and
+#    that with goring installed its ranks declined every team after the
+#    first of the same members (its model claims nothing there).
 # 3. kill: the last rank kills itself while the others wait in a goring
 #    allreduce; the job must end (non-zero) within KILL_LIMIT seconds.
 # 5. bad option: a bad UCC_TL_GORING_* value (scores=bogus, timeout_ms=-5)
@@ -96,28 +99,41 @@ split() {
   done
   echo "robust split: $name $(grep '^robust split' "$OUT/split_$name.txt" | sed 's/^robust split //')"
 }
-split goring -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_COLL_TRACE=info
+split goring -x UCC_TL_GORING_TUNE="$TUNE"
 split installed
 split without -x UCC_CL_BASIC_TLS=ucp
 g=$(growth "$OUT/split_goring.txt") u=$(growth "$OUT/split_without.txt")
-ng=$(grep -ciE 'coll_init: allreduce[:; ].*TL_GORING' "$OUT/split_goring.txt" || true)
-echo "robust split: [$ng allreduces on TL_GORING in rank 0's trace with goring forced]"
+# Who ran what, in short runs of their own (a trace or a log slows the
+# timed ones): forced, every round's allreduce on goring; installed, every
+# team after the first of its members declined by goring
+# (cshim/tl_goring_idle.h), and the contents right.
+CHECK_ROUNDS=40
+"${MPIRUN[@]}" -x UCC_TL_GORING_TUNE="$TUNE" -x UCC_COLL_TRACE=info "$OUT/robust" split $CHECK_ROUNDS >"$OUT/split_trace.txt" 2>&1 || true
+ng=$(grep -ciE 'coll_init: allreduce[:; ].*TL_GORING' "$OUT/split_trace.txt" || true)
+"${MPIRUN[@]}" -x UCC_TL_GORING_LOG_LEVEL=debug "$OUT/robust" split $CHECK_ROUNDS >"$OUT/split_declined.txt" 2>&1 || true
+nd=$(grep -c 'no goring team of 2 ranks' "$OUT/split_declined.txt" || true)
+echo "robust split: [$ng allreduces on TL_GORING in rank 0's trace with goring forced; installed: $nd teams declined by goring's 4 ranks]"
+if ! grep -q '^robust split.*0 wrong: ok$' "$OUT/split_declined.txt" || [ "$nd" -lt $((4 * (CHECK_ROUNDS - 1))) ]; then
+  echo "FAIL robust split: with goring installed, its ranks made teams its model claims nothing on (or wrong contents)"; fail=1
+fi
 tg=$(secs "$OUT/split_goring.txt") ti=$(secs "$OUT/split_installed.txt") tu=$(secs "$OUT/split_without.txt")
-if [ -z "$g" ] || [ -z "$u" ] || [ -z "$tg" ] || [ -z "$ti" ] || [ -z "$tu" ] || [ "$ng" -lt "$ROUNDS" ]; then
+if [ -z "$g" ] || [ -z "$u" ] || [ -z "$tg" ] || [ -z "$ti" ] || [ -z "$tu" ] || [ "$ng" -lt "$CHECK_ROUNDS" ]; then
   echo "FAIL robust split: no result or goring did not run every round"; fail=1
 else
   if [ "$g" -gt $((u + SPLIT_SLACK_KIB)) ]; then
     echo "FAIL robust split: goring grew by $g KiB, UCC without goring by $u KiB"; fail=1
   fi
   # A team costs nothing until goring runs a collective on it (lazy teams,
-  # docs/ucc.md "What a team costs"); when it runs one, the first call
-  # opens or reuses its workers. The bounds are loose for a loaded 2-core
-  # machine; a team that opened workers at creation (12 ms each) misses
-  # them by tens of times.
+  # docs/ucc.md "What a team costs"), and where goring's model claims
+  # nothing its members' next teams are not made at all; when goring runs
+  # a call, the first one exchanges the team's cards. The bounds are loose
+  # for a loaded 2-core machine (the ratios are what docs/ucc.md records);
+  # a team that opened workers at creation (12 ms each) misses them by
+  # tens of times.
   echo "robust split: installed/without = $(awk -v a="$ti" -v b="$tu" 'BEGIN { printf "%.2f", a / b }'), forced/without = $(awk -v a="$tg" -v b="$tu" 'BEGIN { printf "%.2f", a / b }')"
-  awk -v a="$ti" -v b="$tu" 'BEGIN { exit !(a <= 2 * b + 0.5) }' ||
+  awk -v a="$ti" -v b="$tu" 'BEGIN { exit !(a <= 1.6 * b + 0.05) }' ||
     { echo "FAIL robust split: goring installed but chosen for nothing took $ti s, UCC without goring $tu s"; fail=1; }
-  awk -v a="$tg" -v b="$tu" 'BEGIN { exit !(a <= 4 * b + 5) }' ||
+  awk -v a="$tg" -v b="$tu" 'BEGIN { exit !(a <= 4 * b + 0.5) }' ||
     { echo "FAIL robust split: goring forced took $tg s, UCC without goring $tu s"; fail=1; }
 fi
 
