@@ -182,6 +182,11 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 	if uintptr(c.In)%uintptr(size) != 0 || uintptr(c.Out)%uintptr(size) != 0 {
 		return fmt.Errorf("cuda: node %v: buffers %#x and %#x are not aligned to %d bytes", c.Alg, c.In, c.Out, size)
 	}
+	// The kernel stores into every rank's slot by the plan's layout: a
+	// slot too small would be overrun, not refused, on the device.
+	if need := (devsync.Shape{Alg: c.Alg, Ranks: n, Count: c.Count, ElemSize: size}).SlotBytes(); need > c.SlotBytes {
+		return fmt.Errorf("cuda: node %v of %d elements on %d ranks needs slots of %d bytes, not %d", c.Alg, c.Count, n, need, c.SlotBytes)
+	}
 	var a C.gc_node_args
 	for q, p := range c.Scratch {
 		if uintptr(p)%devsync.Align != 0 {

@@ -29,7 +29,9 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 	devs := nodeGPUs(t)
 	rng := rand.New(rand.NewPCG(11, 12))
 	for k := 2; k <= len(devs); k++ {
-		tm := newNodeTeam(t, devs[:k], nodeBig+64, nodeBig+64)
+		// Slots a vector per rank above the largest message: the two-shot
+		// allreduce's regions are rounded up to whole vectors.
+		tm := newNodeTeam(t, devs[:k], nodeBig+16*k, nodeBig+64)
 		cases := 0
 		for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
 			for _, dt := range coll.Dtypes {
@@ -119,7 +121,8 @@ func TestNodeBackToBack(t *testing.T) {
 	devs := nodeGPUs(t)
 	k := len(devs)
 	const count, calls = 4099, 300
-	tm := newNodeTeam(t, devs, count*4, count*4)
+	slot := devsync.Shape{Alg: devsync.TwoShotAllreduce, Ranks: k, Count: count, ElemSize: 4}.SlotBytes() // two-shot's regions round up
+	tm := newNodeTeam(t, devs, slot, count*4)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce} {
 		for _, grid := range []NodeGrid{{1, 512}, {4, 256}, {32, 512}} {
@@ -302,4 +305,20 @@ func timeNodeCalls(t *testing.T, tm *nodeTeam, c nodeCallSpec, bytes int) float6
 		worst = max(worst, times[r])
 	}
 	return worst.Seconds() * 1e6 / float64(iters)
+}
+
+// A call whose shape needs more slot than the team's is refused before
+// launch: on the device it would store past the slot. The two-shot
+// allreduce's regions round each rank's chunk up to whole vectors, so a
+// slot of exactly the vector's bytes is too small for an odd count.
+func TestNodeRefusesASlotTooSmall(t *testing.T) {
+	devs := nodeGPUs(t)
+	k := len(devs)
+	const count = 1001 // float32: chunks of 251 elements round up to 252
+	tm := newNodeTeam(t, devs, count*4, count*4)
+	need := devsync.Shape{Alg: devsync.TwoShotAllreduce, Ranks: k, Count: count, ElemSize: 4}.SlotBytes()
+	require.Greater(t, need, tm.slotBytes)
+	tm.epoch = devsync.FirstEpoch // a valid epoch: only the slot is wrong
+	err := tm.launchRank(nodeCallSpec{alg: devsync.TwoShotAllreduce, dt: coll.Float32, op: coll.Sum, count: count, grid: NodeGrid{1, 256}}, 0)
+	require.ErrorContains(t, err, "needs slots of")
 }

@@ -10,13 +10,13 @@ const (
 	// peer's whole input and reduces it in rank order. One signal round;
 	// n times the data read per rank, so it suits small messages.
 	OneShotAllreduce Algorithm = iota
-	// TwoShotAllreduce: a reduce-scatter by loads (rank r reduces chunk
-	// r from every peer, in rank order), then an allgather by loads of
-	// the reduced chunks. Two signal rounds; each rank reads about twice
-	// its data.
+	// TwoShotAllreduce: a reduce-scatter by stores (every rank stores
+	// its piece of chunk r into rank r's slot; rank r reduces them in rank
+	// order), then an allgather by loads of the reduced chunks. Two signal
+	// rounds; each rank moves about twice its data.
 	TwoShotAllreduce
-	// ReduceScatter by loads: rank r reduces block r of every peer's
-	// input, in rank order.
+	// ReduceScatter by stores: every rank stores its block r into rank
+	// r's slot; rank r reduces them, in rank order.
 	ReduceScatter
 	// Allgather by stores: every rank stores its input into block r of
 	// every rank's slot, then copies its slot out.
@@ -91,8 +91,15 @@ func (s Shape) OutElems() int {
 	return s.Count
 }
 
-// SlotElems is the elements one data slot holds.
-func (s Shape) SlotElems() int { return max(s.InElems(), s.OutElems()) }
+// SlotElems is the elements one data slot holds: the input or the output,
+// or for a two-shot allreduce one region of ChunkStride per rank
+// (plan_allreduce_twoshot.go).
+func (s Shape) SlotElems() int {
+	if s.Alg == TwoShotAllreduce {
+		return s.Ranks * ChunkStride(s.Count, s.Ranks, VecElems(s.ElemSize))
+	}
+	return max(s.InElems(), s.OutElems())
+}
 
 // SlotBytes is one data slot's size in bytes, rounded to Align.
 func (s Shape) SlotBytes() int { return SlotBytes(s.SlotElems() * s.ElemSize) }

@@ -68,12 +68,14 @@
 //
 // # User buffers
 //
-// The plans stage: the input is first copied into the rank's own slot
-// (or, for allgather and bcast, stored into the peers' slots) and the
-// output is written from the slots. Only what peers read is staged: the
-// part of its input that a rank alone reduces (its chunk of a two-shot
-// allreduce, its block of a reduce_scatter) it reads from the input. A variant that reads peers' user
-// buffers directly (buffers registered and mapped) skips staging but must
-// end with a barrier, since the user may overwrite an input as soon as its
-// call returns; that variant is not planned here.
+// No plan reads a peer's user buffers: data crosses between ranks only
+// through slots. The one-shot allreduce copies its input into its own
+// slot for the peers to load; reduce_scatter and the two-shot allreduce
+// store each piece straight from the input into the slot of the rank that
+// reduces it, and allgather and bcast store into the peers' slots; the
+// part of its input that a rank alone reduces it reads from the input.
+// Outputs are written from the slots (or by the reduction). A variant
+// that reads peers' user buffers directly (buffers registered and mapped)
+// must end with a barrier, since the user may overwrite an input as soon
+// as its call returns; that variant is not planned here.
 package devsync

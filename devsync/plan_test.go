@@ -50,7 +50,7 @@ func TestPlansCoverOutputOnce(t *testing.T) {
 }
 
 // Every wait of a block has the matching signal in the same block of each
-// peer it waits for, and reductions read ranks 0..n-1 in order.
+// peer it waits for.
 func TestPlansSignalWhatTheyWaitFor(t *testing.T) {
 	for _, s := range shapes() {
 		for b := range s.Blocks {
@@ -69,17 +69,60 @@ func TestPlansSignalWhatTheyWaitFor(t *testing.T) {
 						for _, q := range st.Peers {
 							waits = append(waits, [3]int{st.Phase, q, r})
 						}
-					case Move:
-						if len(st.Srcs) > 1 {
-							for q, src := range st.Srcs {
-								assert.Equal(t, q, src.Rank, "%v: reduction order", s.Alg)
-							}
-						}
 					}
 				}
 			}
 			for _, w := range waits {
 				assert.Equal(t, 1, sent[w], "%v block %d: wait (phase %d from %d at %d) has one signal", s.Alg, b, w[0], w[1], w[2])
+			}
+		}
+	}
+}
+
+// A reduction's i-th source is rank i's contribution: its own input for
+// the reducing rank, else slot elements that rank i stored (into its own
+// slot or the reducer's), so every rank folds in rank order, rank 0
+// first.
+func TestReductionsFoldInRankOrder(t *testing.T) {
+	for _, s := range shapes() {
+		if !s.Alg.Reduces() {
+			continue
+		}
+		for b := range s.Blocks {
+			plans := make([][]Step, s.Ranks)
+			writer := map[[2]int]int{} // (slot owner, element) -> the rank that stores it
+			for r := range s.Ranks {
+				steps, err := Plan(s, r, b)
+				require.NoError(t, err)
+				plans[r] = steps
+				for _, st := range steps {
+					for _, d := range st.Dsts {
+						for i := d.Off; d.Space == Slot && i < d.Off+d.Len; i++ {
+							k := [2]int{d.Rank, i}
+							if w, ok := writer[k]; ok && w != r {
+								t.Fatalf("%v: element %d of rank %d's slot stored by ranks %d and %d", s.Alg, i, d.Rank, w, r)
+							}
+							writer[k] = r
+						}
+					}
+				}
+			}
+			for r, steps := range plans {
+				for _, st := range steps {
+					if st.Kind != Move || len(st.Srcs) < 2 {
+						continue
+					}
+					require.Len(t, st.Srcs, s.Ranks, "%v: a reduction reads every rank", s.Alg)
+					for q, src := range st.Srcs {
+						if src.Space == Input {
+							assert.Equal(t, r, q, "%v rank %d: its input is source %d", s.Alg, r, q)
+							continue
+						}
+						for i := src.Off; i < src.Off+src.Len; i++ {
+							assert.Equal(t, q, writer[[2]int{src.Rank, i}], "%v rank %d block %d: source %d reads element %d of rank %d's slot", s.Alg, r, b, q, i, src.Rank)
+						}
+					}
+				}
 			}
 		}
 	}

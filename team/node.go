@@ -59,6 +59,7 @@ func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	s := devsync.Shape{Ranks: t.size, Count: int(B), ElemSize: 1}
 	switch a.Coll {
 	case coll.Allreduce:
+		s.Alg = devsync.TwoShotAllreduce // the larger slot of the two allreduces
 	case coll.ReduceScatter:
 		s.Alg = devsync.ReduceScatter
 	case coll.Allgather:
@@ -66,8 +67,12 @@ func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	default:
 		return false
 	}
-	if a.Coll.Reduces() && !coll.Supports(a.Op, a.Dtype) {
-		return false
+	if a.Coll.Reduces() {
+		if !coll.Supports(a.Op, a.Dtype) {
+			return false
+		}
+		// In elements: the slot's regions are vector-aligned in elements.
+		s.Count, s.ElemSize = int(B)/a.Dtype.Size(), a.Dtype.Size()
 	}
 	return int64(s.SlotBytes()) <= o.nodeMax
 }

@@ -20,7 +20,9 @@
 // a barrier, and then thread q stores the epoch into rank q's flag word
 // with st.release.sys; the barrier puts the other threads' stores before
 // the release, which makes them visible at system scope no later than
-// the flag. A reader's thread q loads its flag word of peer q with
+// the flag; a CTA that stored into peers' slots has every thread fence at
+// system scope before that barrier (signal_stored). A reader's thread q
+// loads its flag word of peer q with
 // ld.acquire.sys until it holds the epoch, and the CTA meets at a barrier
 // before any thread loads the peer's data. Spinning threads look at the
 // abort word every GORING_NODE_ABORT_EVERY loads; when it is set the
@@ -107,6 +109,16 @@ __device__ __forceinline__ void signal(const node_args &a, unsigned phase)
     __syncthreads();
     unsigned q = threadIdx.x;
     if (q < a.nranks && q != a.rank) store_release_sys(flag_word(a.peer[q], phase, blockIdx.x, a.rank), a.epoch);
+}
+
+// signal_stored: signal after stores into peers' slots. Each thread first
+// fences at system scope, so that its stores over NVLink are performed
+// before the CTA's barrier and the flag's release (the release's
+// cumulativity over another GPU's memory is not something to lean on).
+__device__ __forceinline__ void signal_stored(const node_args &a, unsigned phase)
+{
+    __threadfence_system();
+    signal(a, phase);
 }
 
 // wait: thread q acquires this rank's flag word of peer q; false (for
@@ -294,22 +306,16 @@ __device__ __forceinline__ void fold_vec(const u64 *src, unsigned nr, u64 nvec, 
     });
 }
 
-// fold_ranks: for n elements at element offset off of every rank's slot,
-// acc = ((s0 op s1) op s2) ... in rank order, stored at dst0 and (if not
-// 0) dst1. This rank's own operand is read at own instead of its slot
-// (its input, where the plan does not stage it). Every rank gets the same
-// bits: the order is the rank order whoever reduces.
+// fold_sources: for n elements at each of src[0..nr), acc = ((s0 op s1)
+// op s2) ... in that order (src[q] is rank q's operand: the rank order),
+// stored at dst0 and (if not 0) dst1. Every rank gets the same bits: the
+// order is the rank order whoever reduces.
 template <typename T, typename Op>
-__device__ __forceinline__ void fold_ranks(const node_args &a, u64 off, u64 n, u64 own, u64 dst0, u64 dst1)
+__device__ __forceinline__ void fold_sources(const u64 *src, unsigned nr, u64 n, u64 dst0, u64 dst1)
 {
-    Op       op;
-    u64      src[GORING_NODE_MAX_RANKS];
-    u64      bits = dst0 | dst1;
-    unsigned nr   = a.nranks;
-    for (unsigned q = 0; q < nr; q++) {
-        src[q] = q == a.rank ? own : slot(a, q) + off * sizeof(T);
-        bits |= src[q];
-    }
+    Op  op;
+    u64 bits = dst0 | dst1;
+    for (unsigned q = 0; q < nr; q++) bits |= src[q];
     u64 i = 0;
     if ((bits & 15) == 0) {
         const u64 per = 16 / sizeof(T);
@@ -330,6 +336,16 @@ __device__ __forceinline__ void fold_ranks(const node_args &a, u64 off, u64 n, u
     }
 }
 
+// fold_ranks: fold_sources over n elements at element offset off of every
+// rank's slot, this rank's own operand read at own instead (its input).
+template <typename T, typename Op>
+__device__ __forceinline__ void fold_ranks(const node_args &a, u64 off, u64 n, u64 own, u64 dst0, u64 dst1)
+{
+    u64 src[GORING_NODE_MAX_RANKS];
+    for (unsigned q = 0; q < a.nranks; q++) src[q] = q == a.rank ? own : slot(a, q) + off * sizeof(T);
+    fold_sources<T, Op>(src, a.nranks, n, dst0, dst1);
+}
+
 // One-shot allreduce (devsync/plan_allreduce_oneshot.go).
 template <typename T, typename Op> __device__ void oneshot(const node_args &a)
 {
@@ -342,81 +358,92 @@ template <typename T, typename Op> __device__ void oneshot(const node_args &a)
     fold_ranks<T, Op>(a, off, n, slot(a, a.rank) + off * sz, a.out + off * sz, 0);
 }
 
-// Two-shot allreduce (devsync/plan_allreduce_twoshot.go): chunk q of the
-// count, part blockIdx.x of it.
-__device__ __forceinline__ void twoshot_part(const node_args &a, unsigned q, u64 vec, u64 *off, u64 *n)
+// chunk_stride: devsync.ChunkStride, the distance between the regions of
+// a slot laid out one chunk per rank.
+__device__ __forceinline__ u64 chunk_stride(u64 count, u64 parts, u64 align)
 {
-    u64 co, cn, po;
-    part(a.count, a.nranks, q, vec, &co, &cn);
-    part(cn, gridDim.x, blockIdx.x, vec, &po, n);
-    *off = co + po;
+    u64 per = (count + parts - 1) / parts;
+    return (per + align - 1) / align * align;
 }
 
-// twoshot_peer_chunks: this block's part of every peer's chunk, from
-// src_base to dst_base (byte addresses of element 0), as pairs for
-// copy_pairs; peers in the order me+1, me+2, ... so that no two ranks
-// start on the same peer.
-__device__ __forceinline__ unsigned twoshot_peer_chunks(const node_args &a, u64 sz, u64 vec, bool from_peer_slots, u64 src_base, u64 dst_base,
-                                                        u64 *src, u64 *dst, u64 *n)
+// Two-shot allreduce (devsync/plan_allreduce_twoshot.go): part blockIdx.x
+// of chunk q: its element offset in the vector (*off) and in a region of
+// a slot (*in), and its length.
+__device__ __forceinline__ void twoshot_part(const node_args &a, unsigned q, u64 vec, u64 *off, u64 *in, u64 *n)
 {
-    unsigned np = 0;
-    for (unsigned i = 1; i < a.nranks; i++) {
-        unsigned q = (a.rank + i) % a.nranks;
-        u64      off;
-        twoshot_part(a, q, vec, &off, &n[np]);
-        src[np] = (from_peer_slots ? slot(a, q) : src_base) + off * sz;
-        dst[np] = dst_base + off * sz;
-        n[np] *= sz;
-        np++;
-    }
-    return np;
+    u64 co, cn;
+    part(a.count, a.nranks, q, vec, &co, &cn);
+    part(cn, gridDim.x, blockIdx.x, vec, in, n);
+    *off = co + *in;
 }
 
 template <typename T, typename Op> __device__ void twoshot(const node_args &a)
 {
-    const u64 sz = sizeof(T), vec = 16 / sizeof(T);
+    const u64 sz = sizeof(T), vec = 16 / sizeof(T), stride = chunk_stride(a.count, a.nranks, vec) * sz;
     u64       src[GORING_NODE_MAX_RANKS], dst[GORING_NODE_MAX_RANKS], nb[GORING_NODE_MAX_RANKS];
-    // Stage the chunks the peers reduce; the own chunk is reduced from the
-    // input itself, so it costs no copy.
-    unsigned np = twoshot_peer_chunks(a, sz, vec, false, a.in, slot(a, a.rank), src, dst, nb);
+    u64       off, in, n;
+    // 1. This block's part of every peer's chunk, stored straight from the
+    // input into this rank's region of the peer's slot, all peers at once
+    // (from rank+1 on, so that no two ranks start on the same peer).
+    unsigned np = 0;
+    for (unsigned i = 1; i < a.nranks; i++) {
+        unsigned q = (a.rank + i) % a.nranks;
+        twoshot_part(a, q, vec, &off, &in, &n);
+        src[np] = a.in + off * sz;
+        dst[np] = slot(a, q) + a.rank * stride + in * sz;
+        nb[np]  = n * sz;
+        np++;
+    }
     copy_pairs(src, dst, nb, np);
-    signal(a, 0);
+    signal_stored(a, 0);
     if (!wait(a, 0)) return;
-    u64 off, n;
-    twoshot_part(a, a.rank, vec, &off, &n);
-    // Into the own slot's chunk (peers read it after phase 1, and never
-    // before: they reduce only their own chunks) and into the output.
-    fold_ranks<T, Op>(a, off, n, a.in + off * sz, slot(a, a.rank) + off * sz, a.out + off * sz);
+    // 3. The own chunk, from the peers' regions of the own slot and the
+    // own input, in rank order; into the own region (peers read it after
+    // phase 1) and the output.
+    twoshot_part(a, a.rank, vec, &off, &in, &n);
+    for (unsigned q = 0; q < a.nranks; q++) src[q] = q == a.rank ? a.in + off * sz : slot(a, a.rank) + q * stride + in * sz;
+    fold_sources<T, Op>(src, a.nranks, n, slot(a, a.rank) + a.rank * stride + in * sz, a.out + off * sz);
     signal(a, 1);
     if (!wait(a, 1)) return;
-    // Gather every peer's reduced chunk, all peers at once.
-    np = twoshot_peer_chunks(a, sz, vec, true, 0, a.out, src, dst, nb);
+    // 5. Every peer's reduced chunk, loaded from its own region of its
+    // slot, all peers at once.
+    np = 0;
+    for (unsigned i = 1; i < a.nranks; i++) {
+        unsigned q = (a.rank + i) % a.nranks;
+        twoshot_part(a, q, vec, &off, &in, &n);
+        src[np] = slot(a, q) + q * stride + in * sz;
+        dst[np] = a.out + off * sz;
+        nb[np]  = n * sz;
+        np++;
+    }
     copy_pairs(src, dst, nb, np);
 }
 
-// Reduce-scatter by loads (devsync/plan_reduce_scatter.go): the input is
-// nranks blocks of count elements; the output is block rank reduced.
+// Reduce-scatter by stores (devsync/plan_reduce_scatter.go): the input is
+// nranks blocks of count elements; the output is block rank reduced. Rank
+// q's slot holds rank p's piece of block q at element p*count.
 template <typename T, typename Op> __device__ void reduce_scatter(const node_args &a)
 {
     const u64 sz = sizeof(T), vec = 16 / sizeof(T);
     u64       off, n;
     part(a.count, gridDim.x, blockIdx.x, vec, &off, &n);
-    // Stage the blocks the peers reduce, all at once; the own block is
-    // reduced from the input itself.
+    // This block's part of every peer's block, stored straight from the
+    // input into the peer's slot, all peers at once.
     u64      src[GORING_NODE_MAX_RANKS], dst[GORING_NODE_MAX_RANKS], nb[GORING_NODE_MAX_RANKS];
     unsigned np = 0;
     for (unsigned i = 1; i < a.nranks; i++) {
-        u64 o   = ((a.rank + i) % a.nranks * a.count + off) * sz;
-        src[np] = a.in + o;
-        dst[np] = slot(a, a.rank) + o;
-        nb[np]  = n * sz;
+        unsigned q = (a.rank + i) % a.nranks;
+        src[np]    = a.in + (q * a.count + off) * sz;
+        dst[np]    = slot(a, q) + (a.rank * a.count + off) * sz;
+        nb[np]     = n * sz;
         np++;
     }
     copy_pairs(src, dst, nb, np);
-    signal(a, 0);
+    signal_stored(a, 0);
     if (!wait(a, 0)) return;
-    u64 o = a.rank * a.count + off;
-    fold_ranks<T, Op>(a, o, n, a.in + o * sz, a.out + off * sz, 0);
+    for (unsigned q = 0; q < a.nranks; q++)
+        src[q] = q == a.rank ? a.in + (q * a.count + off) * sz : slot(a, a.rank) + (q * a.count + off) * sz;
+    fold_sources<T, Op>(src, a.nranks, n, a.out + off * sz, 0);
 }
 
 } // namespace
