@@ -11,12 +11,13 @@ import (
 )
 
 const (
-	collAllreduce = coll.Allreduce
-	collAllgather = coll.Allgather
-	collBcast     = coll.Bcast
-	f32           = coll.Float32
-	sum           = coll.Sum
-	bxor          = coll.Bxor
+	collAllreduce     = coll.Allreduce
+	collAllgather     = coll.Allgather
+	collReduceScatter = coll.ReduceScatter
+	collBcast         = coll.Bcast
+	f32               = coll.Float32
+	sum               = coll.Sum
+	bxor              = coll.Bxor
 )
 
 func testCards(slots []int, buses []string) [][]byte {
@@ -57,7 +58,8 @@ func TestShapes(t *testing.T) {
 	l := &Local{size: 4, slot: 1 << 20}
 	assert.Equal(t, "oneshot_allreduce", l.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1024}))
 	assert.True(t, l.Fits(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1 << 18}))
-	assert.False(t, l.Fits(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1<<18 + 1}))
+	assert.True(t, l.Fits(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1<<18 + 1}), "in pieces")
+	assert.False(t, l.Fits(Call{Collective: collReduceScatter, Dtype: f32, Op: sum, Count: 1<<16 + 1}))
 	assert.True(t, l.Fits(Call{Collective: collAllgather, Dtype: f32, Count: 1 << 16}), "4 ranks' blocks of 256 KiB fill the slot")
 	assert.False(t, l.Fits(Call{Collective: collAllgather, Dtype: f32, Count: 1<<16 + 1}))
 	assert.False(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1}))

@@ -192,8 +192,8 @@ type Call struct {
 }
 
 // oneShotMax is the largest allreduce vector the one-shot kernel takes:
-// above it the two-shot one (reduce-scatter, then allgather, by loads)
-// moves less over NVLink and measured faster (4x H100: 50.7 against 47.0
+// above it the two-shot one (a reduce-scatter by stores, then an
+// allgather by loads) moves less over NVLink and measured faster (4x H100: 50.7 against 47.0
 // µs at 4 MiB; 20.2 against 22.3 at 1 MiB).
 const oneShotMax = 2 << 20
 
@@ -222,10 +222,20 @@ func (l *Local) shape(c Call) (devsync.Shape, int, error) {
 }
 
 // Fits says whether c runs here: a collective with a node kernel whose
-// data fits one slot.
+// data fits one slot, or an allreduce of any size (it runs in pieces
+// that fit: allreducePieces).
 func (l *Local) Fits(c Call) bool {
 	s, _, err := l.shape(c)
-	return err == nil && s.SlotBytes() <= l.slot
+	return err == nil && (s.SlotBytes() <= l.slot || (c.Collective == coll.Allreduce && l.pieceCount(c) > 0))
+}
+
+// pieceCount is the largest allreduce piece, in elements, whose two-shot
+// regions fit a slot: a whole number of vectors per rank, so that every
+// piece's chunks are whole regions. 0: not even one vector per rank fits.
+func (l *Local) pieceCount(c Call) int {
+	esz := c.Dtype.Size()
+	unit := l.size * devsync.VecElems(esz) // elements: one vector per rank
+	return l.slot / (esz * unit) * unit
 }
 
 // Algorithm names the kernel c runs (devsync's name).
@@ -252,22 +262,57 @@ func (l *Local) Begin(c Call) error {
 	if err != nil {
 		return err
 	}
-	if s.SlotBytes() > l.slot {
+	pieces := []Call{c}
+	if s.SlotBytes() > l.slot && c.Collective == coll.Allreduce {
+		if pieces = l.allreducePieces(c); pieces == nil {
+			return fmt.Errorf("nodeexec: slots of %d bytes hold no piece of a %s of %s", l.slot, c.Collective, c.Dtype)
+		}
+	} else if s.SlotBytes() > l.slot {
 		return fmt.Errorf("nodeexec: a %s of %d bytes needs slots of %d bytes, the team's are %d", c.Collective, bytes, s.SlotBytes(), l.slot)
 	}
-	e := l.epoch.Next()
-	nc := cuda.NodeCall{Alg: s.Alg, Dtype: c.Dtype, Op: c.Op, Scratch: l.ptrs, Rank: l.rank, In: c.In, Out: c.Out,
-		Count: s.Count, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr}
-	if err := cuda.NodeLaunchAsync(l.stream, nc, l.grid(bytes)); err != nil {
-		return err
+	for i, p := range pieces {
+		if s, bytes, err = l.shape(p); err != nil {
+			return err
+		}
+		e := l.epoch.Next()
+		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
+			Count: s.Count, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr}
+		if err := cuda.NodeLaunchAsync(l.stream, nc, l.grid(bytes)); err != nil {
+			if i > 0 {
+				// Peers run the pieces this rank launched and wait in the
+				// next one: the team's node calls cannot go on.
+				l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
+			}
+			return err
+		}
+		l.epoch = e // launched: the peers' flags now count this piece
 	}
-	l.epoch = e // launched: the peers' flags now count this call
 	if err := l.done.Record(l.stream); err != nil {
 		l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
 		return err
 	}
 	l.running = true
 	return nil
+}
+
+// allreducePieces cuts an allreduce too large for one slot into pieces
+// that fit (pieceCount elements, the last one shorter), each its own
+// kernel with its own epoch, launched in order on the stream: every rank
+// cuts alike, since every rank has the same slots. nil: no piece fits.
+func (l *Local) allreducePieces(c Call) []Call {
+	per := l.pieceCount(c)
+	if per == 0 {
+		return nil
+	}
+	esz := cuda.DevicePtr(c.Dtype.Size())
+	var ps []Call
+	for off := 0; off < c.Count; off += per {
+		p := c
+		p.Count = min(per, c.Count-off)
+		p.In, p.Out = c.In+cuda.DevicePtr(off)*esz, c.Out+cuda.DevicePtr(off)*esz
+		ps = append(ps, p)
+	}
+	return ps
 }
 
 // Progress reports whether the running call has ended, without blocking;

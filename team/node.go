@@ -50,7 +50,8 @@ type nodeStats struct {
 // not in place (the kernels stage inputs per part, and an output that
 // overlaps another part's input could be written first), no algorithm
 // named, a team of 2 to 8 ranks on one host with a GPU each, and data
-// that fits the slots. Every rank decides alike.
+// that fits the slots (an allreduce of any size: it runs in pieces that
+// do). Every rank decides alike.
 func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	o := t.ctx.opts
 	if !t.nodeCapable() || mem.IsHost() || a.InPlace || a.Alg != "" || o.chosen[a.Coll] {
@@ -59,7 +60,9 @@ func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	s := devsync.Shape{Ranks: t.size, Count: int(B), ElemSize: 1}
 	switch a.Coll {
 	case coll.Allreduce:
-		s.Alg = devsync.TwoShotAllreduce // the larger slot of the two allreduces
+		// Any size: one too large for a slot runs in pieces that fit
+		// (nodeexec.Local.Fits), given room for a vector per rank.
+		return coll.Supports(a.Op, a.Dtype) && o.nodeMax >= int64(t.size*devsync.Align)
 	case coll.ReduceScatter:
 		s.Alg = devsync.ReduceScatter
 	case coll.Allgather:
