@@ -293,7 +293,8 @@ goring_status_t goring_coll_finalize(goring_coll_h coll);
  * for goring_coll_post, goring_coll_test, goring_coll_finalize and
  * goring_coll_algorithm, and runs in post order with the team's other
  * collectives. Every rank of the team must make the same call with the
- * same routing. The arrays are read during this call only. A routing or
+ * same routing: goring does not check that the ranks agree (ranks that
+ * disagree may wait until timeout_ms or receive wrong rows). The arrays are read during this call only. A routing or
  * buffer that is wrong (an expert id out of range or twice in a token,
  * topk 0 or above num_experts, a placement outside the team, a NULL
  * array or buffer where rows are due, an unknown algorithm) is
