@@ -2,6 +2,8 @@ package team
 
 import (
 	"encoding/binary"
+	"fmt"
+	"hash/fnv"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
@@ -16,9 +18,12 @@ import (
 // not through UCC; once made, a call is a Coll like any other: posted,
 // tested and finalised with the team's other collectives, in post order.
 //
-// Every rank holds the whole routing, so nothing is exchanged before the
-// rows move: each rank plans the same legs from it (sched/moe_legs.go)
-// and runs its program on one Machine. The algorithms are sched's:
+// Every rank holds the whole routing, so no counts are exchanged: each
+// rank plans the same legs from it (sched/moe_legs.go) and runs its
+// program on one Machine. Before a call's first post moves a row, the
+// ranks allgather a hash of what they were given (8 bytes a rank, once
+// per call, however often it is reposted) and fail alike where they
+// differ, rather than run different plans against each other. The algorithms are sched's:
 // multiwrite (MultiWrite section 3.2's same-index relay as section 6.3
 // applies it to dispatch), unicast (the all-to-all-v baseline of
 // MultiWrite section 6.3 and NIMBLE section V-D) and nimble (NIMBLE
@@ -214,7 +219,38 @@ func newMoERunner(k *Call) (Runner, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &machineRunner{c: c, m: m}, nil
+	// The routing check: an allgather of the call's hash before its
+	// first post moves anything.
+	x := &a2aExchange{mine: c.alloc(8), all: c.alloc(8 * int64(t.size))}
+	binary.LittleEndian.PutUint64(x.mine, moeCallHash(a, c.alg))
+	x.then = func() (*exec.Machine, error) { return m, moeAgree(a.Coll, x.all) }
+	if err := c.exchangeMachine(x, 8); err != nil {
+		return nil, err
+	}
+	return &machineRunner{c: c, xchg: x}, nil
+}
+
+// moeCallHash is what the ranks of a routed call must agree on: the
+// collective, the routing, the algorithm that runs and the element type.
+func moeCallHash(a Args, alg string) uint64 {
+	h := fnv.New64a()
+	_, _ = h.Write([]byte(routingKey(a.Routing)))
+	_, _ = fmt.Fprintf(h, "|%s|%s|%d", a.Coll, alg, a.Dtype)
+	return h.Sum64()
+}
+
+// moeAgree fails the call, on every rank alike (they all hold the same
+// hashes), unless every rank hashed the same call: ranks with different
+// routings would run different plans, and might deliver rows to the
+// wrong places where the messages happen to match.
+func moeAgree(c coll.Collective, all []byte) error {
+	first := binary.LittleEndian.Uint64(all)
+	for q := 1; q < len(all)/8; q++ {
+		if binary.LittleEndian.Uint64(all[8*q:]) != first {
+			return Invalid("%s: rank %d passed another routing, algorithm or datatype than rank 0; nothing moved", c, q)
+		}
+	}
+	return nil
 }
 
 // moePlan finds or builds the plan of alg for a routed call, cached by

@@ -303,3 +303,50 @@ func TestTeamMoERefusals(t *testing.T) {
 	require.NoError(t, err)
 	c.Finalize()
 }
+
+// Ranks that pass different routings (or algorithms) fail the call
+// alike before any row moves, and the team runs its next call.
+func TestTeamMoERanksDisagree(t *testing.T) {
+	teams := newTestTeams(t, 4, "")
+	c := moeCases[2]
+	for _, odd := range []func(m *MoEArgs){
+		func(m *MoEArgs) { m.Routing = c.routing(99, m.Routing.TokenBytes) }, // same counts, other ids
+		func(m *MoEArgs) { m.Alg = "unicast" },
+	} {
+		ms := make([]MoEArgs, len(teams))
+		colls := make([]*Coll, len(teams))
+		for q := range ms {
+			r := c.routing(1, 16)
+			buf := cbuf(t, 16*len(r.Experts))
+			ms[q] = MoEArgs{Coll: coll.Dispatch, Routing: r, Src: ptr(buf), Dst: ptr(buf), Mem: MemHost, Alg: "nimble"}
+			if q == 2 {
+				odd(&ms[q])
+			}
+			var err error
+			colls[q], err = NewMoEColl(teams[q], ms[q])
+			require.NoError(t, err, "rank %d", q)
+			require.NoError(t, colls[q].Post())
+		}
+		failed := make([]error, len(colls))
+		for polls, left := 0, len(colls); left > 0; polls++ {
+			require.Less(t, polls, 5_000_000, "no progress")
+			left = 0
+			for q, cl := range colls {
+				if failed[q] != nil {
+					continue
+				}
+				done, err := cl.Test()
+				require.False(t, done, "rank %d completed a call whose ranks disagree", q)
+				if failed[q] = err; err == nil {
+					left++
+				}
+			}
+		}
+		for q, err := range failed {
+			assert.Equal(t, StatusInvalid, StatusOf(err), "rank %d: %v", q, err)
+			assert.Contains(t, err.Error(), "rank 2 passed another routing", "rank %d", q)
+			colls[q].Finalize()
+		}
+	}
+	dispatchOnce(t, teams, c.routing(1, 16), "nimble", "after the failures")
+}

@@ -117,7 +117,8 @@ typedef struct goring_coll_args {
  * Every rank passes the whole routing, the same on every rank (a
  * framework allgathers its top-k ids, 4*topk bytes per token, before
  * dispatch, as any all-to-all-v needs its counts): every buffer size and
- * offset is computed from it, nothing is exchanged before the rows move.
+ * offset is computed from it, no counts are exchanged (only a hash that
+ * checks the ranks agree, goring_moe_init).
  *
  *   dispatch: src = this rank's tokens[rank] rows in token order; dst =
  *             for each expert on this rank, ascending id, the rows of the
@@ -293,8 +294,9 @@ goring_status_t goring_coll_finalize(goring_coll_h coll);
  * for goring_coll_post, goring_coll_test, goring_coll_finalize and
  * goring_coll_algorithm, and runs in post order with the team's other
  * collectives. Every rank of the team must make the same call with the
- * same routing: goring does not check that the ranks agree (ranks that
- * disagree may wait until timeout_ms or receive wrong rows). The arrays are read during this call only. A routing or
+ * same routing: the ranks compare a hash of it before the first post
+ * moves a row, and where they differ goring_coll_test fails the call on
+ * every rank with GORING_ERR_INVALID, nothing moved. The arrays are read during this call only. A routing or
  * buffer that is wrong (an expert id out of range or twice in a token,
  * topk 0 or above num_experts, a placement outside the team, a NULL
  * array or buffer where rows are due, an unknown algorithm) is

@@ -12,7 +12,8 @@
  * Top-k 1 to 4, every algorithm and the default, block and explicit
  * placements, a rank that owns no token and one that holds no expert.
  * Then it checks that bad calls are refused with the right status and
- * reason. Exit 0 only if every rank passed.
+ * reason, and that ranks passing different calls all fail. Exit 0 only
+ * if every rank passed.
  *
  *   mpirun -np 4 build/moe_capi_test
  */
@@ -359,6 +360,31 @@ static void test_refusals(goring_team_h team)
     free_routing(&rt);
 }
 
+/* test_disagree: the last rank names another algorithm than the others;
+ * every rank's call fails with GORING_ERR_INVALID, and the team runs on. */
+static void test_disagree(goring_team_h team)
+{
+    routing_t rt = make_routing(2, 2 * size, 0);
+    static uint8_t src[4096], dst[4096];
+    goring_moe_args_t a = args_of(&rt, GORING_MOE_DISPATCH, 8);
+    a.src = src;
+    a.dst = dst;
+    a.alg = rank == size - 1 ? "unicast" : "nimble";
+    goring_coll_h h;
+    goring_status_t st = goring_moe_init(team, &a, &h);
+    if (st != GORING_OK) die_status("moe_init (ranks disagree)", st);
+    if ((st = goring_coll_post(h)) != GORING_OK) die_status("coll_post (ranks disagree)", st);
+    while ((st = goring_coll_test(h)) == GORING_INPROGRESS) {
+        sched_yield();
+    }
+    char msg[512];
+    goring_last_error(msg, sizeof(msg));
+    CHECK(st == GORING_ERR_INVALID, "ranks that disagree: status %d, want %d (%s)", st, GORING_ERR_INVALID, msg);
+    CHECK(strstr(msg, "passed another routing") != NULL, "ranks that disagree: last error %s", msg);
+    goring_coll_finalize(h);
+    free_routing(&rt);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -377,6 +403,9 @@ int main(int argc, char **argv)
         for (int p = 0; p < 2; p++)
             for (int i = 0; i < 4; i++, cases++) test_case(team, topk, 2 * size, p, algs[i]);
     test_refusals(team);
+    test_disagree(team);
+    test_case(team, 2, 2 * size, 0, NULL); /* the team runs on */
+    cases++;
 
     if ((st = goring_team_destroy(team)) != GORING_OK) die_status("team_destroy", st);
     if ((st = goring_context_destroy(ctx)) != GORING_OK) die_status("context_destroy", st);
