@@ -9,7 +9,9 @@
 // exchanged: a framework allgathers its top-k ids (4·k bytes per token)
 // before dispatch, as it must for any all-to-all-v; goring's collectives
 // start from the routing. The layouts are in docs/contracts.md
-// ("dispatch and combine").
+// ("dispatch and combine"); a framework passes the routing to the team
+// layer through goring.h's goring_moe_init ("MoE dispatch and combine
+// from C").
 //
 // The package is pure: no cgo, no I/O, deterministic.
 package moe

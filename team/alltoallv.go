@@ -160,11 +160,14 @@ func (l *a2aLayout) rowCol(r int) [][]int64 {
 
 // a2aExchange is the count exchange that runs before an alltoallv whose
 // algorithm needs the whole matrix: an allgather of each rank's row and
-// column (2n int64 bytes counts), then planning in planExchanged.
+// column (2n int64 bytes counts), then planning in planExchanged. MoE
+// calls run one too, of their routing's hash (moe.go).
 type a2aExchange struct {
-	m      *exec.Machine
-	mine   []byte // this rank's row, then column (ucx.Alloc'd, in c.owned)
-	all    []byte // every rank's, in rank order
+	m    *exec.Machine
+	mine []byte // this rank's row, then column (ucx.Alloc'd, in c.owned)
+	all  []byte // every rank's, in rank order
+	// then builds the call's executor once the exchange has completed.
+	then   func() (*exec.Machine, error)
 	a      Args
 	l      *a2aLayout
 	mem    exec.Mem
@@ -279,14 +282,22 @@ func (c *Coll) prepareExchange(a Args, mem exec.Mem, l *a2aLayout, bufs exec.Buf
 	n := t.size
 	per := int64(2 * n * 8)
 	x := &a2aExchange{a: a, l: l, mem: mem, bufs: bufs, mine: c.alloc(per), all: c.alloc(per * int64(n))}
+	x.then = func() (*exec.Machine, error) { return c.planExchanged(x) }
 	for j := range n {
 		binary.LittleEndian.PutUint64(x.mine[8*j:], uint64(l.send[j]))
 		binary.LittleEndian.PutUint64(x.mine[8*(n+j):], uint64(l.recv[j]))
 	}
+	return x, c.exchangeMachine(x, per)
+}
+
+// exchangeMachine builds x's allgather of per bytes a rank (x.mine into
+// x.all), a host ring planned as any allgather of the team.
+func (c *Coll) exchangeMachine(x *a2aExchange, per int64) error {
+	t := c.team
 	spec := sched.Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: t.topo, Bytes: per, DtypeBytes: 8}
 	entry, err := t.plans.get(spec, t.rank, coll.Uint64, coll.OpInvalid, exec.Host)
 	if err != nil {
-		return nil, invalidErr{err}
+		return invalidErr{err}
 	}
 	prog := entry.program(t.rank)
 	xb := exec.Buffers{Src: exec.HostRegion(x.mine), Dst: exec.HostRegion(x.all)}
@@ -294,9 +305,9 @@ func (c *Coll) prepareExchange(a Args, mem exec.Mem, l *a2aLayout, bufs exec.Buf
 		xb.Scratch = exec.HostRegion(c.alloc(z))
 	}
 	if x.m, err = exec.New(prog, xb, exec.ConfigFor(entry.plan, coll.DtypeInvalid, coll.OpInvalid)); err != nil {
-		return nil, invalidErr{err}
+		return invalidErr{err}
 	}
-	return x, nil
+	return nil
 }
 
 // planExchanged plans the alltoallv from the exchanged counts once the

@@ -6,6 +6,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
 )
@@ -24,6 +25,9 @@ type Args struct {
 	Mem     MemArg
 	Alg     string
 	A2A     *A2AArgs // alltoallv's counts and displacements (alltoall's too)
+	// Routing is dispatch's and combine's token traffic (moe.go); nil for
+	// the other collectives.
+	Routing *moe.Routing
 }
 
 type collState int
@@ -184,6 +188,9 @@ func (t *Team) algorithmFor(a Args, mem exec.Mem) (alg, fallback string, err err
 	if a.Dtype.Size() == 0 {
 		return "", "", Invalid("datatype %d", a.Dtype)
 	}
+	if err := routedMemory(a, mem); err != nil {
+		return "", "", err
+	}
 	if a.Coll.Reduces() && !coll.Supports(a.Op, a.Dtype) {
 		return "", "", NotSupported("%s is not defined on %s", a.Op, a.Dtype)
 	}
@@ -199,13 +206,19 @@ func (t *Team) teamAlg(c coll.Collective, B int64, host bool) (alg, fallback str
 	if t.ctx.opts.chosen[c] {
 		return t.ctx.opts.algs[c], ""
 	}
+	if c.Routed() {
+		return moeDefaultAlg, moeFallbackAlg // moe.go
+	}
 	return tune.DefaultAlgorithm(c, B, host, t.defaults())
 }
 
 // callBytes is the byte count of a call's vector (UCC's count of
-// elements), refused where it would overflow the plan's arithmetic, and
-// checks a bcast's root.
+// elements; dispatch's and combine's token row), refused where it would
+// overflow the plan's arithmetic, and checks a bcast's root.
 func (t *Team) callBytes(a Args) (int64, error) {
+	if a.Coll.Routed() {
+		return routedBytes(a) // moe.go
+	}
 	if a.Coll == coll.Bcast && (a.Root < 0 || a.Root >= t.size) {
 		return 0, Invalid("bcast root %d of a team of %d", a.Root, t.size)
 	}

@@ -29,6 +29,10 @@
 // Select (select.go) offers a call to the team's runners in one order, the
 // selection, and the first that takes it runs it: alltoallv on one Machine
 // (its count exchange first where its algorithm needs it, alltoallv.go);
+// MoE dispatch and combine on one Machine, planned from the routing every
+// rank holds (moe.go: NewMoEColl, and MoELayout for a rank's expert rows;
+// UCC has no such collective, so they come through goring.h's
+// goring_moe_init);
 // a node kernel per GPU (node.go, package nodeexec); the leader
 // algorithms on a shared GPU (onedevice.go, package onedevice); a host
 // call by reading the peers' memory (crossmem.go, package crossmem); the

@@ -20,7 +20,7 @@ type machineRunner struct {
 	c    *Coll
 	m    *exec.Machine // nil until an alltoallv's exchange has planned it
 	call exec.Call
-	xchg *a2aExchange // alltoallv's count exchange, before m runs; nil: none
+	xchg *a2aExchange // alltoallv's count exchange (MoE's routing check), before m runs; nil: none
 }
 
 // newMachineRunner plans the call (its algorithm, else the fallback where
@@ -62,8 +62,9 @@ func (r *machineRunner) Begin() error {
 	r.call.SetWatch(watch)
 	m := r.m
 	if r.xchg != nil && r.m == nil {
-		// Alltoallv's count exchange first; a reposted call has its plan
-		// already, on every rank alike.
+		// The exchange first (alltoallv's counts, an MoE call's routing
+		// check); a reposted call has its executor already, on every rank
+		// alike.
 		r.xchg.active, m = true, r.xchg.m
 	}
 	return r.call.Begin(m, tr, deadline)
@@ -81,11 +82,12 @@ func (r *machineRunner) Progress() (bool, error) {
 
 func (r *machineRunner) Abort(cause error) error { return r.call.Abort(cause) }
 
-// exchanged plans an alltoallv whose count exchange has completed and puts
-// it on the wire as the team's next call.
+// exchanged builds the executor of a call whose exchange has completed
+// (an alltoallv's plan from the counts; an MoE call's, once the ranks
+// agree) and puts it on the wire as the team's next call.
 func (r *machineRunner) exchanged() error {
 	r.xchg.active = false
-	m, err := r.c.planExchanged(r.xchg)
+	m, err := r.xchg.then()
 	if err != nil {
 		return err
 	}

@@ -29,13 +29,16 @@ type runnerKind struct {
 // selection is the order in which a team offers a call to its runners:
 // the first that takes it runs it, and the ones after it are its
 // fallbacks. Alltoallv comes first: only the messages run it (on one
-// Machine, after a count exchange where its algorithm needs one). The
+// Machine, after a count exchange where its algorithm needs one); so do
+// dispatch and combine (on one Machine, from the routing every rank
+// holds). The
 // engines of one host follow, each taking only the calls it serves, then
 // the messages, on several lanes where the call pays for them, else on
 // one Machine, which takes every call. A new engine is one more entry,
 // before the messages.
 var selection = []runnerKind{
 	{func(_ *Team, k *Call) bool { return k.Coll == coll.Alltoallv }, newAlltoallvRunner},                       // alltoallv.go
+	{func(_ *Team, k *Call) bool { return k.Coll.Routed() }, newMoERunner},                                      // moe.go
 	{func(t *Team, k *Call) bool { return t.runsNode(k.Args, k.mem, k.bytes) }, newNodeRunner},                  // node.go
 	{func(t *Team, k *Call) bool { return t.runsOnOneDevice(k.Args, k.alg, k.mem) }, newOneDeviceRunner},        // onedevice.go
 	{func(t *Team, k *Call) bool { return t.runsCrossmem(k.Args, k.mem, k.bytes) }, newCrossRunner},             // crossmem.go

@@ -13,7 +13,8 @@
 // enums, alltoallv's arrays, the caller's buffers) into team's types and
 // team's errors into goring_status_t; handles.go maps the 64-bit handles
 // C holds onto Go objects (C never holds a Go pointer); errors.go keeps
-// the text of goring_last_error; cpath.go lists a team in the table of
+// the text of goring_last_error; moe.go exports goring_moe_init and
+// goring_moe_layout, reading an MoE routing out of C memory; cpath.go lists a team in the table of
 // cpath.c, the C path that runs repeated small host calls without
 // entering Go, and keys a call as cpath.c does.
 //

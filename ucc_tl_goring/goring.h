@@ -26,8 +26,11 @@ extern "C" {
 
 /* 2: alltoall, alltoallv (counts and displacements), in-place reduce_scatter.
  * 3: goring_team_scores (the model's UCC scores) and the scores option.
- * 4: GORING_ERR_DECLINED from goring_team_scores. */
-#define GORING_API_VERSION 4
+ * 4: GORING_ERR_DECLINED from goring_team_scores.
+ * 5: MoE dispatch and combine: goring_moe_args_t, goring_moe_init (a
+ *    goring_coll_h for goring_coll_post/test/finalize) and
+ *    goring_moe_layout (a rank's expert rows, to size its buffers). */
+#define GORING_API_VERSION 5
 
 typedef enum {
     GORING_OK                = 0,
@@ -101,6 +104,64 @@ typedef struct goring_coll_args {
     const uint64_t    *dst_counts;
     const uint64_t    *dst_displs;
 } goring_coll_args_t;
+
+/* Mixture-of-Experts token traffic, which UCC has no collective for
+ * (docs/contracts.md "Dispatch and combine", "MoE dispatch and combine
+ * from C"). A routing: rank r owns tokens[r] token rows of token_bytes
+ * bytes; token i of rank r has the global id g = tokens[0] + ... +
+ * tokens[r-1] + i; its slot j (0 <= j < topk) picks expert
+ * expert_ids[g*topk + j]; expert e lives on rank placement[e]. A token's
+ * experts are distinct; several may live on one rank, a rank may own no
+ * token and hold no expert.
+ *
+ * Every rank passes the whole routing, the same on every rank (a
+ * framework allgathers its top-k ids, 4*topk bytes per token, before
+ * dispatch, as any all-to-all-v needs its counts): every buffer size and
+ * offset is computed from it, no counts are exchanged (only a hash that
+ * checks the ranks agree, goring_moe_init).
+ *
+ *   dispatch: src = this rank's tokens[rank] rows in token order; dst =
+ *             for each expert on this rank, ascending id, the rows of the
+ *             tokens that picked it, in global token order
+ *             (goring_moe_layout gives the rows and each row's slot).
+ *             Bytes move as they are: any token_bytes.
+ *   combine:  src = dispatch's dst layout, row for row, each row the
+ *             expert's output for that (token, slot) already multiplied
+ *             by its gate weight (the expert's rank applies it: the slot
+ *             of each row is goring_moe_layout's row_slots); dst =
+ *             dispatch's src layout, row i the sum of token i's topk rows
+ *             in dtype, added in the order the algorithm's plan fixes
+ *             (the same bits on every run of one plan; algorithms may
+ *             differ in the last bits). */
+typedef enum {
+    GORING_MOE_DISPATCH = 1,
+    GORING_MOE_COMBINE  = 2
+} goring_moe_coll_t;
+
+typedef struct goring_moe_args {
+    goring_moe_coll_t  coll;
+    uint64_t           token_bytes; /* one row: hidden size x element size; for
+                                       combine a multiple of dtype's size */
+    uint32_t           topk;        /* experts per token, 1..num_experts */
+    uint32_t           num_experts;
+    const uint64_t    *tokens;      /* team size entries: tokens rank r owns */
+    const int32_t     *expert_ids;  /* topk per token, every rank's tokens in
+                                       global order (may be NULL with no
+                                       token at all) */
+    const uint32_t    *placement;   /* num_experts entries: the rank of expert
+                                       e; NULL: contiguous blocks, expert e on
+                                       rank e*size/num_experts (num_experts =
+                                       size*E puts E experts on every rank) */
+    const void        *src;         /* NULL allowed where the side is empty */
+    void              *dst;
+    goring_mem_type_t  mem;         /* host memory only for now: CUDA is
+                                       GORING_ERR_NOT_SUPPORTED */
+    goring_dtype_t     dtype;       /* combine: GORING_DT_BFLOAT16 or
+                                       GORING_DT_FLOAT32; dispatch: ignored */
+    const char        *alg;         /* NULL or "": multiwrite (unicast where
+                                       the nodes' GPU counts differ); or
+                                       "unicast", "multiwrite", "nimble" */
+} goring_moe_args_t;
 
 /* The Go side defines GORING_TYPES_ONLY: cgo writes its own prototypes
  * for exported functions and cannot spell const, which C does not count
@@ -228,7 +289,40 @@ goring_status_t goring_coll_test(goring_coll_h coll);
 /* Releases a collective that is complete, failed or was never posted. */
 goring_status_t goring_coll_finalize(goring_coll_h coll);
 
-/* The algorithm goring_coll_init chose (static string, "" if unknown). */
+/* Prepares one rank's dispatch or combine (plan, buffers, executor) on a
+ * team, as goring_coll_init does a collective: *coll is a goring_coll_h
+ * for goring_coll_post, goring_coll_test, goring_coll_finalize and
+ * goring_coll_algorithm, and runs in post order with the team's other
+ * collectives. Every rank of the team must make the same call with the
+ * same routing: the ranks compare a hash of it before the first post
+ * moves a row, and where they differ goring_coll_test fails the call on
+ * every rank with GORING_ERR_INVALID, nothing moved. The arrays are read during this call only. A routing or
+ * buffer that is wrong (an expert id out of range or twice in a token,
+ * topk 0 or above num_experts, a placement outside the team, a NULL
+ * array or buffer where rows are due, an unknown algorithm) is
+ * GORING_ERR_INVALID with the reason in goring_last_error; a combine
+ * dtype other than bfloat16 or float32, device memory, or an algorithm
+ * the team's topology cannot run is GORING_ERR_NOT_SUPPORTED. */
+goring_status_t goring_moe_init(goring_team_h team, const goring_moe_args_t *args,
+                                goring_coll_h *coll);
+
+/* This rank's expert side of the routing in args (src, dst, mem, dtype,
+ * alg and coll are ignored), computed as goring_moe_init's plans compute
+ * it: *rows is the rows of its dispatch dst, and of its combine src
+ * (rows*token_bytes bytes). expert_rows, if not NULL, receives
+ * num_experts entries: the rows of expert e's group if e lives on this
+ * rank, else 0 (the groups follow in ascending e). row_slots, if not
+ * NULL, receives the slot g*topk + j (global token g, its slot j) of
+ * each row, *rows entries; slots_cap is its capacity in entries, and a
+ * smaller one than *rows is GORING_ERR_INVALID (*rows set): call once
+ * with row_slots NULL to learn *rows. Refuses a bad routing as
+ * goring_moe_init does. */
+goring_status_t goring_moe_layout(goring_team_h team, const goring_moe_args_t *args,
+                                  uint64_t *rows, uint64_t *expert_rows,
+                                  uint64_t *row_slots, size_t slots_cap);
+
+/* The algorithm goring_coll_init or goring_moe_init chose (static string,
+ * "" if unknown). */
 const char *goring_coll_algorithm(goring_coll_h coll);
 
 /* Copies the last error's text of this process (NUL-terminated, truncated
