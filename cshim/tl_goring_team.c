@@ -365,9 +365,18 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     if (!forced(ctx) &&
         goring_team_scores(team->handle, NULL, &len, NULL, &summary_len) == GORING_ERR_DECLINED) {
         /* Nothing to offer: no entry in UCC's map, and no team of these
-         * members again (tl_goring_idle.h). */
-        tl_debug(UCC_TL_TEAM_LIB(team), "goring's model claims nothing on a team of %u ranks",
-                 UCC_TL_TEAM_SIZE(team));
+         * members again (tl_goring_idle.h). The model's line, as for a
+         * team it claims on: this happens once per member list. */
+        char *str = ucc_malloc(len, "goring model scores");
+        char *summary = ucc_malloc(summary_len, "goring model summary");
+
+        if (str != NULL && summary != NULL &&
+            goring_team_scores(team->handle, str, &len, summary, &summary_len) == GORING_ERR_DECLINED) {
+            tl_debug(UCC_TL_TEAM_LIB(team), "goring's model on a team of %u ranks %s",
+                     UCC_TL_TEAM_SIZE(team), summary);
+        }
+        ucc_free(str);
+        ucc_free(summary);
         if (team->members != 0) {
             tl_goring_idle_add(&UCC_TL_GORING_TEAM_CTX(team)->idle, team->members);
         }
