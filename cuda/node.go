@@ -106,6 +106,9 @@ type NodeCall struct {
 	In, Out DevicePtr
 	// Count is devsync.Shape.Count: elements of Dtype (Allgather: bytes).
 	Count int
+	// Stride is devsync.Shape.Stride: a reduce_scatter's elements between
+	// input blocks (0: Count).
+	Stride int
 	// SlotBytes is devsync.Shape.SlotBytes for the call's shape; every
 	// call of a team on the same regions must use the same value.
 	SlotBytes int
@@ -184,7 +187,11 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 	}
 	// The kernel stores into every rank's slot by the plan's layout: a
 	// slot too small would be overrun, not refused, on the device.
-	if need := (devsync.Shape{Alg: c.Alg, Ranks: n, Count: c.Count, ElemSize: size}).SlotBytes(); need > c.SlotBytes {
+	sh := devsync.Shape{Alg: c.Alg, Ranks: n, Blocks: g.Blocks, Count: c.Count, ElemSize: size, Stride: c.Stride}
+	if err := sh.Validate(); err != nil {
+		return fmt.Errorf("cuda: node call: %w", err)
+	}
+	if need := sh.SlotBytes(); need > c.SlotBytes {
 		return fmt.Errorf("cuda: node %v of %d elements on %d ranks needs slots of %d bytes, not %d", c.Alg, c.Count, n, need, c.SlotBytes)
 	}
 	var a C.gc_node_args
@@ -197,6 +204,7 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 	a.in, a.out = C.ulonglong(c.In), C.ulonglong(c.Out)
 	a.abort_word, a.status = C.ulonglong(c.Abort), C.ulonglong(c.Status)
 	a.epoch, a.count, a.slot_bytes = C.ulonglong(c.Epoch), C.ulonglong(c.Count), C.ulonglong(c.SlotBytes)
+	a.stride = C.ulonglong(sh.BlockStride())
 	a.rank, a.nranks = C.uint(c.Rank), C.uint(n)
 	ctx, cs, err := s.live()
 	if err != nil {

@@ -123,7 +123,7 @@ typedef struct {
     unsigned long long peer[GC_NODE_MAX_RANKS];
     unsigned long long in, out;
     unsigned long long abort_word, status;
-    unsigned long long epoch, count, slot_bytes;
+    unsigned long long epoch, count, slot_bytes, stride;
     unsigned int       rank, nranks;
 } gc_node_args;
 gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,

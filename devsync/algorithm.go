@@ -54,6 +54,19 @@ type Shape struct {
 	Count    int
 	ElemSize int
 	Root     int // bcast only
+	// Stride is a reduce_scatter's distance in elements between its input
+	// blocks (0: Count, blocks back to back): a piece of a larger
+	// reduce_scatter reads the same range of every block of the whole
+	// call's input.
+	Stride int
+}
+
+// BlockStride is the distance between a reduce_scatter's input blocks.
+func (s Shape) BlockStride() int {
+	if s.Stride == 0 {
+		return s.Count
+	}
+	return s.Stride
 }
 
 // Validate checks the shape against the protocol's limits.
@@ -71,6 +84,8 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("devsync: element size %d: 1, 2, 4 or 8", s.ElemSize)
 	case s.Alg == Bcast && (s.Root < 0 || s.Root >= s.Ranks):
 		return fmt.Errorf("devsync: root %d of %d ranks", s.Root, s.Ranks)
+	case s.Stride != 0 && (s.Alg != ReduceScatter || s.Stride < s.Count):
+		return fmt.Errorf("devsync: stride %d for %v of %d elements (reduce_scatter only, at least the count)", s.Stride, s.Alg, s.Count)
 	}
 	return nil
 }
@@ -78,7 +93,7 @@ func (s Shape) Validate() error {
 // InElems is the elements of each rank's input.
 func (s Shape) InElems() int {
 	if s.Alg == ReduceScatter {
-		return s.Ranks * s.Count
+		return (s.Ranks-1)*s.BlockStride() + s.Count
 	}
 	return s.Count
 }
@@ -91,14 +106,17 @@ func (s Shape) OutElems() int {
 	return s.Count
 }
 
-// SlotElems is the elements one data slot holds: the input or the output,
-// or for a two-shot allreduce one region of ChunkStride per rank
-// (plan_allreduce_twoshot.go).
+// SlotElems is the elements one data slot holds: a block per rank for
+// reduce_scatter and allgather, one region of ChunkStride per rank for a
+// two-shot allreduce (plan_allreduce_twoshot.go), the vector otherwise.
 func (s Shape) SlotElems() int {
-	if s.Alg == TwoShotAllreduce {
+	switch s.Alg {
+	case TwoShotAllreduce:
 		return s.Ranks * ChunkStride(s.Count, s.Ranks, VecElems(s.ElemSize))
+	case ReduceScatter, Allgather:
+		return s.Ranks * s.Count
 	}
-	return max(s.InElems(), s.OutElems())
+	return s.Count
 }
 
 // SlotBytes is one data slot's size in bytes, rounded to Align.

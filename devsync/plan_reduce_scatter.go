@@ -1,9 +1,9 @@
 package devsync
 
-// reduceScatter by stores: the input is Ranks blocks of Count elements;
-// rank r's output is block r reduced over ranks. Rank q's slot holds, at
-// element offset p*Count, rank p's contribution to block q. Block b of
-// rank r
+// reduceScatter by stores: the input is Ranks blocks of Count elements
+// (BlockStride apart); rank r's output is block r reduced over ranks.
+// Rank q's slot holds, at element offset p*Count, rank p's contribution
+// to block q. Block b of rank r
 //
 //  1. stores part b of its input block q into rank q's slot at r*Count,
 //     for every peer q (its own block r it reads from its input);
@@ -22,14 +22,15 @@ package devsync
 func (p planner) reduceScatter() []Step {
 	var steps []Step
 	off, n := p.part(0, p.s.Count)
+	in := p.s.BlockStride()
 	for _, q := range p.others() {
-		steps = append(steps, p.move([]Region{{Input, p.me, q*p.s.Count + off, n}}, Region{Slot, q, p.me*p.s.Count + off, n}))
+		steps = append(steps, p.move([]Region{{Input, p.me, q*in + off, n}}, Region{Slot, q, p.me*p.s.Count + off, n}))
 	}
 	srcs := make([]Region, p.s.Ranks)
 	for q := range srcs {
 		srcs[q] = Region{Slot, p.me, q*p.s.Count + off, n}
 	}
-	srcs[p.me] = Region{Input, p.me, p.me*p.s.Count + off, n}
+	srcs[p.me] = Region{Input, p.me, p.me*in + off, n}
 	return append(steps,
 		p.signal(0, p.others()),
 		p.wait(0, p.others()),

@@ -1,7 +1,9 @@
 // Package nodeexec runs collectives of the ranks of one node, one GPU
 // each, as kernels that the GPUs synchronise among themselves (package
 // devsync's protocol, cuda's node kernels): the host launches one kernel
-// per call and polls one event, with no host round trip per step.
+// per call (or one per piece of an allreduce or reduce_scatter larger
+// than the slots: pieces.go) and polls one event, with no host round trip
+// per step.
 //
 // A Local is one rank's side of a team's node collectives: its scratch
 // region (devsync's flag area and two data slots), exported by CUDA IPC

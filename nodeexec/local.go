@@ -189,6 +189,9 @@ type Call struct {
 	Op         coll.Op
 	Count      int
 	In, Out    cuda.DevicePtr
+	// Stride is a reduce_scatter's elements between input blocks (0:
+	// Count): a piece of a larger one (pieces.go).
+	Stride int
 }
 
 // oneShotMax is the largest allreduce vector the one-shot kernel takes:
@@ -208,7 +211,7 @@ func (l *Local) shape(c Call) (devsync.Shape, int, error) {
 			s.Alg = devsync.OneShotAllreduce
 		}
 	case coll.ReduceScatter:
-		s.Alg, bytes = devsync.ReduceScatter, bytes*l.size
+		s.Alg, s.Stride, bytes = devsync.ReduceScatter, c.Stride, bytes*l.size
 	case coll.Allgather:
 		s.Alg, s.ElemSize, s.Count = devsync.Allgather, 1, bytes
 		bytes *= l.size
@@ -222,20 +225,11 @@ func (l *Local) shape(c Call) (devsync.Shape, int, error) {
 }
 
 // Fits says whether c runs here: a collective with a node kernel whose
-// data fits one slot, or an allreduce of any size (it runs in pieces
-// that fit: allreducePieces).
+// data fits one slot, or an allreduce or reduce_scatter of any size (it
+// runs in pieces that fit: pieces.go).
 func (l *Local) Fits(c Call) bool {
 	s, _, err := l.shape(c)
-	return err == nil && (s.SlotBytes() <= l.slot || (c.Collective == coll.Allreduce && l.pieceCount(c) > 0))
-}
-
-// pieceCount is the largest allreduce piece, in elements, whose two-shot
-// regions fit a slot: a whole number of vectors per rank, so that every
-// piece's chunks are whole regions. 0: not even one vector per rank fits.
-func (l *Local) pieceCount(c Call) int {
-	esz := c.Dtype.Size()
-	unit := l.size * devsync.VecElems(esz) // elements: one vector per rank
-	return l.slot / (esz * unit) * unit
+	return err == nil && (s.SlotBytes() <= l.slot || l.pieceCount(c) > 0)
 }
 
 // Algorithm names the kernel c runs (devsync's name).
@@ -263,12 +257,10 @@ func (l *Local) Begin(c Call) error {
 		return err
 	}
 	pieces := []Call{c}
-	if s.SlotBytes() > l.slot && c.Collective == coll.Allreduce {
-		if pieces = l.allreducePieces(c); pieces == nil {
-			return fmt.Errorf("nodeexec: slots of %d bytes hold no piece of a %s of %s", l.slot, c.Collective, c.Dtype)
+	if s.SlotBytes() > l.slot {
+		if pieces = l.pieces(c); pieces == nil {
+			return fmt.Errorf("nodeexec: a %s of %d bytes needs slots of %d bytes, the team's are %d", c.Collective, bytes, s.SlotBytes(), l.slot)
 		}
-	} else if s.SlotBytes() > l.slot {
-		return fmt.Errorf("nodeexec: a %s of %d bytes needs slots of %d bytes, the team's are %d", c.Collective, bytes, s.SlotBytes(), l.slot)
 	}
 	for i, p := range pieces {
 		if s, bytes, err = l.shape(p); err != nil {
@@ -276,7 +268,7 @@ func (l *Local) Begin(c Call) error {
 		}
 		e := l.epoch.Next()
 		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
-			Count: s.Count, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr}
+			Count: s.Count, Stride: s.Stride, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr}
 		if err := cuda.NodeLaunchAsync(l.stream, nc, l.grid(bytes)); err != nil {
 			if i > 0 {
 				// Peers run the pieces this rank launched and wait in the
@@ -293,26 +285,6 @@ func (l *Local) Begin(c Call) error {
 	}
 	l.running = true
 	return nil
-}
-
-// allreducePieces cuts an allreduce too large for one slot into pieces
-// that fit (pieceCount elements, the last one shorter), each its own
-// kernel with its own epoch, launched in order on the stream: every rank
-// cuts alike, since every rank has the same slots. nil: no piece fits.
-func (l *Local) allreducePieces(c Call) []Call {
-	per := l.pieceCount(c)
-	if per == 0 {
-		return nil
-	}
-	esz := cuda.DevicePtr(c.Dtype.Size())
-	var ps []Call
-	for off := 0; off < c.Count; off += per {
-		p := c
-		p.Count = min(per, c.Count-off)
-		p.In, p.Out = c.In+cuda.DevicePtr(off)*esz, c.Out+cuda.DevicePtr(off)*esz
-		ps = append(ps, p)
-	}
-	return ps
 }
 
 // Progress reports whether the running call has ended, without blocking;

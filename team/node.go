@@ -50,34 +50,23 @@ type nodeStats struct {
 // not in place (the kernels stage inputs per part, and an output that
 // overlaps another part's input could be written first), no algorithm
 // named, a team of 2 to 8 ranks on one host with a GPU each, and data
-// that fits the slots (an allreduce of any size: it runs in pieces that
-// do). Every rank decides alike.
+// that fits the slots (an allreduce or reduce_scatter of any size: they
+// run in pieces that do). Every rank decides alike.
 func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	o := t.ctx.opts
 	if !t.nodeCapable() || mem.IsHost() || a.InPlace || a.Alg != "" || o.chosen[a.Coll] {
 		return false
 	}
-	s := devsync.Shape{Ranks: t.size, Count: int(B), ElemSize: 1}
 	switch a.Coll {
-	case coll.Allreduce:
+	case coll.Allreduce, coll.ReduceScatter:
 		// Any size: one too large for a slot runs in pieces that fit
-		// (nodeexec.Local.Fits), given room for a vector per rank.
+		// (nodeexec/pieces.go), given room for a vector per rank.
 		return coll.Supports(a.Op, a.Dtype) && o.nodeMax >= int64(t.size*devsync.Align)
-	case coll.ReduceScatter:
-		s.Alg = devsync.ReduceScatter
 	case coll.Allgather:
-		s.Alg = devsync.Allgather
-	default:
-		return false
+		s := devsync.Shape{Alg: devsync.Allgather, Ranks: t.size, Count: int(B), ElemSize: 1}
+		return int64(s.SlotBytes()) <= o.nodeMax
 	}
-	if a.Coll.Reduces() {
-		if !coll.Supports(a.Op, a.Dtype) {
-			return false
-		}
-		// In elements: the slot's regions are vector-aligned in elements.
-		s.Count, s.ElemSize = int(B)/a.Dtype.Size(), a.Dtype.Size()
-	}
-	return int64(s.SlotBytes()) <= o.nodeMax
+	return false
 }
 
 // nodeCapable says whether the team's CUDA calls can run as node kernels

@@ -54,6 +54,7 @@ struct node_args {
     unsigned long long epoch;
     unsigned long long count;      // elements (allgather: bytes) per devsync.Shape.Count
     unsigned long long slot_bytes; // one data slot, a multiple of 16
+    unsigned long long stride;     // reduce_scatter: elements between input blocks (devsync.Shape.BlockStride)
     unsigned int       rank, nranks;
 };
 
@@ -420,8 +421,9 @@ template <typename T, typename Op> __device__ void twoshot(const node_args &a)
 }
 
 // Reduce-scatter by stores (devsync/plan_reduce_scatter.go): the input is
-// nranks blocks of count elements; the output is block rank reduced. Rank
-// q's slot holds rank p's piece of block q at element p*count.
+// nranks blocks of count elements, stride apart; the output is block rank
+// reduced. Rank q's slot holds rank p's piece of block q at element
+// p*count.
 template <typename T, typename Op> __device__ void reduce_scatter(const node_args &a)
 {
     const u64 sz = sizeof(T), vec = 16 / sizeof(T);
@@ -433,7 +435,7 @@ template <typename T, typename Op> __device__ void reduce_scatter(const node_arg
     unsigned np = 0;
     for (unsigned i = 1; i < a.nranks; i++) {
         unsigned q = (a.rank + i) % a.nranks;
-        src[np]    = a.in + (q * a.count + off) * sz;
+        src[np]    = a.in + (q * a.stride + off) * sz;
         dst[np]    = slot(a, q) + (a.rank * a.count + off) * sz;
         nb[np]     = n * sz;
         np++;
@@ -442,7 +444,7 @@ template <typename T, typename Op> __device__ void reduce_scatter(const node_arg
     signal_stored(a, 0);
     if (!wait(a, 0)) return;
     for (unsigned q = 0; q < a.nranks; q++)
-        src[q] = q == a.rank ? a.in + (q * a.count + off) * sz : slot(a, a.rank) + (q * a.count + off) * sz;
+        src[q] = q == a.rank ? a.in + (q * a.stride + off) * sz : slot(a, a.rank) + (q * a.count + off) * sz;
     fold_sources<T, Op>(src, a.nranks, n, a.out + off * sz, 0);
 }
 

@@ -23,8 +23,8 @@ func Reference(cfg Config, ins [][]byte, rank int) []byte {
 	case devsync.OneShotAllreduce, devsync.TwoShotAllreduce:
 		return fold()
 	case devsync.ReduceScatter:
-		n := s.Count * s.ElemSize
-		return fold()[rank*n : (rank+1)*n]
+		n, at := s.Count*s.ElemSize, rank*s.BlockStride()*s.ElemSize
+		return fold()[at : at+n]
 	case devsync.Allgather:
 		return bytes.Join(ins, nil)
 	}

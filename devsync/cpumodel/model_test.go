@@ -62,6 +62,20 @@ func shapes() []devsync.Shape {
 	return r
 }
 
+// A reduce_scatter on blocks further apart than its count (a piece of a
+// larger call: the same range of every block) is right under many
+// interleavings, and reads nothing between the pieces it owns.
+func TestReduceScatterWithAStride(t *testing.T) {
+	for _, c := range []struct{ ranks, blocks, count, stride int }{{2, 1, 5, 9}, {3, 2, 16, 40}, {4, 3, 13, 13}, {8, 2, 7, 100}} {
+		s := devsync.Shape{Alg: devsync.ReduceScatter, Ranks: c.ranks, Blocks: c.blocks, Count: c.count, ElemSize: 4, Stride: c.stride}
+		in := inputsFor(s, 4, 3)
+		for seed := range uint64(6) {
+			cfg := config(t, s, 4, seed)
+			require.Empty(t, Check(cfg, in), "%+v seed %d", s, seed)
+		}
+	}
+}
+
 // The protocol as designed: every call of every shape gives the
 // rank-order reference on every rank, with no stale read, under many
 // interleavings; and two interleavings give the same bytes.
