@@ -306,7 +306,7 @@ static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team
     ucc_status_t    status = UCC_OK;
 
     st = goring_team_scores(team->handle, NULL, &len, NULL, &summary_len);
-    if (st == GORING_OK) {
+    if (st == GORING_OK || st == GORING_ERR_DECLINED) {
         str     = ucc_malloc(len, "goring model scores");
         summary = ucc_malloc(summary_len, "goring model summary");
         if (str == NULL || summary == NULL) {
@@ -315,14 +315,14 @@ static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team
         }
         st = goring_team_scores(team->handle, str, &len, summary, &summary_len);
     }
-    if (st == GORING_ERR_DECLINED) {
-        goto out; /* the model claims nothing: the defaults and the TUNE string decide */
-    }
-    if (st != GORING_OK) {
+    if (st != GORING_OK && st != GORING_ERR_DECLINED) {
         ucc_tl_goring_log_error(lib, "goring_team_scores", st);
         goto out; /* defaults stand */
     }
     tl_debug(lib, "goring's model on a team of %u ranks %s", UCC_TL_TEAM_SIZE(team), summary);
+    if (st == GORING_ERR_DECLINED) {
+        goto out; /* the model claims nothing: the defaults and the TUNE string decide */
+    }
     /* Layers of scores separated by '|', applied in order: a later layer
      * overrides an earlier one where they overlap (UCC refuses overlapping
      * ranges within one string). */
