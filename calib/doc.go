@@ -37,7 +37,7 @@
 //     the pairs it measured: `goring model split --calibration`;
 //   - PairPaths, through model.LoadedPaths: mpath.Planner, the split of
 //     each transfer of a collective for the load of its step, which
-//     package calib/pushplan gives the push engine of `goring bench COLL
+//     package pushplan gives the push engine of `goring bench COLL
 //     --calibration` and of the team layer's UCC_TL_GORING_CALIBRATION;
 //   - CalibrateTopology (topo.go) puts the measured figures on a
 //     topology's links: `goring sim --calibration` and the team layer's

@@ -12,7 +12,7 @@ import (
 // model leaves out, how much the paths slow each other down
 // (model.Contention; docs/model.md, "Contention between paths"). This file
 // is what of them needs no GPU: the plan of the runs and the fit;
-// calib/measure (gpu.go) times the runs, at the shares goring calibrate's
+// measure (gpu.go) times the runs, at the shares goring calibrate's
 // --shares gives.
 
 // TogetherRounds is how often every share is timed. The rounds run the

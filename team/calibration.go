@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/goring-hpc/goring/calib"
-	"github.com/goring-hpc/goring/calib/pushplan"
 	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/pushplan"
 	"github.com/goring-hpc/goring/topo"
 )
 

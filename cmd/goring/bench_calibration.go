@@ -3,10 +3,10 @@ package main
 import (
 	"fmt"
 
-	"github.com/goring-hpc/goring/calib/pushplan"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/mpath"
+	"github.com/goring-hpc/goring/pushplan"
 )
 
 // useCalibration reads --calibration (goring bench COLL): the file must
@@ -14,7 +14,7 @@ import (
 // calib.Calibration.CheckNode says) with a pair it measured; it needs
 // --mem cuda and the push engine (--ipc). Each program is then annotated
 // with its step loads, and each rank's push engine splits its transfers
-// within the node as mpath.Planner decides (calib/pushplan). The launcher
+// within the node as mpath.Planner decides (pushplan). The launcher
 // and every rank run the same check, so a bad file stops the job before
 // any rank starts.
 func (j *benchJob) useCalibration(f *benchFlags) error {

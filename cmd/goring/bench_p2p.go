@@ -9,9 +9,9 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
-	"github.com/goring-hpc/goring/calib/measure"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/measure"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
 )
@@ -24,7 +24,7 @@ import (
 // is fitted in the same run (Multi-path model, section 4: Hockney figures
 // per hop), so its prediction is checked against what it is built from.
 //
-// The runs and the fits are package calib/measure's (measure.P2P); this
+// The runs and the fits are package measure's (measure.P2P); this
 // file starts the ranks and writes what rank 0 gathered.
 
 // runP2P is `goring bench p2p`: the launcher checks and starts two ranks.

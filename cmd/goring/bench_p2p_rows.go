@@ -7,7 +7,7 @@ import (
 	"math"
 	"text/tabwriter"
 
-	"github.com/goring-hpc/goring/calib/measure"
+	"github.com/goring-hpc/goring/measure"
 )
 
 // gbps is the bandwidth of n bytes per message at us per message.

@@ -13,8 +13,8 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/calib"
-	"github.com/goring-hpc/goring/calib/measure"
 	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/measure"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
 )
@@ -27,7 +27,7 @@ import (
 // (shared memory and CMA single copy: what goring bench moves bytes with),
 // by an osu_latency-style ping-pong, and, where there are GPUs, the
 // direct and host-staged paths from GPU 0 to every other GPU through
-// package cuda (calib/measure/gpu.go). The document, its parser and the
+// package cuda (measure/gpu.go). The document, its parser and the
 // fits live in package calib so that a library can load what this command
 // writes; here are the flags, the ping-pong's processes and the output. What cannot be measured is listed as
 // skipped, with the reason, never invented.

@@ -7,7 +7,7 @@ import (
 )
 
 // The shares of goring calibrate's together runs (--shares); the runs'
-// plan and fit are calib's (calib/together.go), calib/measure/gpu.go
+// plan and fit are calib's (calib/together.go), measure/gpu.go
 // times them.
 
 // parseShares reads --shares: percentages of the bytes on the staged path,

@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/calib"
-	"github.com/goring-hpc/goring/calib/measure"
 	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/measure"
 )
 
 // writeP2PCalibration writes rep's calibration (calib.P2PCalibration,

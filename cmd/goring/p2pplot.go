@@ -12,7 +12,7 @@ import (
 	"gonum.org/v1/plot/vg/draw"
 	"gonum.org/v1/plot/vg/vgimg"
 
-	"github.com/goring-hpc/goring/calib/measure"
+	"github.com/goring-hpc/goring/measure"
 )
 
 // writeP2PPNG draws goring bench p2p's bandwidth against message size, one

@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/calib/measure"
+	"github.com/goring-hpc/goring/measure"
 )
 
 // bench p2p --png draws the report of a real run (testdata: the --json of

@@ -15,7 +15,7 @@ import (
 // the other GPU of its node, never to the other node, and a node of
 // another GPU model is refused.
 func TestNodeAndRankPlanners(t *testing.T) {
-	cal, err := calib.ReadFile("../testdata/calibration_h200x2.json")
+	cal, err := calib.ReadFile("../calib/testdata/calibration_h200x2.json")
 	require.NoError(t, err)
 	one, err := topo.Preset("h200x2")
 	require.NoError(t, err)

@@ -5,7 +5,8 @@
 // UCC_TL_GORING_CALIBRATION both build their planners here.
 //
 // It is apart from package calib because mpath reads calib: the planner
-// sits above both. The package is pure: no cgo, no I/O.
+// sits above both (and calib, the file and its fits, stays below every
+// package that reads it). The package is pure: no cgo, no I/O.
 package pushplan
 
 import (
