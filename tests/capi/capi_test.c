@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include "goring.h"
+#include "mpi_team.h"
 
 static int rank, size, failures;
 /* C-path calls (cpath.c): a handle with the top bit set is one whose shape
@@ -82,26 +83,8 @@ static void run(goring_team_h team, goring_coll_args_t *args, const char *what)
     phase_us[PH_POLLS] = polls;
 }
 
-/* connect gathers the team cards over MPI: lengths first (cards may
- * differ), then the cards padded to the longest. */
-static goring_team_h connect(goring_context_h ctx)
-{
-    goring_team_h team;
-    goring_status_t st = goring_team_create(ctx, rank, size, &team);
-    if (st != GORING_OK) die_status("team_create", st);
-    size_t len = 0;
-    if ((st = goring_team_card(team, NULL, &len)) != GORING_OK) die_status("team_card", st);
-    uint64_t mine = len, longest = 0;
-    MPI_Allreduce(&mine, &longest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-    char *card = calloc(1, longest), *cards = calloc(size, longest);
-    len = longest;
-    if ((st = goring_team_card(team, card, &len)) != GORING_OK) die_status("team_card", st);
-    MPI_Allgather(card, (int)longest, MPI_BYTE, cards, (int)longest, MPI_BYTE, MPI_COMM_WORLD);
-    if ((st = goring_team_connect(team, cards, longest)) != GORING_OK) die_status("team_connect", st);
-    free(card);
-    free(cards);
-    return team;
-}
+/* connect is the test's team over MPI_COMM_WORLD (mpi_team.h). */
+static goring_team_h connect(goring_context_h ctx) { return mpi_team(ctx, rank, size, die_status); }
 
 static void test_allgather(goring_team_h team, size_t count, int in_place)
 {
