@@ -84,30 +84,7 @@ func putElem(b []byte, d coll.Dtype, v float32) {
 // runMoE makes, posts and polls one call per rank, as runAll does.
 func runMoE(t *testing.T, teams []*Team, ms []MoEArgs) []string {
 	t.Helper()
-	colls := make([]*Coll, len(teams))
-	for r, tm := range teams {
-		c, err := NewMoEColl(tm, ms[r])
-		require.NoError(t, err, "rank %d", r)
-		require.NoError(t, c.Post())
-		colls[r] = c
-	}
-	for polls, left := 0, len(colls); left > 0; polls++ {
-		require.Less(t, polls, 5_000_000, "no progress")
-		left = 0
-		for r, c := range colls {
-			done, err := c.Test()
-			require.NoError(t, err, "rank %d", r)
-			if !done {
-				left++
-			}
-		}
-	}
-	algs := make([]string, len(colls))
-	for r, c := range colls {
-		algs[r] = c.Algorithm()
-		c.Finalize()
-	}
-	return algs
+	return runColls(t, len(teams), func(r int) (*Coll, error) { return NewMoEColl(teams[r], ms[r]) })
 }
 
 // dispatchOnce runs a dispatch of r with alg and checks every expert row.

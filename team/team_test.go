@@ -74,10 +74,17 @@ func ptr(b []byte) unsafe.Pointer {
 // this goroutine, as UCC's progress engine does, until all complete.
 func runAll(t *testing.T, teams []*Team, args []Args) []string {
 	t.Helper()
-	colls := make([]*Coll, len(teams))
-	algs := make([]string, len(teams))
-	for r, tm := range teams {
-		c, err := NewColl(tm, args[r])
+	return runColls(t, len(teams), func(r int) (*Coll, error) { return NewColl(teams[r], args[r]) })
+}
+
+// runColls makes each rank's call (made(r)), posts it, polls them all
+// round-robin until all complete, and finalises them; it returns what
+// ran on each rank (a call that fell back to messages says so).
+func runColls(t *testing.T, n int, made func(r int) (*Coll, error)) []string {
+	t.Helper()
+	colls := make([]*Coll, n)
+	for r := range colls {
+		c, err := made(r)
 		require.NoError(t, err, "rank %d", r)
 		colls[r] = c
 		require.NoError(t, c.Post())
@@ -93,8 +100,9 @@ func runAll(t *testing.T, teams []*Team, args []Args) []string {
 			}
 		}
 	}
+	algs := make([]string, n)
 	for r, c := range colls {
-		algs[r] = c.alg // what ran: a call that fell back to messages says so
+		algs[r] = c.Algorithm()
 		c.Finalize()
 	}
 	return algs

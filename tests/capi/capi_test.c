@@ -20,30 +20,12 @@
 #include <string.h>
 
 #include "goring.h"
-#include "mpi_team.h"
+#define HARNESS_NAME "capi_test"
+#include "harness.h"
 
-static int rank, size, failures;
 /* C-path calls (cpath.c): a handle with the top bit set is one whose shape
  * the library lowered into its C executor on an earlier call. */
 static long cpath_calls;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "capi_test: rank %d: ", rank);                     \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
-
-static void die_status(const char *what, goring_status_t st)
-{
-    char msg[512];
-    goring_last_error(msg, sizeof(msg));
-    fprintf(stderr, "capi_test: rank %d: %s: status %d: %s\n", rank, what, st, msg);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
 
 static int cmp_double(const void *a, const void *b)
 {
@@ -83,7 +65,7 @@ static void run(goring_team_h team, goring_coll_args_t *args, const char *what)
     phase_us[PH_POLLS] = polls;
 }
 
-/* connect is the test's team over MPI_COMM_WORLD (mpi_team.h). */
+/* connect is the test's team over MPI_COMM_WORLD (harness.h). */
 static goring_team_h connect(goring_context_h ctx) { return mpi_team(ctx, rank, size, die_status); }
 
 static void test_allgather(goring_team_h team, size_t count, int in_place)

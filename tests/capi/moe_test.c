@@ -25,29 +25,10 @@
 #include <string.h>
 
 #include "goring.h"
-#include "mpi_team.h"
+#define HARNESS_NAME "moe_test"
+#include "harness.h"
 
-static int rank, size, failures;
-
-#define CHECK(cond, ...)                                                       \
-    do {                                                                       \
-        if (!(cond)) {                                                         \
-            fprintf(stderr, "moe_test: rank %d: ", rank);                      \
-            fprintf(stderr, __VA_ARGS__);                                      \
-            fprintf(stderr, "\n");                                             \
-            failures++;                                                        \
-        }                                                                      \
-    } while (0)
-
-static void die_status(const char *what, goring_status_t st)
-{
-    char msg[512];
-    goring_last_error(msg, sizeof(msg));
-    fprintf(stderr, "moe_test: rank %d: %s: status %d: %s\n", rank, what, st, msg);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-/* connect is the test's team over MPI_COMM_WORLD (mpi_team.h). */
+/* connect is the test's team over MPI_COMM_WORLD (harness.h). */
 static goring_team_h connect(goring_context_h ctx) { return mpi_team(ctx, rank, size, die_status); }
 
 /* run posts one call made by goring_moe_init and polls it to completion. */
