@@ -16,7 +16,10 @@
 #include "components/tl/ucc_tl_log.h"
 
 #include "goring.h"
+#include "tl_goring_gens.h"
 #include "tl_goring_idle.h"
+#include "tl_goring_memo.h"
+#include "tl_goring_retire.h"
 
 /* Below tl/ucp (10) so that installing goring changes nothing until a user
  * asks for it (UCC_TL_GORING_TUNE); UCC wants every TL's default score
@@ -75,6 +78,9 @@ typedef struct ucc_tl_goring_context {
     ucc_mpool_t      tasks; /* the layer's tasks, as UCC's own layers pool theirs */
     int              tune_reported; /* an unreadable UCC_TL_GORING_TUNE was logged */
     tl_goring_idle_t idle;          /* member lists goring declines (tl_goring_idle.h) */
+    tl_goring_memo_t memo;          /* the model's answer per member list (tl_goring_memo.h) */
+    tl_goring_gens_t gens;          /* teams made per key and member list (tl_goring_gens.h) */
+    tl_goring_retired_t retired;    /* freed teams not yet destroyed (tl_goring_retire.h) */
 } ucc_tl_goring_context_t;
 UCC_CLASS_DECLARE(ucc_tl_goring_context_t, const ucc_base_context_params_t *,
                   const ucc_base_config_t *);
@@ -99,6 +105,12 @@ typedef struct ucc_tl_goring_team {
     char                      *card;
     char                      *cards;
     uint64_t                   members; /* tl_goring_idle_key of a lazy team's members; 0: none */
+    /* A lazy team is made in Go when goring first has work for it
+     * (ucc_tl_goring_team_go): until then it keeps what that needs. */
+    pthread_mutex_t            go_lock;
+    uint32_t                   key, gen; /* goring_team_create_lazy's */
+    void                     **member_cards;  /* in UCC's address storage */
+    size_t                    *member_bounds;
 } ucc_tl_goring_team_t;
 UCC_CLASS_DECLARE(ucc_tl_goring_team_t, ucc_base_context_t *,
                   const ucc_base_team_params_t *);
@@ -110,6 +122,13 @@ typedef struct ucc_tl_goring_task {
 
 #define UCC_TL_GORING_TEAM_CTX(_team)                                          \
     (ucc_derived_of((_team)->super.super.context, ucc_tl_goring_context_t))
+
+/* Makes a lazy team in Go if it is not made yet (GORING_OK), or says why
+ * it cannot be. */
+goring_status_t ucc_tl_goring_team_go(ucc_tl_goring_team_t *team);
+
+/* Destroys the context's retired teams (tl_goring_retire.h). */
+void ucc_tl_goring_flush_retired(ucc_tl_goring_context_t *ctx);
 
 /* Converts a goring status to UCC's. */
 ucc_status_t ucc_tl_goring_status(goring_status_t st);

@@ -409,6 +409,9 @@ static ucc_status_t onesided_alltoallv_init(ucc_base_coll_args_t *coll_args, ucc
     if ((size_t)size > SIZE_MAX / (4 * sizeof(uint64_t))) {
         return UCC_ERR_NO_MEMORY;
     }
+    if ((st = ucc_tl_goring_team_go(tl_team)) != GORING_OK) { /* a lazy team's first call */
+        return ucc_tl_goring_status(st);
+    }
     task = ucc_calloc(1, sizeof(*task), "goring one-sided alltoallv");
     if (task == NULL) {
         return UCC_ERR_NO_MEMORY;
@@ -575,7 +578,10 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
         return UCC_ERR_NO_MEMORY;
     }
     task->super.flags = 0;
-    st = goring_coll_init(tl_team->handle, &g, &task->handle);
+    st = ucc_tl_goring_team_go(tl_team); /* a lazy team's first call: made in Go now */
+    if (st == GORING_OK) {
+        st = goring_coll_init(tl_team->handle, &g, &task->handle);
+    }
     ucc_free(v); /* goring copied what it needs */
     if (st != GORING_OK) {
         if (st != GORING_ERR_NOT_SUPPORTED) {

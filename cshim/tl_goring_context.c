@@ -61,6 +61,9 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_context_t, const ucc_base_context_params_t *pa
     UCC_CLASS_CALL_SUPER_INIT(ucc_tl_context_t, &cfg->super, params->context);
     self->tune_reported = 0;
     tl_goring_idle_init(&self->idle);
+    tl_goring_memo_init(&self->memo);
+    tl_goring_gens_init(&self->gens);
+    tl_goring_retired_init(&self->retired);
     status = options(cfg, opts, sizeof(opts));
     if (status != UCC_OK) {
         tl_error(self->super.super.lib, "UCC_TL_GORING_* values too long or containing ';'");
@@ -88,13 +91,19 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_context_t, const ucc_base_context_params_t *pa
 
 UCC_CLASS_CLEANUP_FUNC(ucc_tl_goring_context_t)
 {
-    goring_status_t st = goring_context_destroy(self->handle);
+    goring_status_t st;
+
+    ucc_tl_goring_flush_retired(self);
+    st = goring_context_destroy(self->handle);
 
     if (st != GORING_OK) {
         ucc_tl_goring_log_error(self->super.super.lib, "goring_context_destroy", st);
     }
     ucc_mpool_cleanup(&self->tasks, 1);
     tl_goring_idle_cleanup(&self->idle);
+    tl_goring_memo_cleanup(&self->memo);
+    tl_goring_gens_cleanup(&self->gens);
+    tl_goring_retired_cleanup(&self->retired);
 }
 
 UCC_CLASS_DEFINE(ucc_tl_goring_context_t, ucc_tl_context_t);

@@ -18,6 +18,7 @@
 #include "core/ucc_team.h"
 #include "utils/ucc_malloc.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* member_cards points cards[r] at team rank r's goring context card in
@@ -74,9 +75,12 @@ static int forced(ucc_base_context_t *ctx)
     return ctx->score_str != NULL && ctx->score_str[0] != '\0';
 }
 
-/* lazy_team makes the team from its members' context cards; UCC_OK,
+/* lazy_team makes the team from its members' context cards: UCC_OK,
  * UCC_ERR_NO_MESSAGE where goring declines the team, or
- * UCC_ERR_NOT_SUPPORTED where the out-of-band path must do. */
+ * UCC_ERR_NOT_SUPPORTED where the out-of-band path must do. Where the
+ * cards are the context's, nothing enters Go here: the team is made in Go
+ * when goring first has work for it (ucc_tl_goring_team_go), which a team
+ * goring runs nothing on never does. */
 static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_t *ctx,
                               const ucc_base_team_params_t *params)
 {
@@ -87,10 +91,6 @@ static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_
     uint32_t       *ranks  = (uint32_t *)(bounds + params->size);
     ucc_status_t    status = UCC_ERR_NOT_SUPPORTED;
     goring_status_t st;
-    /* The team's key: UCC's team id, and the scope and scope id that tell
-     * apart the teams one UCC team makes in several layers of a CL. */
-    uint32_t key = ((uint32_t)params->id << 16) | ((uint32_t)(params->scope & 0xff) << 8) |
-                   (uint32_t)(params->scope_id & 0xff);
 
     if (cards == NULL || member_cards(ctx, params, cards, bounds, ranks, &self->members) != 0) {
         goto out;
@@ -100,8 +100,30 @@ static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_
         status = UCC_ERR_NO_MESSAGE; /* declined before anything enters Go */
         goto out;
     }
-    st = goring_team_create_lazy(ctx->handle, params->rank, params->size, key, cards, bounds,
-                                 &self->handle);
+    /* The team's key: UCC's team id, and the scope and scope id that tell
+     * apart the teams one UCC team makes in several layers of a CL. */
+    self->key  = ((uint32_t)params->id << 16) | ((uint32_t)(params->scope & 0xff) << 8) |
+                 (uint32_t)(params->scope_id & 0xff);
+    if (self->members != 0) {
+        /* Counted now, made later: every member counts every team of the
+         * list, made in Go or not (tl_goring_gens.h). */
+        self->gen = tl_goring_gens_next(&ctx->gens, self->key, self->members);
+        if (self->gen == 0) {
+            status = UCC_ERR_NO_MEMORY;
+            goto out;
+        }
+        self->member_cards  = cards; /* the team's until its cleanup */
+        self->member_bounds = bounds;
+        cards               = NULL;
+        self->phase         = UCC_TL_GORING_TEAM_READY;
+        status              = UCC_OK;
+        goto out;
+    }
+    /* The team's own address storage: its member list is not the
+     * context's, so Go counts the list's teams and sees each one now. */
+    ucc_tl_goring_flush_retired(ctx); /* in the same stretch of Go */
+    st = goring_team_create_lazy(ctx->handle, params->rank, params->size, self->key, 0, cards,
+                                 bounds, &self->handle);
     if (st == GORING_OK) {
         self->phase = UCC_TL_GORING_TEAM_READY;
         status      = UCC_OK;
@@ -113,21 +135,38 @@ out:
     return status;
 }
 
-UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
-                    const ucc_base_team_params_t *params)
+goring_status_t ucc_tl_goring_team_go(ucc_tl_goring_team_t *team)
 {
-    ucc_tl_goring_context_t *ctx = ucc_derived_of(tl_context, ucc_tl_goring_context_t);
-    goring_status_t          st;
-    ucc_status_t             status;
-    size_t                   len = 0;
+    ucc_tl_goring_context_t *ctx = UCC_TL_GORING_TEAM_CTX(team);
+    goring_status_t          st  = GORING_OK;
 
-    UCC_CLASS_CALL_SUPER_INIT(ucc_tl_team_t, &ctx->super, params);
-    self->handle  = 0;
-    self->oob_req = NULL;
-    self->lens    = NULL;
-    self->card    = NULL;
-    self->cards   = NULL;
-    self->members = 0;
+    pthread_mutex_lock(&team->go_lock);
+    if (team->handle == 0 && team->member_cards != NULL) {
+        ucc_tl_goring_flush_retired(ctx); /* in the same stretch of Go */
+        st = goring_team_create_lazy(ctx->handle, UCC_TL_TEAM_RANK(team), UCC_TL_TEAM_SIZE(team),
+                                     team->key, team->gen,
+                                     team->member_cards, team->member_bounds, &team->handle);
+        if (st != GORING_OK && st != GORING_ERR_NOT_SUPPORTED) {
+            ucc_tl_goring_log_error(ctx->super.super.lib, "goring_team_create_lazy", st);
+        }
+    } else if (team->handle == 0) {
+        st = GORING_ERR_NOT_SUPPORTED;
+    }
+    pthread_mutex_unlock(&team->go_lock);
+    return st;
+}
+
+/* make_team is the team's creation after its fields are set: from the
+ * context cards (lazy_team), or else by the out-of-band exchange that
+ * create_test walks. */
+static ucc_status_t make_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_t *ctx,
+                              const ucc_base_team_params_t *params)
+{
+    ucc_base_context_t *tl_context = &ctx->super.super;
+    goring_status_t     st;
+    ucc_status_t        status;
+    size_t              len = 0;
+
     status = lazy_team(self, ctx, params);
     if (status == UCC_OK) {
         tl_debug(tl_context->lib, "goring team of %u ranks from the context cards", params->size);
@@ -149,6 +188,7 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
                  self->oob.oob_ep, self->oob.n_oob_eps, params->rank, params->size);
         return UCC_ERR_NOT_SUPPORTED;
     }
+    ucc_tl_goring_flush_retired(ctx);
     st = goring_team_create(ctx->handle, params->rank, params->size, &self->handle);
     if (st == GORING_OK) {
         st = goring_team_card(self->handle, NULL, &len);
@@ -178,19 +218,64 @@ err:
     return status;
 }
 
+UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
+                    const ucc_base_team_params_t *params)
+{
+    ucc_tl_goring_context_t *ctx = ucc_derived_of(tl_context, ucc_tl_goring_context_t);
+    ucc_status_t             status;
+
+    UCC_CLASS_CALL_SUPER_INIT(ucc_tl_team_t, &ctx->super, params);
+    self->handle        = 0;
+    self->oob_req       = NULL;
+    self->lens          = NULL;
+    self->card          = NULL;
+    self->cards         = NULL;
+    self->members       = 0;
+    self->gen           = 0;
+    self->member_cards  = NULL;
+    self->member_bounds = NULL;
+    pthread_mutex_init(&self->go_lock, NULL);
+    status = make_team(self, ctx, params);
+    if (status != UCC_OK) {
+        pthread_mutex_destroy(&self->go_lock); /* a failed init gets no cleanup call */
+    }
+    return status;
+}
+
+void ucc_tl_goring_flush_retired(ucc_tl_goring_context_t *ctx)
+{
+    goring_team_h   teams[TL_GORING_RETIRED_MAX];
+    unsigned        n = tl_goring_retired_take(&ctx->retired, teams);
+    goring_status_t st;
+
+    for (unsigned i = 0; i < n; i++) {
+        if ((st = goring_team_destroy(teams[i])) != GORING_OK) {
+            ucc_tl_goring_log_error(ctx->super.super.lib, "goring_team_destroy", st);
+        }
+    }
+}
+
 UCC_CLASS_CLEANUP_FUNC(ucc_tl_goring_team_t)
 {
-    goring_status_t st;
+    ucc_tl_goring_context_t *ctx = UCC_TL_GORING_TEAM_CTX(self);
+    goring_status_t          st;
 
     if (self->oob_req != NULL) {
         self->oob.req_free(self->oob_req);
     }
-    if (self->handle != 0 && (st = goring_team_destroy(self->handle)) != GORING_OK) {
-        ucc_tl_goring_log_error(self->super.super.context->lib, "goring_team_destroy", st);
+    /* Destroyed with the context's next team, or now where the list of
+     * those waiting is full (tl_goring_retire.h). */
+    if (self->handle != 0 && !tl_goring_retire(&ctx->retired, self->handle)) {
+        ucc_tl_goring_flush_retired(ctx);
+        if ((st = goring_team_destroy(self->handle)) != GORING_OK) {
+            ucc_tl_goring_log_error(ctx->super.super.lib, "goring_team_destroy", st);
+        }
     }
     ucc_free(self->lens);
     ucc_free(self->card);
     ucc_free(self->cards);
+    ucc_free(self->member_cards); /* bounds share its allocation */
+    pthread_mutex_destroy(&self->go_lock);
 }
 
 UCC_CLASS_DEFINE_DELETE_FUNC(ucc_tl_goring_team_t, ucc_base_team_t);
@@ -292,36 +377,62 @@ static void tell_layers(ucc_tl_goring_team_t *team)
     (void)goring_team_layers(team->handle, names);
 }
 
-/* model_scores raises score where goring's model predicts goring faster
- * than tl/ucp on this team (goring_team_scores), and logs what the model
- * found. A model that cannot answer leaves the defaults: it never fails
- * the team. */
-static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team_info_t *info,
-                                 ucc_coll_score_t *score)
+/* team_model is goring's model on this team: the verdict of
+ * goring_team_scores (GORING_OK, GORING_ERR_DECLINED, or an error), with
+ * its score string and summary in *str and *summary (malloc'd, the caller
+ * frees them; NULL on an error). The context's memo answers for a member
+ * list Go has answered before (tl_goring_memo.h); otherwise the team is
+ * made in Go, told the context's layers and asked. */
+static goring_status_t team_model(ucc_tl_goring_team_t *team, char **str, char **summary)
 {
-    ucc_base_lib_t *lib = UCC_TL_TEAM_LIB(team);
-    size_t          len = 0, summary_len = 0;
-    char           *str = NULL, *summary = NULL;
-    goring_status_t st;
-    ucc_status_t    status = UCC_OK;
+    ucc_tl_goring_context_t *ctx = UCC_TL_GORING_TEAM_CTX(team);
+    size_t                   len = 0, summary_len = 0;
+    goring_status_t          st;
 
+    st = tl_goring_memo_get(&ctx->memo, team->members, str, summary);
+    if (st == GORING_OK || st == GORING_ERR_DECLINED) {
+        return st;
+    }
+    if ((st = ucc_tl_goring_team_go(team)) != GORING_OK) {
+        return st;
+    }
+    tell_layers(team);
     st = goring_team_scores(team->handle, NULL, &len, NULL, &summary_len);
     if (st == GORING_OK || st == GORING_ERR_DECLINED) {
-        str     = ucc_malloc(len, "goring model scores");
-        summary = ucc_malloc(summary_len, "goring model summary");
-        if (str == NULL || summary == NULL) {
-            status = UCC_ERR_NO_MEMORY;
-            goto out;
-        }
-        st = goring_team_scores(team->handle, str, &len, summary, &summary_len);
+        *str     = malloc(len);
+        *summary = malloc(summary_len);
+        st       = (*str == NULL || *summary == NULL)
+                       ? GORING_ERR_NO_MEMORY
+                       : goring_team_scores(team->handle, *str, &len, *summary, &summary_len);
     }
     if (st != GORING_OK && st != GORING_ERR_DECLINED) {
-        ucc_tl_goring_log_error(lib, "goring_team_scores", st);
-        goto out; /* defaults stand */
+        free(*str);
+        free(*summary);
+        *str = *summary = NULL;
+        return st;
+    }
+    tl_goring_memo_put(&ctx->memo, team->members, st, *str, *summary);
+    return st;
+}
+
+/* model_scores raises score where goring's model (verdict, str and
+ * summary from team_model) predicts goring faster than tl/ucp on this
+ * team, and logs what the model found. A model that cannot answer leaves
+ * the defaults: it never fails the team. */
+static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team_info_t *info,
+                                 ucc_coll_score_t *score, goring_status_t verdict, char *str,
+                                 const char *summary)
+{
+    ucc_base_lib_t *lib    = UCC_TL_TEAM_LIB(team);
+    ucc_status_t    status = UCC_OK;
+
+    if (verdict != GORING_OK && verdict != GORING_ERR_DECLINED) {
+        ucc_tl_goring_log_error(lib, "goring_team_scores", verdict);
+        return UCC_OK; /* defaults stand */
     }
     tl_debug(lib, "goring's model on a team of %u ranks %s", UCC_TL_TEAM_SIZE(team), summary);
-    if (st == GORING_ERR_DECLINED) {
-        goto out; /* the model claims nothing: the defaults and the TUNE string decide */
+    if (verdict == GORING_ERR_DECLINED) {
+        return UCC_OK; /* the model claims nothing: the defaults and the TUNE string decide */
     }
     /* Layers of scores separated by '|', applied in order: a later layer
      * overrides an earlier one where they overlap (UCC refuses overlapping
@@ -340,9 +451,6 @@ static ucc_status_t model_scores(ucc_tl_goring_team_t *team, ucc_coll_score_team
             status = UCC_OK; /* this layer's defaults stand; the next may apply */
         }
     }
-out:
-    ucc_free(str);
-    ucc_free(summary);
     return status;
 }
 
@@ -358,25 +466,17 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     ucc_coll_score_team_info_t info;
     ucc_coll_score_t          *score, *cuda;
     ucc_status_t               status;
+    char                      *str = NULL, *summary = NULL;
+    goring_status_t            verdict = team_model(team, &str, &summary);
 
-    size_t                     len = 0, summary_len = 0;
-
-    tell_layers(team);
-    if (!forced(ctx) &&
-        goring_team_scores(team->handle, NULL, &len, NULL, &summary_len) == GORING_ERR_DECLINED) {
+    if (!forced(ctx) && verdict == GORING_ERR_DECLINED) {
         /* Nothing to offer: no entry in UCC's map, and no team of these
          * members again (tl_goring_idle.h). The model's line, as for a
          * team it claims on: this happens once per member list. */
-        char *str = ucc_malloc(len, "goring model scores");
-        char *summary = ucc_malloc(summary_len, "goring model summary");
-
-        if (str != NULL && summary != NULL &&
-            goring_team_scores(team->handle, str, &len, summary, &summary_len) == GORING_ERR_DECLINED) {
-            tl_debug(UCC_TL_TEAM_LIB(team), "goring's model on a team of %u ranks %s",
-                     UCC_TL_TEAM_SIZE(team), summary);
-        }
-        ucc_free(str);
-        ucc_free(summary);
+        tl_debug(UCC_TL_TEAM_LIB(team), "goring's model on a team of %u ranks %s",
+                 UCC_TL_TEAM_SIZE(team), summary);
+        free(str);
+        free(summary);
         if (team->members != 0) {
             tl_goring_idle_add(&UCC_TL_GORING_TEAM_CTX(team)->idle, team->members);
         }
@@ -388,7 +488,7 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
                                           ucc_tl_goring_coll_init,
                                           UCC_TL_GORING_SUPPORTED_COLLS, mts, 1, &score);
     if (status != UCC_OK) {
-        return status;
+        goto out;
     }
     status = ucc_coll_score_build_default(tl_team, UCC_TL_GORING_DEFAULT_SCORE,
                                           ucc_tl_goring_coll_init,
@@ -397,12 +497,12 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
                                           mts + 1, 1, &cuda);
     if (status != UCC_OK) {
         ucc_coll_score_free(score);
-        return status;
+        goto out;
     }
     status = ucc_coll_score_merge_in(&score, cuda); /* frees both inputs; NULL on error */
     if (status != UCC_OK) {
         ucc_coll_score_free(score);
-        return status;
+        goto out;
     }
     info.default_score       = UCC_TL_GORING_DEFAULT_SCORE;
     info.size                = UCC_TL_TEAM_SIZE(team);
@@ -413,10 +513,10 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
     info.alg_fn              = ucc_tl_goring_alg_id_to_init; /* @name in a TUNE string */
     /* The sizes goring's model claims from tl/ucp, then the user's TUNE
      * string over them: a site's own choice wins. */
-    status = model_scores(team, &info, score);
+    status = model_scores(team, &info, score, verdict, str, summary);
     if (status != UCC_OK) {
         ucc_coll_score_free(score);
-        return status;
+        goto out;
     }
     if (ctx->score_str != NULL && strlen(ctx->score_str) > 0) {
         status = ucc_coll_score_update_from_str(ctx->score_str, &info, tl_team, score);
@@ -436,9 +536,13 @@ ucc_status_t ucc_tl_goring_team_get_scores(ucc_base_team_t *tl_team, ucc_coll_sc
         } else if (status < 0 && status != UCC_ERR_NOT_SUPPORTED) {
             /* NOT_SUPPORTED: the string names what goring does not run. */
             ucc_coll_score_free(score);
-            return status;
+            goto out;
         }
     }
     *score_p = score;
-    return UCC_OK;
+    status   = UCC_OK;
+out:
+    free(str);
+    free(summary);
+    return status;
 }

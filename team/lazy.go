@@ -23,8 +23,12 @@ import (
 
 // NewLazyTeam is rank's share of a team of size whose members' context
 // cards are cards[r] (each read within its own bounds); key is UCC's
-// team key, the same on every member.
-func NewLazyTeam(ctx *Context, rank, size int, key uint32, cards [][]byte) (*Team, error) {
+// team key, the same on every member. gen numbers the teams of one key
+// and member list in creation order (rendezvous.next); 0 counts this
+// team here, which suits a caller that creates every team of the list.
+// The UCC layer counts in C, because it makes a team here only once
+// goring has work for it.
+func NewLazyTeam(ctx *Context, rank, size int, key, gen uint32, cards [][]byte) (*Team, error) {
 	if ctx.rv == nil {
 		return nil, NotSupported("the context has no rendezvous worker")
 	}
@@ -56,8 +60,10 @@ func NewLazyTeam(ctx *Context, rank, size int, key uint32, cards [][]byte) (*Tea
 		t.engine = cudaexec.NewEngine()
 	}
 	members := membersHash(all)
-	lk := linkKey{key: key, members: members}
-	t.link = &teamLink{key: key, members: members, gen: ctx.rv.next(lk), peers: all}
+	if gen == 0 {
+		gen = ctx.rv.next(linkKey{key: key, members: members})
+	}
+	t.link = &teamLink{key: key, members: members, gen: gen, peers: all}
 	return t, nil
 }
 

@@ -31,8 +31,16 @@ func newLazyContexts(t testing.TB, n int) []*Context {
 }
 
 // newLazyTeams makes the team of key on every context from the context
-// cards alone, as the shim does from UCC's address storage.
+// cards alone, as the shim does from UCC's address storage; each context
+// numbers the teams of a key itself.
 func newLazyTeams(t *testing.T, ctxs []*Context, key uint32) []*Team {
+	t.Helper()
+	return newLazyTeamsGen(t, ctxs, key, 0)
+}
+
+// newLazyTeamsGen is newLazyTeams with the generation the caller counted
+// (0: the context counts).
+func newLazyTeamsGen(t *testing.T, ctxs []*Context, key, gen uint32) []*Team {
 	t.Helper()
 	cards := make([][]byte, len(ctxs))
 	for r, c := range ctxs {
@@ -40,7 +48,7 @@ func newLazyTeams(t *testing.T, ctxs []*Context, key uint32) []*Team {
 	}
 	teams := make([]*Team, len(ctxs))
 	for r, c := range ctxs {
-		tm, err := NewLazyTeam(c, r, len(ctxs), key, cards)
+		tm, err := NewLazyTeam(c, r, len(ctxs), key, gen, cards)
 		require.NoError(t, err, "rank %d", r)
 		teams[r] = tm
 	}
@@ -188,6 +196,34 @@ func TestLazyTeamDestroyedMidExchange(t *testing.T) {
 	}
 }
 
+// Where the caller numbers the teams (the UCC layer counts every team in
+// C and makes one in Go only when goring has work for it), a team that
+// skipped Go on every rank leaves no gap: the next team, numbered by the
+// caller, connects; and a card of a destroyed team with the same key and
+// members, still on its way, is not taken by the next one.
+func TestLazyTeamGenerationFromCaller(t *testing.T) {
+	ctxs := newLazyContexts(t, 2)
+	// Generation 1 was a team goring never ran anything on: never made here.
+	second := newLazyTeamsGen(t, ctxs, 12, 2)
+	src, dst := cbuf(t, 4), cbuf(t, 4)
+	c, err := NewColl(second[0], Args{Coll: coll.Allreduce, Src: ptr(src), Dst: ptr(dst), Count: 1, Dtype: coll.Float32, Op: coll.Sum})
+	require.NoError(t, err)
+	require.NoError(t, c.Post())
+	done, err := c.Test() // rank 0's card leaves for rank 1, which never answers
+	require.NoError(t, err)
+	require.False(t, done)
+	c.Finalize()
+	for _, tm := range second {
+		assert.Equal(t, uint32(2), tm.link.gen)
+		require.NoError(t, tm.Destroy())
+	}
+	third := newLazyTeamsGen(t, ctxs, 12, 3)
+	allreduceOnce(t, third, 4, 2)
+	for _, tm := range third {
+		require.NoError(t, tm.Destroy())
+	}
+}
+
 // Link messages: a message of another team (other members or count) is
 // not taken, a malformed one is an error, and the members' hash depends
 // on who is where.
@@ -221,9 +257,9 @@ func TestLinkMessages(t *testing.T) {
 // hang at its first call.
 func TestLazyTeamBadCard(t *testing.T) {
 	ctxs := newLazyContexts(t, 1)
-	_, err := NewLazyTeam(ctxs[0], 0, 2, 1, [][]byte{ctxs[0].rv.card, []byte("junk")})
+	_, err := NewLazyTeam(ctxs[0], 0, 2, 1, 0, [][]byte{ctxs[0].rv.card, []byte("junk")})
 	assert.Error(t, err)
-	_, err = NewLazyTeam(ctxs[0], 0, 2, 1, [][]byte{ctxs[0].rv.card})
+	_, err = NewLazyTeam(ctxs[0], 0, 2, 1, 0, [][]byte{ctxs[0].rv.card})
 	assert.Error(t, err)
 }
 

@@ -112,7 +112,7 @@ func goring_context_card(h C.goring_context_h, buf unsafe.Pointer, length *C.siz
 // among the context's live teams. The team connects on its first call.
 //
 //export goring_team_create_lazy
-func goring_team_create_lazy(h C.goring_context_h, rank, size C.uint32_t, key C.uint32_t, cards *unsafe.Pointer, bounds *C.size_t, out *C.goring_team_h) (status C.goring_status_t) {
+func goring_team_create_lazy(h C.goring_context_h, rank, size C.uint32_t, key, gen C.uint32_t, cards *unsafe.Pointer, bounds *C.size_t, out *C.goring_team_h) (status C.goring_status_t) {
 	defer guard(&status)
 	ctx, ok := lookup[*team.Context](uint64(h))
 	if !ok || out == nil || cards == nil || bounds == nil {
@@ -127,7 +127,7 @@ func goring_team_create_lazy(h C.goring_context_h, rank, size C.uint32_t, key C.
 		}
 		cs[r] = unsafe.Slice((*byte)(ptrs[r]), int(lens[r]))
 	}
-	t, err := team.NewLazyTeam(ctx, int(rank), int(size), uint32(key), cs)
+	t, err := team.NewLazyTeam(ctx, int(rank), int(size), uint32(key), uint32(gen), cs)
 	if err != nil {
 		return fail(err)
 	}

@@ -30,7 +30,7 @@ extern "C" {
  * 5: MoE dispatch and combine: goring_moe_args_t, goring_moe_init (a
  *    goring_coll_h for goring_coll_post/test/finalize) and
  *    goring_moe_layout (a rank's expert rows, to size its buffers). */
-#define GORING_API_VERSION 5
+#define GORING_API_VERSION 6
 
 typedef enum {
     GORING_OK                = 0,
@@ -242,9 +242,13 @@ goring_status_t goring_context_card(goring_context_h ctx, void *buf, size_t *len
  * team GORING_ERR_NOT_SUPPORTED), with no communication: the team opens
  * its workers and exchanges its cards on its first collective, and a team
  * that runs none costs nothing. key must be the same on every member and
- * differ between the live teams of one context. */
+ * differ between the live teams of one context. gen numbers the teams of
+ * one key and member list (1, 2, ... in creation order, the same on every
+ * member: a later team's exchange must not take an earlier one's messages
+ * still in flight); 0 lets the context count them, which is right only
+ * where every team of the list is created here. */
 goring_status_t goring_team_create_lazy(goring_context_h ctx, uint32_t rank, uint32_t size,
-                                        uint32_t key, void **cards, size_t *bounds,
+                                        uint32_t key, uint32_t gen, void **cards, size_t *bounds,
                                         goring_team_h *team);
 
 /* Tells the team which team layers the UCC context holds, by UCC's
