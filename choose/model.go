@@ -1,0 +1,39 @@
+package choose
+
+import (
+	"fmt"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/sim"
+	"github.com/goring-hpc/goring/topo"
+)
+
+// Costs is the model's cost table of c on t: every registered algorithm
+// of c, simulated with opt on demand and kept for the process
+// (model.CachedCostTable), with one-byte elements so that every size the
+// table samples is a whole number of them. Auto asks it where no row of
+// the table covers a shape.
+func Costs(c coll.Collective, t *topo.Topology, opt sim.Options) *model.CostTable {
+	var algs []string
+	for _, a := range sched.Algorithms(c) {
+		algs = append(algs, a.Name)
+	}
+	key := fmt.Sprintf("%s %+v", model.CostTableKey(t), opt)
+	return model.CachedCostTable(string(c), key, algs, func(alg string, bytes int64) (float64, error) {
+		res, _, err := sim.Run(sched.Spec{Collective: c, Algorithm: alg, Topo: t, Bytes: bytes, DtypeBytes: 1}, opt)
+		if err != nil {
+			return 0, err
+		}
+		return res.TotalUS, nil
+	})
+}
+
+// OnTopology is the shape of a call of c on bytes on t as goring's team
+// layer would see it with a rank per GPU of t: device memory, and on one
+// host the push engine carrying every transfer (the team layer's default).
+func OnTopology(c coll.Collective, bytes int64, t *topo.Topology) Shape {
+	nodes := t.NumNodes()
+	return Shape{Coll: c, Bytes: bytes, Size: t.NumGPUs(), Nodes: nodes, GPUs: t.GPUsPerNode(), Push: nodes == 1}
+}
