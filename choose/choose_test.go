@@ -115,3 +115,17 @@ func TestAutoAsksTheModelAcrossHosts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, "neighbor", ch.Alg)
 }
+
+// Generate says what auto chose and why; a choice that cannot serve the
+// shape gives way to its fallback.
+func TestGenerate(t *testing.T) {
+	tp := topo.SweepShape(1, 3)
+	spec := sched.Spec{Collective: coll.Allgather, Topo: tp, Bytes: 64, DtypeBytes: 4}
+	plan, err := Generate(spec, Shape{Coll: coll.Allgather, Bytes: 64, Host: true, Size: 3})
+	require.NoError(t, err)
+	assert.Equal(t, "ring", plan.Algorithm)
+	assert.Contains(t, plan.Note, "auto: chose ring (skipped recursive_doubling: ")
+	assert.Contains(t, plan.Note, "by choose.Table row")
+	_, err = sched.Verify(plan)
+	require.NoError(t, err)
+}

@@ -15,10 +15,11 @@
 // goring's own algorithms differently from the measurements (docs/ucc.md
 // "Default scores from the model").
 //
-// "auto" means Auto in the UCC team layer: a call or a context option
-// that names no algorithm or names auto (package team). The scores
-// (package tune) predict the same choice: the team layer hands its
-// chooser to tune.Claims.
+// "auto" means Auto everywhere it is accepted: a call or a context
+// option of the UCC team layer that names no algorithm or names auto
+// (package team), and goring plan and goring sim with --alg auto. The
+// scores (package tune) predict the same choice: the team layer hands
+// its chooser to tune.Claims.
 //
 // The package is pure: no cgo, no I/O. It asks package onedevice only
 // whether the shared GPU's one-process engine serves a call

@@ -37,3 +37,24 @@ func OnTopology(c coll.Collective, bytes int64, t *topo.Topology) Shape {
 	nodes := t.NumNodes()
 	return Shape{Coll: c, Bytes: bytes, Size: t.NumGPUs(), Nodes: nodes, GPUs: t.GPUsPerNode(), Push: nodes == 1}
 }
+
+// Generate is the plan of spec with its algorithm chosen by Auto for s
+// (the model on spec's topology where the table has no row): the choice,
+// else its fallback where the choice cannot serve spec. The plan's note
+// says which and why.
+func Generate(spec sched.Spec, s Shape) (*sched.Plan, error) {
+	ch, err := Auto(s, Costs(spec.Collective, spec.Topo, sim.Options{}))
+	if err != nil {
+		return nil, err
+	}
+	names := []string{ch.Alg}
+	if ch.Fallback != "" {
+		names = append(names, ch.Fallback)
+	}
+	plan, err := sched.GenerateFirst(spec, names)
+	if err != nil {
+		return nil, fmt.Errorf("auto: %w", err)
+	}
+	plan.Note = "auto: " + plan.Note + "; " + ch.Why
+	return plan, nil
+}
