@@ -10,7 +10,9 @@
 // decides. Where no row was measured for a shape (device memory across
 // hosts), the model decides: the cheapest of the collective's registered
 // algorithms by the simulator's cost table (model.CostTable, filled by
-// package sim on the shape's topology; Costs). The model does not
+// package sim on the shape's topology; Costs); a caller that gives no
+// model (the team layer beyond ModelMaxRanks ranks, whose calls cannot
+// wait for the simulations) gets the collective's Base. The model does not
 // override a row: asked for goring's best where rows exist, it ranks
 // goring's own algorithms differently from the measurements (docs/ucc.md
 // "Default scores from the model").

@@ -10,6 +10,7 @@ import (
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/ucx"
 )
@@ -132,11 +133,11 @@ func (t *Team) choice(c coll.Collective, B int64, host bool) choose.Choice {
 	if push {
 		s.GPUs, _ = cuda.DeviceCount()
 	}
-	if _, ok := choose.Measured(s); ok || B <= 0 || t.topo == nil {
-		ch, _ := choose.Auto(s, nil)
-		return ch
+	var costs *model.CostTable // the model, where no row covers the shape
+	if _, ok := choose.Measured(s); !ok && B > 0 && t.topo != nil && t.size <= choose.ModelMaxRanks {
+		costs = choose.Costs(c, t.topo, sim.Options{})
 	}
-	ch, _ := choose.Auto(s, choose.Costs(c, t.topo, sim.Options{}))
+	ch, _ := choose.Auto(s, costs)
 	return ch
 }
 
