@@ -115,6 +115,13 @@ func TestAutoAsksTheModelAcrossHosts(t *testing.T) {
 	ch, err = Auto(OnTopology(coll.Allgather, 1<<20, one), nil)
 	require.NoError(t, err)
 	assert.Equal(t, "neighbor", ch.Alg)
+
+	// Processes sharing one GPU: the leader row.
+	shared, err := topo.Preset("h100-shared4")
+	require.NoError(t, err)
+	ch, err = Auto(OnTopology(coll.Allreduce, 1<<20, shared), nil)
+	require.NoError(t, err)
+	assert.Equal(t, "leader", ch.Alg)
 }
 
 // Generate says what auto chose and why; a choice that cannot serve the

@@ -31,11 +31,17 @@ func Costs(c coll.Collective, t *topo.Topology, opt sim.Options) *model.CostTabl
 }
 
 // OnTopology is the shape of a call of c on bytes on t as goring's team
-// layer would see it with a rank per GPU of t: device memory, and on one
-// host the push engine carrying every transfer (the team layer's default).
+// layer would see it with a rank per GPU entry of t: device memory, and
+// on one host the push engine carrying every transfer (the team layer's
+// default). GPU entries that are processes sharing one GPU (topo.GPU's
+// Share, as in topo.SharedGPU) are one shared GPU.
 func OnTopology(c coll.Collective, bytes int64, t *topo.Topology) Shape {
 	nodes := t.NumNodes()
-	return Shape{Coll: c, Bytes: bytes, Size: t.NumGPUs(), Nodes: nodes, GPUs: t.GPUsPerNode(), Push: nodes == 1}
+	s := Shape{Coll: c, Bytes: bytes, Size: t.NumGPUs(), Nodes: nodes, GPUs: t.GPUsPerNode(), Push: nodes == 1}
+	if nodes == 1 && s.Size > 1 && t.Nodes[0].GPUs[0].Share == s.Size {
+		s.SharedGPU, s.GPUs = true, 1
+	}
+	return s
 }
 
 // Generate is the plan of spec with its algorithm chosen by Auto for s
