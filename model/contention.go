@@ -50,7 +50,7 @@ import "math"
 // differs between the users is how long the slowdown is taken to last
 // (while the other path moves bytes here and in mpath.Simulate; the
 // direct copy's whole run in bench p2p's fit) and so how it is fitted
-// (FitContention here; fitContention in cmd/goring), not what it is.
+// (FitContention here; calib.FitGamma for bench p2p), not what it is.
 
 // SlowedRate is rate under a slowdown s given as the fraction of bandwidth
 // lost: rate*(1-s).

@@ -12,8 +12,9 @@ import (
 )
 
 // CostPredictor predicts the time in microseconds of running algorithm alg
-// on bytes (UCC's meaning per collective). goring sim gives the
-// simulator as one (cmd/goring/sim_job.go); closed forms can too. An error that wraps
+// on bytes (UCC's meaning per collective). Package choose (choose.Costs,
+// what auto asks where no measured row covers a shape) and goring sim
+// give the simulator as one; closed forms can too. An error that wraps
 // sched.UnsupportedError, or any other error, marks the algorithm as
 // unusable at that size; the table remembers it.
 //

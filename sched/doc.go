@@ -20,12 +20,14 @@
 // just that (in O(its steps) for the baselines, which generate one rank at
 // a time through Algorithm.Rank).
 //
-// Algorithm "auto" tries AutoOrder (the rail-aware hierarchical algorithms
-// first, then the flat baselines) and takes the first that does not return
-// an *UnsupportedError; Plan.Note says which and why the others were
-// skipped. An algorithm returns an UnsupportedError when it cannot serve a
-// spec: neighbor exchange needs an even rank count, recursive doubling a
-// power of two, the hierarchical ones equal nodes.
+// A spec names its algorithm: which one goring runs where the caller names
+// none ("auto") is package choose's answer, not sched's. GenerateFirst
+// takes the first of several names that does not return an
+// *UnsupportedError (choose gives it its choice and the fallback);
+// Plan.Note says which and why the others were skipped. An algorithm
+// returns an UnsupportedError when it cannot serve a spec: neighbor
+// exchange needs an even rank count, recursive doubling a power of two,
+// the hierarchical ones equal nodes.
 //
 // # Programs
 //

@@ -8,26 +8,12 @@ import (
 	"github.com/goring-hpc/goring/coll"
 )
 
-// AutoOrder is the preference order of Algorithm "auto" per collective:
-// the hierarchical, rail-aware algorithms first (they need equal nodes and
-// whole elements per block), then the flat baselines that serve any spec.
-// Names that are not registered are skipped; registered algorithms missing
-// from the list are tried last, by name.
-var AutoOrder = map[coll.Collective][]string{
-	coll.Allgather:     {"parallel_rings", "ring", "bruck", "neighbor", "recursive_doubling"},
-	coll.ReduceScatter: {"parallel_rings", "ring"},
-	coll.Allreduce:     {"parallel_rings", "lane", "ring", "rabenseifner"},
-	coll.Alltoallv:     {"pairwise"},
-	coll.Bcast:         {"knomial"},
-}
-
 // Generate turns a spec into the programs of every rank. It validates the
 // spec, fills the plan header (collective, algorithm, topology name, ranks,
 // bytes, dtype size, counts, root) and each program's Rank, Node and Local,
-// then runs the algorithm's generator. With Algorithm "auto" (or empty) it
-// tries AutoOrder and takes the first algorithm that does not return an
-// *UnsupportedError; Plan.Note records the choice and the reasons others
-// were skipped.
+// then runs the algorithm's generator. Which algorithm goring runs where
+// none is named ("auto") is package choose's to say, not sched's: a spec
+// names one (GenerateFirst tries several in order).
 //
 // Generate is deterministic: every rank computes the same plan from the
 // same spec. The plan is not verified here; call Verify (tests do, for every
@@ -54,56 +40,48 @@ func generate(spec *Spec, only int) (*Plan, error) {
 	if err := validateSpec(spec); err != nil {
 		return nil, err
 	}
-	if spec.Algorithm != "" && spec.Algorithm != "auto" {
-		a, err := Lookup(spec.Collective, spec.Algorithm)
-		if err != nil {
-			return nil, err
-		}
-		return runAlgorithm(a, spec, only)
+	a, err := Lookup(spec.Collective, spec.Algorithm)
+	if err != nil {
+		return nil, err
 	}
+	return runAlgorithm(a, spec, only)
+}
+
+// GenerateFirst is the plan of the first of names that serves spec (that
+// does not return an *UnsupportedError; spec.Algorithm is ignored, and
+// names not registered for the collective are passed over). Its
+// Note says which it chose and why it skipped the ones before, then what
+// the algorithm noted itself (e.g. its intra-node choice). Package
+// choose's Generate gives it the choice and its fallback.
+func GenerateFirst(spec Spec, names []string) (*Plan, error) {
 	var skipped []string
-	for _, a := range autoCandidates(spec.Collective) {
-		plan, err := runAlgorithm(a, spec, only)
+	for _, name := range names {
+		if _, err := Lookup(spec.Collective, name); err != nil {
+			continue
+		}
+		spec.Algorithm = name
+		plan, err := Generate(spec)
 		if err == nil {
-			note := "auto: chose " + a.Name
+			note := "chose " + name
 			if len(skipped) > 0 {
 				note += " (skipped " + strings.Join(skipped, "; ") + ")"
 			}
-			// Keep what the algorithm itself noted (e.g. its intra-node choice).
 			if plan.Note != "" {
 				note += "; " + plan.Note
 			}
 			plan.Note = note
 			return plan, nil
 		}
-		if !IsUnsupported(err) {
+		var u *UnsupportedError
+		if !errors.As(err, &u) {
 			return nil, err
 		}
-		var u *UnsupportedError
-		errors.As(err, &u)
-		skipped = append(skipped, a.Name+": "+u.Reason)
+		skipped = append(skipped, name+": "+u.Reason)
 	}
 	if len(skipped) == 0 {
-		return nil, fmt.Errorf("no algorithms registered for collective %q", spec.Collective)
+		return nil, fmt.Errorf("no %s algorithm to try", spec.Collective)
 	}
-	return nil, fmt.Errorf("auto: no %s algorithm serves this spec (%s)", spec.Collective, strings.Join(skipped, "; "))
-}
-
-func autoCandidates(c coll.Collective) []Algorithm {
-	var out []Algorithm
-	seen := map[string]bool{}
-	for _, name := range AutoOrder[c] {
-		if a, err := Lookup(c, name); err == nil {
-			out = append(out, a)
-			seen[name] = true
-		}
-	}
-	for _, a := range Algorithms(c) {
-		if !seen[a.Name] {
-			out = append(out, a)
-		}
-	}
-	return out
+	return nil, fmt.Errorf("no %s algorithm serves this spec (%s)", spec.Collective, strings.Join(skipped, "; "))
 }
 
 func runAlgorithm(a Algorithm, spec *Spec, only int) (*Plan, error) {

@@ -75,7 +75,7 @@ func TestGenerateRankMatchesGenerate(t *testing.T) {
 	for _, c := range []struct {
 		coll coll.Collective
 		alg  string
-	}{{coll.Allgather, "ring"}, {coll.Allgather, "auto"}, {coll.Allgather, "neighbor"}, {coll.Allgather, "bruck"},
+	}{{coll.Allgather, "ring"}, {coll.Allgather, "parallel_rings"}, {coll.Allgather, "neighbor"}, {coll.Allgather, "bruck"},
 		{coll.ReduceScatter, "ring"}, {coll.Allreduce, "ring"}, {coll.Allreduce, "rabenseifner"},
 		{coll.Alltoallv, "pairwise"}, {coll.Bcast, "knomial"}} {
 		spec := Spec{Collective: c.coll, Algorithm: c.alg, Topo: tp, Bytes: 64, DtypeBytes: 4, Chunks: 2, Root: 1}
@@ -161,17 +161,16 @@ func verifyGrid(t *testing.T, c coll.Collective, alg string, unsupported func(nr
 	}
 }
 
-// "auto" walks AutoOrder past algorithms that cannot serve the spec and
-// says which it chose and why it skipped the others.
-func TestAutoFallsBackPastUnsupported(t *testing.T) {
-	saved := AutoOrder[coll.Allgather]
-	defer func() { AutoOrder[coll.Allgather] = saved }()
-	AutoOrder[coll.Allgather] = []string{"recursive_doubling", "neighbor", "no_such_algorithm", "bruck"}
+// GenerateFirst (package choose's choice and its fallback) walks past
+// algorithms that cannot serve the spec and says which it chose and why
+// it skipped the others.
+func TestGenerateFirstFallsBackPastUnsupported(t *testing.T) {
 	tp := topo.SweepShape(3, 1)
-	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4, DtypeBytes: 4})
+	spec := Spec{Collective: coll.Allgather, Topo: tp, Bytes: 4, DtypeBytes: 4}
+	plan, err := GenerateFirst(spec, []string{"recursive_doubling", "neighbor", "no_such_algorithm", "bruck"})
 	require.NoError(t, err)
 	assert.Equal(t, "bruck", plan.Algorithm)
-	assert.Equal(t, "auto: chose bruck (skipped recursive_doubling: recursive doubling needs a power-of-two number of ranks, have 3; "+
+	assert.Equal(t, "chose bruck (skipped recursive_doubling: recursive doubling needs a power-of-two number of ranks, have 3; "+
 		"neighbor: neighbor exchange needs an even number of ranks, have 3)", plan.Note)
 	_, err = Verify(plan)
 	require.NoError(t, err)
@@ -182,19 +181,13 @@ func TestAutoFallsBackPastUnsupported(t *testing.T) {
 	assert.True(t, IsUnsupported(err))
 	assert.EqualError(t, err, "algorithm neighbor: neighbor exchange needs an even number of ranks, have 3")
 
-	// Nothing left: auto names every reason.
-	AutoOrder[coll.Allgather] = []string{"recursive_doubling"}
-	saveReg := registry[coll.Allgather]
-	defer func() { registry[coll.Allgather] = saveReg }()
-	var only []Algorithm
-	for _, a := range saveReg {
-		if a.Name == "recursive_doubling" || a.Name == "neighbor" {
-			only = append(only, a)
-		}
-	}
-	registry[coll.Allgather] = only
+	// Nothing left: every reason is named.
+	_, err = GenerateFirst(spec, []string{"recursive_doubling", "neighbor"})
+	assert.ErrorContains(t, err, "no allgather algorithm serves this spec (recursive_doubling: ")
+
+	// A spec names one algorithm: "auto" is package choose's, not sched's.
 	_, err = Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4, DtypeBytes: 4})
-	assert.ErrorContains(t, err, "auto: no allgather algorithm serves this spec (recursive_doubling: ")
+	assert.Error(t, err)
 }
 
 // One rank's program of the 4096-rank (1024 nodes x 4) flat ring: what a
@@ -209,14 +202,15 @@ func BenchmarkGenerateRankRing4096(b *testing.B) {
 	}
 }
 
-// An auto choice keeps the note the chosen algorithm wrote about itself.
-func TestAutoKeepsAlgorithmNote(t *testing.T) {
+// A choice by GenerateFirst keeps the note the chosen algorithm wrote
+// about itself.
+func TestGenerateFirstKeepsAlgorithmNote(t *testing.T) {
 	tp, err := topo.Preset("clusterA")
 	require.NoError(t, err)
 	tp, err = tp.Repeat(2)
 	require.NoError(t, err)
-	plan, err := Generate(Spec{Collective: coll.Allgather, Algorithm: "auto", Topo: tp, Bytes: 4096, DtypeBytes: 4})
+	plan, err := GenerateFirst(Spec{Collective: coll.Allgather, Topo: tp, Bytes: 4096, DtypeBytes: 4}, []string{"parallel_rings", "ring"})
 	require.NoError(t, err)
-	assert.Contains(t, plan.Note, "auto: chose parallel_rings")
+	assert.Contains(t, plan.Note, "chose parallel_rings")
 	assert.Contains(t, plan.Note, "intra: auto chose congestion_aware")
 }

@@ -172,8 +172,8 @@ type Plan struct {
 	// Routing is the token traffic of dispatch and combine (nil for other
 	// collectives).
 	Routing *moe.Routing
-	// Note says how Generate chose the algorithm when the spec asked for
-	// "auto" (which one, and why the preferred ones were skipped).
+	// Note says how GenerateFirst chose the algorithm (which one, and why
+	// the ones before it were skipped), and what the algorithm noted.
 	Note  string
 	Ranks []RankProgram
 }

@@ -13,7 +13,7 @@ import (
 // the same plan from the same Spec, so plans need no communication.
 type Spec struct {
 	Collective coll.Collective
-	Algorithm  string // a registered name, or "auto"
+	Algorithm  string // a registered name (package choose picks one for "auto")
 	// Intra selects the intra-node phase of parallel_rings ("" = auto).
 	Intra string
 	Topo  *topo.Topology
@@ -36,7 +36,7 @@ func (s *Spec) NRanks() int { return s.Topo.NumGPUs() }
 
 // UnsupportedError says why an algorithm cannot serve a spec (ranks that do
 // not split into equal nodes, a message that does not split into whole
-// elements, ...). "auto" selection skips such algorithms.
+// elements, ...). GenerateFirst passes over such algorithms.
 type UnsupportedError struct {
 	Algorithm string
 	Reason    string

@@ -45,8 +45,9 @@
 //	res, err := sim.Simulate(topology, plan, sim.Options{})
 //	fmt.Println(res.TotalUS, res.Bottleneck)
 //
-// Run generates the plan from a sched.Spec first (goring sim wraps it as
-// the predictor of a model.CostTable for --alg auto).
+// Run generates the plan from a sched.Spec first (package choose and
+// goring sim wrap it as the predictor of a model.CostTable: the model's
+// answer to auto where no measured row covers a shape).
 //
 // With Options.Trace every transfer is recorded with the links it shared;
 // ClassifyTransfers turns such a trace into the congestion classes of

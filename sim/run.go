@@ -5,7 +5,7 @@ import (
 )
 
 // Run generates the plan of spec with sched.Generate and simulates it over
-// spec.Topo. The plan is returned too (its Note says what "auto" chose).
+// spec.Topo. The plan is returned too.
 func Run(spec sched.Spec, opt Options) (*Result, *sched.Plan, error) {
 	plan, err := sched.Generate(spec)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/moe"
-	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -172,9 +171,7 @@ func (c *Coll) init(a Args, mem exec.Mem, alg, fallback string) error {
 }
 
 // algorithmFor is the algorithm a call runs: the call's own, else the
-// context's for its collective, else (device memory, nothing chosen) the
-// device default or (a small host call, nothing chosen) the small one,
-// with the host default as fallback where that does not serve the shape.
+// team's (teamAlg), with a fallback where that does not serve the shape.
 // It refuses datatypes and reductions goring does not run.
 func (t *Team) algorithmFor(a Args, mem exec.Mem) (alg, fallback string, err error) {
 	alg = a.Alg
@@ -198,18 +195,16 @@ func (t *Team) algorithmFor(a Args, mem exec.Mem) (alg, fallback string, err err
 }
 
 // teamAlg is the algorithm the team runs for c on B bytes when the call
-// names none: the context's for c, else (device memory, nothing chosen)
-// the device default or (a small host call, nothing chosen) the small
-// one, with the context's as the fallback where that does not serve the
-// shape. The model's scores predict this choice (scores.go).
+// names none: the context's for c, else (nothing chosen, or auto) goring's
+// one choice (choose.Auto on this team's shape, gpu.go), with the
+// fallback where that does not serve the shape. The model's scores
+// predict this choice (scores.go).
 func (t *Team) teamAlg(c coll.Collective, B int64, host bool) (alg, fallback string) {
 	if t.ctx.opts.chosen[c] {
 		return t.ctx.opts.algs[c], ""
 	}
-	if c.Routed() {
-		return moeDefaultAlg, moeFallbackAlg // moe.go
-	}
-	return tune.DefaultAlgorithm(c, B, host, t.defaults())
+	ch := t.choice(c, B, host)
+	return ch.Alg, ch.Fallback
 }
 
 // callBytes is the byte count of a call's vector (UCC's count of

@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"unsafe"
 
+	"github.com/goring-hpc/goring/choose"
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
-	"github.com/goring-hpc/goring/tune"
+	"github.com/goring-hpc/goring/model"
+	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -117,22 +120,32 @@ func (c *Coll) current() {
 	}
 }
 
-// defaults is what the default algorithm knows of this team (tune.Team).
-func (t *Team) defaults() tune.Team {
+// choice is goring's choice for c on B bytes on this team (choose.Auto):
+// the measured table's where it has a row for the team's shape, else the
+// model's on the team's topology. Every rank reaches the same one: the
+// shape and the topology are the team's, the same on every rank.
+func (t *Team) choice(c coll.Collective, B int64, host bool) choose.Choice {
 	push := t.engine != nil && t.oneHost
-	tt := tune.Team{Size: t.size, Push: push, SharedGPU: push && t.sharedGPU}
-	if push {
-		tt.GPUs, _ = cuda.DeviceCount()
+	s := choose.Shape{Coll: c, Bytes: B, Host: host, Size: t.size, Push: push, SharedGPU: push && t.sharedGPU}
+	if t.topo != nil { // a team has one from creation (tests may make one without)
+		s.Nodes = t.topo.NumNodes()
 	}
-	return tt
+	if push {
+		s.GPUs, _ = cuda.DeviceCount()
+	}
+	var costs *model.CostTable // the model, where no row covers the shape
+	if _, ok := choose.Measured(s); !ok && B > 0 && t.topo != nil && t.size <= choose.ModelMaxRanks {
+		costs = choose.Costs(c, t.topo, sim.Options{})
+	}
+	ch, _ := choose.Auto(s, costs)
+	return ch
 }
 
 // deviceChunks is the pieces a call's transfers pipeline in (0: none), for
-// calls that run the default algorithm on CUDA buffers
-// (tune.DeviceChunks).
+// calls on CUDA buffers that run goring's choice (Choice.Chunks).
 func (t *Team) deviceChunks(a Args, B int64, mem exec.Mem) int {
 	if mem.IsHost() || a.Alg != "" || t.ctx.opts.chosen[a.Coll] {
 		return 0
 	}
-	return tune.DeviceChunks(a.Coll, B, t.defaults())
+	return t.choice(a.Coll, B, false).Chunks
 }

@@ -55,7 +55,7 @@ func NewLazyTeam(ctx *Context, rank, size int, key, gen uint32, cards [][]byte) 
 	t.placeFrom(all)
 	_, t.crossDecide = crossAgreement(all)
 	if t.engineWanted() {
-		// Now, not at connect: the default algorithms (tune.Team's Push)
+		// Now, not at connect: goring's choice (choose.Shape's Push)
 		// and the scores depend on it. An engine holds nothing until used.
 		t.engine = cudaexec.NewEngine()
 	}

@@ -29,14 +29,8 @@ import (
 // MultiWrite section 6.3 and NIMBLE section V-D) and nimble (NIMBLE
 // section V-D on the planner of section IV-B).
 
-// The algorithm of a call that names none: multiwrite, which crosses the
-// rails once per (token, remote node) and on one node is unicast's direct
-// copies; unicast where the nodes' GPU counts differ and the same-index
-// relay has no GPU to land on.
-const (
-	moeDefaultAlg  = "multiwrite"
-	moeFallbackAlg = "unicast"
-)
+// The algorithm of a call that names none is choose.Table's, as for
+// every collective (teamAlg, coll.go).
 
 // MoEArgs are goring_moe_args_t in Go terms: one rank's dispatch or
 // combine. Src and Dst are the caller's memory (C memory).

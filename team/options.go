@@ -7,11 +7,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/crossmem"
 	"github.com/goring-hpc/goring/devsync"
 	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/units"
 )
 
@@ -20,7 +20,7 @@ import (
 type options struct {
 	tls     string
 	algs    map[coll.Collective]string
-	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>)
+	chosen  map[coll.Collective]bool // algs the user named (alg_<coll>, not auto)
 	timeout time.Duration            // 0: none (the timeout policy: exec/deadline.go)
 	noIPC   bool                     // ipc=n: CUDA buffers on one host go through UCX's cuda_ipc
 	lanes   int                      // lanes=W: UCX workers per rank, each driving part of a host buffer (lanes.go); 0: auto
@@ -62,8 +62,10 @@ const (
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
 	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax}
-	for k, v := range tune.DefaultAlgs {
-		o.algs[k] = v
+	for _, c := range coll.Collectives {
+		if a := choose.Base(c); a != "" && !c.Routed() {
+			o.algs[c] = a
+		}
 	}
 	for _, kv := range strings.Split(s, ";") {
 		kv = strings.TrimSpace(kv)
@@ -152,16 +154,18 @@ func parseOptions(s string) (options, error) {
 			if err != nil {
 				return o, fmt.Errorf("option %s: %w", k, err)
 			}
-			if _, ok := tune.DefaultAlgs[c]; !ok {
+			if c.Routed() || choose.Base(c) == "" {
 				return o, fmt.Errorf("option %s: goring's team layer does not run %s", k, c)
 			}
+			// auto is what naming nothing means: goring's one choice
+			// (choose.Auto), so the algorithm counts as not chosen.
 			if v != "auto" {
 				if _, err := sched.Lookup(c, v); err != nil {
 					return o, fmt.Errorf("option %s: %w", k, err)
 				}
 			}
 			o.algs[c] = v
-			o.chosen[c] = true
+			o.chosen[c] = v != "auto"
 		default:
 			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, crossmem, node_max, alg_<collective>)", k)
 		}

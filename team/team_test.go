@@ -10,9 +10,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/cexec"
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
-	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -330,7 +330,8 @@ func TestOptions(t *testing.T) {
 	assert.Equal(t, "self,sm", o.tls)
 	assert.Equal(t, "ring", o.algs[coll.Allreduce])
 	assert.Equal(t, "auto", o.algs[coll.Allgather])
-	assert.Equal(t, tune.DefaultAlgs[coll.Bcast], o.algs[coll.Bcast])
+	assert.Equal(t, choose.Base(coll.Bcast), o.algs[coll.Bcast])
+	assert.False(t, o.chosen[coll.Allgather], "auto is what naming nothing means")
 	assert.EqualValues(t, 2500e6, o.timeout)
 	assert.Equal(t, "pairwise", o.algs[coll.Alltoallv], "alltoallv's default plans from a rank's own counts")
 	o, err = parseOptions("alg_alltoallv=nimble")

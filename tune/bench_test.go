@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 	"testing"
 
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec/reduce"
 )
@@ -77,9 +78,7 @@ func BenchmarkClaims(b *testing.B) {
 					// times what a larger bound would cost.
 					for mem, r := range s.regimesUnbounded() {
 						for _, c := range ScoredColls {
-							if _, err := Compare(r, c, 4, Sizes(), func(c coll.Collective, n int64) (string, string) {
-								return DefaultAlgorithm(c, n, mem == "host", Team{Size: procs, Push: gpus > 0})
-							}); err != nil {
+							if _, err := Compare(r, c, 4, Sizes(), teamChooser(mem == "host", choose.Shape{Size: procs, Push: gpus > 0})); err != nil {
 								b.Fatal(err)
 							}
 						}

@@ -47,6 +47,9 @@ type Shape struct {
 	// crossmem=auto (0: off; a thread count the user named is not
 	// claimed for).
 	Cross int
+	// Leader is the engine of the leader algorithms on a shared GPU
+	// (onedevice.Model{}; nil: they are priced as messages).
+	Leader Leader
 }
 
 // Regimes are the model's regimes for a team of shape s by UCC memory
@@ -75,7 +78,7 @@ func (s Shape) Regimes() (map[string]Regime, []string) {
 	case s.GPUs == 0:
 		notes = append(notes, "cuda: no CUDA driver or push engine")
 	case s.GPUs == 1:
-		if r, err := SharedGPU(s.Size); err == nil {
+		if r, err := SharedGPU(s.Size, s.Leader); err == nil {
 			out["cuda"] = r
 		} else {
 			notes = append(notes, "cuda: "+err.Error())

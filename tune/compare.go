@@ -5,7 +5,6 @@ import (
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/onedevice"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
 )
@@ -122,8 +121,8 @@ func (r Regime) predict(l Layer, c coll.Collective, alg string, bytes int64, dty
 	if err := l.validate(); err != nil {
 		return 0, err
 	}
-	if r.OneDevice != nil && onedevice.Runs(alg, c, r.Procs()) {
-		t, err := r.OneDevice.predict(c, r.Procs(), bytes)
+	if r.OneDevice != nil && r.Leader != nil && r.Leader.Runs(alg, c, r.Procs()) {
+		t, err := r.OneDevice.predict(r.Leader, c, r.Procs(), bytes)
 		return l.CallUS + t, err
 	}
 	opt := r.Opt

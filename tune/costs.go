@@ -1,5 +1,7 @@
 package tune
 
+import "github.com/goring-hpc/goring/topo"
+
 // The layers' costs: every figure the regimes charge per call or per
 // message, in one place. Each constant is one measured quantity, in the
 // unit its name ends with (US: microseconds), with where it was measured;
@@ -42,6 +44,13 @@ var (
 	HostGoringC  = Layer{Name: "goring (C path)", CallUS: 0.13, MessageUS: 0.25}
 	HostGoringGo = Layer{Name: "goring (Go path)", CallUS: 3.2, MessageUS: 0.25}
 )
+
+// SharedH100OneDevice are the leader engine's figures on one H100
+// (OneDevice): the memory rate is the h100-shared4 fit's copy rate (the
+// four processes' together, which one context reaches alone) counted as
+// bytes read and written; the fixed and per-op parts are two small UCX
+// messages and a launch with its event.
+var SharedH100OneDevice = OneDevice{CallUS: 30, OpUS: 5, MemGBps: 2 * topo.SharedH100CopyGBps}
 
 // The layers' costs on CUDA memory between processes of one host, a GPU
 // each (the figures above, two H100): goring's push per message, tl/ucp's

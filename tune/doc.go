@@ -12,6 +12,12 @@
 // (UCPAlgorithm, from UCC v1.8.0's default selection strings); where none
 // is exact, the doc of UCPAlgorithm says which way the difference leans.
 //
+// Which algorithm goring runs is not tune's to say: Compare and Claims
+// take the chooser from their caller (package choose's Auto, through the
+// team layer), and the engine that runs the leader algorithms of a shared
+// GPU likewise (Leader: onedevice.Model), so that tune imports neither the
+// executor nor an engine.
+//
 // The package is pure: no cgo, no I/O. The team layer (package team)
 // turns its ranges into a UCC score string when a team is created;
 // docs/ucc.md "Default scores from the model" says which figures each

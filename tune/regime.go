@@ -21,10 +21,11 @@ type Regime struct {
 	Goring      Layer
 	GoringLarge Layer
 	CMax        int64
-	// OneDevice, where set, prices goring's leader algorithms as one
-	// process's device work (the shared-GPU regime) instead of simulating
-	// their messages.
+	// OneDevice, where set with the Leader engine that runs them, prices
+	// goring's leader algorithms as one process's device work (the
+	// shared-GPU regime) instead of simulating their messages.
 	OneDevice *OneDevice
+	Leader    Leader
 	// Lanes, where above one, are the lanes each rank opened for the
 	// host (lanes=auto): goring's host calls take as many as CallLanes
 	// says, and a call on L lanes is predicted as its largest lane part
@@ -71,8 +72,10 @@ func Host(procs int, cmax int64) (Regime, error) {
 // h100-shared4 figures (topo.SharedH100CopyGBps, and a step of
 // topo.SharedH100x4StepUS for every transfer, each process's turn on the
 // GPU, fitted to goring's push). tl/ucp's messages pay UCX's cuda_ipc
-// rendezvous on top (CUDAUCPMessageSharedH100US).
-func SharedGPU(procs int) (Regime, error) {
+// rendezvous on top (CUDAUCPMessageSharedH100US). leader is the engine
+// that runs the leader algorithms as one process's work (nil: they are
+// simulated as messages like any other).
+func SharedGPU(procs int, leader Leader) (Regime, error) {
 	t, err := topo.SharedGPU{Model: "H100", Procs: procs, CopyGBps: topo.SharedH100CopyGBps, StepUS: topo.SharedH100x4StepUS}.Topology()
 	if err != nil {
 		return Regime{}, fmt.Errorf("tune: shared GPU regime: %w", err)
@@ -82,7 +85,7 @@ func SharedGPU(procs int) (Regime, error) {
 	goring := CUDAGoring
 	goring.MessageUS = 0 // the fitted step is goring's push
 	od := SharedH100OneDevice
-	return Regime{Name: fmt.Sprintf("one GPU, %d processes", procs), Topo: t, UCP: ucp, Goring: goring, GoringLarge: goring, OneDevice: &od}, nil
+	return Regime{Name: fmt.Sprintf("one GPU, %d processes", procs), Topo: t, UCP: ucp, Goring: goring, GoringLarge: goring, OneDevice: &od, Leader: leader}, nil
 }
 
 // GPUs is procs processes on one host, one GPU each, on CUDA memory: the

@@ -8,7 +8,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/calib"
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/onedevice"
 )
 
 // UCC v1.8.0's tl/ucp selection strings, read as goring schedules.
@@ -58,12 +60,22 @@ func TestTuneString(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// defaultChooser is the team layer's choice (DefaultAlgorithm) for a
-// team of procs ranks: on device memory with the push engine, or on host
-// memory.
+// defaultChooser is the team layer's choice (choose.Auto) for a team of
+// procs ranks on one host: on device memory with the push engine, or on
+// host memory.
 func defaultChooser(host bool, procs int) Chooser {
+	return teamChooser(host, choose.Shape{Size: procs, Push: !host})
+}
+
+// teamChooser is the team layer's choice for a team of shape s.
+func teamChooser(host bool, s choose.Shape) Chooser {
 	return func(c coll.Collective, b int64) (string, string) {
-		return DefaultAlgorithm(c, b, host, Team{Size: procs, Push: !host})
+		s.Coll, s.Bytes, s.Host = c, b, host
+		ch, err := choose.Auto(s, nil)
+		if err != nil {
+			return "", ""
+		}
+		return ch.Alg, ch.Fallback
 	}
 }
 
@@ -74,7 +86,7 @@ func defaultChooser(host bool, procs int) Chooser {
 // at 4 MiB per rank, 1.81-1.83x at 64 MiB, 1.34x at 256 MiB. The model
 // must claim all of them and put each ratio within 25%.
 func TestSharedGPUAgainstMeasured(t *testing.T) {
-	r, err := SharedGPU(4)
+	r, err := SharedGPU(4, onedevice.Model{})
 	require.NoError(t, err)
 	sizes := []int64{4 << 20, 64 << 20, 256 << 20}
 	pts, err := Compare(r, coll.Allgather, 4, sizes, defaultChooser(false, 4))
@@ -94,16 +106,15 @@ func TestSharedGPUAgainstMeasured(t *testing.T) {
 // predicted advantage below the measured one but within 30% of it, so
 // the model errs towards leaving a size to tl/ucp.
 func TestSharedGPULeaderAgainstMeasured(t *testing.T) {
-	r, err := SharedGPU(4)
+	r, err := SharedGPU(4, onedevice.Model{})
 	require.NoError(t, err)
-	team := Team{Size: 4, Push: true, SharedGPU: true}
-	choose := func(c coll.Collective, b int64) (string, string) { return DefaultAlgorithm(c, b, false, team) }
+	chooser := teamChooser(false, choose.Shape{Size: 4, Push: true, SharedGPU: true})
 	sizes := []int64{4 << 20, 64 << 20, 256 << 20}
 	for c, measured := range map[coll.Collective][]float64{
 		coll.Allgather: {20.83, 4.80, 2.25},
 		coll.Allreduce: {60.55, 15.85, 6.52},
 	} {
-		pts, err := Compare(r, c, 4, sizes, choose)
+		pts, err := Compare(r, c, 4, sizes, chooser)
 		require.NoError(t, err)
 		for i, p := range pts {
 			require.Empty(t, p.Why)
@@ -160,7 +171,7 @@ func TestCompareFollowsLayerCosts(t *testing.T) {
 // A choice goring cannot run on the team falls back; with no fallback the
 // size is not claimed and says why.
 func TestCompareFallback(t *testing.T) {
-	r, err := SharedGPU(3)
+	r, err := SharedGPU(3, onedevice.Model{})
 	require.NoError(t, err)
 	pts, err := Compare(r, coll.Allgather, 4, []int64{1 << 20}, func(coll.Collective, int64) (string, string) { return "neighbor", "multiwrite" })
 	require.NoError(t, err)
@@ -203,49 +214,6 @@ func TestCalibratedGPUs(t *testing.T) {
 	require.NoError(t, err)
 	_, _, err = r4.Calibrated(cal, "NVIDIA H100 80GB HBM3")
 	assert.Error(t, err, "another GPU count")
-}
-
-// The measured defaults (defaults.go), as the team layer runs them.
-func TestDefaultAlgorithm(t *testing.T) {
-	pair, four, host := Team{Size: 2, Push: true}, Team{Size: 4, Push: true}, Team{Size: 4}
-	shared, sharedNoPush := Team{Size: 4, Push: true, SharedGPU: true}, Team{Size: 4, SharedGPU: true}
-	for _, c := range []struct {
-		coll          coll.Collective
-		bytes         int64
-		host          bool
-		team          Team
-		alg, fallback string
-		chunks        int
-	}{
-		{coll.Allreduce, 4 << 10, true, host, "recursive_doubling", "rabenseifner", 0},
-		{coll.Allreduce, 8 << 10, true, host, "rabenseifner", "", 0},
-		{coll.Allgather, 8 << 10, true, host, "recursive_doubling", "ring", 0},
-		{coll.Allgather, 16 << 10, true, host, "ring", "", 0},
-		{coll.Allgather, 1 << 20, false, four, "multiwrite", "ring", 0},
-		{coll.Allgather, 1 << 20, false, Team{Size: 4, Push: true, GPUs: 4}, "neighbor", "ring", 0}, // a GPU each: each copies over its own links
-		{coll.Allgather, 1 << 20, false, Team{Size: 2, Push: true, GPUs: 2}, "multiwrite", "ring", 0},
-		{coll.Allgather, 1 << 20, false, host, "parallel_rings", "ring", 0}, // no push engine
-		{coll.Allreduce, 64 << 20, false, four, "recursive_doubling", "rabenseifner", 0},
-		{coll.Allreduce, 32 << 20, false, pair, "recursive_doubling", "rabenseifner", 0},
-		{coll.Allreduce, 64 << 20, false, pair, "ring", "rabenseifner", 2},
-		{coll.ReduceScatter, 64 << 20, false, pair, "ring", "", 2},
-		{coll.Bcast, 64 << 20, false, pair, "knomial", "", 0},
-		{coll.Alltoallv, 1 << 20, true, host, "pairwise", "", 0},
-		{coll.Allreduce, 64 << 20, false, shared, "leader", "rabenseifner", 0},
-		{coll.Allgather, 4, false, shared, "leader", "ring", 0},
-		{coll.Allreduce, 64 << 20, true, shared, "rabenseifner", "", 0}, // host memory: the message form would not pay
-		{coll.ReduceScatter, 64 << 20, false, shared, "leader", "ring", 0},
-		{coll.ReduceScatter, 64 << 20, false, Team{Size: 9, Push: true, SharedGPU: true}, "ring", "", 0}, // beyond one fused step
-		{coll.Bcast, 64 << 20, false, shared, "knomial", "", 0},                                          // the root alone pushes: no turn to save
-		{coll.Allreduce, 64 << 20, false, sharedNoPush, "recursive_doubling", "rabenseifner", 0},
-	} {
-		alg, fb := DefaultAlgorithm(c.coll, c.bytes, c.host, c.team)
-		assert.Equal(t, c.alg, alg, "%s %d host=%v %+v", c.coll, c.bytes, c.host, c.team)
-		assert.Equal(t, c.fallback, fb, "%s %d host=%v %+v", c.coll, c.bytes, c.host, c.team)
-		if !c.host {
-			assert.Equal(t, c.chunks, DeviceChunks(c.coll, c.bytes, c.team), "%s %d %+v", c.coll, c.bytes, c.team)
-		}
-	}
 }
 
 // The GPU regime (the synthetic H100 node, no calibration) against UCC's

@@ -9,7 +9,9 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/onedevice"
 	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/units"
 )
@@ -85,7 +87,7 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 	if err != nil {
 		return fmt.Errorf("--cpath-max: %w", err)
 	}
-	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax, Lanes: f.lanes, Cross: f.crossmem}
+	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax, Lanes: f.lanes, Cross: f.crossmem, Leader: onedevice.Model{}}
 	if f.calib != "" {
 		if f.gpus < 2 {
 			return fmt.Errorf("--calibration needs --gpus: the file's machine, a rank per GPU")
@@ -98,9 +100,15 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 	}
 	// One GPU for several ranks: every process sees that one GPU, as the
 	// team layer finds from its ranks' cards.
-	team := tune.Team{Size: f.np, Push: f.gpus > 0, SharedGPU: f.gpus == 1}
+	team := choose.Shape{Size: f.np, Push: f.gpus > 0, SharedGPU: f.gpus == 1}
 	str, points, summary := tune.Claims(s, func(c coll.Collective, b int64, host bool) (string, string) {
-		return tune.DefaultAlgorithm(c, b, host, team)
+		q := team
+		q.Coll, q.Bytes, q.Host = c, b, host
+		ch, err := choose.Auto(q, nil) // one host: the table has a row
+		if err != nil {
+			return "", ""
+		}
+		return ch.Alg, ch.Fallback
 	})
 	if f.asJSON {
 		return writeScoresJSON(w, str, summary, points)

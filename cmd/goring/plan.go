@@ -10,6 +10,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
@@ -134,7 +135,7 @@ func runPlan(cmd *cobra.Command, collName string, f *planFlags) error {
 	if err != nil {
 		return err
 	}
-	plan, err := sched.Generate(spec)
+	plan, err := generatePlan(spec)
 	if err != nil {
 		return err
 	}
@@ -193,4 +194,14 @@ func printPlan(w io.Writer, spec sched.Spec, plan *sched.Plan, rep *sched.Report
 	}
 	tw.Flush()
 	fmt.Fprint(w, rep.String())
+}
+
+// generatePlan is spec's plan; --alg auto is goring's one choice
+// (choose.Generate) on the topology as the team layer would see it, a
+// rank per GPU on device memory.
+func generatePlan(spec sched.Spec) (*sched.Plan, error) {
+	if spec.Algorithm != "auto" {
+		return sched.Generate(spec)
+	}
+	return choose.Generate(spec, choose.OnTopology(spec.Collective, spec.Bytes, spec.Topo))
 }

@@ -36,8 +36,10 @@ its bus bandwidth in GB/s as nccl-tests defines it (allgather and
 reduce_scatter: algbw*(P-1)/P with algbw = bytes*P/time; allreduce:
 algbw*2(P-1)/P with algbw = bytes/time; bcast: algbw).
 
---alg all runs every registered algorithm; --alg auto picks, per size, the
-fastest by the simulator's cost table (model.CostTable). --png draws latency
+--alg all runs every registered algorithm; --alg auto runs, per size, what
+goring runs (choose.Auto) with a rank per GPU on device memory: the measured
+table's row where it has one for the shape (one host), else the fastest by
+the simulator's cost table (model.CostTable). --png draws latency
 versus size, or with --gantt the timeline of one run (one algorithm, one size).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/schollz/progressbar/v3"
 
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sched"
@@ -263,9 +264,10 @@ func (s *simulator) row(alg string, n int64) simRow {
 	return r
 }
 
-// results simulates every size: each algorithm, or (auto) the one the
-// cost table picks, as the UCC layer would; the table samples powers of
-// two and interpolates between.
+// results simulates every size: each algorithm, or (auto) goring's one
+// choice (choose.Auto) on the topology as the team layer would see it: the
+// measured table's row where it has one, else the cheapest by this job's
+// cost table, which samples powers of two and interpolates between.
 func (j *simJob) results(s *simulator, auto bool) (*simDoc, error) {
 	table := model.NewCostTable(string(j.c), j.key, j.algs, func(alg string, bytes int64) (float64, error) {
 		m := s.run(alg, bytes)
@@ -274,13 +276,17 @@ func (j *simJob) results(s *simulator, auto bool) (*simDoc, error) {
 	doc := &simDoc{Collective: string(j.c), Topology: j.topo.Name, Nodes: j.topo.NumNodes(), NRanks: j.topo.NumGPUs(), Calibration: j.notes}
 	for _, n := range j.sizes {
 		if auto {
-			best, _, err := table.Best(n)
+			ch, err := choose.Auto(choose.OnTopology(j.c, n, j.topo), table)
 			if err != nil {
 				doc.Results = append(doc.Results, simRow{Algorithm: "auto", Bytes: n, Error: err.Error()})
 				continue
 			}
-			r := s.row(best, n)
-			r.Algorithm, r.Chosen = "auto", best
+			r := s.row(ch.Alg, n)
+			if r.Error != "" && ch.Fallback != "" {
+				ch.Alg = ch.Fallback
+				r = s.row(ch.Alg, n)
+			}
+			r.Algorithm, r.Chosen = "auto", ch.Alg
 			doc.Results = append(doc.Results, r)
 			continue
 		}

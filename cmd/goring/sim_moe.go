@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
@@ -64,13 +65,23 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 		return err
 	}
 	algs := []string{f.alg}
-	if f.alg == "all" || f.alg == "auto" {
+	var fallback string // auto's, where its choice cannot serve a routing
+	switch f.alg {
+	case "auto":
+		ch, err := choose.Auto(choose.OnTopology(c, 0, t), nil)
+		if err != nil {
+			return err
+		}
+		algs[0], fallback = ch.Alg, ch.Fallback
+	case "all":
 		algs = algs[:0]
 		for _, a := range sched.Algorithms(c) {
 			algs = append(algs, a.Name)
 		}
-	} else if _, err := sched.Lookup(c, f.alg); err != nil {
-		return err
+	default:
+		if _, err := sched.Lookup(c, f.alg); err != nil {
+			return err
+		}
 	}
 	doc := &simMoEDoc{Collective: string(c), Topology: t.Name, Nodes: t.NumNodes(), NRanks: t.NumGPUs(), TopK: f.moe.topk, Experts: f.moe.experts, Hot: f.traffic.hot}
 	opt := sim.Options{CopyEngineSerial: f.serialCE}
@@ -83,6 +94,10 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 			doc.TokenBytes = spec.Routing.TokenBytes
 			row := simMoERow{Algorithm: alg, TokensPerRank: tokens}
 			plan, err := sched.Generate(spec)
+			if sched.IsUnsupported(err) && fallback != "" {
+				spec.Algorithm, row.Algorithm = fallback, fallback
+				plan, err = sched.Generate(spec)
+			}
 			if err != nil && !sched.IsUnsupported(err) {
 				return fmt.Errorf("%s/%s at %d tokens: %w", c, alg, tokens, err)
 			}
