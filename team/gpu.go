@@ -127,10 +127,13 @@ func (t *Team) defaults() tune.Team {
 	return tt
 }
 
-// deviceChunks is the pieces a call's transfers pipeline in (0: none), for
-// calls that run the default algorithm on CUDA buffers
-// (tune.DeviceChunks).
+// deviceChunks is the pieces a call's transfers pipeline in (0: none):
+// the call's own (Args.Chunks), else for calls that run the default
+// algorithm on CUDA buffers tune.DeviceChunks.
 func (t *Team) deviceChunks(a Args, B int64, mem exec.Mem) int {
+	if a.Chunks > 0 {
+		return a.Chunks
+	}
 	if mem.IsHost() || a.Alg != "" || t.ctx.opts.chosen[a.Coll] {
 		return 0
 	}
