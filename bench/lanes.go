@@ -104,11 +104,11 @@ func (rc *rankCall) laneMachines(lp *lanePlans, bufs exec.Buffers, newLocal func
 // runCall runs one call of rc on the lanes' transports ts (one lane: the
 // one machine over ts[0], exactly as before lanes existed).
 func (rc *rankCall) runCall(ctx context.Context, ts []Transport, deadline time.Time) error {
+	if rc.coll != nil {
+		return rc.runTeamCall(ctx, deadline) // the team starts its calls itself
+	}
 	for _, t := range ts {
 		t.NextCall()
-	}
-	if rc.one != nil {
-		return rc.runOneDevice(ctx, ts[0], deadline)
 	}
 	if rc.lanes == nil {
 		return exec.Run(ctx, rc.m, ts[0], deadline)
