@@ -23,7 +23,9 @@ type rankCall struct {
 	bufs             exec.Buffers
 	m                *exec.Machine   // one lane
 	lanes            []*exec.Machine // several lanes (nil: one); nil entries are empty lanes
-	coll             *team.Coll      // the call through the team layer (Config.Team, teamcall.go); nil: none
+	team             *team.Team      // the team the call runs through (Config.Team, teamcall.go); nil: none
+	laneCount        int             // the lanes the call runs on
+	coll             *team.Coll      // the call on team
 	hostSrc, hostDst []byte
 	timeout          time.Duration // deadline of one call
 	release          []func()      // run newest first by close
@@ -35,7 +37,7 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 	plan := lp.whole
 	rank := cfg.Rank
 	prog := &plan.Ranks[rank]
-	rc := &rankCall{cfg: cfg, plan: plan, mem: cfg.Memory}
+	rc := &rankCall{cfg: cfg, plan: plan, mem: cfg.Memory, team: cfg.teamFor(lp.count()), laneCount: lp.count()}
 	defer func() {
 		if err != nil {
 			rc.close()
@@ -47,7 +49,7 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 	}
 	switch {
 	case rc.mem != nil:
-	case cfg.Team != nil && cfg.Alloc == nil:
+	case rc.team != nil && cfg.Alloc == nil:
 		// The team layer keeps the caller's pointers while UCX moves
 		// them, which Go memory must not be used for.
 		rc.mem = newHostMemory(ucx.Alloc, ucx.Free)
@@ -58,14 +60,14 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 	if z.Dst != rc.pat.DstBytes(rank) {
 		return nil, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, rc.pat.DstBytes(rank))
 	}
-	if lp.lanes != nil || cfg.Team != nil {
+	if lp.lanes != nil || rc.team != nil {
 		z.Scratch = 0 // each lane allocates its own; the team layer its own
 	}
 	bufs := []struct {
 		r *exec.Region
 		n int64
 	}{{&rc.bufs.Src, z.Src}, {&rc.bufs.Dst, z.Dst}, {&rc.bufs.Scratch, z.Scratch}}
-	if cfg.Team != nil && cfg.Collective == coll.Bcast {
+	if rc.team != nil && cfg.Collective == coll.Bcast {
 		bufs = bufs[1:] // UCC's bcast has one buffer, which the root's input is written into (teamArgs)
 	}
 	for _, b := range bufs {
@@ -76,11 +78,11 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 		rc.release = append(rc.release, func() { _ = rc.mem.Free(r) })
 		*b.r = r
 	}
-	if cfg.Team != nil && cfg.Collective == coll.Bcast {
+	if rc.team != nil && cfg.Collective == coll.Bcast {
 		rc.bufs.Src = rc.bufs.Dst
 	}
 	switch {
-	case cfg.Team != nil:
+	case rc.team != nil:
 		if err := rc.newTeamCall(); err != nil {
 			return nil, err
 		}

@@ -69,6 +69,11 @@ type Config struct {
 	// program on one Machine, or on lanes, over the transports given to
 	// Run (an in-memory network in tests; the namespace testbed's rails).
 	Team *team.Team
+	// LaneTeams are, with Lanes, the team of each lane count (a team
+	// whose context runs that many lanes: option lanes=W), which runs
+	// that count's calls in place of Team; the team's lanes runner splits
+	// them (team/lanes.go).
+	LaneTeams map[int]*team.Team
 	// Straggler, when StragglerDelay > 0, is a rank that sleeps that long
 	// before every iteration: an emulated slow peer, to see how the others
 	// wait (and what CPU they burn meanwhile).
@@ -141,7 +146,7 @@ func Run(ctx context.Context, cfg Config, t Transport, ctrl Ctrl) ([]Row, error)
 func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row, error) {
 	var rows []Row
 	for _, w := range cfg.LaneCounts() {
-		if w > len(ts) {
+		if w > len(ts) && cfg.teamFor(w) == nil {
 			return rows, fmt.Errorf("%d lanes asked for, %d transports", w, len(ts))
 		}
 	}
@@ -162,7 +167,7 @@ func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row
 				if cfg.Lanes != nil {
 					at.Lanes = w
 				}
-				row, err := runOne(ctx, &cfg, lp, ts[:w], ctrl, at)
+				row, err := runOne(ctx, &cfg, lp, cfg.laneTransports(ts, w), ctrl, at)
 				if err != nil {
 					return rows, err
 				}

@@ -79,9 +79,9 @@ func (rc *rankCall) newTeamCall() error {
 	var c *team.Coll
 	var err error
 	if a.Coll.Routed() {
-		c, err = team.NewMoEColl(rc.cfg.Team, team.MoEArgs{Coll: a.Coll, Routing: a.Routing, Src: a.Src, Dst: a.Dst, Dtype: a.Dtype, Mem: a.Mem, Alg: a.Alg, Chunks: a.Chunks})
+		c, err = team.NewMoEColl(rc.team, team.MoEArgs{Coll: a.Coll, Routing: a.Routing, Src: a.Src, Dst: a.Dst, Dtype: a.Dtype, Mem: a.Mem, Alg: a.Alg, Chunks: a.Chunks})
 	} else {
-		c, err = team.NewColl(rc.cfg.Team, a)
+		c, err = team.NewColl(rc.team, a)
 	}
 	if err != nil {
 		return fmt.Errorf("%s/%s %d bytes: %w", a.Coll, a.Alg, rc.plan.Bytes, err)
@@ -101,12 +101,14 @@ func (rc *rankCall) newTeamCall() error {
 // the team worker's event fd, which any message to this rank wakes, so
 // that more ranks than cores still make progress; at most idleWait, for
 // work the fd does not see. A call on device memory waits for its GPU,
-// which wakes no fd: it never sleeps.
+// which wakes no fd: it never sleeps. A call on lanes has goroutines of
+// its own on the workers (team/lanes.go), whose fds they sleep on: it
+// naps idleWait/20 at a time instead.
 func (rc *rankCall) runTeamCall(ctx context.Context, deadline time.Time) error {
 	if err := rc.coll.Post(); err != nil {
 		return err
 	}
-	tr := rc.cfg.Team.Transport()
+	tr := rc.team.Transport()
 	var yieldUntil time.Time
 	for polls := 1; ; polls++ {
 		done, err := rc.coll.Test()
@@ -129,12 +131,15 @@ func (rc *rankCall) runTeamCall(ctx context.Context, deadline time.Time) error {
 		if yieldUntil.IsZero() {
 			yieldUntil = now.Add(tr.Yield)
 		}
-		if now.Before(yieldUntil) || !rc.bufs.Dst.IsHost() {
+		switch {
+		case now.Before(yieldUntil) || !rc.bufs.Dst.IsHost():
 			schedYield()
-			continue
-		}
-		if _, err := tr.Worker().Wait(min(deadline.Sub(now), idleWait)); err != nil {
-			return err
+		case rc.laneCount > 1:
+			time.Sleep(idleWait / 20) // the lanes' goroutines drive the workers
+		default:
+			if _, err := tr.Worker().Wait(min(deadline.Sub(now), idleWait)); err != nil {
+				return err
+			}
 		}
 	}
 }

@@ -46,7 +46,7 @@ func TestRunThroughTeam(t *testing.T) {
 		for _, a := range sched.Algorithms(tc.c) {
 			algs = append(algs, a.Name)
 		}
-		teams := newBenchTeams(t, tp)
+		teams := newBenchTeams(t, tp, "tls=self,sm")
 		rows := runThroughTeams(t, teams, func(rank int) Config {
 			return Config{Rank: rank, Topo: tp, Collective: tc.c, Algorithms: algs, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
 				Iters: 2, Warmup: 1, Validate: true, Root: 1, CallTimeout: 20 * time.Second, Team: teams[rank],
@@ -61,15 +61,45 @@ func TestRunThroughTeam(t *testing.T) {
 	}
 }
 
+// Lane counts through the team layer (Config.LaneTeams): each count's
+// calls run on a team whose context has that many lanes, validated, the
+// rows marked with their count; a count with no team of its own has no
+// transports to run on.
+func TestRunLanesThroughTeam(t *testing.T) {
+	tp := synthTopo(t, 2)
+	byCount := map[int][]*team.Team{1: newBenchTeams(t, tp, "tls=self,sm"), 3: newBenchTeams(t, tp, "tls=self,sm;lanes=3")}
+	for _, c := range []coll.Collective{coll.Allgather, coll.Allreduce} {
+		dtype, op := coll.DtypeInvalid, coll.OpInvalid
+		if c.Reduces() {
+			dtype, op = coll.Float32, coll.Sum
+		}
+		rows := runThroughTeams(t, byCount[1], func(r int) Config {
+			return Config{Rank: r, Topo: tp, Collective: c, Algorithms: []string{"ring"}, Sizes: []int64{12, 40004}, Dtype: dtype, Op: op,
+				Iters: 2, Warmup: 1, Validate: true, CallTimeout: 20 * time.Second, Lanes: []int{1, 3},
+				LaneTeams: map[int]*team.Team{1: byCount[1][r], 3: byCount[3][r]}}
+		})
+		require.Len(t, rows, 4, "%s", c)
+		for i, row := range rows {
+			assert.True(t, row.Validated, "%s row %d", c, i)
+			assert.Equal(t, []int{1, 3}[i/2], row.Lanes, "%s row %d", c, i)
+		}
+	}
+	cfg := Config{Rank: 0, Topo: tp, Collective: coll.Allgather, Algorithms: []string{"ring"}, Sizes: []int64{12}, Lanes: []int{3},
+		LaneTeams: map[int]*team.Team{1: byCount[1][0]}}
+	_, err := Run(context.Background(), cfg, byCount[1][0].Transport(), rankCtrl{newChanCtrl(1), 0})
+	assert.ErrorContains(t, err, "3 lanes asked for, 1 transports")
+}
+
 // newBenchTeams makes one connected team per rank of tp in this process,
-// on tp (SetTopology), from one context; they are destroyed when t ends.
-func newBenchTeams(t *testing.T, tp *topo.Topology) []*team.Team {
+// on tp (SetTopology), from one context of opts; they are destroyed when
+// t ends.
+func newBenchTeams(t *testing.T, tp *topo.Topology, opts string) []*team.Team {
 	t.Helper()
 	if err := ucx.Load(); err != nil {
 		t.Skipf("UCX not loadable: %v", err)
 	}
 	n := tp.NumGPUs()
-	ctx, err := team.NewContext("tls=self,sm", nil)
+	ctx, err := team.NewContext(opts, nil)
 	require.NoError(t, err)
 	teams := make([]*team.Team, n)
 	cards := make([][]byte, n)

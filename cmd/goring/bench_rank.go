@@ -100,7 +100,12 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		return err
 	}
 	defer closeMem()
-	job.cfg.Memory, job.cfg.Team = mem, rj.team
+	job.cfg.Memory = mem
+	if job.cfg.Lanes == nil {
+		job.cfg.Team = rj.teams[1]
+	} else {
+		job.cfg.LaneTeams = rj.teams
+	}
 	stopProfile, err := startRankProfile(role.Rank)
 	if err != nil {
 		return err
@@ -165,7 +170,7 @@ func benchRankMemory(f *benchFlags, rj *rankJob, rank int, job *benchJob, stderr
 			closers[i]()
 		}
 	}
-	if mem == nil || rj.team != nil {
+	if mem == nil || rj.teams != nil {
 		return mem, closeAll, nil
 	}
 	tr := rj.tr
@@ -217,9 +222,9 @@ func isTerminal(w io.Writer) bool {
 // through it.
 type rankJob struct {
 	sess      *launch.Session
-	tr        *ucxmp.Transport  // lane 0's (the team's, through the team layer); nil on the testbed (data are ucxmp.Rails)
-	team      *team.Team        // the rank's team (bench_team.go); nil: bench's own transports
-	data      []bench.Transport // every lane's data plane, lane 0's first
+	tr        *ucxmp.Transport   // lane 0's (the team's, through the team layer); nil on the testbed (data are ucxmp.Rails)
+	teams     map[int]*team.Team // the rank's team per lane count (bench_team.go); nil: bench's own transports
+	data      []bench.Transport  // every lane's data plane, lane 0's first
 	stopWatch func()
 	closers   []func()
 }
