@@ -236,10 +236,11 @@ type rankJob struct {
 // failure (another rank died or stalled, or the coordinator went away) into
 // this rank's exit, whatever it is doing.
 func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr io.Writer, gpuMem bool, nLanes int) (rj *rankJob, err error) {
-	rj = &rankJob{}
+	owned := &rankJob{}
+	rj = owned
 	defer func() {
 		if err != nil {
-			rj.close()
+			owned.close() // a failed join returns a nil rj: close what it opened
 		}
 	}()
 	cfgMap := map[string]string{}

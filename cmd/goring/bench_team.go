@@ -61,10 +61,11 @@ func benchTeamOptions(f *benchFlags, lanes int) string {
 // (node, local) place, and connects each team from the cards of every
 // hello; the job's failure watch is on as in joinRankJob.
 func joinTeamJob(ctx context.Context, role launch.Role, node, local int, f *benchFlags, job *benchJob, stderr io.Writer) (rj *rankJob, err error) {
-	rj = &rankJob{}
+	owned := &rankJob{}
+	rj = owned
 	defer func() {
 		if err != nil {
-			rj.close()
+			owned.close() // a failed join returns a nil rj: close what it opened
 		}
 	}()
 	counts := job.cfg.LaneCounts()
