@@ -87,6 +87,7 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 	if err != nil {
 		return nil, notSupportedErr{fmt.Errorf("CUDA device %d: %w", ord, err)}
 	}
+	g.PollEvery = t.ctx.devicePoll
 	l, err := g.Local()
 	if err != nil {
 		_ = g.Close()

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/team"
@@ -34,7 +35,9 @@ func benchThroughTeam(f *benchFlags, job *benchJob) bool {
 
 // benchTeamOptions is the options string of the team context of lanes
 // lanes for the flags: the UCX transports (as joinRankJob picks them
-// where UCX_TLS is not set), --ipc and --calibration. The call deadline stays bench's own
+// where UCX_TLS is not set), --ipc and --calibration (the team splits
+// transfers within each of the topology's nodes, emulated ones included,
+// as bench's own engine did). The call deadline stays bench's own
 // (--timeout, bench.Config.CallTimeout); the C path of small host calls,
 // which lives in the adapter (ucc_tl_goring), is not there.
 func benchTeamOptions(f *benchFlags, lanes int) string {
@@ -72,7 +75,7 @@ func joinTeamJob(ctx context.Context, role launch.Role, node, local int, f *benc
 	teams := make([]*team.Team, len(counts))
 	cards := make([][]byte, len(counts))
 	for i, w := range counts {
-		if teams[i], cards[i], err = rj.openTeam(role, benchTeamOptions(f, w), job); err != nil {
+		if teams[i], cards[i], err = rj.openTeam(role, benchTeamOptions(f, w), f.devicePoll, job); err != nil {
 			return nil, fmt.Errorf("team of %d lanes: %w", w, err)
 		}
 	}
@@ -100,13 +103,15 @@ func joinTeamJob(ctx context.Context, role launch.Role, node, local int, f *benc
 	return rj, nil
 }
 
-// openTeam makes a context of opts and the rank's team in it, on the
-// job's topology, and returns the team and its card; rj closes both.
-func (rj *rankJob) openTeam(role launch.Role, opts string, job *benchJob) (*team.Team, []byte, error) {
+// openTeam makes a context of opts (its GPUs' executors polling every
+// devicePoll: --device-poll) and the rank's team in it, on the job's
+// topology, and returns the team and its card; rj closes both.
+func (rj *rankJob) openTeam(role launch.Role, opts string, devicePoll time.Duration, job *benchJob) (*team.Team, []byte, error) {
 	tctx, err := team.NewContext(opts, nil)
 	if err != nil {
 		return nil, nil, err
 	}
+	tctx.SetDevicePoll(devicePoll)
 	rj.closers = append(rj.closers, func() { _ = tctx.Close() })
 	tm, err := team.NewTeam(tctx, role.Rank, role.Size)
 	if err != nil {
