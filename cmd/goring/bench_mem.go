@@ -108,8 +108,15 @@ func useStaging(tr *ucxmp.Transport, mem bench.Memory, rank int, stderr io.Write
 		return nil, err
 	}
 	if rank == 0 {
-		fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), st.MaxPinned>>20)
+		stagingNote(stderr, st.MaxPinned)
 	}
 	tr.UseStager(st)
 	return func() { _ = st.Close() }, nil
+}
+
+// stagingNote is rank 0's line saying that the UCX in use moves no CUDA
+// memory, so that device messages goring does not push itself are
+// staged (by bench's own stager, or the team's: team/gpu.go).
+func stagingNote(stderr io.Writer, maxPinned int64) {
+	fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), maxPinned>>20)
 }

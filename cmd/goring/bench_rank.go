@@ -15,6 +15,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/team"
 	"github.com/goring-hpc/goring/ucx"
@@ -170,10 +171,16 @@ func benchRankMemory(f *benchFlags, rj *rankJob, rank int, job *benchJob, stderr
 			closers[i]()
 		}
 	}
-	if mem == nil || rj.teams != nil {
+	if mem == nil {
 		return mem, closeAll, nil
 	}
 	tr := rj.tr
+	if rj.teams != nil {
+		if !tr.MovesCUDA() && rank == 0 {
+			stagingNote(stderr, cudaexec.DefaultMaxPinned) // the team's stager's bound
+		}
+		return mem, closeAll, nil
+	}
 	if f.ipc {
 		closers = append(closers, usePushEngine(tr, rj.sess.Peers(), rank, job.planner(rank)))
 	}
