@@ -7,6 +7,13 @@
 //     iterations; rankcall.go: one rank's buffers, executor and pattern
 //     for one (algorithm, size); barrier.go: the barrier between
 //     iterations; memory.go: where buffers live (Memory).
+//   - teamcall.go: the calls through goring's team layer (Config.Team),
+//     as goring bench runs them: one team.Coll per (algorithm, size),
+//     posted and tested as UCC does, its runner chosen by team.Select, so
+//     that bench measures what the team layer runs. Without a team the
+//     plan's program runs on one exec.Machine (or on lanes, lanes.go) over
+//     the transports Run is given: the in-memory network of tests, the
+//     transports' own tests, the namespace testbed's rails.
 //   - iterations.go, pattern.go, stats.go: OMB's iteration counts, the
 //     validation patterns, the statistics across ranks.
 //   - results.go: the rows and their writers; traffic.go: alltoallv's

@@ -8,6 +8,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/team"
 )
 
 // Lanes (Multi-lane, §3): a rank drives W lanes, each with its own
@@ -104,11 +105,11 @@ func (rc *rankCall) laneMachines(lp *lanePlans, bufs exec.Buffers, newLocal func
 // runCall runs one call of rc on the lanes' transports ts (one lane: the
 // one machine over ts[0], exactly as before lanes existed).
 func (rc *rankCall) runCall(ctx context.Context, ts []Transport, deadline time.Time) error {
+	if rc.coll != nil {
+		return rc.runTeamCall(ctx, deadline) // the team starts its calls itself
+	}
 	for _, t := range ts {
 		t.NextCall()
-	}
-	if rc.one != nil {
-		return rc.runOneDevice(ctx, ts[0], deadline)
 	}
 	if rc.lanes == nil {
 		return exec.Run(ctx, rc.m, ts[0], deadline)
@@ -118,6 +119,31 @@ func (rc *rankCall) runCall(ctx context.Context, ts []Transport, deadline time.T
 		ets[w] = ts[w]
 	}
 	return exec.RunLanes(ctx, rc.lanes, ets, deadline)
+}
+
+// count is the lanes lp runs on.
+func (lp *lanePlans) count() int { return max(len(lp.lanes), 1) }
+
+// teamFor is the team that runs cfg's calls on w lanes (nil: none, bench's
+// own executor runs them): LaneTeams' where given, else Team for one lane.
+func (c *Config) teamFor(w int) *team.Team {
+	switch {
+	case c.LaneTeams != nil:
+		return c.LaneTeams[w]
+	case w == 1:
+		return c.Team
+	}
+	return nil
+}
+
+// laneTransports are the transports of a call on w lanes: ts's first w,
+// or through a team, the team's own (its lanes are the team's), which
+// carries the barriers.
+func (c *Config) laneTransports(ts []Transport, w int) []Transport {
+	if t := c.teamFor(w); t != nil {
+		return []Transport{t.Transport()}
+	}
+	return ts[:w]
 }
 
 // LaneCounts are the lane counts cfg runs (nil Lanes: one).

@@ -77,39 +77,3 @@ func runFakeDevice(t *testing.T, arena *fakedev.Arena, n int, seed uint64, cfg f
 	}
 	return rows[0]
 }
-
-// With Config.OneDevice the leader algorithms (allgather, allreduce,
-// reduce_scatter, bcast from rank 1) run as package onedevice has them (rank 0 maps the others' buffers: its engine opens mappings),
-// validated every iteration.
-func TestRunLeaderOnOneDevice(t *testing.T) {
-	tp := synthTopo(t, 2)
-	n := tp.NumGPUs()
-	for i, tc := range []struct {
-		c     coll.Collective
-		dtype coll.Dtype
-		op    coll.Op
-		sizes []int64
-	}{
-		{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 65537}},
-		{coll.Allreduce, coll.Float32, coll.Sum, []int64{4, 40004}},
-		{coll.Allreduce, coll.Int16, coll.Max, []int64{2, 1026}},
-		{coll.ReduceScatter, coll.Float32, coll.Sum, []int64{4, 40004}},
-		{coll.Bcast, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 3333}},
-	} {
-		arena := fakedev.New(uint64(10 + i))
-		engines := make([]*fakedev.Engine, n)
-		for r := range engines {
-			engines[r] = arena.Engine(r)
-		}
-		rows := runFakeDevice(t, arena, n, uint64(i), func(r int) Config {
-			return Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{"leader"}, Sizes: tc.sizes, Dtype: tc.dtype, Op: tc.op,
-				Iters: 3, Warmup: 1, Validate: true, CallTimeout: 10 * time.Second, Root: 1,
-				Memory: fakedev.Memory{Arena: arena, Dev: 0}, OneDevice: engines[r]}
-		})
-		require.Len(t, rows, len(tc.sizes), "case %d", i)
-		for _, row := range rows {
-			assert.True(t, row.Validated, "case %d", i)
-		}
-		assert.Positive(t, engines[0].Mapped, "case %d: rank 0 mapped the others' buffers", i)
-	}
-}

@@ -7,6 +7,8 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/team"
+	"github.com/goring-hpc/goring/ucx"
 )
 
 // rankCall is one rank's share of one measured (algorithm, size): its
@@ -20,8 +22,10 @@ type rankCall struct {
 	mem              Memory
 	bufs             exec.Buffers
 	m                *exec.Machine   // one lane
-	one              *oneDeviceCall  // a leader algorithm on a shared GPU (onedevice.go); nil: none
 	lanes            []*exec.Machine // several lanes (nil: one); nil entries are empty lanes
+	team             *team.Team      // the team the call runs through (Config.Team, teamcall.go); nil: none
+	laneCount        int             // the lanes the call runs on
+	coll             *team.Coll      // the call on team
 	hostSrc, hostDst []byte
 	timeout          time.Duration // deadline of one call
 	release          []func()      // run newest first by close
@@ -33,7 +37,7 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 	plan := lp.whole
 	rank := cfg.Rank
 	prog := &plan.Ranks[rank]
-	rc := &rankCall{cfg: cfg, plan: plan, mem: cfg.Memory}
+	rc := &rankCall{cfg: cfg, plan: plan, mem: cfg.Memory, team: cfg.teamFor(lp.count()), laneCount: lp.count()}
 	defer func() {
 		if err != nil {
 			rc.close()
@@ -43,20 +47,30 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 	if !cfg.Collective.Reduces() {
 		rc.pat.Dtype = coll.Uint8
 	}
-	if rc.mem == nil {
+	switch {
+	case rc.mem != nil:
+	case rc.team != nil && cfg.Alloc == nil:
+		// The team layer keeps the caller's pointers while UCX moves
+		// them, which Go memory must not be used for.
+		rc.mem = newHostMemory(ucx.Alloc, ucx.Free)
+	default:
 		rc.mem = newHostMemory(cfg.Alloc, cfg.Free)
 	}
 	z := prog.Sizes
 	if z.Dst != rc.pat.DstBytes(rank) {
 		return nil, fmt.Errorf("%s/%s: plan gives rank %d a %d-byte dst, the collective needs %d", plan.Collective, plan.Algorithm, rank, z.Dst, rc.pat.DstBytes(rank))
 	}
-	if lp.lanes != nil {
-		z.Scratch = 0 // each lane allocates its own
+	if lp.lanes != nil || rc.team != nil {
+		z.Scratch = 0 // each lane allocates its own; the team layer its own
 	}
-	for _, b := range []struct {
+	bufs := []struct {
 		r *exec.Region
 		n int64
-	}{{&rc.bufs.Src, z.Src}, {&rc.bufs.Dst, z.Dst}, {&rc.bufs.Scratch, z.Scratch}} {
+	}{{&rc.bufs.Src, z.Src}, {&rc.bufs.Dst, z.Dst}, {&rc.bufs.Scratch, z.Scratch}}
+	if rc.team != nil && cfg.Collective == coll.Bcast {
+		bufs = bufs[1:] // UCC's bcast has one buffer, which the root's input is written into (teamArgs)
+	}
+	for _, b := range bufs {
 		r, err := rc.mem.Alloc(b.n)
 		if err != nil {
 			return nil, fmt.Errorf("rank %d: %d-byte buffer: %w", rank, b.n, err)
@@ -64,13 +78,16 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 		rc.release = append(rc.release, func() { _ = rc.mem.Free(r) })
 		*b.r = r
 	}
+	if rc.team != nil && cfg.Collective == coll.Bcast {
+		rc.bufs.Src = rc.bufs.Dst
+	}
 	switch {
-	case lp.lanes != nil:
-		if err := rc.laneMachines(lp, rc.bufs, rc.mem.NewLocal); err != nil {
+	case rc.team != nil:
+		if err := rc.newTeamCall(); err != nil {
 			return nil, err
 		}
-	case rc.runsOnOneDevice():
-		if err := rc.newOneDevice(); err != nil {
+	case lp.lanes != nil:
+		if err := rc.laneMachines(lp, rc.bufs, rc.mem.NewLocal); err != nil {
 			return nil, err
 		}
 	default:

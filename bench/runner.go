@@ -3,13 +3,13 @@ package bench
 import (
 	"context"
 	"fmt"
-	"github.com/goring-hpc/goring/onedevice"
 	"time"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/team"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -60,11 +60,20 @@ type Config struct {
 	// Memory, when set, provides the buffers instead (GPU memory, say):
 	// patterns are written to and read from it through the host.
 	Memory Memory
-	// OneDevice, when set, says every rank's buffers are on one GPU and
-	// maps them across processes: the leader algorithms of allreduce and
-	// allgather then run as package onedevice has them (rank 0 does every
-	// rank's device work), as goring's team layer runs them.
-	OneDevice onedevice.Mapper
+	// Team, when set, runs every measured call through the team layer
+	// as UCC runs it (teamcall.go): one team.Coll over the rank's buffers
+	// per (algorithm, size), posted and tested every iteration, its runner
+	// chosen by the team's Select (the leader on a shared GPU, lanes, the
+	// messages...). The transport given to Run then carries only the
+	// barriers (the team's own, Team.Transport()). Nil: the plan's
+	// program on one Machine, or on lanes, over the transports given to
+	// Run (an in-memory network in tests; the namespace testbed's rails).
+	Team *team.Team
+	// LaneTeams are, with Lanes, the team of each lane count (a team
+	// whose context runs that many lanes: option lanes=W), which runs
+	// that count's calls in place of Team; the team's lanes runner splits
+	// them (team/lanes.go).
+	LaneTeams map[int]*team.Team
 	// Straggler, when StragglerDelay > 0, is a rank that sleeps that long
 	// before every iteration: an emulated slow peer, to see how the others
 	// wait (and what CPU they burn meanwhile).
@@ -137,7 +146,7 @@ func Run(ctx context.Context, cfg Config, t Transport, ctrl Ctrl) ([]Row, error)
 func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row, error) {
 	var rows []Row
 	for _, w := range cfg.LaneCounts() {
-		if w > len(ts) {
+		if w > len(ts) && cfg.teamFor(w) == nil {
 			return rows, fmt.Errorf("%d lanes asked for, %d transports", w, len(ts))
 		}
 	}
@@ -158,7 +167,7 @@ func RunLanes(ctx context.Context, cfg Config, ts []Transport, ctrl Ctrl) ([]Row
 				if cfg.Lanes != nil {
 					at.Lanes = w
 				}
-				row, err := runOne(ctx, &cfg, lp, ts[:w], ctrl, at)
+				row, err := runOne(ctx, &cfg, lp, cfg.laneTransports(ts, w), ctrl, at)
 				if err != nil {
 					return rows, err
 				}

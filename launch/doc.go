@@ -7,9 +7,10 @@
 // A Coordinator listens on loopback TCP. Each rank opens one connection to
 // it, presents the job's random token and the protocol version in a hello,
 // and waits for the welcome: the table of every rank's hostname, emulated
-// node, local index and opaque payload (the UCX worker address). After that
-// the connection carries collective control traffic that is too rare to be
-// worth UCX: Allgather of small byte strings (timing results) and Barrier.
+// node, local index and opaque payload (goring bench's team cards, or its
+// lanes' UCX worker addresses). After that the connection carries
+// collective control traffic that is too rare to be worth UCX: Allgather
+// of small byte strings (timing results) and Barrier.
 //
 //	rank r                       coordinator
 //	  | -- hello{token,rank,payload} -> |   admitted once all N ranks said hello

@@ -35,7 +35,8 @@ type Peer struct {
 	Host  string `json:"host"`
 	Node  int    `json:"node"`  // emulated node index (topology placement)
 	Local int    `json:"local"` // index within the node
-	// Payload is opaque to launch; the bench puts the UCX worker address here.
+	// Payload is opaque to launch; goring bench puts its team cards here
+	// (or, running its own executor, its lanes' UCX worker addresses).
 	Payload []byte `json:"payload,omitempty"`
 }
 

@@ -236,8 +236,8 @@ func (c *Coll) planAlltoallv(a Args, mem exec.Mem, l *a2aLayout, matrix [][]int6
 	if !a2aRowColAlgs[c.alg] {
 		key += matrixKey(matrix)
 	}
-	spec := sched.Spec{Collective: coll.Alltoallv, Algorithm: c.alg, Topo: t.topo, DtypeBytes: esize, Counts: matrix}
-	k := planKey{coll: string(coll.Alltoallv), alg: c.alg, elem: esize, rank: t.rank, dtype: a.Dtype, mem: mem, layout: key}
+	spec := sched.Spec{Collective: coll.Alltoallv, Algorithm: c.alg, Topo: t.topo, DtypeBytes: esize, Counts: matrix, Chunks: a.Chunks}
+	k := planKey{coll: string(coll.Alltoallv), alg: c.alg, elem: esize, rank: t.rank, dtype: a.Dtype, mem: mem, chunks: a.Chunks, layout: key}
 	entry, err := t.plans.getKeyed(k, func() (*planEntry, error) {
 		p, err := t.plans.generate(spec, t.rank)
 		if err != nil {

@@ -87,6 +87,15 @@ func TestTeamPlanner(t *testing.T) {
 	tm = team(0, []string{"a", "b", "a", "b"})
 	assert.Contains(t, tm.noSplit, "not one node")
 
+	// Two emulated nodes of two on one host (goring bench --nodes 2): the
+	// topology the caller set says which ranks are a node.
+	emulated, err := shapeTopology(2, 2)
+	require.NoError(t, err)
+	tm = &Team{ctx: &Context{cal: mc}, rank: 2, size: 4, topo: emulated, setTopo: emulated, engine: cudaexec.NewEngine()}
+	tm.usePlanner([]string{"a", "a", "a", "a"})
+	assert.Empty(t, tm.noSplit, "the caller's nodes on one host")
+	assert.True(t, tm.plans.stepLoads)
+
 	tm = &Team{ctx: &Context{}, engine: cudaexec.NewEngine()}
 	tm.usePlanner([]string{"a"})
 	assert.False(t, tm.plans.stepLoads, "no calibration: nothing to do")

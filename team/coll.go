@@ -27,6 +27,10 @@ type Args struct {
 	// Routing is dispatch's and combine's token traffic (moe.go); nil for
 	// the other collectives.
 	Routing *moe.Routing
+	// Chunks > 1 pipelines the sched program's long transfers in that
+	// many pieces (sched.Spec.Chunks); 0: the team's choice. UCC never
+	// sets it; goring bench's --chunks does.
+	Chunks int
 }
 
 type collState int

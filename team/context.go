@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/goring-hpc/goring/ucx"
 )
@@ -20,6 +21,10 @@ type Context struct {
 	algKey    string              // the algorithm options as the score cache's key (scores.go)
 	workers   workerPool          // workers of teams that ended cleanly (workerpool.go)
 	cpath     CPathTable          // where teams list their C side (cpath.go); nil: the C path is off
+	// devicePoll is how often the executors of the teams' GPUs look for
+	// finished copies and reductions (cudaexec.GPU.PollEvery; 0: the
+	// default): SetDevicePoll.
+	devicePoll time.Duration
 }
 
 // NewContext opens a goring context with the options of optStr
@@ -52,6 +57,12 @@ func NewContext(optStr string, cpath CPathTable) (*Context, error) {
 	c.asleep = keepAwake(opts.keepAwake)
 	return c, nil
 }
+
+// SetDevicePoll sets how often the executors of the GPUs its teams open
+// from now on look for finished copies and reductions while any run
+// (cudaexec.GPU.PollEvery; 0: exec.PollEvery): goring bench's
+// --device-poll. UCC's contexts keep the default.
+func (c *Context) SetDevicePoll(d time.Duration) { c.devicePoll = d }
 
 // Close releases the context's workers and UCX context.
 func (c *Context) Close() error {

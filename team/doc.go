@@ -14,7 +14,10 @@
 //   - a Team is one rank's share of a team: made lazily from the members'
 //     context cards (NewLazyTeam, lazy.go), it opens its workers and
 //     exchanges team cards at its first call; made eagerly (NewTeam) its
-//     cards go through the caller (Card, Connect). Connected, it holds the
+//     cards go through the caller (Card, Connect): UCC's out-of-band
+//     allgather, or goring bench's coordinator, which also gives the team
+//     the topology of its emulated nodes (SetTopology) and runs its
+//     barriers on the team's transport (Transport). Connected, it holds the
 //     transport to every peer (team.go), the push engine for CUDA buffers
 //     of peers on this host, lanes (lanes.go), the watch over this host's
 //     peers (watch.go), its plans and their idle executors (plans.go), and

@@ -90,6 +90,7 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 	if err != nil {
 		return nil, notSupportedErr{fmt.Errorf("CUDA device %d: %w", ord, err)}
 	}
+	g.PollEvery = t.ctx.devicePoll
 	l, err := g.Local()
 	if err != nil {
 		_ = g.Close()
@@ -141,9 +142,13 @@ func (t *Team) choice(c coll.Collective, B int64, host bool) choose.Choice {
 	return ch
 }
 
-// deviceChunks is the pieces a call's transfers pipeline in (0: none), for
-// calls on CUDA buffers that run goring's choice (Choice.Chunks).
+// deviceChunks is the pieces a call's transfers pipeline in (0: none):
+// the call's own (Args.Chunks), else for calls on CUDA buffers that run
+// goring's choice, that choice's (Choice.Chunks).
 func (t *Team) deviceChunks(a Args, B int64, mem exec.Mem) int {
+	if a.Chunks > 0 {
+		return a.Chunks
+	}
 	if mem.IsHost() || a.Alg != "" || t.ctx.opts.chosen[a.Coll] {
 		return 0
 	}

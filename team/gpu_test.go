@@ -5,8 +5,10 @@ import (
 	"math"
 	"runtime"
 	"testing"
+	"time"
 	"unsafe"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
@@ -41,6 +43,12 @@ func TestTeamCollectivesOnGPU(t *testing.T) {
 	if !teams[0].memTypes.Has(1) {
 		t.Skipf("the UCX loaded (%s) moves no CUDA memory", ucx.Library())
 	}
+	teams[0].ctx.SetDevicePoll(37 * time.Microsecond) // the teams' GPUs are opened at their first calls
+	defer func() {
+		for r, tm := range teams {
+			assert.Equal(t, 37*time.Microsecond, tm.gpus[0].g.PollEvery, "rank %d's GPU polls as its context says", r)
+		}
+	}()
 	dev := func(b []byte) (unsafe.Pointer, exec.Region) {
 		r, err := g.Alloc(int64(len(b)))
 		require.NoError(t, err)

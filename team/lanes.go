@@ -211,7 +211,7 @@ func (c *Coll) planLanes(a Args, alg string, B int64, bufs exec.Buffers, w int) 
 		if p.Len == 0 {
 			continue
 		}
-		entry, err := t.plans.get(sched.Spec{Collective: a.Coll, Algorithm: alg, Topo: t.topo, Bytes: p.Len, DtypeBytes: esize, Root: a.Root}, t.rank, a.Dtype, a.Op, exec.Host)
+		entry, err := t.plans.get(sched.Spec{Collective: a.Coll, Algorithm: alg, Topo: t.topo, Bytes: p.Len, DtypeBytes: esize, Root: a.Root, Chunks: a.Chunks}, t.rank, a.Dtype, a.Op, exec.Host)
 		if err != nil {
 			if sched.IsUnsupported(err) {
 				return nil, NotSupported("%s/%s lane %d of %d (%d bytes): %v", a.Coll, alg, i, w, p.Len, err)

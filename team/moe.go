@@ -45,6 +45,8 @@ type MoEArgs struct {
 	Dtype coll.Dtype
 	Mem   MemArg
 	Alg   string // "": the team's choice
+	// Chunks is Args.Chunks: the transfers' pieces (0: the team's choice).
+	Chunks int
 }
 
 // NewMoEColl checks one rank's dispatch or combine and makes its call
@@ -66,7 +68,7 @@ func (m MoEArgs) args(rank, n int) (Args, error) {
 	if err := CheckRouting(m.Routing, n); err != nil {
 		return Args{}, err
 	}
-	a := Args{Coll: m.Coll, Src: m.Src, Dst: m.Dst, Mem: m.Mem, Alg: m.Alg, Routing: m.Routing}
+	a := Args{Coll: m.Coll, Src: m.Src, Dst: m.Dst, Mem: m.Mem, Alg: m.Alg, Routing: m.Routing, Chunks: m.Chunks}
 	if m.Coll == coll.Dispatch {
 		a.Dtype = coll.Uint8 // rows move as bytes, any token size
 	} else {
@@ -252,9 +254,9 @@ func moeAgree(c coll.Collective, all []byte) error {
 func (t *Team) moePlan(a Args, alg string, mem exec.Mem) (*planEntry, error) {
 	r := a.Routing
 	esize := a.Dtype.Size()
-	spec := sched.Spec{Collective: a.Coll, Algorithm: alg, Topo: t.topo, Bytes: r.TokenBytes, DtypeBytes: esize, Routing: r}
+	spec := sched.Spec{Collective: a.Coll, Algorithm: alg, Topo: t.topo, Bytes: r.TokenBytes, DtypeBytes: esize, Routing: r, Chunks: a.Chunks}
 	k := planKey{coll: string(a.Coll), alg: alg, bytes: r.TokenBytes, elem: esize, rank: t.rank, dtype: a.Dtype, op: a.Op,
-		mem: mem, layout: routingKey(r)}
+		mem: mem, chunks: a.Chunks, layout: routingKey(r)}
 	return t.plans.getKeyed(k, func() (*planEntry, error) {
 		p, err := t.plans.generate(spec, t.rank)
 		return &planEntry{plan: p}, err

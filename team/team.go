@@ -29,17 +29,20 @@ type Team struct {
 	card       []byte
 	tr         *ucxmp.Transport // nil until connect
 	topo       *topo.Topology
-	queue      []*Coll // posted, waiting for cur to finish
-	cur        *Coll   // the collective on the wire
-	plans      planCache
-	watch      exec.Watch // this host's peers, checked while a call waits
-	memTypes   ucx.MemoryTypes
-	gpus       map[int]*teamGPU // by device ordinal, opened on first use
-	engine     *cudaexec.Engine // CUDA push engine for peers on this host; nil: none
-	oneHost    bool             // every rank runs on this host
-	sharedGPU  bool             // every rank's process sees one GPU, the same one
-	stager     *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
-	lanes      []*teamLane      // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
+	// setTopo is the topology the caller set (SetTopology) in place of the
+	// one the members' hosts make; nil: none.
+	setTopo   *topo.Topology
+	queue     []*Coll // posted, waiting for cur to finish
+	cur       *Coll   // the collective on the wire
+	plans     planCache
+	watch     exec.Watch // this host's peers, checked while a call waits
+	memTypes  ucx.MemoryTypes
+	gpus      map[int]*teamGPU // by device ordinal, opened on first use
+	engine    *cudaexec.Engine // CUDA push engine for peers on this host; nil: none
+	oneHost   bool             // every rank runs on this host
+	sharedGPU bool             // every rank's process sees one GPU, the same one
+	stager    *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
+	lanes     []*teamLane      // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
 	// noSplit says why the engine does not split this team's transfers
 	// although the context has a calibration ("" otherwise).
 	noSplit string
@@ -128,9 +131,12 @@ func (t *Team) connectLocked(cards []byte, slot int) error {
 		}
 		addrs[r], hosts[r], all[r] = c.addr, c.host, c
 	}
-	tp, err := teamTopology(hosts)
-	if err != nil {
-		return err
+	tp := t.setTopo
+	if tp == nil {
+		var err error
+		if tp, err = teamTopology(hosts); err != nil {
+			return err
+		}
 	}
 	// How a failed peer is noticed without a deadline: a peer on this host
 	// by its process (newPeerWatch); a peer elsewhere by UCX, whose
@@ -239,6 +245,34 @@ func shapeTopology(nodes, per int) (*topo.Topology, error) {
 	}
 	shapeTopologies.m[[2]int{nodes, per}] = tp
 	return tp, nil
+}
+
+// SetTopology makes tp the topology the team's plans are made for, in
+// place of the one its members' hosts make (teamTopology): goring bench
+// emulates nodes on one host (--nodes, --topo) and measures the plans of
+// that shape. Before Connect; tp places every rank of the team.
+func (t *Team) SetTopology(tp *topo.Topology) error {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	switch {
+	case t.tr != nil || t.link != nil:
+		return Invalid("the topology is set before an eager team connects")
+	case tp == nil || tp.NumGPUs() != t.size:
+		return Invalid("a topology for a team of %d ranks must place %d ranks", t.size, t.size)
+	}
+	t.setTopo = tp
+	return nil
+}
+
+// Transport is the team's transport to every peer (lane 0's), nil before
+// it connects, for messages of the caller's own between the team's
+// calls: goring bench's barrier between iterations. Such messages start
+// a call of their own on it (NextCall), as every call of the team does,
+// and never while a call of the team is in flight.
+func (t *Team) Transport() *ucxmp.Transport {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.tr
 }
 
 // SetHandle records the team's handle in the C API, under which its C

@@ -1,21 +1,16 @@
 package ucxmp
 
 import (
-	"context"
 	"errors"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/exec/fakedev"
 	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -26,104 +21,6 @@ func engineMesh(t *testing.T, n int, engine func(r int) DeviceEngine) []*Transpo
 	return meshWith(t, n, func(r int) Options {
 		return Options{Engine: engine(r), SameHost: func(int) bool { return true }}
 	})
-}
-
-// Every algorithm of every collective, on fake device memory that only
-// the engine can move (UCX refuses it): each transfer must go through
-// the push protocol, and the contents are validated every iteration.
-func TestPushProtocolRunsEveryAlgorithm(t *testing.T) {
-	tp, err := topo.Synthetic("push", 2, 2, 1)
-	require.NoError(t, err)
-	n := tp.NumGPUs()
-	arena := fakedev.New(11)
-	engines := make([]*fakedev.Engine, n)
-	ts := engineMesh(t, n, func(r int) DeviceEngine { engines[r] = arena.Engine(r); return engines[r] })
-	runEveryAlgorithm(t, tp, ts, arena)
-	started, mapped := 0, 0
-	for _, e := range engines {
-		started += e.Started
-		mapped += e.Mapped
-	}
-	assert.Positive(t, started)
-	// The leader algorithms make few copies per allocation (one per peer),
-	// so the ratio over all algorithms is about 1:4, not lower.
-	assert.Less(t, mapped, started/3, "mappings are cached per allocation, not opened per copy")
-}
-
-// Two "hosts" of two ranks: the push engine between ranks of one host,
-// host staging between hosts (UCX here moves no device memory). Every
-// algorithm validated; every staging buffer handed back.
-func TestStagingBetweenHosts(t *testing.T) {
-	tp, err := topo.Synthetic("staged", 2, 2, 1)
-	require.NoError(t, err)
-	n := tp.NumGPUs()
-	arena := fakedev.New(12)
-	engines := make([]*fakedev.Engine, n)
-	stagers := make([]*fakedev.Stager, n)
-	ts := meshWith(t, n, func(r int) Options {
-		engines[r], stagers[r] = arena.Engine(r), &fakedev.Stager{Arena: arena}
-		return Options{Engine: engines[r], Stager: stagers[r], SameHost: func(p int) bool { return p/2 == r/2 }}
-	})
-	runEveryAlgorithm(t, tp, ts, arena)
-	for r := range n {
-		assert.Positive(t, stagers[r].Staged, "rank %d staged", r)
-		assert.Positive(t, engines[r].Started, "rank %d pushed", r)
-		assert.Zero(t, stagers[r].Outstanding, "rank %d: staging buffers handed back", r)
-	}
-}
-
-// collCase is a collective with its reduction and the sizes a test runs.
-type collCase struct {
-	c     coll.Collective
-	dtype coll.Dtype
-	op    coll.Op
-	sizes []int64
-}
-
-// everyCollective is the five collectives at small and odd sizes.
-var everyCollective = []collCase{
-	{coll.Allgather, coll.DtypeInvalid, coll.OpInvalid, []int64{1, 40001}},
-	{coll.Allreduce, coll.Float32, coll.Sum, []int64{4, 40004}},
-	{coll.ReduceScatter, coll.Int16, coll.Max, []int64{2, 1026}},
-	{coll.Bcast, coll.DtypeInvalid, coll.OpInvalid, []int64{3333}},
-	{coll.Alltoallv, coll.DtypeInvalid, coll.OpInvalid, []int64{7, 4096}},
-}
-
-// runEveryAlgorithm runs every algorithm of the five collectives over ts
-// with buffers on the arena's fake devices, validated every iteration.
-func runEveryAlgorithm(t *testing.T, tp *topo.Topology, ts []*Transport, arena *fakedev.Arena) {
-	t.Helper()
-	runAlgorithms(t, tp, ts, arena, everyCollective, false)
-}
-
-// runAlgorithms runs every algorithm of each case over ts, every rank in a
-// goroutine of its own, validated every iteration; stepLoads annotates the
-// programs with their step loads (bench.Config.StepLoads).
-func runAlgorithms(t *testing.T, tp *topo.Topology, ts []*Transport, arena *fakedev.Arena, cases []collCase, stepLoads bool) {
-	t.Helper()
-	n := len(ts)
-	for _, tc := range cases {
-		for _, alg := range sched.Algorithms(tc.c) {
-			var wg sync.WaitGroup
-			errs := make([]error, n)
-			for r := range n {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					cfg := bench.Config{Rank: r, Topo: tp, Collective: tc.c, Algorithms: []string{alg.Name}, Sizes: tc.sizes,
-						Dtype: tc.dtype, Op: tc.op, Iters: 2, Warmup: 1, Validate: true, Root: 1, CallTimeout: 20 * time.Second,
-						StepLoads: stepLoads,
-						Traffic:   func(b int64) ([][]int64, error) { return bench.UniformCounts(n, b), nil },
-						Memory:    fakedev.Memory{Arena: arena, Dev: r % 2}}
-					_, errs[r] = bench.Run(context.Background(), cfg, ts[r], nopCtrl{})
-				}()
-			}
-			wg.Wait()
-			for r, err := range errs {
-				require.NoError(t, err, "%v %s rank %d", tc.c, alg.Name, r)
-			}
-		}
-	}
 }
 
 // A message longer than the receiver's buffer fails on both sides with

@@ -2,15 +2,12 @@ package ucxmp
 
 import (
 	"bytes"
-	"context"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/sched"
@@ -125,50 +122,6 @@ func TestCancelReleasesReceive(t *testing.T) {
 	assert.Empty(t, got, "a cancelled operation's completion is dropped")
 	assert.NoError(t, b.Cancel(12345), "unknown tokens are a no-op")
 	assert.Error(t, b.PostSend(&exec.Post{Peer: 9, Tag: 1, Buf: exec.HostRegion(nil), Token: 1}), "peer out of range")
-}
-
-// Real plans through exec.Run, every rank on its own goroutine and
-// worker, checked with the bench validation patterns.
-func TestRunsPlansOverUCX(t *testing.T) {
-	tp, err := topo.Preset("clusterB")
-	require.NoError(t, err)
-	n := tp.NumGPUs()
-	ts := mesh(t, n)
-	for i, c := range []struct {
-		coll  coll.Collective
-		bytes int64
-	}{{coll.Allgather, 1}, {coll.Allgather, 100003}, {coll.Allreduce, 4 * 33333}} {
-		algs := sched.Algorithms(c.coll)
-		if len(algs) == 0 {
-			continue
-		}
-		for _, alg := range algs {
-			var wg sync.WaitGroup
-			errs := make([]error, n)
-			for r := 0; r < n; r++ {
-				wg.Add(1)
-				go func(r int) {
-					defer wg.Done()
-					cfg := bench.Config{Rank: r, Topo: tp, Collective: c.coll, Algorithms: []string{alg.Name},
-						Sizes: []int64{c.bytes}, Dtype: coll.Float32, Op: coll.Sum, Iters: 3, Warmup: 1, Validate: true,
-						Alloc: ucx.Alloc, Free: ucx.Free, CallTimeout: 20 * time.Second}
-					_, errs[r] = bench.Run(context.Background(), cfg, ts[r], nopCtrl{})
-				}(r)
-			}
-			wg.Wait()
-			for r, err := range errs {
-				require.NoError(t, err, "case %d %s rank %d", i, alg.Name, r)
-			}
-		}
-	}
-}
-
-// nopCtrl stands in for the coordinator: the ranks here share a process
-// and the bench's gathers only carry statistics.
-type nopCtrl struct{}
-
-func (nopCtrl) Allgather(context.Context, []byte) ([][]byte, error) {
-	return [][]byte{make([]byte, 8)}, nil
 }
 
 // A caller that must not block (a UCC progress function) drives

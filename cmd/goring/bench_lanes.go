@@ -10,10 +10,14 @@ import (
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
-// goring bench --lanes (Multi-lane, §3): a rank opens one lane per worker
-// it drives, each a UCX context and worker of its own (launch.OpenLane);
-// the coordinator's hello carries every lane's address; lane w connects to
-// lane w of every peer. bench.RunLanes splits each call over the lanes.
+// goring bench --lanes (Multi-lane, §3): through the team layer a rank
+// makes a team per lane count, whose context opens that many lanes
+// (bench_team.go; the team's lanes runner splits each call). Where bench
+// runs its own executor (the namespace testbed), a rank opens one lane per
+// worker it drives, each a UCX context and worker of its own
+// (launch.OpenLane); the coordinator's hello carries every lane's
+// address; lane w connects to lane w of every peer; bench.RunLanes splits
+// each call over the lanes.
 
 // parseLanes reads --lanes: a count or a comma list of counts, each from 1
 // to coll.MaxLanes. "1" is nil: one lane, output exactly as before lanes.

@@ -19,29 +19,13 @@ var _ ucxmp.DeviceEngine = (*cudaexec.Engine)(nil)
 // usePushEngine gives tr goring's CUDA push engine for the peers on this
 // rank's host (every rank of a local job; the emulated nodes of --nodes
 // are one host too), splitting transfers as planner says (nil: never),
-// and returns it and its closer.
-func usePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner) (*cudaexec.Engine, func()) {
+// and returns its closer.
+func usePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner) func() {
 	e := cudaexec.NewEngine()
 	e.SetPlanner(planner)
 	self := peers[rank].Host
 	tr.UseEngine(e, func(p int) bool { return peers[p].Host == self })
-	return e, func() { _ = e.Close() }
-}
-
-// sharedGPU reports whether every rank of the job has the same GPU
-// (--gpus 1, or a machine with one): the leader algorithms then run as
-// one process's device work (bench.Config.OneDevice).
-func sharedGPU(f *benchFlags, peers []launch.Peer) bool {
-	first, err := rankGPU(f, 0)
-	if err != nil {
-		return false
-	}
-	for r := range peers {
-		if ord, err := rankGPU(f, r); err != nil || ord != first || peers[r].Host != peers[0].Host {
-			return false
-		}
-	}
-	return true
+	return func() { _ = e.Close() }
 }
 
 // checkBenchMem validates --mem and --gpus before any rank starts: with
@@ -124,8 +108,15 @@ func useStaging(tr *ucxmp.Transport, mem bench.Memory, rank int, stderr io.Write
 		return nil, err
 	}
 	if rank == 0 {
-		fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), st.MaxPinned>>20)
+		stagingNote(stderr, st.MaxPinned)
 	}
 	tr.UseStager(st)
 	return func() { _ = st.Close() }, nil
+}
+
+// stagingNote is rank 0's line saying that the UCX in use moves no CUDA
+// memory, so that device messages goring does not push itself are
+// staged (by bench's own stager, or the team's: team/gpu.go).
+func stagingNote(stderr io.Writer, maxPinned int64) {
+	fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), maxPinned>>20)
 }

@@ -220,10 +220,11 @@ func configureNetns(lj *launch.LocalJob, f *benchFlags) {
 // lanes then drive every rail, where one lane sends all of a rank's
 // traffic to other nodes over its own rail (GPU i owns rail i).
 func joinRailJob(ctx context.Context, role launch.Role, tp *topo.Topology, f *benchFlags, nLanes int, stderr io.Writer) (rj *rankJob, err error) {
-	rj = &rankJob{}
+	owned := &rankJob{}
+	rj = owned
 	defer func() {
 		if err != nil {
-			rj.close()
+			owned.close() // a failed join returns a nil rj: close what it opened
 		}
 	}()
 	cfg := map[string]string{}

@@ -17,6 +17,7 @@ import (
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
+	"github.com/goring-hpc/goring/team"
 	"github.com/goring-hpc/goring/ucx"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
@@ -73,16 +74,19 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	}
 	stderr := cmd.ErrOrStderr()
 	var rj *rankJob
-	if f.netns.on() {
+	switch {
+	case benchThroughTeam(f, job):
+		rj, err = joinTeamJob(ctx, role, node, local, f, job, stderr)
+	case f.netns.on():
 		rj, err = joinRailJob(ctx, role, job.cfg.Topo, f, maxLanes(job.cfg.Lanes), stderr)
-	} else {
+	default:
 		rj, err = joinRankJob(ctx, role, node, local, stderr, f.mem == "cuda", maxLanes(job.cfg.Lanes))
 	}
 	if err != nil {
 		return err
 	}
 	defer rj.close()
-	sess, tr := rj.sess, rj.tr
+	sess := rj.sess
 	for _, d := range rj.data {
 		setWait(d, f.spinPolls, f.yield)
 	}
@@ -92,14 +96,16 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	defer progress.clear()
 	job.cfg.Alloc = ucx.Alloc
 	job.cfg.Free = ucx.Free
-	mem, engine, closeMem, err := rankDeviceMemory(f, tr, sess.Peers(), role.Rank, job.planner(role.Rank), stderr)
+	mem, closeMem, err := benchRankMemory(f, rj, role.Rank, job, stderr)
 	if err != nil {
 		return err
 	}
 	defer closeMem()
 	job.cfg.Memory = mem
-	if engine != nil && sharedGPU(f, sess.Peers()) {
-		job.cfg.OneDevice = engine
+	if job.cfg.Lanes == nil {
+		job.cfg.Team = rj.teams[1]
+	} else {
+		job.cfg.LaneTeams = rj.teams
 	}
 	stopProfile, err := startRankProfile(role.Rank)
 	if err != nil {
@@ -149,36 +155,44 @@ func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, st
 	return progress
 }
 
-// rankDeviceMemory is the rank's memory for --mem (nil for host) and, for
-// device memory, the transport's push engine (--ipc; nil without) and host
-// staging where UCX moves no CUDA memory; the closer releases them, newest
-// first.
-func rankDeviceMemory(f *benchFlags, tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner, stderr io.Writer) (bench.Memory, *cudaexec.Engine, func(), error) {
+// benchRankMemory is the rank's memory for --mem (nil for host). Through
+// the team layer that is all: the team has its own push engine and host
+// staging. Otherwise, for device memory, the transport gets the push
+// engine (--ipc) and host staging where UCX moves no CUDA memory. The
+// closer releases them, newest first.
+func benchRankMemory(f *benchFlags, rj *rankJob, rank int, job *benchJob, stderr io.Writer) (bench.Memory, func(), error) {
 	mem, closeMem, err := rankMemory(f, rank)
 	if err != nil {
-		return nil, nil, nil, err
+		return nil, nil, err
 	}
-	var engine *cudaexec.Engine
 	closers := []func(){func() { _ = closeMem() }}
 	closeAll := func() {
 		for i := len(closers) - 1; i >= 0; i-- {
 			closers[i]()
 		}
 	}
-	if mem != nil && f.ipc {
-		e, closeEngine := usePushEngine(tr, peers, rank, planner)
-		engine = e
-		closers = append(closers, closeEngine)
+	if mem == nil {
+		return mem, closeAll, nil
 	}
-	if mem != nil && !tr.MovesCUDA() {
+	tr := rj.tr
+	if rj.teams != nil {
+		if !tr.MovesCUDA() && rank == 0 {
+			stagingNote(stderr, cudaexec.DefaultMaxPinned) // the team's stager's bound
+		}
+		return mem, closeAll, nil
+	}
+	if f.ipc {
+		closers = append(closers, usePushEngine(tr, rj.sess.Peers(), rank, job.planner(rank)))
+	}
+	if !tr.MovesCUDA() {
 		closeStager, err := useStaging(tr, mem, rank, stderr)
 		if err != nil {
 			closeAll()
-			return nil, nil, nil, err
+			return nil, nil, err
 		}
 		closers = append(closers, closeStager)
 	}
-	return mem, engine, closeAll, nil
+	return mem, closeAll, nil
 }
 
 // startRankProfile writes this rank's CPU profile into
@@ -215,8 +229,9 @@ func isTerminal(w io.Writer) bool {
 // through it.
 type rankJob struct {
 	sess      *launch.Session
-	tr        *ucxmp.Transport  // lane 0's; nil on the testbed (data are ucxmp.Rails)
-	data      []bench.Transport // every lane's data plane, lane 0's first
+	tr        *ucxmp.Transport   // lane 0's (the team's, through the team layer); nil on the testbed (data are ucxmp.Rails)
+	teams     map[int]*team.Team // the rank's team per lane count (bench_team.go); nil: bench's own transports
+	data      []bench.Transport  // every lane's data plane, lane 0's first
 	stopWatch func()
 	closers   []func()
 }
@@ -228,10 +243,11 @@ type rankJob struct {
 // failure (another rank died or stalled, or the coordinator went away) into
 // this rank's exit, whatever it is doing.
 func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr io.Writer, gpuMem bool, nLanes int) (rj *rankJob, err error) {
-	rj = &rankJob{}
+	owned := &rankJob{}
+	rj = owned
 	defer func() {
 		if err != nil {
-			rj.close()
+			owned.close() // a failed join returns a nil rj: close what it opened
 		}
 	}()
 	cfgMap := map[string]string{}
