@@ -95,7 +95,34 @@ type nodeCallSpec struct {
 	grid          NodeGrid
 	inOff, outOff int
 	swap          bool // in and out exchanged (chained calls)
-	ranks         []int
+	// inPlace: UCC's in-place layout, all in out (at outOff): an
+	// allreduce's input is its output, a reduce_scatter's input is the
+	// whole of it and its output the rank's block, an allgather's input is
+	// the rank's block of its output (inOff is not used).
+	inPlace bool
+	ranks   []int
+}
+
+// inPlaceBuffers are where an in-place call of rank r reads and writes,
+// in bytes from the start of out, for a shape whose input and output are
+// inBytes and outBytes long.
+func (c nodeCallSpec) inPlaceBuffers(r, inBytes, outBytes int) (in, out int) {
+	switch c.alg {
+	case devsync.ReduceScatter:
+		return c.outOff, c.outOff + r*outBytes
+	case devsync.Allgather:
+		return c.outOff + r*inBytes, c.outOff
+	}
+	return c.outOff, c.outOff
+}
+
+// shapeBytes is the bytes of a rank's input and output for a team of k.
+func (c nodeCallSpec) shapeBytes(k int) (in, out int) {
+	s := devsync.Shape{Alg: c.alg, Ranks: k, Blocks: c.grid.Blocks, Count: c.count, ElemSize: c.dt.Size()}
+	if c.alg == devsync.Allgather {
+		s.ElemSize = 1
+	}
+	return s.InElems() * s.ElemSize, s.OutElems() * s.ElemSize
 }
 
 func (tm *nodeTeam) launch(c nodeCallSpec) error {
@@ -123,8 +150,14 @@ func (tm *nodeTeam) launchRank(c nodeCallSpec, r int) error {
 	if c.swap {
 		in, out = out, in
 	}
+	inAt, outAt := in.Ptr()+DevicePtr(c.inOff), out.Ptr()+DevicePtr(c.outOff)
+	if c.inPlace {
+		ib, ob := c.shapeBytes(len(tm.devs))
+		i, o := c.inPlaceBuffers(r, ib, ob)
+		inAt, outAt = out.Ptr()+DevicePtr(i), out.Ptr()+DevicePtr(o)
+	}
 	return NodeLaunchAsync(tm.streams[r], NodeCall{Alg: c.alg, Dtype: c.dt, Op: c.op, Scratch: scratch, Rank: r,
-		In: in.Ptr() + DevicePtr(c.inOff), Out: out.Ptr() + DevicePtr(c.outOff), Count: c.count, SlotBytes: tm.slotBytes,
+		In: inAt, Out: outAt, Count: c.count, SlotBytes: tm.slotBytes,
 		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r]}, c.grid)
 }
 

@@ -23,8 +23,8 @@ const nodeBig = 1000003
 // The node kernels give, on every rank, the host's fold of the inputs in
 // rank order, bit for bit: every algorithm, dtype and op, teams of 2 GPUs
 // up to all of them, 1 element to ~1 MB, aligned and misaligned buffers,
-// several grids; every call with the next epoch on the same scratch
-// regions, no reset between calls.
+// several grids, each call also in UCC's in-place layout; every call with
+// the next epoch on the same scratch regions, no reset between calls.
 func TestNodeCollectivesMatchHost(t *testing.T) {
 	devs := nodeGPUs(t)
 	rng := rand.New(rand.NewPCG(11, 12))
@@ -55,6 +55,10 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 						}
 						checkNodeCall(t, tm, rng, c)
 						cases++
+						// The same call in UCC's in-place layout.
+						c.inPlace = true
+						checkNodeCall(t, tm, rng, c)
+						cases++
 					}
 				}
 			}
@@ -68,16 +72,20 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 func checkNodeCall(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec) {
 	t.Helper()
 	k := len(tm.devs)
-	s := devsync.Shape{Alg: c.alg, Ranks: k, Blocks: c.grid.Blocks, Count: c.count, ElemSize: c.dt.Size()}
-	if c.alg == devsync.Allgather {
-		s.ElemSize = 1
-	}
-	inBytes, outBytes := s.InElems()*s.ElemSize, s.OutElems()*s.ElemSize
+	inBytes, outBytes := c.shapeBytes(k)
 	ins := make([][]byte, k)
+	outAt := make([]int, k) // where rank r's output starts in its out buffer
 	for r := range ins {
 		ins[r] = finiteInput(rng, c.dt, inBytes/c.dt.Size())
-		require.NoError(t, tm.in[r].CopyFromHost(c.inOff, ins[r]))
 		require.NoError(t, tm.out[r].Memset(0, tm.out[r].Len(), 0xee))
+		if c.inPlace {
+			var inAt int
+			inAt, outAt[r] = c.inPlaceBuffers(r, inBytes, outBytes)
+			require.NoError(t, tm.out[r].CopyFromHost(inAt, ins[r]))
+		} else {
+			outAt[r] = c.outOff
+			require.NoError(t, tm.in[r].CopyFromHost(c.inOff, ins[r]))
+		}
 	}
 	require.NoError(t, tm.launch(c))
 	tm.sync(t, 20*time.Second)
@@ -97,10 +105,10 @@ func checkNodeCall(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec) {
 			w = want[r*outBytes : (r+1)*outBytes]
 		}
 		got := make([]byte, outBytes)
-		require.NoError(t, tm.out[r].CopyToHost(got, c.outOff))
+		require.NoError(t, tm.out[r].CopyToHost(got, outAt[r]))
 		sameNaNs(w, got, c.dt)
-		require.True(t, bytes.Equal(w, got), "%v %v/%v on %d GPUs, count %d, grid %+v, offsets %d/%d, epoch %d: rank %d differs from the host at byte %d",
-			c.alg, c.dt, c.op, k, c.count, c.grid, c.inOff, c.outOff, tm.epoch, r, firstDifference(w, got))
+		require.True(t, bytes.Equal(w, got), "%v %v/%v on %d GPUs, count %d, grid %+v, offsets %d/%d, in place %v, epoch %d: rank %d differs from the host at byte %d",
+			c.alg, c.dt, c.op, k, c.count, c.grid, c.inOff, c.outOff, c.inPlace, tm.epoch, r, firstDifference(w, got))
 	}
 }
 

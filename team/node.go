@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"time"
+	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
@@ -47,14 +48,15 @@ type nodeStats struct {
 }
 
 // runsNode reports whether a call runs as a node kernel: CUDA buffers,
-// not in place (the kernels stage inputs per part, and an output that
-// overlaps another part's input could be written first), no algorithm
-// named, a team of 2 to 8 ranks on one host with a GPU each, and data
+// in place or not (every kernel block writes an element of its output
+// only after it has read that element of its input itself, and a peer
+// reads a rank's slot, never its input: cuda/kernels/node.cu), no
+// algorithm named, a team of 2 to 8 ranks on one host with a GPU each, and data
 // that fits the slots (an allreduce or reduce_scatter of any size: they
 // run in pieces that do). Every rank decides alike.
 func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	o := t.ctx.opts
-	if !t.nodeCapable() || mem.IsHost() || a.InPlace || a.Alg != "" || o.chosen[a.Coll] {
+	if !t.nodeCapable() || mem.IsHost() || a.Alg != "" || o.chosen[a.Coll] {
 		return false
 	}
 	switch a.Coll {
@@ -102,12 +104,21 @@ type nodeSetup struct {
 func newNodeRunner(k *Call) (Runner, error) {
 	c, a, B := k.coll, k.Args, k.bytes
 	t := c.team
-	if a.Dst == nil || a.Src == nil {
+	if a.Dst == nil || (!a.InPlace && a.Src == nil) {
 		return nil, Invalid("%s: missing buffer", a.Coll)
 	}
+	srcLen, dstLen := B, B
+	switch a.Coll {
+	case coll.Allgather:
+		dstLen = int64(t.size) * B
+	case coll.ReduceScatter:
+		srcLen = int64(t.size) * B
+	}
+	view := func(p unsafe.Pointer, n int64) exec.Region { return deviceRegion(k.mem, p, n) }
+	src, dst := place(a, t.rank, B, srcLen, dstLen, view)
 	count := int(B) / a.Dtype.Size()
 	r := &nodeRunner{c: c, call: nodeexec.Call{Collective: a.Coll, Dtype: a.Dtype, Op: a.Op, Count: count,
-		In: cuda.DevicePtr(uintptr(a.Src)), Out: cuda.DevicePtr(uintptr(a.Dst))}}
+		In: cuda.DevicePtr(src.Addr()), Out: cuda.DevicePtr(dst.Addr())}}
 	if t.node == nil {
 		t.node = &nodeState{}
 		l, err := nodeexec.New(c.gpu.g.Device(), t.rank, t.size, int(t.ctx.opts.nodeMax))
