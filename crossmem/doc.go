@@ -52,6 +52,6 @@
 // (or its read fails), as in exec.Call. Call is a state machine driven
 // like exec.Call (Begin, then Progress); a phase of reads runs to its end
 // inside one Progress, on the Pool's threads. The package is pure Go: the
-// reads go through a Reader, which package cexec implements with
+// reads go through a Reader, which package crossread implements with
 // process_vm_readv, and the tests with in-process copies.
 package crossmem

@@ -24,7 +24,7 @@ type Job struct {
 	Outs []Operand
 }
 
-// Reader reads other processes' memory: package cexec's CrossReader
+// Reader reads other processes' memory: package crossread's CrossReader
 // (process_vm_readv, on worker threads that stay awake between phases),
 // and the tests' in-process copies.
 type Reader interface {

@@ -10,9 +10,9 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/crossread"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/tune"
 )
@@ -90,7 +90,7 @@ func (t *Team) openCrossmem(all []card) {
 		return
 	}
 	own := all[t.rank].cross // this rank's own card: its threads split its parts
-	t.cross, t.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, int(own.threads), rand.Uint64()), decide
+	t.cross, t.crossDecide = crossmem.NewTeam(&crossread.CrossReader{}, int(own.threads), rand.Uint64()), decide
 }
 
 // runsCrossmem reports whether a call of B bytes (UCC's meaning: an

@@ -1,4 +1,4 @@
-package cexec
+package crossread
 
 import (
 	"bufio"
@@ -22,6 +22,13 @@ import (
 )
 
 const crossChildEnv = "GORING_CROSSREAD_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crossChildEnv) != "" {
+		crossChild() // TestCrossReaderReadsAnotherProcess's other process
+	}
+	os.Exit(m.Run())
+}
 
 // crossChildLen is the child's buffer: float32 i*0.5+1 at element i.
 const crossChildLen = 1<<20 + 12
