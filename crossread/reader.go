@@ -14,7 +14,7 @@ import (
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/exec/reduce"
 )
 
@@ -31,7 +31,7 @@ type CrossReader struct {
 	srcs []C.gx_xsrc_t
 }
 
-var _ crossmem.Reader = (*CrossReader)(nil)
+var _ direct.Reader = (*CrossReader)(nil)
 
 // Pid is this process's id.
 func (*CrossReader) Pid() int64 { return int64(os.Getpid()) }
@@ -50,7 +50,7 @@ func (*CrossReader) Read(dst []byte, pid int64, addr uint64) error {
 
 // Run does the jobs on up to threads threads: the caller's and the
 // process's C workers, which stay awake between a collective's phases.
-func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll.Op) error {
+func (x *CrossReader) Run(jobs []direct.Job, threads int, d coll.Dtype, o coll.Op) error {
 	esize := max(d.Size(), 1)
 	x.jobs, x.srcs = x.jobs[:0], x.srcs[:0]
 	nsrc := 0

@@ -1,4 +1,4 @@
-package onedevice
+package direct
 
 import (
 	"errors"
@@ -7,77 +7,28 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
-	"github.com/goring-hpc/goring/sched"
 )
-
-// Mapper names a rank's buffers for the leader and opens them there:
-// package cudaexec's Engine (CUDA IPC handles, mappings cached per peer
-// and allocation) and exec/fakedev's for the tests.
-type Mapper interface {
-	// Export is the key of the allocation that holds r, and r's offset
-	// in it (at most MaxKeyLen bytes).
-	Export(r exec.Region) (key []byte, off int64, err error)
-	// Map is n bytes at off of peer's allocation key, as the leader's
-	// device work on memory type on addresses it. The mapping is the
-	// mapper's to keep; it stays open at least until Release.
-	Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error)
-	// Release says a call no longer uses a mapping Map returned.
-	Release(peer int, key []byte)
-}
-
-// Algorithm is the name of the leader algorithms in package sched: on a
-// team whose ranks share one GPU, a call of one of them on device memory
-// runs here instead of as the program's messages.
-const Algorithm = "leader"
-
-// Runs reports whether a call of alg on c by a team of size ranks that
-// share one GPU runs here, its buffers on the device: the leader
-// algorithm, of a collective this package serves. The team layer and
-// goring bench choose by it alike.
-func Runs(alg string, c coll.Collective, size int) bool {
-	return alg == Algorithm && Serves(c, size)
-}
-
-// Serves reports whether c on a team of size ranks has a leader algorithm
-// here: allreduce, allgather and bcast at any size, reduce_scatter while
-// one fused step serves a block (up to exec.MultiMax ranks,
-// ReduceScatterPlan).
-func Serves(c coll.Collective, size int) bool {
-	switch c {
-	case coll.Allreduce, coll.Allgather, coll.Bcast:
-		return true
-	case coll.ReduceScatter:
-		return size <= exec.MultiMax
-	}
-	return false
-}
-
-// InOrder is what a LocalExecutor implements to say that the steps it is
-// given run in the order given (one GPU stream): the leader then starts a
-// whole plan at once instead of waiting for each op's dependencies.
-type InOrder interface{ InOrder() bool }
 
 // Config is one call.
 type Config struct {
-	Collective coll.Collective // allreduce, allgather, reduce_scatter or bcast
+	Collective coll.Collective
 	Rank, Size int
 	Root       int // a bcast's
 	// Src and Dst are this rank's buffers: B and B bytes for an
 	// allreduce, B and Size*B for an allgather, Size*B and B for a
 	// reduce_scatter, B and B for a bcast (the root's Src is the input;
-	// UCC gives one buffer, Src is Dst). In place,
-	// Src is Dst (an allreduce), Dst is Src's block Rank (a
-	// reduce_scatter) or Src is Dst's block Rank (an allgather).
+	// UCC gives one buffer, Src is Dst). In place, Src is Dst (an
+	// allreduce), Dst is Src's block Rank (a reduce_scatter) or Src is
+	// Dst's block Rank (an allgather).
 	Src, Dst  exec.Region
 	Dtype     coll.Dtype
 	Op        coll.Op
 	Transport exec.Transport
-	Mapper    Mapper
-	// Local runs the leader's copies and reductions (rank 0 only).
-	Local exec.LocalExecutor
-	// Fuse bounds the operands of one op where Local runs exec.MultiOps
-	// (0: exec.MultiMax; 1: pairwise ops only). Only rank 0's counts.
-	Fuse int
+	// The backend, exactly one: Device (rank 0 maps every rank's buffers
+	// and does the work on its executor) or Host (every rank reads its
+	// part of the peers' buffers).
+	Device *Device
+	Host   *Host
 	// Watch checks the peers while the call waits (nil: none); Deadline
 	// ends a call that has not finished by then (zero: none). See exec's
 	// timeout policy.
@@ -85,145 +36,218 @@ type Config struct {
 	Deadline time.Time
 }
 
+// backend is what differs between the two ways of reaching the peers'
+// buffers; the protocol (Call) is the same for both.
+type backend interface {
+	// check refuses a call the backend cannot run (Begin's checks).
+	check(cfg *Config) error
+	// everyone reports whether every rank works on the peers' buffers
+	// (host) or rank 0 alone does (device).
+	everyone() bool
+	// fallback is the sentinel of a call no rank could reach the buffers
+	// of: ErrUnmapped, ErrUnreadable.
+	fallback() error
+	// arrive writes this rank's names of its buffers (b, at most
+	// msgLen-bodyAt bytes); an error says why it cannot take part.
+	arrive(c *Call, b []byte) error
+	// open makes a working rank's access to every peer's buffers from
+	// their ARRIVEs (bodies: index rank, this rank's nil); an error
+	// wrapping fallback() ends the call alike with the fallback.
+	open(c *Call, bodies [][]byte) error
+	// verdict reports whether the ranks must first tell each other
+	// whether they can read the others (a VERDICT round), and probe is
+	// this rank's answer; passed records a round every rank passed.
+	verdict() bool
+	probe(c *Call) error
+	passed()
+	// work does (or starts) this rank's part; moved says it changed
+	// something, done that the part is over. poll is its turn while it
+	// waits; step takes a completion of its own (ownsToken).
+	work(c *Call) (moved, done bool, err error)
+	poll(c *Call, now time.Time, wait *time.Time) (bool, error)
+	ownsToken(c *Call, tok uint64) bool
+	step(c *Call, comp exec.Completion) error
+	// stop ends the work early (what is running stops touching the
+	// buffers before it returns) and releases what open made; it returns
+	// what the stopping said.
+	stop(c *Call) []error
+	// timing is where the phases' times go (nil: nowhere).
+	timing() *Stats
+}
+
 type callState int
 
 const (
 	stIdle      callState = iota
-	stArriving            // the leader waits for ARRIVEs; a rank for FINISH
-	stRunning             // the leader's plan is on the device
-	stFinishing           // the leader waits for its FINISH sends
+	stArriving            // a working rank waits for every ARRIVE
+	stVerdict             // waiting for every VERDICT
+	stWorking             // this rank's part is running
+	stFinishing           // waiting for every worker's DONE and this rank's sends
+	stEnding              // ending with err once this rank's sends are done
 	stDone
 	stFailed
 )
 
-// Token kinds: the high byte marks the package's tokens (bit 63 clear, as
-// exec.Completion asks of callers that are not transports).
+// Tokens: the high byte marks the package's (bit 63 clear, as
+// exec.Completion asks of callers that are not transports); then the
+// call's epoch, the kind (a message's tag, +kinds for a send; kindWork
+// for the backend's own) and the peer or the backend's index.
 const (
-	tokenMark  = uint64(0x4f) << 56
-	kindArrive = 0
-	kindFinish = 1
-	kindOp     = 2
+	tokenMark = uint64(0x44) << 56
+	kindWork  = 2 * kinds
 )
 
-// Call is one call of the protocol, driven like exec.Call. A Call can be
-// reused for the next call of the same team.
+// Call is one call of the protocol, driven like exec.Call: Begin, then
+// Progress with a zero wait from a progress function, or exec.Drive. A
+// Call can be reused for the next call of the same team.
 type Call struct {
 	cfg      Config
+	be       backend
 	epoch    uint32
 	state    callState
 	err      error
-	failure  error             // the leader's reason, sent to every rank in FINISH
-	pace     exec.Pace         // the deadline and the watch
-	arrive   [][arriveLen]byte // the leader's receive buffers (index: rank); a rank's own at [0]
-	finish   [finishLen]byte
+	ending   error // stEnding's error
+	pace     exec.Pace
+	in       [][msgLen]byte      // receive buffers, index kind*Size + peer
+	out      [kinds][msgLen]byte // this rank's message of each kind, the same to every peer
+	got      [kinds]int
 	inflight map[uint64]bool // transport operations posted and not completed
-	arrived  int
+	comps    []exec.Completion
+	mark     time.Time // the end of the last phase timed (Stats)
 
-	ops     []Op
-	started []bool
-	done    []bool
-	nDone   int
-	mapped  []mappedKey
-	comps   []exec.Completion
-	multi   exec.MultiOp // the fused op being handed over (no allocation per op)
+	bodies  [][]byte // the peers' ARRIVE bodies, index rank
+	scratch Stats    // the phases' times where the backend keeps none
+
+	dev  deviceCall // the device backend's state
+	host hostCall   // the host backend's
 }
 
-type mappedKey struct {
-	peer int
-	key  []byte
-}
-
-func (c *Call) token(kind, idx int) uint64 {
+func (c *Call) token(kind, idx int, send bool) uint64 {
+	if send {
+		kind += kinds
+	}
 	return tokenMark | uint64(c.epoch&0xffff)<<32 | uint64(kind)<<24 | uint64(idx)
 }
 
-func split(tok uint64) (epoch uint32, kind, idx int) {
-	return uint32(tok>>32) & 0xffff, int(tok>>24) & 0xff, int(tok & 0xffffff)
+func split(tok uint64) (epoch uint32, kind, idx int, send bool) {
+	k := int(tok>>24) & 0xff
+	if k < 2*kinds {
+		send, k = k >= kinds, k%kinds
+	}
+	return uint32(tok>>32) & 0xffff, k, int(tok & 0xffffff), send
 }
 
-// Begin starts the call: a rank exports its buffers and sends ARRIVE, the
-// leader posts its receives. Nothing blocks.
+// worker reports whether rank q works on the peers' buffers.
+func (c *Call) worker(q int) bool { return q == 0 || c.be.everyone() }
+
+// workers is the number of working ranks other than this one.
+func (c *Call) workers() int {
+	if c.be.everyone() {
+		return c.cfg.Size - 1
+	}
+	if c.cfg.Rank == 0 {
+		return 0
+	}
+	return 1
+}
+
+// Begin starts the call: it posts every receive the call needs and sends
+// ARRIVE to the working ranks. Nothing blocks.
 func (c *Call) Begin(cfg Config) error {
-	if !Serves(cfg.Collective, cfg.Size) {
-		return fmt.Errorf("onedevice: no leader algorithm for %s on %d ranks", cfg.Collective, cfg.Size)
+	var be backend
+	switch {
+	case cfg.Device != nil && cfg.Host == nil:
+		be = cfg.Device
+	case cfg.Host != nil && cfg.Device == nil:
+		be = cfg.Host
+	default:
+		return errors.New("direct: a call needs one backend, Device or Host")
 	}
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || cfg.Size > 1<<12 {
-		return fmt.Errorf("onedevice: rank %d of a team of %d", cfg.Rank, cfg.Size)
+		return fmt.Errorf("direct: rank %d of a team of %d", cfg.Rank, cfg.Size)
 	}
-	if cfg.Collective == coll.Bcast && (cfg.Root < 0 || cfg.Root >= cfg.Size) {
-		return fmt.Errorf("onedevice: bcast root %d of a team of %d", cfg.Root, cfg.Size)
+	if err := be.check(&cfg); err != nil {
+		return fmt.Errorf("direct: %w", err)
 	}
-	*c = Call{cfg: cfg, epoch: c.epoch + 1, arrive: c.arrive[:0], inflight: c.inflight, comps: c.comps[:0],
-		pace: exec.Pace{Deadline: cfg.Deadline, Watch: cfg.Watch}}
-	c.pace.Begin(time.Now())
+	P := cfg.Size
+	*c = Call{cfg: cfg, be: be, epoch: c.epoch + 1, in: c.in[:0], inflight: c.inflight, comps: c.comps[:0],
+		pace: exec.Pace{Deadline: cfg.Deadline, Watch: cfg.Watch}, bodies: c.bodies[:0], dev: c.dev.reuse(), host: c.host.reuse()}
+	c.mark = time.Now()
+	c.pace.Begin(c.mark)
 	if c.inflight == nil {
 		c.inflight = map[uint64]bool{}
 	}
 	clear(c.inflight)
-	c.state = stArriving
-	if cfg.Rank != 0 {
-		return c.beginRank()
+	for len(c.in) < kinds*P {
+		c.in = append(c.in, [msgLen]byte{})
 	}
-	for len(c.arrive) < cfg.Size {
-		c.arrive = append(c.arrive, [arriveLen]byte{})
-	}
-	for r := 1; r < cfg.Size; r++ {
-		p := exec.Post{Peer: r, Tag: tagArrive, Buf: exec.HostRegion(c.arrive[r][:]), Token: c.token(kindArrive, r)}
-		if err := c.post(cfg.Transport.PostRecv, &p); err != nil {
+	me := cfg.Rank
+	verdict := be.everyone() && be.verdict()
+	for q := 0; q < P; q++ {
+		if q == me {
+			continue
+		}
+		if c.worker(me) {
+			if err := c.recv(tagArrive, q); err != nil {
+				return c.fail(err)
+			}
+		}
+		if !c.worker(q) {
+			continue
+		}
+		if verdict {
+			if err := c.recv(tagVerdict, q); err != nil {
+				return c.fail(err)
+			}
+		}
+		if err := c.recv(tagDone, q); err != nil {
 			return c.fail(err)
 		}
 	}
-	return nil
+	b := c.out[tagArrive][:]
+	putArrive(b, cfg.Src.Len(), cfg.Dst.Len())
+	if err := be.arrive(c, b[bodyAt:]); err != nil {
+		putWord(b, fmt.Errorf("cannot %w", err), be.fallback())
+	}
+	c.state = stFinishing
+	if c.worker(me) {
+		c.state = stArriving
+	}
+	return c.sendAll(tagArrive)
 }
 
-// beginRank exports this rank's buffers, posts the receive of FINISH and
-// sends ARRIVE (or the reason the buffers cannot be exported, so that the
-// leader fails the call on every rank alike).
-func (c *Call) beginRank() error {
-	c.arrive = append(c.arrive, [arriveLen]byte{})
-	b := c.arrive[0][:]
-	src, serr := c.export(c.cfg.Src)
-	dst, derr := c.export(c.cfg.Dst)
-	if err := errors.Join(serr, derr); err != nil {
-		putArriveFailed(b, err.Error())
-	} else {
-		putArrive(b, src, dst)
-	}
-	t := c.cfg.Transport
-	fin := exec.Post{Peer: 0, Tag: tagFinish, Buf: exec.HostRegion(c.finish[:]), Token: c.token(kindFinish, 0)}
-	if err := c.post(t.PostRecv, &fin); err != nil {
-		return c.fail(err)
-	}
-	arr := exec.Post{Peer: 0, Tag: tagArrive, Buf: exec.HostRegion(b), Token: c.token(kindArrive, 0)}
-	if err := c.post(t.PostSend, &arr); err != nil {
-		return c.fail(err)
-	}
-	return nil
-}
-
-func (c *Call) export(r exec.Region) (bufferKey, error) {
-	key, off, err := c.cfg.Mapper.Export(r)
-	if err == nil && len(key) > MaxKeyLen {
-		err = fmt.Errorf("a key of %d bytes, at most %d", len(key), MaxKeyLen)
-	}
-	if err != nil {
-		return bufferKey{}, fmt.Errorf("%v: %w", r, err)
-	}
-	return bufferKey{key: key, off: off, len: r.Len()}, nil
+func (c *Call) recv(kind, q int) error {
+	p := exec.Post{Peer: q, Tag: uint32(kind), Buf: exec.HostRegion(c.in[kind*c.cfg.Size+q][:]), Token: c.token(kind, q, false)}
+	return c.post(c.cfg.Transport.PostRecv, &p)
 }
 
 func (c *Call) post(f func(*exec.Post) error, p *exec.Post) error {
 	if err := f(p); err != nil {
-		return fmt.Errorf("onedevice: rank %d, message to or from rank %d: %w", c.cfg.Rank, p.Peer, err)
+		return fmt.Errorf("direct: rank %d, message to or from rank %d: %w", c.cfg.Rank, p.Peer, err)
 	}
 	c.inflight[p.Token] = true
 	return nil
 }
 
+// sendAll sends this rank's message of kind to every peer it is for:
+// ARRIVE and VERDICT to the working ranks, DONE to every rank.
+func (c *Call) sendAll(kind int) error {
+	for q := 0; q < c.cfg.Size; q++ {
+		if q == c.cfg.Rank || (kind != tagDone && !c.worker(q)) {
+			continue
+		}
+		p := exec.Post{Peer: q, Tag: uint32(kind), Buf: exec.HostRegion(c.out[kind][:]), Token: c.token(kind, q, true)}
+		if err := c.post(c.cfg.Transport.PostSend, &p); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
 // Progress moves the call on until it is done or nothing happens by wait
 // (a zero wait polls once). It returns done once this rank's part is over
-// (for a rank: its results are in its buffers), and the call's error on
-// failure; later calls return the same.
+// (its results are in its buffers and no rank works on its buffers any
+// more), and the call's error on failure; later calls return the same.
 func (c *Call) Progress(wait time.Time) (bool, error) {
 	for {
 		switch c.state {
@@ -239,17 +263,24 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 		}
 		now := time.Now()
 		if err := c.pace.Check(now, &wait); err != nil {
-			return false, c.fail(fmt.Errorf("onedevice: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), err))
+			return false, c.fail(fmt.Errorf("direct: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), err))
 		}
-		if stepped, err := c.pollDevice(now, &wait); err != nil {
-			return false, c.fail(err)
-		} else if stepped {
-			continue
+		if c.state == stWorking {
+			stepped, err := c.be.poll(c, now, &wait)
+			if err != nil {
+				if err := c.workFailed(err); err != nil {
+					return false, c.fail(err)
+				}
+				continue
+			}
+			if stepped {
+				continue
+			}
 		}
 		comps, err := c.cfg.Transport.Wait(wait, c.comps[:0])
 		c.comps = comps[:0]
 		if err != nil {
-			return false, c.fail(fmt.Errorf("onedevice: rank %d: transport: %w", c.cfg.Rank, err))
+			return false, c.fail(fmt.Errorf("direct: rank %d: transport: %w", c.cfg.Rank, err))
 		}
 		if len(comps) == 0 {
 			return false, nil
@@ -263,277 +294,186 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 }
 
 // advance takes the steps the state allows; moved says something changed.
-func (c *Call) advance() (moved bool, err error) {
-	switch {
-	case c.state == stArriving && c.cfg.Rank != 0:
-		if len(c.inflight) == 0 {
-			c.state = stDone
-			if err := readFinish(c.finish[:]); err != nil {
-				return true, fmt.Errorf("onedevice: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, err)
+func (c *Call) advance() (bool, error) {
+	switch c.state {
+	case stArriving:
+		if c.got[tagArrive] < c.cfg.Size-1 {
+			return false, nil
+		}
+		c.lap(&c.statsOr().Arrive)
+		if err := c.openPeers(); err != nil {
+			// A verdict every rank reaches alike (each saw every ARRIVE)
+			// needs no word; the leader's alone goes out in DONE.
+			if c.be.everyone() {
+				c.end(err)
+				return true, nil
 			}
+			return true, c.finish(err)
+		}
+		if c.be.everyone() && c.be.verdict() {
+			c.state = stVerdict
+			putWord(c.out[tagVerdict][:], c.be.probe(c), nil)
+			return true, c.sendAll(tagVerdict)
+		}
+		c.state = stWorking
+		return true, nil
+	case stVerdict:
+		if c.got[tagVerdict] < c.cfg.Size-1 {
+			return false, nil
+		}
+		errs := []error{readWord(c.out[tagVerdict][:])}
+		for q := 0; q < c.cfg.Size; q++ {
+			if q != c.cfg.Rank {
+				if err := readWord(c.in[tagVerdict*c.cfg.Size+q][:]); err != nil {
+					errs = append(errs, rankErr(q, err))
+				}
+			}
+		}
+		if err := errors.Join(errs...); err != nil {
+			c.be.stop(c)
+			c.end(fallback{c.be.fallback(), err})
 			return true, nil
 		}
-	case c.state == stArriving && c.arrived == c.cfg.Size-1:
-		if err := c.plan(); err != nil {
-			c.failure = err
-			return true, c.sendFinish()
-		}
-		c.state = stRunning
-		if _, err := c.startOps(); err != nil {
-			return true, c.leaderFail(err)
-		}
+		c.be.passed()
+		c.lap(&c.statsOr().Verdict)
+		c.state = stWorking
 		return true, nil
-	case c.state == stRunning:
-		if c.nDone == len(c.ops) {
-			c.release()
-			return true, c.sendFinish()
-		}
-		started, err := c.startOps()
+	case stWorking:
+		moved, done, err := c.be.work(c)
 		if err != nil {
-			return true, c.leaderFail(err)
+			return true, c.workFailed(err)
 		}
-		return started, nil
-	case c.state == stFinishing && len(c.inflight) == 0:
-		if c.failure != nil {
-			c.state, c.err = stFailed, fmt.Errorf("onedevice: rank 0 %s: %w", c.cfg.Collective, c.failure)
+		if done {
+			c.be.stop(c)
+			c.lap(&c.statsOr().Work)
+			return true, c.finish(nil)
+		}
+		return moved, nil
+	case stFinishing:
+		if c.got[tagDone] == c.workers() && len(c.inflight) == 0 {
+			c.state = stDone
+			c.lap(&c.statsOr().Done)
+			c.statsOr().Calls++
+			return true, nil
+		}
+	case stEnding:
+		if len(c.inflight) == 0 {
+			c.state, c.err = stFailed, c.ending
 			return false, c.err
 		}
-		c.state = stDone
-		return true, nil
 	}
 	return false, nil
 }
 
-// plan maps every rank's buffers and makes the call's ops.
-func (c *Call) plan() error {
-	n := c.cfg.Size
-	srcs, dsts := make([]exec.Region, n), make([]exec.Region, n)
-	srcs[0], dsts[0] = c.cfg.Src, c.cfg.Dst
-	// Buffers that cannot be exported or mapped make the call ErrUnmapped
-	// (the caller may run it another way); ranks that disagree on its
-	// size fail it.
-	var errs, disagree []error
-	for r := 1; r < n; r++ {
-		src, dst, err := readArrive(c.arrive[r][:], r)
-		if err == nil {
-			srcs[r], err = c.open(r, src)
-		}
-		if err == nil {
-			dsts[r], err = c.open(r, dst)
-		}
-		if err != nil {
-			errs = append(errs, err)
+// openPeers reads every ARRIVE and has the backend open the peers'
+// buffers: a rank that cannot take part, or buffers the backend cannot
+// open, make the call end with the fallback; buffers of other lengths
+// than this rank's fail it.
+func (c *Call) openPeers() error {
+	P := c.cfg.Size
+	var cannot, disagree []error
+	bodies := c.bodies[:0]
+	for q := 0; q < P; q++ {
+		bodies = append(bodies, nil)
+		if q == c.cfg.Rank {
 			continue
 		}
-		if srcs[r].Len() != c.cfg.Src.Len() || dsts[r].Len() != c.cfg.Dst.Len() {
-			disagree = append(disagree, fmt.Errorf("rank %d's buffers hold %d and %d bytes, rank 0's %d and %d: the ranks disagree on the call", r, srcs[r].Len(), dsts[r].Len(), c.cfg.Src.Len(), c.cfg.Dst.Len()))
+		b := c.in[tagArrive*P+q][:]
+		srcLen, dstLen, err := arriveLens(b)
+		if err != nil {
+			cannot = append(cannot, fmt.Errorf("rank %d %w", q, err))
+			continue
 		}
-	}
-	if len(errs)+len(disagree) > 0 {
-		c.release()
-		if len(disagree) > 0 {
-			return errors.Join(append(disagree, errs...)...)
+		if srcLen != c.cfg.Src.Len() || dstLen != c.cfg.Dst.Len() {
+			disagree = append(disagree, fmt.Errorf("rank %d's buffers hold %d and %d bytes, rank %d's %d and %d: the ranks disagree on the call",
+				q, srcLen, dstLen, c.cfg.Rank, c.cfg.Src.Len(), c.cfg.Dst.Len()))
 		}
-		return unmapped{errors.Join(errs...)}
+		bodies[q] = b[bodyAt:]
 	}
-	fuse := 1
-	if _, ok := c.cfg.Local.(exec.MultiLocal); ok {
-		fuse = exec.MultiMax
-		if c.cfg.Fuse > 0 {
-			fuse = min(c.cfg.Fuse, exec.MultiMax)
-		}
+	c.bodies = bodies
+	if len(disagree) > 0 {
+		return errors.Join(append(disagree, cannot...)...)
 	}
-	switch c.cfg.Collective {
-	case coll.Allreduce:
-		c.ops = AllreducePlan(srcs, dsts, fuse)
-	case coll.Allgather:
-		c.ops = AllgatherPlan(srcs, dsts, fuse)
-	case coll.ReduceScatter:
-		if n > fuse {
-			c.release()
-			return fmt.Errorf("a reduce_scatter on one device is one fused step per block: at most %d ranks with this executor, not %d", fuse, n)
-		}
-		c.ops = ReduceScatterPlan(srcs, dsts)
-	case coll.Bcast:
-		c.ops = BcastPlan(srcs, dsts, c.cfg.Root, fuse)
+	if len(cannot) > 0 {
+		return fallback{c.be.fallback(), errors.Join(cannot...)}
 	}
-	c.started, c.done = make([]bool, len(c.ops)), make([]bool, len(c.ops))
-	return nil
+	return c.be.open(c, bodies)
 }
 
-func (c *Call) open(peer int, k bufferKey) (exec.Region, error) {
-	r, err := c.cfg.Mapper.Map(peer, k.key, k.off, k.len, c.cfg.Dst.Mem())
+// workFailed ends this rank's part because of err: what runs is stopped
+// and every rank is told why.
+func (c *Call) workFailed(err error) error {
+	errs := c.be.stop(c)
+	return c.finish(errors.Join(append([]error{err}, errs...)...))
+}
+
+// finish says DONE (err: why this rank failed) and waits for every
+// working peer's; where this rank failed, DONE carries why, so that no
+// peer waits for it, and the call ends with err once the sends are out.
+func (c *Call) finish(err error) error {
+	putWord(c.out[tagDone][:], err, c.be.fallback())
+	if serr := c.sendAll(tagDone); serr != nil {
+		return serr
+	}
 	if err != nil {
-		return r, fmt.Errorf("mapping rank %d's buffer: %w", peer, err)
-	}
-	c.mapped = append(c.mapped, mappedKey{peer, k.key})
-	return r, nil
-}
-
-func (c *Call) release() {
-	for _, m := range c.mapped {
-		c.cfg.Mapper.Release(m.peer, m.key)
-	}
-	c.mapped = c.mapped[:0]
-}
-
-// startOps hands the executor every op it may run now: all of them for an
-// in-order executor, else those whose dependencies have finished. It
-// reports whether it started any.
-func (c *Call) startOps() (bool, error) {
-	inOrder := false
-	if o, ok := c.cfg.Local.(InOrder); ok {
-		inOrder = o.InOrder()
-	}
-	any := false
-	for i := range c.ops {
-		if c.started[i] || (!inOrder && !c.ready(i)) {
-			continue
-		}
-		any = true
-		op := &c.ops[i]
-		c.started[i] = true
-		done, err := c.launch(i, op)
-		if err != nil {
-			return any, fmt.Errorf("%s %d of %d: %w", opName(op.Kind), i, len(c.ops), err)
-		}
-		if done {
-			c.done[i] = true
-			c.nDone++
-		}
-	}
-	return any, nil
-}
-
-// launch hands op i to the executor: a fused op as one exec.MultiOp.
-func (c *Call) launch(i int, op *Op) (bool, error) {
-	tok := c.token(kindOp, i)
-	if op.fused() {
-		ml, ok := c.cfg.Local.(exec.MultiLocal)
-		if !ok {
-			return true, fmt.Errorf("the executor runs no fused steps")
-		}
-		c.multi = exec.MultiOp{Token: tok, Kind: op.Kind, Dsts: op.Dsts, Srcs: op.Srcs, Dtype: c.cfg.Dtype, Op: c.cfg.Op}
-		return ml.LocalMulti(&c.multi)
-	}
-	lop := exec.LocalOp{Step: i, Token: tok, Kind: op.Kind, Dst: op.Dsts[0], Src: op.Srcs[0], Dtype: c.cfg.Dtype, Op: c.cfg.Op}
-	return c.cfg.Local.Local(&lop)
-}
-
-func (c *Call) ready(i int) bool {
-	for _, d := range c.ops[i].Deps {
-		if !c.done[d] {
-			return false
-		}
-	}
-	return true
-}
-
-func opName(k sched.StepOp) string {
-	if k == sched.OpReduce {
-		return "reduction"
-	}
-	return "copy"
-}
-
-// leaderFail ends the leader's plan because of err: the ops still on the
-// device are cancelled (which waits until they no longer touch any
-// buffer), and every rank is told why.
-func (c *Call) leaderFail(err error) error {
-	errs := c.cancelOps()
-	c.release()
-	c.failure = errors.Join(append([]error{err}, errs...)...)
-	return c.sendFinish()
-}
-
-// cancelOps withdraws the ops started and not finished (the executor's
-// Cancel returns once an op no longer touches its buffers) and marks them
-// done; it returns what the cancellations said.
-func (c *Call) cancelOps() []error {
-	async, ok := c.cfg.Local.(exec.AsyncLocal)
-	if !ok {
+		c.end(err)
 		return nil
 	}
-	var errs []error
-	for i := range c.ops {
-		if c.started[i] && !c.done[i] {
-			errs = append(errs, async.Cancel(c.token(kindOp, i)))
-			c.done[i] = true
-		}
-	}
-	return errs
+	c.state = stFinishing
+	return nil
 }
 
-// sendFinish tells every rank the outcome (c.failure, nil: ok).
-func (c *Call) sendFinish() error {
-	c.state = stFinishing
-	putFinish(c.finish[:], c.failure)
-	for r := 1; r < c.cfg.Size; r++ {
-		p := exec.Post{Peer: r, Tag: tagFinish, Buf: exec.HostRegion(c.finish[:]), Token: c.token(kindFinish, r)}
-		if err := c.post(c.cfg.Transport.PostSend, &p); err != nil {
-			return err
+// end ends the call with err once this rank's sends are done; the
+// receives it no longer needs are withdrawn.
+func (c *Call) end(err error) {
+	for tok := range c.inflight {
+		if _, _, _, send := split(tok); !send {
+			c.cfg.Transport.Cancel(tok)
+			delete(c.inflight, tok)
 		}
 	}
-	return nil
+	c.state, c.ending = stEnding, fmt.Errorf("direct: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, err)
 }
 
 // complete feeds one completion.
 func (c *Call) complete(comp exec.Completion) error {
-	epoch, kind, idx := split(comp.Token)
+	epoch, kind, q, send := split(comp.Token)
 	if comp.Token&(0xff<<56) != tokenMark || epoch != c.epoch&0xffff {
 		return nil // an earlier call's
 	}
-	if kind == kindOp {
-		if idx >= len(c.ops) || c.done[idx] {
+	if kind == kindWork {
+		if c.state != stWorking || !c.be.ownsToken(c, comp.Token) {
 			return nil
 		}
-		c.done[idx] = true
-		if comp.Err != nil && c.state == stRunning {
-			return c.leaderFail(fmt.Errorf("%s %d of %d: %w", opName(c.ops[idx].Kind), idx, len(c.ops), comp.Err))
+		if err := c.be.step(c, comp); err != nil {
+			return c.workFailed(err)
 		}
-		c.nDone++
 		return nil
 	}
 	if !c.inflight[comp.Token] {
-		return nil
+		return nil // withdrawn
 	}
 	delete(c.inflight, comp.Token)
 	if comp.Err != nil {
-		return fmt.Errorf("onedevice: rank %d %s, message with rank %d: %w", c.cfg.Rank, c.cfg.Collective, idx, comp.Err)
+		return fmt.Errorf("direct: rank %d %s, message with rank %d: %w", c.cfg.Rank, c.cfg.Collective, q, comp.Err)
 	}
-	if kind == kindArrive && c.cfg.Rank == 0 {
-		if comp.Len != arriveLen {
-			return fmt.Errorf("onedevice: rank %d sent %d bytes where its buffers' names take %d", idx, comp.Len, arriveLen)
+	if send {
+		return nil
+	}
+	if comp.Len != msgLen {
+		return fmt.Errorf("direct: rank %d sent %d bytes where the protocol's messages take %d", q, comp.Len, msgLen)
+	}
+	c.got[kind]++
+	if kind == tagDone {
+		if err := readWord(c.in[kind*c.cfg.Size+q][:]); err != nil {
+			err = fmt.Errorf("direct: rank %d %s: rank %d failed the call: %w", c.cfg.Rank, c.cfg.Collective, q, err)
+			if isFallback(err) {
+				err = fallback{c.be.fallback(), err}
+			}
+			return err
 		}
-		c.arrived++
-	}
-	if kind == kindFinish && c.cfg.Rank != 0 && comp.Len != finishLen {
-		return fmt.Errorf("onedevice: rank 0 sent %d bytes where the outcome takes %d", comp.Len, finishLen)
 	}
 	return nil
-}
-
-// pollDevice feeds the executor's finished ops and, while ops are on the
-// device, bounds the wait by its poll interval (as exec.Call does).
-func (c *Call) pollDevice(now time.Time, wait *time.Time) (bool, error) {
-	async, _ := c.cfg.Local.(exec.AsyncLocal)
-	if c.state != stRunning || async == nil || async.Pending() == 0 {
-		return false, nil
-	}
-	comps := async.Poll(c.comps[:0])
-	c.comps = comps[:0]
-	for _, comp := range comps {
-		if err := c.complete(comp); err != nil {
-			return false, err
-		}
-	}
-	if len(comps) > 0 {
-		return true, nil
-	}
-	if next := now.Add(exec.PollIntervalOf(async)); wait.After(next) {
-		*wait = next
-	}
-	return false, nil
 }
 
 // Abort ends an unfinished call (a caller giving up): what is in flight
@@ -542,22 +482,38 @@ func (c *Call) Abort(cause error) error {
 	if c.state == stDone || c.state == stFailed {
 		return c.err
 	}
-	return c.fail(fmt.Errorf("onedevice: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, cause))
+	return c.fail(fmt.Errorf("direct: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, cause))
 }
 
-// fail cancels what is in flight and records err. Device ops still
-// running are waited for by the executor's Cancel, so no op touches the
-// buffers once fail returns.
+// fail cancels what is in flight and records err. No work touches the
+// buffers once it returns: the backend's stop waits for that.
 func (c *Call) fail(err error) error {
 	if c.state == stFailed {
 		return c.err
 	}
-	errs := append([]error{err}, c.cancelOps()...)
+	errs := []error{err}
+	if c.be != nil {
+		errs = append(errs, c.be.stop(c)...)
+	}
 	for tok := range c.inflight {
 		errs = append(errs, c.cfg.Transport.Cancel(tok))
 		delete(c.inflight, tok)
 	}
-	c.release()
 	c.state, c.err = stFailed, errors.Join(errs...)
 	return c.err
+}
+
+// lap adds the time since the last mark to *d.
+func (c *Call) lap(d *time.Duration) {
+	now := time.Now()
+	*d += now.Sub(c.mark)
+	c.mark = now
+}
+
+// statsOr is the backend's Stats, or a scratch one where it keeps none.
+func (c *Call) statsOr() *Stats {
+	if s := c.be.timing(); s != nil {
+		return s
+	}
+	return &c.scratch
 }

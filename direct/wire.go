@@ -1,4 +1,4 @@
-package onedevice
+package direct
 
 import (
 	"encoding/binary"
@@ -6,108 +6,113 @@ import (
 	"fmt"
 )
 
-// MaxKeyLen bounds a Mapper's key (ucxmp.MaxKeyLen, the same bound the
-// push protocol's clear-to-send has).
-const MaxKeyLen = 128
-
-// The call's two messages, on tags of their own (see Call).
+// The call's messages, each on a tag of its own (see Call).
 const (
-	tagArrive = 0
-	tagFinish = 1
+	tagArrive  = 0
+	tagVerdict = 1
+	tagDone    = 2
+	kinds      = 3
 )
 
-// arrive is a rank's ARRIVE message: its two buffers as the leader maps
-// them, or why it cannot export them.
+// msgLen is every message's length: a header, then an ARRIVE's names of
+// the buffers or a word's reason.
 //
-//	[0:4]   status (0 ok, 1 cannot export: the reason follows the header)
-//	[4:8]   key lengths: src (16 bits), dst (16 bits)
-//	[8:16]  src offset in its allocation   [16:24] src length
-//	[24:32] dst offset                     [32:40] dst length
-//	[40:]   src key, then dst key (or the reason)
-const arriveLen = 40 + 2*MaxKeyLen
-
-// finish is the leader's FINISH message: [0:4] status (0 ok, 1 failed, 2
-// the buffers cannot be mapped: run the call another way), [4:8] the
-// reason's length, then the reason.
-const finishLen = 8 + 248
+//	[0:4]   status: 0 ok, 1 failed, 2 the buffers cannot be reached
+//	        (every rank ends alike with the backend's fallback error)
+//	[4:8]   the reason's length (status not 0: the reason at [8:])
+//
+// ARRIVE, status 0:
+//
+//	[8:16]  source length   [16:24] result length
+//	[24:]   the backend's names of the buffers (bodyAt)
+//
+// A word (VERDICT, DONE) is the status and the reason.
+const msgLen = 320
 
 const (
 	statusOK       = 0
 	statusFailed   = 1
-	statusUnmapped = 2
+	statusFallback = 2
+	reasonAt       = 8
+	bodyAt         = 24
 )
 
-// ErrUnmapped is in the error of a call whose buffers the leader could not
-// map (a rank could not export them, or rank 0 could not open them): every
-// rank gets it alike, nothing was written, and the caller may run the
-// collective another way (the team layer runs sched's message form).
-var ErrUnmapped = errors.New("the leader cannot map every rank's buffers")
+var le = binary.LittleEndian
 
-// unmapped marks a reason as ErrUnmapped.
-type unmapped struct{ err error }
-
-func (u unmapped) Error() string   { return u.err.Error() }
-func (u unmapped) Unwrap() []error { return []error{ErrUnmapped, u.err} }
-
-type bufferKey struct {
-	key      []byte
-	off, len int64
-}
-
-func putArrive(b []byte, src, dst bufferKey) {
+// putArrive writes this rank's ARRIVE header; the backend writes the
+// body at bodyAt.
+func putArrive(b []byte, srcLen, dstLen int64) {
 	clear(b)
-	binary.LittleEndian.PutUint16(b[4:], uint16(len(src.key)))
-	binary.LittleEndian.PutUint16(b[6:], uint16(len(dst.key)))
-	binary.LittleEndian.PutUint64(b[8:], uint64(src.off))
-	binary.LittleEndian.PutUint64(b[16:], uint64(src.len))
-	binary.LittleEndian.PutUint64(b[24:], uint64(dst.off))
-	binary.LittleEndian.PutUint64(b[32:], uint64(dst.len))
-	copy(b[40:], src.key)
-	copy(b[40+len(src.key):], dst.key)
+	le.PutUint64(b[8:], uint64(srcLen))
+	le.PutUint64(b[16:], uint64(dstLen))
 }
 
-func putArriveFailed(b []byte, reason string) {
-	clear(b)
-	binary.LittleEndian.PutUint32(b, statusFailed)
-	binary.LittleEndian.PutUint16(b[4:], uint16(copy(b[40:], reason)))
-}
-
-// readArrive decodes rank's ARRIVE; the keys alias b.
-func readArrive(b []byte, rank int) (src, dst bufferKey, err error) {
-	sl, dl := int(binary.LittleEndian.Uint16(b[4:])), int(binary.LittleEndian.Uint16(b[6:]))
-	if binary.LittleEndian.Uint32(b) != statusOK {
-		return src, dst, fmt.Errorf("rank %d cannot export its buffers: %s", rank, b[40:40+min(sl, 2*MaxKeyLen)])
+// arriveLens are an ARRIVE's lengths, or why its rank cannot take part.
+func arriveLens(b []byte) (srcLen, dstLen int64, err error) {
+	if err := readWord(b); err != nil {
+		return 0, 0, err
 	}
-	if sl > MaxKeyLen || dl > MaxKeyLen {
-		return src, dst, fmt.Errorf("rank %d sent keys of %d and %d bytes, at most %d each", rank, sl, dl, MaxKeyLen)
-	}
-	src = bufferKey{key: b[40 : 40+sl], off: int64(binary.LittleEndian.Uint64(b[8:])), len: int64(binary.LittleEndian.Uint64(b[16:]))}
-	dst = bufferKey{key: b[40+sl : 40+sl+dl], off: int64(binary.LittleEndian.Uint64(b[24:])), len: int64(binary.LittleEndian.Uint64(b[32:]))}
-	return src, dst, nil
+	return int64(le.Uint64(b[8:])), int64(le.Uint64(b[16:])), nil
 }
 
-func putFinish(b []byte, err error) {
-	clear(b)
+// putWord writes a word: ok for nil, else err's reason, cut to fit, with
+// the status fallback where err is the backend's fallback.
+func putWord(b []byte, err error, fallback error) {
+	clear(b[:reasonAt])
 	if err == nil {
 		return
 	}
+	clear(b)
 	status := uint32(statusFailed)
-	if errors.Is(err, ErrUnmapped) {
-		status = statusUnmapped
+	if errors.Is(err, fallback) {
+		status = statusFallback
 	}
-	binary.LittleEndian.PutUint32(b, status)
-	binary.LittleEndian.PutUint32(b[4:], uint32(copy(b[8:], err.Error())))
+	le.PutUint32(b, status)
+	le.PutUint32(b[4:], uint32(copy(b[reasonAt:], err.Error())))
 }
 
-func readFinish(b []byte) error {
-	status := binary.LittleEndian.Uint32(b)
+// wordErr is a word's outcome: nil, or its reason, marked fallback where
+// the sender said so.
+type wordErr struct {
+	reason   string
+	fallback bool
+}
+
+func (w *wordErr) Error() string { return w.reason }
+
+func readWord(b []byte) error {
+	status := le.Uint32(b)
 	if status == statusOK {
 		return nil
 	}
-	n := min(int(binary.LittleEndian.Uint32(b[4:])), len(b)-8)
-	err := fmt.Errorf("rank 0 (the leader) failed the call: %s", b[8:8+n])
-	if status == statusUnmapped {
-		return unmapped{err}
-	}
-	return err
+	n := min(int(le.Uint32(b[4:])), len(b)-reasonAt)
+	return &wordErr{reason: string(b[reasonAt : reasonAt+n]), fallback: status == statusFallback}
 }
+
+// isFallback reports whether err is a word that said fallback.
+func isFallback(err error) bool {
+	var w *wordErr
+	return errors.As(err, &w) && w.fallback
+}
+
+// ErrUnmapped is in the error of a device call whose buffers the leader
+// could not map (a rank could not export them, or rank 0 could not open
+// them): every rank gets it alike, nothing was written, and the caller
+// may run the collective another way (the team layer runs sched's
+// message form).
+var ErrUnmapped = errors.New("the leader cannot map every rank's buffers")
+
+// ErrUnreadable is in the error of a host call some rank could not read a
+// peer's memory for, on the team's first call: every rank gets it alike,
+// nothing was written, and the caller may run the collective another way.
+var ErrUnreadable = errors.New("the ranks cannot read each other's memory")
+
+// fallback marks err as a backend's sentinel (ErrUnmapped, ErrUnreadable).
+type fallback struct {
+	sentinel, err error
+}
+
+func (f fallback) Error() string   { return f.err.Error() }
+func (f fallback) Unwrap() []error { return []error{f.sentinel, f.err} }
+
+func rankErr(rank int, err error) error { return fmt.Errorf("rank %d: %w", rank, err) }
