@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # cgo_flags.sh: prints the CGO_CFLAGS goring's builds use: the caller's
-# (default "-g -O2", cgo's own) plus a hash of the C headers that cgo
-# packages include from other folders (cexec/, ucx/; crossread/ compiles
-# cexec/reduce.c). Go's build
+# (default "-g -O2", cgo's own) plus a hash of the C files that cgo
+# packages include from other folders (cexec/ and ucx/ headers, and
+# cexec/reduce.c, which crossread/ compiles). Go's build
 # cache keys a cgo package on its own folder's files and on CGO_CFLAGS,
 # not on headers elsewhere, so without the hash a changed header left a
 # stale object in the cache (libgoring.so still reported API version 2
