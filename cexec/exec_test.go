@@ -20,9 +20,6 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	if os.Getenv(crossChildEnv) != "" {
-		crossChild() // TestCrossReaderReadsAnotherProcess's other process
-	}
 	if os.Getenv("UCX_WARN_UNUSED_ENV_VARS") == "" {
 		os.Setenv("UCX_WARN_UNUSED_ENV_VARS", "n")
 	}

@@ -4,8 +4,8 @@ import (
 	"fmt"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/model"
-	"github.com/goring-hpc/goring/onedevice"
 )
 
 // Shape is what the choice knows of a call and its team.
@@ -49,7 +49,7 @@ func (r Row) matches(s Shape) bool {
 		r.Push && !s.Push,
 		r.Pair && s.Size != 2,
 		r.Spread && (s.Size <= 2 || s.GPUs < s.Size),
-		r.Leader && !(s.Push && s.SharedGPU && s.Size > 1 && onedevice.Serves(s.Coll, s.Size)):
+		r.Leader && !(s.Push && s.SharedGPU && s.Size > 1 && direct.Serves(s.Coll, s.Size)):
 		return false
 	}
 	return true

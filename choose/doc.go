@@ -23,7 +23,7 @@
 // scores (package tune) predict the same choice: the team layer hands
 // its chooser to tune.Claims.
 //
-// The package is pure: no cgo, no I/O. It asks package onedevice only
+// The package is pure: no cgo, no I/O. It asks package direct only
 // whether the shared GPU's one-process engine serves a call
-// (onedevice.Serves), the condition of the leader row.
+// (direct.Serves), the condition of the leader row.
 package choose

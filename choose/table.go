@@ -27,7 +27,7 @@ type Row struct {
 	// Spread: only more than two ranks on a host with a GPU each.
 	Push, Pair, Spread bool
 	// Leader: only where every rank shares one GPU, the push engine is on
-	// and the one-process engine serves the call (onedevice.Serves).
+	// and the one-process engine serves the call (direct.Serves).
 	Leader bool
 	Alg    string
 	// Chunks is the pieces each transfer pipelines in (0: whole).
@@ -66,7 +66,7 @@ var Table = []Row{
 
 	// Device memory where every process shares one GPU: the leader
 	// algorithms, which the team layer runs as one process's copies and
-	// reductions over every rank's buffers (package onedevice), so the
+	// reductions over every rank's buffers (package direct's device backend), so the
 	// GPU never turns between the processes' contexts; docs/gpu.md "One
 	// process drives a shared GPU" has the measurements. Bcast keeps
 	// knomial: there the root alone pushes to its children, no turn

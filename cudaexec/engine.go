@@ -158,7 +158,7 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sc
 	return e.next, nil
 }
 
-// Map implements onedevice.Mapper: n bytes at off of the peer's
+// Map implements direct.Mapper: n bytes at off of the peer's
 // allocation key names, mapped into this process on device on.Device
 // (cached as Start's mappings are) and kept open until Release.
 func (e *Engine) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error) {
@@ -196,7 +196,7 @@ func (e *Engine) mappedRange(peer int, key []byte, off, n int64, ord int) (*cuda
 	return d, m, nil
 }
 
-// Release implements onedevice.Mapper: the mapping may be evicted again.
+// Release implements direct.Mapper: the mapping may be evicted again.
 func (e *Engine) Release(peer int, key []byte) {
 	if len(key) != keyLen {
 		return

@@ -24,7 +24,7 @@ type Local struct {
 	Every time.Duration
 }
 
-// InOrder implements onedevice.InOrder: one stream runs the steps in the
+// InOrder implements exec.InOrder: one stream runs the steps in the
 // order they were started.
 func (l *Local) InOrder() bool { return true }
 

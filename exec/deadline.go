@@ -43,7 +43,7 @@ type Watch interface {
 }
 
 // Pace applies the policy above for a driver that waits on a call (Call,
-// and package onedevice's protocol): a deadline (zero: none) and a Watch
+// and package direct's protocol): a deadline (zero: none) and a Watch
 // checked at most once per its Every (nil: none). Each check cuts the
 // driver's next wait so that neither is seen late.
 type Pace struct {

@@ -76,8 +76,9 @@ const MultiMax = 8
 
 // MultiLocal is a LocalExecutor that also runs MultiOps, completing them as
 // it completes its other steps (at once, or through Poll). Package
-// onedevice uses it where one process reduces every rank's buffer: each
-// source is read once instead of once per pairwise step.
+// direct's device backend uses it (through LocalRun) where one process
+// reduces every rank's buffer: each source is read once instead of once
+// per pairwise step.
 type MultiLocal interface {
 	LocalExecutor
 	LocalMulti(op *MultiOp) (done bool, err error)

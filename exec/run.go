@@ -41,7 +41,7 @@ func Run(ctx context.Context, m *Machine, t Transport, deadline time.Time) error
 }
 
 // A Progressor is a begun call that is driven without blocking: a Call,
-// or a protocol driven like one (package onedevice's and crossmem's).
+// or a protocol driven like one (package direct's).
 type Progressor interface {
 	// Progress advances the call, waiting for completions until wait at
 	// most; done once it has completed, an error once it failed.
@@ -184,22 +184,10 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 // its PollInterval) so a finished step is seen that soon.
 func (c *Call) pollDevice(now time.Time, wait *time.Time) (stepped bool, err error) {
 	async, _ := c.m.local.(AsyncLocal)
-	if async == nil || async.Pending() == 0 {
+	if async == nil {
 		return false, nil
 	}
-	comps := async.Poll(c.m.comps[:0])
-	for _, comp := range comps {
-		if err := c.m.Step(comp); err != nil {
-			return false, err
-		}
-	}
-	if len(comps) > 0 {
-		return true, nil
-	}
-	if next := now.Add(PollIntervalOf(async)); wait.After(next) {
-		*wait = next
-	}
-	return false, nil
+	return pollLocal(async, c.m, c.m.comps[:0], now, wait)
 }
 
 // SetWatch makes every later call of c check its peers with w while it

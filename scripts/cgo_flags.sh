@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # cgo_flags.sh: prints the CGO_CFLAGS goring's builds use: the caller's
-# (default "-g -O2", cgo's own) plus a hash of the C headers that cgo
-# packages include from other folders (cexec/, ucx/). Go's build
+# (default "-g -O2", cgo's own) plus a hash of the C files that cgo
+# packages include from other folders (cexec/ and ucx/ headers, and
+# cexec/reduce.c, which crossread/ compiles). Go's build
 # cache keys a cgo package on its own folder's files and on CGO_CFLAGS,
 # not on headers elsewhere, so without the hash a changed header left a
 # stale object in the cache (libgoring.so still reported API version 2
@@ -11,5 +12,5 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 flags=${CGO_CFLAGS:--g -O2}
 flags=$(sed 's/ *-DGORING_HEADERS_SUM=[0-9a-f]*//' <<<"$flags")
-sum=$(cat cexec/*.h ucx/*.h | sha256sum | cut -c1-16)
+sum=$(cat cexec/*.h cexec/reduce.c ucx/*.h | sha256sum | cut -c1-16)
 echo "$flags -DGORING_HEADERS_SUM=$sum"

@@ -24,7 +24,7 @@
 #    reducing collectives and ring allgather with --chunks 1-16, one process
 #    per GPU, 16/64/256 MiB (docs/gpu.md "Two GPUs").
 # shared (alone): the leader algorithms on one GPU shared by 2-8 processes
-#    (package onedevice), validated over dtypes and ops, then their speed
+#    (package direct's device backend), validated over dtypes and ops, then their speed
 #    beside goring's earlier defaults (docs/gpu.md "One process drives a
 #    shared GPU").
 # collcal (alone): collectives with the engine's multi-path split
@@ -90,7 +90,7 @@ fi
 
 if [ "$MODE" = shared ]; then
   # The leader algorithms where every process shares GPU 0 (package
-  # onedevice: rank 0 does every rank's device work), validated for 2, 3, 4
+  # direct's device backend: rank 0 does every rank's device work), validated for 2, 3, 4
   # and 8 processes, dtypes and ops, one element to 256 MiB (reduce_scatter
   # to 16 MiB per rank), bcast from the first and the last rank; then their
   # speed beside goring's earlier defaults (recursive doubling, multiwrite),

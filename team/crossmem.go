@@ -1,7 +1,6 @@
 package team
 
 import (
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -10,20 +9,22 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/crossread"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/tune"
 )
 
 // Reading the peers' memory (option crossmem, UCC_TL_GORING_CROSSMEM): a
 // host allreduce or allgather of a team whose ranks all run on this host
-// runs as package crossmem has it (each rank reads what it needs straight
-// out of its peers' buffers, its part split over threads) instead of as
-// sched's messages. The team's first such call checks that the kernel lets
-// the ranks read each other; where it does not, every rank runs that call
-// and all later ones as messages.
+// runs on package direct's host backend (each rank reads what it needs
+// straight out of its peers' buffers, its part split over threads) instead
+// of as sched's messages. The team's first such call checks that the
+// kernel lets the ranks read each other; where it does not, every rank
+// gets direct.ErrUnreadable alike with nothing written, turns the team's
+// cross-memory reads off, and runs that call and all later ones as
+// messages (directRunner, direct.go).
 
 // Card modes of the crossmem setting.
 const (
@@ -90,7 +91,7 @@ func (t *Team) openCrossmem(all []card) {
 		return
 	}
 	own := all[t.rank].cross // this rank's own card: its threads split its parts
-	t.cross, t.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, int(own.threads), rand.Uint64()), decide
+	t.cross, t.crossDecide = direct.NewHost(&crossread.CrossReader{}, int(own.threads), rand.Uint64()), decide
 }
 
 // runsCrossmem reports whether a call of B bytes (UCC's meaning: an
@@ -98,7 +99,7 @@ func (t *Team) openCrossmem(all []card) {
 // algorithm named for it, above the C path's sizes, and with auto where
 // tune.CrossCall says it pays.
 func (t *Team) runsCrossmem(a Args, mem exec.Mem, B int64) bool {
-	if t.cross == nil || t.crossOff || !mem.IsHost() || !crossmem.Serves(a.Coll) || a.Alg != "" || t.ctx.opts.chosen[a.Coll] || B <= t.ctx.opts.cpathMax {
+	if t.cross == nil || t.crossOff || !mem.IsHost() || !direct.HostServes(a.Coll) || a.Alg != "" || t.ctx.opts.chosen[a.Coll] || B <= t.ctx.opts.cpathMax {
 		return false
 	}
 	return t.ctx.opts.crossmem != crossmemAuto || tune.CrossCall(a.Coll, t.size, t.crossDecide, B)
@@ -125,43 +126,9 @@ func newCrossRunner(k *Call) (Runner, error) {
 		dtype = coll.Uint8 // an allgather moves bytes
 	}
 	c.alg = "crossmem"
-	return &crossRunner{c: c, cfg: crossmem.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
-		Dtype: dtype, Op: op, Team: t.cross}}, nil
+	return &directRunner{c: c, cfg: direct.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
+		Dtype: dtype, Op: op, Host: t.cross}}, nil
 }
-
-// crossRunner is a call by cross-memory reads: its configuration and the
-// protocol's state.
-type crossRunner struct {
-	c    *Coll
-	cfg  crossmem.Config
-	call crossmem.Call
-}
-
-func (r *crossRunner) Begin() error {
-	t := r.c.team
-	if t.crossOff {
-		// Made before the team found its ranks cannot read each other
-		// (every rank found it at the same call).
-		return fallBack(crossmem.ErrUnreadable)
-	}
-	cfg := r.cfg
-	cfg.Transport, cfg.Watch, cfg.Deadline = t.nextCall()
-	return r.call.Begin(cfg)
-}
-
-// Progress progresses the call. Where the ranks cannot read each other,
-// every rank gets crossmem.ErrUnreadable alike with nothing written, turns
-// the team's cross-memory reads off, and runs the call as messages.
-func (r *crossRunner) Progress() (bool, error) {
-	done, err := r.call.Progress(time.Time{})
-	if errors.Is(err, crossmem.ErrUnreadable) {
-		r.c.team.crossOff = true
-		return false, fallBack(err)
-	}
-	return done, err
-}
-
-func (r *crossRunner) Abort(cause error) error { return r.call.Abort(cause) }
 
 // reportCrossmem prints where the team's calls by cross-memory reads
 // spent their time, per call, to stderr when GORING_CROSSMEM_STATS is set

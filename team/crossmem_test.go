@@ -8,9 +8,9 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/crossread"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/exec"
 )
 
@@ -69,7 +69,7 @@ func TestTeamCrossmemChoosesCalls(t *testing.T) {
 }
 
 // refusing is a kernel that refuses every cross-memory read.
-type refusing struct{ *cexec.CrossReader }
+type refusing struct{ *crossread.CrossReader }
 
 func (refusing) Read([]byte, int64, uint64) error { return syscall.EPERM }
 
@@ -78,7 +78,7 @@ func (refusing) Read([]byte, int64, uint64) error { return syscall.EPERM }
 func TestTeamCrossmemRefusedFallsBackToMessages(t *testing.T) {
 	const n = 3
 	teams := newTestTeams(t, n, "crossmem=2;cpath_max=0")
-	teams[1].cross = crossmem.NewTeam(refusing{&cexec.CrossReader{}}, 2, 1)
+	teams[1].cross = direct.NewHost(refusing{&crossread.CrossReader{}}, 2, 1)
 	for call := 0; call < 2; call++ {
 		args := allreduceArgs(t, n, 70_001)
 		algs := runAll(t, teams, args)
@@ -112,7 +112,7 @@ func TestOptionCrossmem(t *testing.T) {
 func TestTeamCrossmemAutoClaimsAndRuns(t *testing.T) {
 	teams := newTestTeams(t, 2, "crossmem=auto")
 	for _, tm := range teams {
-		tm.cross, tm.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, 4, 7), 4 // as on a 16-core host with 2 ranks
+		tm.cross, tm.crossDecide = direct.NewHost(&crossread.CrossReader{}, 4, 7), 4 // as on a 16-core host with 2 ranks
 	}
 	str, summary := teams[0].scores()
 	assert.Contains(t, str, "allgather:host:1048576-inf:11", summary)
@@ -129,7 +129,7 @@ func TestTeamCrossmemAutoClaimsAndRuns(t *testing.T) {
 func TestTeamCrossmemAutoOneThread(t *testing.T) {
 	teams := newTestTeams(t, 2, "crossmem=auto")
 	for _, tm := range teams {
-		tm.cross, tm.crossDecide = crossmem.NewTeam(&cexec.CrossReader{}, 1, 7), 1
+		tm.cross, tm.crossDecide = direct.NewHost(&crossread.CrossReader{}, 1, 7), 1
 	}
 	str, summary := teams[0].scores()
 	assert.Contains(t, str, "allgather:host:4194304-inf:11", summary)

@@ -37,8 +37,9 @@
 // UCC has no such collective, so they come through goring.h's
 // goring_moe_init);
 // a node kernel per GPU (node.go, package nodeexec); the leader
-// algorithms on a shared GPU (onedevice.go, package onedevice); a host
-// call by reading the peers' memory (crossmem.go, package crossmem); the
+// algorithms on a shared GPU (onedevice.go, package direct's device
+// backend); a host call by reading the peers' memory (crossmem.go, package
+// direct's host backend; both run by directRunner, direct.go); the
 // sched program on several lanes (lanes.go); the sched program on one
 // Machine (machine.go), which takes every call. A runner that finds, on
 // every rank alike and with nothing written, that it cannot run the call

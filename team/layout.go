@@ -20,7 +20,7 @@ import (
 //     (reduce_scatter: dst + rank*count elements).
 //
 // The engines that read every input before they write any result
-// (onedevice, crossmem) run on these regions as they are. A sched
+// (package direct's two backends) run on these regions as they are. A sched
 // program receives into its output while it still reads its input, so
 // where the two overlap (inputInDst) the machine runs on a private copy
 // of the input (machine.go). The C path's executor applies the same rule

@@ -1,26 +1,30 @@
 package team
 
 import (
-	"errors"
-	"time"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/exec"
-	"github.com/goring-hpc/goring/onedevice"
 )
 
 // The leader algorithms on a shared GPU: where every rank's process sees
 // the same single GPU, a call of allreduce, allgather, reduce_scatter (up
-// to 8 ranks: onedevice.Serves) or bcast "leader" on CUDA buffers
-// runs as package onedevice has it (rank 0 maps everyone's
+// to 8 ranks: direct.Serves) or bcast "leader" on CUDA buffers
+// runs on package direct's device backend (rank 0 maps everyone's
 // buffers and does all the copies and reductions itself) instead of as
 // the messages of sched's program, which is what runs everywhere else.
+// Where the leader could not map every rank's buffers (memory a CUDA IPC
+// handle does not export, such as a stream-ordered pool's), every rank
+// gets direct.ErrUnmapped alike with nothing written, and runs the same
+// call as the leader algorithm's messages, whose pushes fall back to UCX
+// per transfer: the collective completes, only slower (directRunner,
+// direct.go).
 
 // runsOnOneDevice reports whether a call of alg on mem runs as one
 // process's device work.
 func (t *Team) runsOnOneDevice(a Args, alg string, mem exec.Mem) bool {
-	return !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && onedevice.Runs(alg, a.Coll, t.size)
+	return !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && direct.Runs(alg, a.Coll, t.size)
 }
 
 // newOneDeviceRunner prepares the call to run on the shared GPU: B is the call's
@@ -49,36 +53,6 @@ func newOneDeviceRunner(k *Call) (Runner, error) {
 	view := func(p unsafe.Pointer, n int64) exec.Region { return deviceRegion(mem, p, n) }
 	src, dst := place(a, t.rank, B, srcLen, dstLen, view)
 	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
-	return &oneDeviceRunner{c: c, cfg: onedevice.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
-		Dtype: dtype, Op: op, Mapper: t.engine, Local: c.gpu.local}}, nil
+	return &directRunner{c: c, cfg: direct.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
+		Dtype: dtype, Op: op, Device: &direct.Device{Mapper: t.engine, Local: c.gpu.local}}}, nil
 }
-
-// oneDeviceRunner is a call on the shared GPU: its configuration and the
-// protocol's state.
-type oneDeviceRunner struct {
-	c    *Coll
-	cfg  onedevice.Config
-	call onedevice.Call
-}
-
-func (r *oneDeviceRunner) Begin() error {
-	cfg := r.cfg
-	cfg.Transport, cfg.Watch, cfg.Deadline = r.c.team.nextCall()
-	return r.call.Begin(cfg)
-}
-
-// Progress progresses the call. Where the leader could not map every
-// rank's buffers (memory a CUDA IPC handle does not export, such as a
-// stream-ordered pool's), every rank gets onedevice.ErrUnmapped alike with
-// nothing written, and runs the same call as the leader algorithm's
-// messages, whose pushes fall back to UCX per transfer: the collective
-// completes, only slower.
-func (r *oneDeviceRunner) Progress() (bool, error) {
-	done, err := r.call.Progress(time.Time{})
-	if errors.Is(err, onedevice.ErrUnmapped) {
-		return false, fallBack(err)
-	}
-	return done, err
-}
-
-func (r *oneDeviceRunner) Abort(cause error) error { return r.call.Abort(cause) }

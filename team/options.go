@@ -9,8 +9,8 @@ import (
 
 	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/crossmem"
 	"github.com/goring-hpc/goring/devsync"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/units"
 )
@@ -144,10 +144,10 @@ func parseOptions(s string) (options, error) {
 				o.crossmem = crossmemOff
 			case strings.EqualFold(v, "auto"):
 				o.crossmem = crossmemAuto
-			case err == nil && n >= 1 && n <= crossmem.MaxThreads:
+			case err == nil && n >= 1 && n <= direct.MaxThreads:
 				o.crossmem = n
 			default:
-				return o, fmt.Errorf("option crossmem=%q: want off (the default), auto, or a thread count from 1 to %d", v, crossmem.MaxThreads)
+				return o, fmt.Errorf("option crossmem=%q: want off (the default), auto, or a thread count from 1 to %d", v, direct.MaxThreads)
 			}
 		case strings.HasPrefix(k, "alg_"):
 			c, err := coll.ParseCollective(strings.TrimPrefix(k, "alg_"))

@@ -6,7 +6,7 @@ import (
 	"sync"
 
 	"github.com/goring-hpc/goring/cuda"
-	"github.com/goring-hpc/goring/onedevice"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/tune"
 )
 
@@ -33,7 +33,7 @@ type scoreKey struct {
 // has no workers, C path or crossmem team yet: the shape takes what it
 // will have (the same decisions connect makes).
 func (t *Team) shape() tune.Shape {
-	s := tune.Shape{Size: t.size, OneHost: t.oneHost, Leader: onedevice.Model{}}
+	s := tune.Shape{Size: t.size, OneHost: t.oneHost, Leader: direct.Model{}}
 	if t.engine != nil {
 		if n, err := cuda.DeviceCount(); err == nil {
 			s.GPUs = n

@@ -40,8 +40,8 @@ var selection = []runnerKind{
 	{func(_ *Team, k *Call) bool { return k.Coll == coll.Alltoallv }, newAlltoallvRunner},                       // alltoallv.go
 	{func(_ *Team, k *Call) bool { return k.Coll.Routed() }, newMoERunner},                                      // moe.go
 	{func(t *Team, k *Call) bool { return t.runsNode(k.Args, k.mem, k.bytes) }, newNodeRunner},                  // node.go
-	{func(t *Team, k *Call) bool { return t.runsOnOneDevice(k.Args, k.alg, k.mem) }, newOneDeviceRunner},        // onedevice.go
-	{func(t *Team, k *Call) bool { return t.runsCrossmem(k.Args, k.mem, k.bytes) }, newCrossRunner},             // crossmem.go
+	{func(t *Team, k *Call) bool { return t.runsOnOneDevice(k.Args, k.alg, k.mem) }, newOneDeviceRunner},        // onedevice.go, direct.go
+	{func(t *Team, k *Call) bool { return t.runsCrossmem(k.Args, k.mem, k.bytes) }, newCrossRunner},             // crossmem.go, direct.go
 	{func(t *Team, k *Call) bool { return k.mem.IsHost() && t.callLanes(k.Args, k.bytes) > 1 }, newLanesRunner}, // lanes.go
 	{func(*Team, *Call) bool { return true }, newMachineRunner},                                                 // machine.go
 }

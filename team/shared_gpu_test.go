@@ -138,7 +138,7 @@ func sharedGPUChild(t *Team, ctx *Context, rank, size int, dir string, pooled bo
 		if err != nil {
 			return err
 		}
-		if _, one := c.run.(*oneDeviceRunner); !one {
+		if !onSharedGPU(c.run) {
 			return fmt.Errorf("%s: not planned on the shared GPU (alg %s)", a.Coll, c.alg)
 		}
 		if err := c.Post(); err != nil {
@@ -154,7 +154,7 @@ func sharedGPUChild(t *Team, ctx *Context, rank, size int, dir string, pooled bo
 			}
 			time.Sleep(50 * time.Microsecond)
 		}
-		_, one := c.run.(*oneDeviceRunner) // a call that fell back runs the messages' runner
+		one := onSharedGPU(c.run) // a call that fell back runs the messages' runner
 		oneDevice = oneDevice && one
 		c.Finalize()
 	}
@@ -185,4 +185,11 @@ func sharedGPUChild(t *Team, ctx *Context, rank, size int, dir string, pooled bo
 		return err
 	}
 	return ctx.Close()
+}
+
+// onSharedGPU reports whether r is a call on package direct's device
+// backend.
+func onSharedGPU(r Runner) bool {
+	d, ok := r.(*directRunner)
+	return ok && d.cfg.Device != nil
 }

@@ -8,9 +8,9 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/cexec"
-	"github.com/goring-hpc/goring/crossmem"
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/topo"
@@ -52,7 +52,7 @@ type Team struct {
 	// (crossmem.go; nil: none); crossOff says the ranks cannot;
 	// crossDecide is the threads every rank decides auto's calls by (the
 	// fewest any rank has).
-	cross       *crossmem.Team
+	cross       *direct.Host
 	crossOff    bool
 	crossDecide int
 	// link is a lazy team's card exchange (lazy.go); nil for a team whose

@@ -48,7 +48,7 @@ type Shape struct {
 	// claimed for).
 	Cross int
 	// Leader is the engine of the leader algorithms on a shared GPU
-	// (onedevice.Model{}; nil: they are priced as messages).
+	// (direct.Model{}; nil: they are priced as messages).
 	Leader Leader
 }
 

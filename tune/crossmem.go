@@ -2,7 +2,7 @@ package tune
 
 import "github.com/goring-hpc/goring/coll"
 
-// Cross-memory reads (package crossmem; the team layer's
+// Cross-memory reads (package direct's host backend; the team layer's
 // UCC_TL_GORING_CROSSMEM=auto): a host allreduce or allgather of a team on
 // one host whose ranks read (and, an allreduce, write) each other's
 // buffers, each rank's part on threads. Where it pays is measured, not

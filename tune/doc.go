@@ -15,7 +15,7 @@
 // Which algorithm goring runs is not tune's to say: Compare and Claims
 // take the chooser from their caller (package choose's Auto, through the
 // team layer), and the engine that runs the leader algorithms of a shared
-// GPU likewise (Leader: onedevice.Model), so that tune imports neither the
+// GPU likewise (Leader: direct.Model), so that tune imports neither the
 // executor nor an engine.
 //
 // The package is pure: no cgo, no I/O. The team layer (package team)

@@ -7,7 +7,7 @@ import (
 )
 
 // Leader is the engine that runs the leader algorithms of a shared GPU as
-// one process's device work (package onedevice's Model): whether a call
+// one process's device work (package direct's Model): whether a call
 // of alg runs there, and the ops of one and the bytes they read plus
 // write. The caller gives it (Shape.Leader, Regime.Leader), so that tune
 // imports neither the executor nor the engine.

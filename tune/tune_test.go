@@ -10,7 +10,7 @@ import (
 	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/onedevice"
+	"github.com/goring-hpc/goring/direct"
 )
 
 // UCC v1.8.0's tl/ucp selection strings, read as goring schedules.
@@ -86,7 +86,7 @@ func teamChooser(host bool, s choose.Shape) Chooser {
 // at 4 MiB per rank, 1.81-1.83x at 64 MiB, 1.34x at 256 MiB. The model
 // must claim all of them and put each ratio within 25%.
 func TestSharedGPUAgainstMeasured(t *testing.T) {
-	r, err := SharedGPU(4, onedevice.Model{})
+	r, err := SharedGPU(4, direct.Model{})
 	require.NoError(t, err)
 	sizes := []int64{4 << 20, 64 << 20, 256 << 20}
 	pts, err := Compare(r, coll.Allgather, 4, sizes, defaultChooser(false, 4))
@@ -106,7 +106,7 @@ func TestSharedGPUAgainstMeasured(t *testing.T) {
 // predicted advantage below the measured one but within 30% of it, so
 // the model errs towards leaving a size to tl/ucp.
 func TestSharedGPULeaderAgainstMeasured(t *testing.T) {
-	r, err := SharedGPU(4, onedevice.Model{})
+	r, err := SharedGPU(4, direct.Model{})
 	require.NoError(t, err)
 	chooser := teamChooser(false, choose.Shape{Size: 4, Push: true, SharedGPU: true})
 	sizes := []int64{4 << 20, 64 << 20, 256 << 20}
@@ -171,7 +171,7 @@ func TestCompareFollowsLayerCosts(t *testing.T) {
 // A choice goring cannot run on the team falls back; with no fallback the
 // size is not claimed and says why.
 func TestCompareFallback(t *testing.T) {
-	r, err := SharedGPU(3, onedevice.Model{})
+	r, err := SharedGPU(3, direct.Model{})
 	require.NoError(t, err)
 	pts, err := Compare(r, coll.Allgather, 4, []int64{1 << 20}, func(coll.Collective, int64) (string, string) { return "neighbor", "multiwrite" })
 	require.NoError(t, err)

@@ -11,7 +11,7 @@ import (
 
 	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/onedevice"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/units"
 )
@@ -87,7 +87,7 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 	if err != nil {
 		return fmt.Errorf("--cpath-max: %w", err)
 	}
-	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax, Lanes: f.lanes, Cross: f.crossmem, Leader: onedevice.Model{}}
+	s := tune.Shape{Size: f.np, OneHost: true, GPUs: f.gpus, CMax: cmax, Lanes: f.lanes, Cross: f.crossmem, Leader: direct.Model{}}
 	if f.calib != "" {
 		if f.gpus < 2 {
 			return fmt.Errorf("--calibration needs --gpus: the file's machine, a rank per GPU")

@@ -77,7 +77,7 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sc
 	return e.next, nil
 }
 
-// Map implements onedevice.Mapper: n bytes at off of the allocation key
+// Map implements direct.Mapper: n bytes at off of the allocation key
 // names, under this engine's alias of it (made once per allocation).
 func (e *Engine) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error) {
 	e.a.mu.Lock()
@@ -85,7 +85,7 @@ func (e *Engine) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Regi
 	return e.mapLocked(peer, key, off, n, on)
 }
 
-// Release implements onedevice.Mapper: aliases stay until the arena goes.
+// Release implements direct.Mapper: aliases stay until the arena goes.
 func (e *Engine) Release(peer int, key []byte) {}
 
 // mapLocked finds or makes the alias of key's allocation. Caller holds

@@ -1,4 +1,4 @@
-package crossmem
+package direct
 
 import "fmt"
 
@@ -22,7 +22,7 @@ func (c *Call) block(q int) (off, n int64) {
 // reduceBlock reduces this rank's block of every source into its result
 // and every peer's, on the team's threads.
 func (c *Call) reduceBlock() error {
-	r, team := c.cfg.Rank, c.cfg.Team
+	r, team := c.cfg.Rank, c.cfg.Host
 	off, n := c.block(r)
 	if n == 0 {
 		return nil
@@ -38,8 +38,8 @@ func (c *Call) reduceBlock() error {
 		srcs, outs = append(srcs[:0], Operand{Addr: own + at}), outs[:0]
 		for q := 0; q < c.cfg.Size; q++ {
 			if q != r {
-				srcs = append(srcs, Operand{Pid: c.peers[q].pid, Addr: c.peers[q].src + at})
-				outs = append(outs, Operand{Pid: c.peers[q].pid, Addr: c.peers[q].dst + at})
+				srcs = append(srcs, Operand{Pid: c.host.peers[q].pid, Addr: c.host.peers[q].src + at})
+				outs = append(outs, Operand{Pid: c.host.peers[q].pid, Addr: c.host.peers[q].dst + at})
 			}
 		}
 		team.add(dst[off+lo:off+hi], srcs, outs)
@@ -57,13 +57,13 @@ func (c *Call) addReads(dst []byte, q int, addr uint64) {
 	if len(dst) == 0 {
 		return
 	}
-	pid := c.peers[q].pid
+	pid := c.host.peers[q].pid
 	if q == c.cfg.Rank {
 		pid = 0
 	}
 	lo := int64(0)
-	for _, hi := range parts(int64(len(dst)), 1, c.cfg.Team.threads) {
-		c.cfg.Team.add(dst[lo:hi], []Operand{{Pid: pid, Addr: addr + uint64(lo)}}, nil)
+	for _, hi := range parts(int64(len(dst)), 1, c.cfg.Host.threads) {
+		c.cfg.Host.add(dst[lo:hi], []Operand{{Pid: pid, Addr: addr + uint64(lo)}}, nil)
 		lo = hi
 	}
 }

@@ -1,6 +1,7 @@
-package cexec
+package crossread
 
 /*
+#cgo CFLAGS: -O2 -Wall
 #include "crossread.h"
 */
 import "C"
@@ -13,14 +14,15 @@ import (
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/direct"
+	"github.com/goring-hpc/goring/exec/reduce"
 )
 
 // CrossReader is package crossmem's Reader on Linux's process_vm_readv
 // (crossread.c): one kernel copy from another process's memory, which
 // needs the permission ptrace would (same user; Yama's ptrace_scope 0, or
-// 1 with the target a descendant or allowing it). Reductions run the
-// kernels of reduce.c on each piece as it arrives, and a reduced piece is
+// 1 with the target a descendant or allowing it). Reductions run cexec's
+// kernels (kernels.c) on each piece as it arrives, and a reduced piece is
 // written to the peers with process_vm_writev. Run's jobs go to the
 // process's C worker threads (crosspool.c). A CrossReader serves one
 // caller at a time (a team's calls); its zero value is ready.
@@ -29,7 +31,7 @@ type CrossReader struct {
 	srcs []C.gx_xsrc_t
 }
 
-var _ crossmem.Reader = (*CrossReader)(nil)
+var _ direct.Reader = (*CrossReader)(nil)
 
 // Pid is this process's id.
 func (*CrossReader) Pid() int64 { return int64(os.Getpid()) }
@@ -48,18 +50,19 @@ func (*CrossReader) Read(dst []byte, pid int64, addr uint64) error {
 
 // Run does the jobs on up to threads threads: the caller's and the
 // process's C workers, which stay awake between a collective's phases.
-func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll.Op) error {
+func (x *CrossReader) Run(jobs []direct.Job, threads int, d coll.Dtype, o coll.Op) error {
 	esize := max(d.Size(), 1)
 	x.jobs, x.srcs = x.jobs[:0], x.srcs[:0]
 	nsrc := 0
 	for _, j := range jobs {
 		if len(j.Srcs) > 1 || len(j.Outs) > 0 {
-			if err := kernelError(d, o); err != nil {
-				return err
+			// exec/reduce's pairs are reduce.c's (cexec's tests check it).
+			if _, err := reduce.Kernel(d, o); err != nil {
+				return fmt.Errorf("crossread: %w", err)
 			}
 		}
 		if len(j.Srcs) == 0 || len(j.Srcs)+len(j.Outs) > 1<<13 || len(j.Dst)%esize != 0 {
-			return fmt.Errorf("cexec: a job of %d bytes from %d operands to %d more places", len(j.Dst), len(j.Srcs), len(j.Outs))
+			return fmt.Errorf("crossread: a job of %d bytes from %d operands to %d more places", len(j.Dst), len(j.Srcs), len(j.Outs))
 		}
 		nsrc += len(j.Srcs) + len(j.Outs)
 	}
@@ -94,7 +97,7 @@ func (x *CrossReader) Run(jobs []crossmem.Job, threads int, d coll.Dtype, o coll
 	runtime.KeepAlive(jobs)
 	switch {
 	case rc == -1:
-		return fmt.Errorf("cexec: reduce.c has no kernel for dtype %v, op %v", d, o)
+		return fmt.Errorf("crossread: reduce.c has no kernel for dtype %v, op %v", d, o)
 	case rc != 0:
 		return fmt.Errorf("process_vm_readv or process_vm_writev: %w", syscall.Errno(rc))
 	}

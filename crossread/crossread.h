@@ -1,10 +1,10 @@
 /*
- * crossread.h: cross-memory kernels of package cexec (package crossmem's
- * host-memory collectives). A rank reads another process's memory with
+ * crossread.h: the cross-memory kernels of package crossread (the reader
+ * of package crossmem's host-memory collectives). A rank reads another process's memory with
  * Linux's process_vm_readv: one kernel copy, no message, no staging.
  */
-#ifndef GORING_CEXEC_CROSSREAD_H
-#define GORING_CEXEC_CROSSREAD_H
+#ifndef GORING_CROSSREAD_CROSSREAD_H
+#define GORING_CROSSREAD_CROSSREAD_H
 
 #include <stddef.h>
 #include <stdint.h>
@@ -71,4 +71,4 @@ int gx_cross_run(const gx_xjob_t *jobs, int njobs, int threads, int dtype,
 /* The bytes a job reduces at a time, in each thread's scratch. */
 enum { GX_CROSS_PIECE = 128 << 10, GX_CROSS_MAX_THREADS = 16 };
 
-#endif /* GORING_CEXEC_CROSSREAD_H */
+#endif /* GORING_CROSSREAD_CROSSREAD_H */

@@ -1,4 +1,4 @@
-package onedevice_test
+package direct_test
 
 import (
 	"context"
@@ -12,10 +12,10 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/exec/fakedev"
 	"github.com/goring-hpc/goring/exec/memtransport"
-	"github.com/goring-hpc/goring/onedevice"
 )
 
 // An external test package: it checks the calls with goring bench's
@@ -78,7 +78,7 @@ func (memT) NextCall() {}
 
 // callIterations runs rank r's share of iters calls of p's collective on
 // buffers of the arena's device 0, each checked against p.
-func callIterations(arena *fakedev.Arena, mapper onedevice.Mapper, tr memT, p *bench.Pattern, r, iters int) error {
+func callIterations(arena *fakedev.Arena, mapper direct.Mapper, tr memT, p *bench.Pattern, r, iters int) error {
 	mem := fakedev.Memory{Arena: arena, Dev: 0}
 	src, err := mem.Alloc(p.SrcBytes(r))
 	if err != nil {
@@ -102,10 +102,10 @@ func callIterations(arena *fakedev.Arena, mapper onedevice.Mapper, tr memT, p *b
 			}
 		}
 		deadline := time.Now().Add(10 * time.Second)
-		var call onedevice.Call
+		var call direct.Call
 		dtype, op := p.Coll.Reduction(p.Dtype, p.Op)
-		cfg := onedevice.Config{Collective: p.Coll, Rank: r, Size: p.NRanks, Root: p.Root, Src: src, Dst: dst, Dtype: dtype, Op: op,
-			Transport: tr, Mapper: mapper, Local: local, Deadline: deadline}
+		cfg := direct.Config{Collective: p.Coll, Rank: r, Size: p.NRanks, Root: p.Root, Src: src, Dst: dst, Dtype: dtype, Op: op,
+			Transport: tr, Device: &direct.Device{Mapper: mapper, Local: local}, Deadline: deadline}
 		if err := call.Begin(cfg); err != nil {
 			return err
 		}

@@ -7,7 +7,7 @@
 #include <sys/uio.h>
 
 #include "crossread.h"
-#include "reduce.h"
+#include "kernels.h"
 
 /* The kernel's calls for either direction take the same arguments. */
 typedef ssize_t (*cross_fn)(pid_t, const struct iovec *, unsigned long,

@@ -1,4 +1,4 @@
-package cexec
+package crossread
 
 import (
 	"bufio"
@@ -17,11 +17,18 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/crossmem"
+	"github.com/goring-hpc/goring/direct"
 	"github.com/goring-hpc/goring/exec/reduce"
 )
 
 const crossChildEnv = "GORING_CROSSREAD_CHILD"
+
+func TestMain(m *testing.M) {
+	if os.Getenv(crossChildEnv) != "" {
+		crossChild() // TestCrossReaderReadsAnotherProcess's other process
+	}
+	os.Exit(m.Run())
+}
 
 // crossChildLen is the child's buffer: float32 i*0.5+1 at element i.
 const crossChildLen = 1<<20 + 12
@@ -83,8 +90,8 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, want))
 	require.NoError(t, reduce.Into(coll.Float32, coll.Sum, ref, want))
 	localAddr := uint64(uintptr(unsafe.Pointer(&local[0])))
-	job := crossmem.Job{Dst: local, Srcs: []crossmem.Operand{{Addr: localAddr}, {Pid: pid, Addr: addr}, {Pid: pid, Addr: addr}}}
-	require.NoError(t, r.Run([]crossmem.Job{job}, 1, coll.Float32, coll.Sum))
+	job := direct.Job{Dst: local, Srcs: []direct.Operand{{Addr: localAddr}, {Pid: pid, Addr: addr}, {Pid: pid, Addr: addr}}}
+	require.NoError(t, r.Run([]direct.Job{job}, 1, coll.Float32, coll.Sum))
 	assert.Equal(t, ref, local)
 
 	// Past the end of the child's buffer and beyond any mapping: a fault,
@@ -93,7 +100,7 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 	assert.ErrorIs(t, err, syscall.EFAULT)
 	err = r.Read(make([]byte, 64), 1<<30, addr)
 	assert.ErrorIs(t, err, syscall.ESRCH)
-	err = r.Run([]crossmem.Job{{Dst: local[:64], Srcs: []crossmem.Operand{{Addr: localAddr}, {Addr: localAddr}}}}, 1, coll.Float32, coll.Band)
+	err = r.Run([]direct.Job{{Dst: local[:64], Srcs: []direct.Operand{{Addr: localAddr}, {Addr: localAddr}}}}, 1, coll.Float32, coll.Band)
 	assert.ErrorContains(t, err, "bitwise")
 
 	// Jobs on the worker threads: copies of the child's buffer in parts,
@@ -108,11 +115,11 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 					got := make([]byte, crossChildLen)
 					sum := crossPattern(crossChildLen)
 					third := uint64(crossChildLen / 12 * 4)
-					jobs := []crossmem.Job{
-						{Dst: got[:third], Srcs: []crossmem.Operand{{Pid: pid, Addr: addr}}},
-						{Dst: got[third:], Srcs: []crossmem.Operand{{Pid: pid, Addr: addr + third}}},
-						{Dst: sum[:third], Srcs: []crossmem.Operand{{Addr: uint64(uintptr(unsafe.Pointer(&sum[0])))}, {Pid: pid, Addr: addr}}},
-						{Dst: sum[third:], Srcs: []crossmem.Operand{{Addr: uint64(uintptr(unsafe.Pointer(&sum[third])))}, {Pid: pid, Addr: addr + third}}},
+					jobs := []direct.Job{
+						{Dst: got[:third], Srcs: []direct.Operand{{Pid: pid, Addr: addr}}},
+						{Dst: got[third:], Srcs: []direct.Operand{{Pid: pid, Addr: addr + third}}},
+						{Dst: sum[:third], Srcs: []direct.Operand{{Addr: uint64(uintptr(unsafe.Pointer(&sum[0])))}, {Pid: pid, Addr: addr}}},
+						{Dst: sum[third:], Srcs: []direct.Operand{{Addr: uint64(uintptr(unsafe.Pointer(&sum[third])))}, {Pid: pid, Addr: addr + third}}},
 					}
 					if err := x.Run(jobs, 3, coll.Float32, coll.Sum); err != nil {
 						done <- err
@@ -135,14 +142,14 @@ func TestCrossReaderReadsAnotherProcess(t *testing.T) {
 		require.NoError(t, <-done)
 		time.Sleep(time.Millisecond) // past the workers' spin: they sleep
 	}
-	err = r.Run([]crossmem.Job{{Dst: make([]byte, 64), Srcs: []crossmem.Operand{{Pid: pid, Addr: 8}}}}, 2, coll.Uint8, coll.OpInvalid)
+	err = r.Run([]direct.Job{{Dst: make([]byte, 64), Srcs: []direct.Operand{{Pid: pid, Addr: 8}}}}, 2, coll.Uint8, coll.OpInvalid)
 	assert.ErrorIs(t, err, syscall.EFAULT, "a job's error is the run's")
 
 	// A reduction written out to the child: its buffer becomes the sum of
 	// itself and the local one, which a read gives back.
 	sum := make([]byte, crossChildLen)
-	job = crossmem.Job{Dst: sum, Srcs: []crossmem.Operand{{Pid: pid, Addr: addr}, {Addr: localAddr}}, Outs: []crossmem.Operand{{Pid: pid, Addr: addr}}}
-	require.NoError(t, r.Run([]crossmem.Job{job}, 1, coll.Float32, coll.Sum))
+	job = direct.Job{Dst: sum, Srcs: []direct.Operand{{Pid: pid, Addr: addr}, {Addr: localAddr}}, Outs: []direct.Operand{{Pid: pid, Addr: addr}}}
+	require.NoError(t, r.Run([]direct.Job{job}, 1, coll.Float32, coll.Sum))
 	back := make([]byte, crossChildLen)
 	require.NoError(t, r.Read(back, pid, addr))
 	assert.Equal(t, sum, back)

@@ -1,4 +1,4 @@
-package onedevice
+package direct
 
 import (
 	"encoding/binary"
@@ -89,7 +89,7 @@ func (j *job) runRoot(c coll.Collective, dt coll.Dtype, op coll.Op, fuse, root i
 			defer wg.Done()
 			var call Call
 			cfg := Config{Collective: c, Rank: r, Size: p, Src: j.src[r], Dst: j.dst[r], Dtype: dt, Op: op,
-				Transport: j.net.Endpoint(r), Mapper: j.mappers[r], Local: j.locals[r], Deadline: time.Now().Add(10 * time.Second), Fuse: fuse, Root: root}
+				Transport: j.net.Endpoint(r), Device: &Device{Mapper: j.mappers[r], Local: j.locals[r], Fuse: fuse}, Deadline: time.Now().Add(10 * time.Second), Root: root}
 			if err := call.Begin(cfg); err != nil {
 				errs[r] = err
 				return

@@ -1,4 +1,4 @@
-package crossmem
+package direct
 
 import "fmt"
 
@@ -12,7 +12,7 @@ import "fmt"
 func (c *Call) gatherAll() error {
 	B := c.cfg.Src.Len()
 	dst := c.cfg.Dst.Bytes()
-	team := c.cfg.Team
+	team := c.cfg.Host
 	team.reset()
 	for q := 0; q < c.cfg.Size; q++ {
 		blk := dst[int64(q)*B : int64(q+1)*B]
@@ -22,7 +22,7 @@ func (c *Call) gatherAll() error {
 			}
 			continue
 		}
-		c.addReads(blk, q, c.peers[q].src)
+		c.addReads(blk, q, c.host.peers[q].src)
 	}
 	if err := team.run(c.cfg.Dtype, c.cfg.Op); err != nil {
 		return fmt.Errorf("reading the peers' blocks: %w", err)

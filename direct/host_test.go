@@ -1,4 +1,4 @@
-package crossmem
+package direct
 
 import (
 	"errors"
@@ -170,18 +170,18 @@ func (r reader) write(pid int64, addr uint64, src []byte) error {
 	return nil
 }
 
-// job is P ranks of a team, each its own process in s.
-type job struct {
+// hostJob is P ranks of a team, each its own process in s.
+type hostJob struct {
 	s        *space
 	net      *memtransport.Network
-	teams    []*Team
+	teams    []*Host
 	src, dst [][]byte
 }
 
-func newJob(p, threads int, seed uint64) *job {
-	j := &job{s: newSpace(), net: memtransport.New(p, memtransport.Options{Seed: seed, Reorder: true, MaxDelay: 20 * time.Microsecond})}
+func newHostJob(p, threads int, seed uint64) *hostJob {
+	j := &hostJob{s: newSpace(), net: memtransport.New(p, memtransport.Options{Seed: seed, Reorder: true, MaxDelay: 20 * time.Microsecond})}
 	for r := 0; r < p; r++ {
-		t := NewTeam(reader{j.s, int64(100 + r)}, threads, rand.Uint64())
+		t := NewHost(reader{j.s, int64(100 + r)}, threads, rand.Uint64())
 		j.s.register(int64(100+r), unsafe.Slice((*byte)(unsafe.Pointer(t.cookie)), 8))
 		j.teams = append(j.teams, t)
 	}
@@ -190,7 +190,7 @@ func newJob(p, threads int, seed uint64) *job {
 
 // buffers gives every rank new buffers for c: B bytes a rank's vector or
 // block, random contents, registered in its process.
-func (j *job) buffers(c coll.Collective, B int64, inPlace bool, rng *rand.Rand) {
+func (j *hostJob) buffers(c coll.Collective, B int64, inPlace bool, rng *rand.Rand) {
 	p := len(j.teams)
 	j.src, j.dst = make([][]byte, p), make([][]byte, p)
 	for r := 0; r < p; r++ {
@@ -221,7 +221,7 @@ func (j *job) buffers(c coll.Collective, B int64, inPlace bool, rng *rand.Rand) 
 }
 
 // run calls every rank's Call in its own goroutine, as the processes do.
-func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
+func (j *hostJob) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 	p := len(j.teams)
 	errs := make([]error, p)
 	var wg sync.WaitGroup
@@ -231,7 +231,7 @@ func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 			defer wg.Done()
 			var call Call
 			cfg := Config{Collective: c, Rank: r, Size: p, Src: exec.HostRegion(j.src[r]), Dst: exec.HostRegion(j.dst[r]),
-				Dtype: dt, Op: op, Transport: j.net.Endpoint(r), Team: j.teams[r], Deadline: time.Now().Add(20 * time.Second)}
+				Dtype: dt, Op: op, Transport: j.net.Endpoint(r), Host: j.teams[r], Deadline: time.Now().Add(20 * time.Second)}
 			if errs[r] = call.Begin(cfg); errs[r] != nil {
 				return
 			}
@@ -250,7 +250,7 @@ func (j *job) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 
 // want is what every rank's result must be: the allgather of the sources,
 // or their reduction in the algorithm's order.
-func (j *job) want(t *testing.T, c coll.Collective, dt coll.Dtype, op coll.Op) []byte {
+func (j *hostJob) want(t *testing.T, c coll.Collective, dt coll.Dtype, op coll.Op) []byte {
 	if c == coll.Allgather {
 		var all []byte
 		for _, s := range j.src {
@@ -293,7 +293,7 @@ func TestCollectivesContents(t *testing.T) {
 						B := elems * int64(ty.dt.Size())
 						name := fmt.Sprintf("%s/P%d/T%d/inplace=%v/%v-%v/%dB", c, p, threads, inPlace, ty.dt, ty.op, B)
 						t.Run(name, func(t *testing.T) {
-							j := newJob(p, threads, rng.Uint64())
+							j := newHostJob(p, threads, rng.Uint64())
 							for call := 0; call < 2; call++ { // the first with the verdict, the second without
 								j.buffers(c, B, inPlace, rng)
 								want := j.want(t, c, ty.dt, ty.op)
@@ -316,7 +316,7 @@ func TestUnreadableFallsBackAlike(t *testing.T) {
 		for _, how := range []string{"refused", "other namespace"} {
 			t.Run(fmt.Sprintf("%s/%s", c, how), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(3, 4))
-				j := newJob(4, 2, 7)
+				j := newHostJob(4, 2, 7)
 				if how == "refused" {
 					j.s.refuse[[2]int64{102, 101}] = true // rank 2 cannot read rank 1
 				} else {
@@ -340,7 +340,7 @@ func TestUnreadableFallsBackAlike(t *testing.T) {
 
 func TestDisagreeingRanksFail(t *testing.T) {
 	rng := rand.New(rand.NewPCG(5, 6))
-	j := newJob(3, 2, 9)
+	j := newHostJob(3, 2, 9)
 	j.buffers(coll.Allreduce, 4096, false, rng)
 	j.src[2], j.dst[2] = j.src[2][:2048], j.dst[2][:2048]
 	for r, err := range j.run(coll.Allreduce, coll.Float32, coll.Sum) {
@@ -357,7 +357,7 @@ func TestFailedReadFailsEveryRank(t *testing.T) {
 		for _, at := range []int{1, 2, 5} {
 			t.Run(fmt.Sprintf("%s/read%d", c, at), func(t *testing.T) {
 				rng := rand.New(rand.NewPCG(uint64(at), 8))
-				j := newJob(4, 2, uint64(at))
+				j := newHostJob(4, 2, uint64(at))
 				j.buffers(c, 1<<16, false, rng)
 				for _, err := range j.run(c, coll.Float32, coll.Sum) {
 					require.NoError(t, err)
@@ -396,13 +396,13 @@ func TestParts(t *testing.T) {
 }
 
 func TestBeginRefusesBadInput(t *testing.T) {
-	j := newJob(2, 1, 1)
+	j := newHostJob(2, 1, 1)
 	b := exec.HostRegion(make([]byte, 8))
 	for _, cfg := range []Config{
-		{Collective: coll.Bcast, Size: 2, Src: b, Dst: b, Dtype: coll.Float32, Team: j.teams[0]},
-		{Collective: coll.Allreduce, Rank: 2, Size: 2, Src: b, Dst: b, Dtype: coll.Float32, Team: j.teams[0]},
+		{Collective: coll.Bcast, Size: 2, Src: b, Dst: b, Dtype: coll.Float32, Host: j.teams[0]},
+		{Collective: coll.Allreduce, Rank: 2, Size: 2, Src: b, Dst: b, Dtype: coll.Float32, Host: j.teams[0]},
 		{Collective: coll.Allreduce, Size: 2, Src: b, Dst: b, Dtype: coll.Float32},
-		{Collective: coll.Allreduce, Size: 2, Src: b, Dst: exec.HostRegion(make([]byte, 6)), Dtype: coll.Float32, Team: j.teams[0]},
+		{Collective: coll.Allreduce, Size: 2, Src: b, Dst: exec.HostRegion(make([]byte, 6)), Dtype: coll.Float32, Host: j.teams[0]},
 	} {
 		var c Call
 		cfg.Transport = j.net.Endpoint(0)

@@ -1,4 +1,4 @@
-package onedevice
+package direct
 
 import (
 	"fmt"
@@ -9,22 +9,9 @@ import (
 )
 
 // Op is one step of a plan over regions the leader can address (its own
-// buffers and its mappings of the others'): for every element, Srcs
-// reduced in order (a copy has one source) and written to every region
-// of Dsts. A pairwise op has one destination and, for a reduction, Dsts[0]
-// is also its first operand (Dst op= Src, as exec.LocalOp); a fused op
-// (more than one source or destination, exec.MultiOp) reads exactly its
-// sources. Deps are the indices of earlier ops that must have finished
-// first; ops are listed in an order that respects them, so an executor
-// that runs ops in the order started needs no waiting between them.
-type Op struct {
-	Kind       sched.StepOp // sched.OpCopy or sched.OpReduce
-	Dsts, Srcs []exec.Region
-	Deps       []int
-}
-
-// fused reports whether op runs as one exec.MultiOp.
-func (op *Op) fused() bool { return len(op.Dsts) > 1 || len(op.Srcs) > 1 }
+// buffers and its mappings of the others'), as exec's LocalRun runs it:
+// Srcs reduced in order into every region of Dsts, after the ops of Deps.
+type Op = exec.LocalStep
 
 // same reports whether a and b are one range of memory: a copy between
 // them has nothing to do (a rank's own block in place).
@@ -57,7 +44,7 @@ type Work struct {
 // leader algorithms on a shared GPU.
 func PlanWork(c coll.Collective, p int, B int64, fuse int) (Work, error) {
 	if p < 1 || B < 0 {
-		return Work{}, fmt.Errorf("onedevice: %d ranks of %d bytes", p, B)
+		return Work{}, fmt.Errorf("direct: %d ranks of %d bytes", p, B)
 	}
 	fake := exec.Mem{Kind: exec.MemFake}
 	srcs, dsts := make([]exec.Region, p), make([]exec.Region, p)
@@ -86,13 +73,13 @@ func PlanWork(c coll.Collective, p int, B int64, fuse int) (Work, error) {
 	case coll.Bcast:
 		ops = BcastPlan(srcs, dsts, 0, fuse)
 	default:
-		return Work{}, fmt.Errorf("onedevice: no leader algorithm for %s", c)
+		return Work{}, fmt.Errorf("direct: no leader algorithm for %s", c)
 	}
 	w := Work{Ops: len(ops)}
 	for _, op := range ops {
 		n := op.Dsts[0].Len()
 		w.Read += n * int64(len(op.Srcs))
-		if op.Kind == sched.OpReduce && !op.fused() {
+		if op.Kind == sched.OpReduce && !op.Fused() {
 			w.Read += n // the pairwise reduction reads its destination too
 		}
 		w.Written += n * int64(len(op.Dsts))

@@ -1,4 +1,4 @@
-package onedevice
+package direct
 
 import (
 	"github.com/goring-hpc/goring/exec"
