@@ -12,7 +12,8 @@
 # 1. the testbed: NODES nodes (2) of PPN ranks (GPUs / NODES), RAILS rails
 #    (max(PPN, 2)) at RATE (1gbit: far below what a veth and the staging
 #    copies carry, so the rails set the pace), torn down on any exit;
-# 2. (validate) every collective with every algorithm, odd sizes,
+# 2. (validate) one host-memory run (the testbed and launcher alone), then
+#    every collective with every algorithm, odd sizes,
 #    --validate, on 2 x 1 and 2 x 2 ranks (2 x 2 on fewer than 4 GPUs shares
 #    each GPU between the nodes: the push engine inside a node, the staged
 #    rails between them), --ipc=false once (UCX's cuda_ipc inside a node);
@@ -117,6 +118,9 @@ step "testbed"
 gbench() { "$B/goring" bench "$@" --netns "$PREFIX" --mem cuda --gpus "$GPUS"; }
 
 if [ "$MODE" = all ] || [ "$MODE" = validate ]; then
+  step "host memory first (the testbed and the launcher alone)"
+  run validate_host_allgather "$B/goring" bench allgather --netns "$PREFIX" --nodes "$NODES" --ppn 1 --rails 1 \
+    --alg parallel_rings --bytes 7,1MiB --iters 2 --warmup 1 --validate --json
   step "every collective, every algorithm, validated (GPU buffers, staged rails)"
   for ppn in ${VAL_PPN:-1 2}; do
     [ "$ppn" -le "$RAILS" ] || continue
