@@ -49,7 +49,10 @@ run() { # run NAME CMD...: log to $LOGS/NAME.log, one line of verdict
 
 [ "$(id -u)" = 0 ] || die "must run as root (network namespaces)"
 if [ -f "$C/netns.tar.xz" ]; then
-  tar xJf "$C/netns.tar.xz" -C "$C" || die "cannot unpack $C/netns.tar.xz"
+  # Python's lzma where the image has no xz.
+  tar xJf "$C/netns.tar.xz" -C "$C" 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$C/netns.tar.xz" "$C" ||
+    die "cannot unpack $C/netns.tar.xz"
 fi
 B=$C/bin
 [ -x "$B/goring" ] || die "no $B/goring: run scripts/device_bundle.sh netns here first and carry .carry"
