@@ -8,6 +8,9 @@
 #
 #   scripts/device_bundle.sh            # then carry [".carry"]
 #   scripts/device_bundle.sh node       # .carry for device_node.sh alone: no bin/
+#   scripts/device_bundle.sh netns      # .carry/netns.tar.xz alone, for device_netns.sh:
+#                                       # goring, the UCX runtime and iproute2 (for an
+#                                       # image without ip/tc), unpacked there into .carry/
 #   scripts/device_bundle.sh osu        # and .carry-osu/ for device_osu.sh (Open MPI,
 #                                       # UCC, OMB sources autogen'd here); carry
 #                                       # [".carry", ".carry-osu"] (64 MiB in all: .carry
@@ -20,6 +23,36 @@ make -s deps
 CGO_CFLAGS=$(scripts/cgo_flags.sh)
 export CGO_CFLAGS
 out=.carry
+# ucx_runtime DIR: the runtime part of the CUDA-enabled UCX under
+# DIR/.deps/ucx-cu13/libucx, where bin/goring looks beside itself.
+ucx_runtime() {
+  local w=.deps/ucx-cu13/libucx d="$1/.deps/ucx-cu13/libucx" m
+  [ -d "$w" ] || return 0
+  mkdir -p "$d/lib/ucx" "$d/bin"
+  cp -p "$w"/lib/lib{ucp,uct,ucs,ucm,ucs_signal}.so.0 "$d/lib/"
+  for m in uct_cuda ucm_cuda uct_cma; do
+    cp -p "$w/lib/ucx/lib$m.so.0" "$d/lib/ucx/"
+    ln -sf "lib$m.so.0" "$d/lib/ucx/lib$m.so"
+  done
+  cp -p "$w/bin/ucx_info" "$d/bin/"
+  cp -rp "$w/include" "$d/"
+  cp -rp "$w/etc" "$d/" 2>/dev/null || true
+}
+if [ "${1:-}" = netns ]; then
+  # One xz tarball: the device call carries 64 MiB with the repository.
+  t=$(mktemp -d)
+  trap 'rm -rf "$t"' EXIT
+  mkdir -p "$t/bin"
+  go build -ldflags="-s -w" -o "$t/bin/goring" ./cmd/goring
+  ucx_runtime "$t"
+  rm -rf "$t/.deps/ucx-cu13/libucx/include"
+  scripts/carry_iproute2.sh >/dev/null
+  mv "$out/iproute2" "$t/"
+  rm -rf "$out" && mkdir -p "$out"
+  tar cf - -C "$t" . | xz -9 -T0 >"$out/netns.tar.xz"
+  du -sh "$out/netns.tar.xz"
+  exit 0
+fi
 rm -rf "$out"
 mkdir -p "$out/bin"
 go build -ldflags="-s -w" -o "$out/bin/goring" ./cmd/goring
@@ -31,19 +64,7 @@ go test -ldflags="-s -w" -c -o "$out/bin/tl.test" ./team
 mkdir -p "$out/lib"
 go build -ldflags="-s -w" -tags ucc -buildmode=c-shared -o "$out/lib/libgoring.so" ./ucc_tl_goring
 rm -f "$out/lib/libgoring.h"
-w=.deps/ucx-cu13/libucx
-if [ -d "$w" ]; then
-  d="$out/.deps/ucx-cu13/libucx"
-  mkdir -p "$d/lib/ucx" "$d/bin"
-  cp -p "$w"/lib/lib{ucp,uct,ucs,ucm,ucs_signal}.so.0 "$d/lib/"
-  for m in uct_cuda ucm_cuda uct_cma; do
-    cp -p "$w/lib/ucx/lib$m.so.0" "$d/lib/ucx/"
-    ln -sf "lib$m.so.0" "$d/lib/ucx/lib$m.so"
-  done
-  cp -p "$w/bin/ucx_info" "$d/bin/"
-  cp -rp "$w/include" "$d/"
-  cp -rp "$w/etc" "$d/" 2>/dev/null || true
-fi
+ucx_runtime "$out"
 cp scripts/device_test.sh scripts/device_ucc.sh scripts/device_host.sh scripts/device_node.sh \
   scripts/device_beside.sh scripts/gemm_beside.py "$out/"
 # UCC for the baseline, autogen'd here (the device has no autotools).

@@ -4,7 +4,10 @@
 // all_to_all_single with dispatch's counts, gemm_beside.py for a GEMM
 // beside the collectives). The device scripts: device_node.sh (every UCC
 // layer on one node), device_beside.sh (the same beside a GEMM),
-// device_moe.sh (dispatch and combine beside NCCL), device_test.sh,
+// device_moe.sh (dispatch and combine beside NCCL), device_netns.sh (the
+// multi-node algorithms on GPU buffers over the namespace testbed's
+// rails, beside NCCL over sockets on the same rails, table by
+// netns_table.py), device_test.sh,
 // device_ucc.sh, device_osu.sh, device_host.sh; device_bundle.sh and
 // carry_iproute2.sh build what they carry. It has no Go code of its own;
 // its tests check the Python tools on recorded measurements

@@ -14,6 +14,10 @@ this baseline errs against goring. Rows are printed in goring bench's JSON
 schema (algorithm "nccl") for scripts/peer_table.py:
 
     NCCL_NVLS_ENABLE=0 python3 scripts/nccl_bench.py --np 2 --bytes 4MiB:256MiB --json
+
+With --rank R (and --addr, rank 0's address) it runs one rank of --np
+and leaves the launching to the caller: scripts/device_netns.sh starts
+each rank in its node's network namespace.
 """
 import argparse
 import json
@@ -103,11 +107,18 @@ def timed(dist, torch, op, n, iters, warmup, ok):
 
 
 def worker(rank, n, args, q):
+    rows = run_rank(rank, n, args)
+    if rank == 0:
+        q.put(rows)
+
+
+def run_rank(rank, n, args):
+    """One rank's rows (rank 0's are the table); GPU rank % GPUs."""
     import torch
     import torch.distributed as dist
 
     torch.cuda.set_device(rank % torch.cuda.device_count())
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{args.port}", rank=rank, world_size=n,
+    dist.init_process_group("nccl", init_method=f"tcp://{args.addr}:{args.port}", rank=rank, world_size=n,
                             device_id=torch.device("cuda", torch.cuda.current_device()))
     rows = []
     for coll in args.colls.split(","):
@@ -123,8 +134,7 @@ def worker(rank, n, args, q):
                 print(f"{coll:15s} {b:>12d} {avg:12.2f} us {rows[-1]['busbw_GBps']:8.1f} GB/s"
                       f"{'' if rows[-1]['validated'] else '  WRONG CONTENTS'}", flush=True)
     dist.destroy_process_group()
-    if rank == 0:
-        q.put(rows)
+    return rows
 
 
 def main():
@@ -136,11 +146,17 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--port", type=int, default=29517)
     ap.add_argument("--json", action="store_true")
+    # One rank per command, for ranks another launcher starts (one per
+    # network namespace: scripts/device_netns.sh); rank 0 prints the rows.
+    ap.add_argument("--rank", type=int, default=-1, help="run this one rank of --np (default: spawn every rank here)")
+    ap.add_argument("--addr", default="127.0.0.1", help="rank 0's address for the rendezvous (with --rank)")
     args = ap.parse_args()
     for c in args.colls.split(","):
         if c not in ("allgather", "allreduce", "reduce_scatter"):
             sys.exit(f"nccl_bench: unknown collective {c!r} (allgather, allreduce, reduce_scatter)")
     sizes(args.bytes)
+    if args.rank >= 0 and not 0 <= args.rank < args.np:
+        sys.exit(f"nccl_bench: --rank {args.rank} out of range for --np {args.np} (--rank needs --np)")
     if os.environ.get("NCCL_NVLS_ENABLE") != "0":
         sys.exit("nccl_bench: set NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on shared machines)")
     import torch
@@ -154,9 +170,14 @@ def main():
         print(f"nccl_bench: NCCL needs two processes, one per GPU; this machine has {torch.cuda.device_count()} GPU(s)",
               file=sys.stderr)
         sys.exit(3)
-    q = mp.get_context("spawn").SimpleQueue()
-    mp.spawn(worker, args=(n, args, q), nprocs=n, join=True)
-    rows = q.get()
+    if args.rank >= 0:
+        rows = run_rank(args.rank, n, args)
+        if args.rank != 0:
+            return
+    else:
+        q = mp.get_context("spawn").SimpleQueue()
+        mp.spawn(worker, args=(n, args, q), nprocs=n, join=True)
+        rows = q.get()
     if args.json:
         json.dump({"results": rows}, sys.stdout, indent=2)
         print()

@@ -70,6 +70,7 @@ func TestNCCLBenchRefusals(t *testing.T) {
 		{"NCCL_NVLS_ENABLE=1", nil, "set NCCL_NVLS_ENABLE=0"},
 		{"NCCL_NVLS_ENABLE=0", []string{"--colls", "alltoall"}, "unknown collective 'alltoall'"},
 		{"NCCL_NVLS_ENABLE=0", []string{"--bytes", "4097"}, "not a whole number of float32 elements"},
+		{"NCCL_NVLS_ENABLE=0", []string{"--np", "2", "--rank", "2"}, "out of range"},
 	} {
 		cmd := exec.Command(py, append([]string{"nccl_bench.py"}, c.args...)...)
 		cmd.Env = append(os.Environ(), c.env)
@@ -212,4 +213,25 @@ func TestShellScriptsParse(t *testing.T) {
 		_, err = os.ReadFile(path)
 		return err
 	}))
+}
+
+// netns_table.py puts every goring algorithm of a collective beside NCCL
+// at each size, picks goring's fastest, and divides its time by NCCL's; a
+// size NCCL has no row for gets "-".
+func TestNetnsTable(t *testing.T) {
+	py := python(t)
+	d := t.TempDir()
+	g := filepath.Join(d, "g.json")
+	n := filepath.Join(d, "n.json")
+	require.NoError(t, os.WriteFile(g, []byte(`{"results": [
+ {"collective": "allgather", "algorithm": "ring", "bytes": 1048576, "avg_us": 100, "validated": false},
+ {"collective": "allgather", "algorithm": "parallel_rings", "bytes": 1048576, "avg_us": 80, "validated": false},
+ {"collective": "allgather", "algorithm": "ring", "bytes": 2097152, "avg_us": 200, "validated": false}]}`), 0o644))
+	require.NoError(t, os.WriteFile(n, []byte(`{"results": [{"collective": "allgather", "algorithm": "nccl", "bytes": 1048576, "avg_us": 160}]}`), 0o644))
+	out, err := exec.Command(py, "netns_table.py", "--goring", g, "--nccl", n).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	lines := strings.Split(strings.TrimSpace(string(out)), "\n")
+	require.Len(t, lines, 4, "%s", out)
+	assert.Equal(t, []string{"1048576", "80.0", "100.0", "160.0", "parallel_rings", "0.500"}, strings.Fields(lines[2]))
+	assert.Equal(t, []string{"2097152", "-", "200.0", "-", "ring", "-"}, strings.Fields(lines[3]))
 }

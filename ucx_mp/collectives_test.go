@@ -69,6 +69,38 @@ func TestStagingBetweenHosts(t *testing.T) {
 	}
 }
 
+// The namespace testbed's data plane on device memory (goring bench
+// --netns --mem cuda): two nodes of two ranks, two rails, every rank's
+// rail transports moving host memory only. The push engine carries device
+// buffers between the ranks of a node, host staging those between nodes
+// on the sender's rail. Every algorithm validated (the rail hints of
+// Parallel Rings, lane and NIMBLE included); both paths used; every
+// staging buffer handed back.
+func TestRailsOnDeviceMemory(t *testing.T) {
+	tb := topo.Testbed{Nodes: 2, PPN: 2, Rails: 2, RailGBps: 0.125, RailAlphaUS: 30, CopyGBps: 6, CopyAlphaUS: 1}
+	tp, err := tb.Topology()
+	require.NoError(t, err)
+	n := tp.NumGPUs()
+	railOf := func(r int) int { k, l, _ := tp.Locate(r); return tp.Nodes[k].GPUs[l].Rail }
+	arena := fakedev.New(14)
+	engines := make([]*fakedev.Engine, n)
+	stagers := make([]*fakedev.Stager, n)
+	for r := range n {
+		engines[r], stagers[r] = arena.Engine(r), &fakedev.Stager{Arena: arena}
+	}
+	rs := ucxmp.RailsMesh(t, 2, 2, 2, railOf,
+		func(r int) ucxmp.Options {
+			return ucxmp.Options{Engine: engines[r], SameHost: func(p int) bool { return p/2 == r/2 }}
+		},
+		func(r int) ucxmp.Options { return ucxmp.Options{Stager: stagers[r]} })
+	runEveryAlgorithm(t, tp, rs, arena)
+	for r := range n {
+		assert.Positive(t, stagers[r].Staged, "rank %d staged onto its rail", r)
+		assert.Positive(t, engines[r].Started, "rank %d pushed within its node", r)
+		assert.Zero(t, stagers[r].Outstanding, "rank %d: staging buffers handed back", r)
+	}
+}
+
 // collCase is a collective with its reduction and the sizes a test runs.
 type collCase struct {
 	c     coll.Collective
@@ -88,7 +120,7 @@ var everyCollective = []collCase{
 
 // runEveryAlgorithm runs every algorithm of the five collectives over ts
 // with buffers on the arena's fake devices, validated every iteration.
-func runEveryAlgorithm(t *testing.T, tp *topo.Topology, ts []*ucxmp.Transport, arena *fakedev.Arena) {
+func runEveryAlgorithm[T bench.Transport](t *testing.T, tp *topo.Topology, ts []T, arena *fakedev.Arena) {
 	t.Helper()
 	runAlgorithms(t, tp, ts, arena, everyCollective, false)
 }
@@ -96,7 +128,7 @@ func runEveryAlgorithm(t *testing.T, tp *topo.Topology, ts []*ucxmp.Transport, a
 // runAlgorithms runs every algorithm of each case over ts, every rank in a
 // goroutine of its own, validated every iteration; stepLoads annotates the
 // programs with their step loads (bench.Config.StepLoads).
-func runAlgorithms(t *testing.T, tp *topo.Topology, ts []*ucxmp.Transport, arena *fakedev.Arena, cases []collCase, stepLoads bool) {
+func runAlgorithms[T bench.Transport](t *testing.T, tp *topo.Topology, ts []T, arena *fakedev.Arena, cases []collCase, stepLoads bool) {
 	t.Helper()
 	n := len(ts)
 	for _, tc := range cases {

@@ -10,7 +10,19 @@
 // host, when the transport has a DeviceEngine, is pushed by the sender
 // into the receiver's buffer, UCX carrying only a clear-to-send and a done
 // message (ipc.go); the engine receives the Post's sched.Path hint, which
-// is where a split over several paths hooks in.
+// is where a split over several paths hooks in. Device memory that
+// neither the engine nor UCX moves goes through host staging when a
+// Stager is set (stage.go).
+//
+// # Rails
+//
+// Rails (rails.go) is a rank's data plane on a multi-rail cluster (the
+// network-namespace testbed): a transport for the peers of its node and
+// one per rail for the others, a message taking the sender's rail. With
+// device buffers, goring bench gives the node's transport the engine and
+// the rails' transports, which move host memory only, a Stager. Rails.Wait
+// progresses every worker and sleeps in poll(2) on all their event fds,
+// except while device work is in flight, which signals no fd.
 //
 // # Tags
 //

@@ -9,4 +9,5 @@ var (
 	Mesh       = mesh
 	MeshWith   = meshWith
 	EngineMesh = engineMesh
+	RailsMesh  = railsMesh
 )

@@ -139,6 +139,14 @@ func (m *Rails) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Completi
 			spins++
 			continue
 		}
+		if m.devicePending() {
+			// Device work (the push engine's copies, UCX's CUDA
+			// transports) finishes by polling and signals no event fd:
+			// a sleep in poll(2) would outlast it, so keep polling,
+			// yielding the CPU between rounds, as Transport.Wait does.
+			schedYield()
+			continue
+		}
 		if m.Yield > 0 {
 			if yieldUntil.IsZero() {
 				yieldUntil = now.Add(m.Yield)
@@ -163,6 +171,24 @@ func (m *Rails) Wait(deadline time.Time, dst []exec.Completion) ([]exec.Completi
 		}
 	}
 }
+
+// devicePending reports whether any transport has device work in flight.
+func (m *Rails) devicePending() bool {
+	for _, t := range m.all {
+		if len(t.devOps) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// Local is the transport to the peers of this rank's node.
+func (m *Rails) Local() *Transport { return m.local }
+
+// RailTransports are the transports to the other nodes, rail r's at r.
+// With device buffers, goring bench gives Local the push engine and these
+// host staging (docs/netns.md).
+func (m *Rails) RailTransports() []*Transport { return m.rails }
 
 // arm arms every worker; busy means one has events already (progress
 // instead of sleeping).

@@ -109,3 +109,73 @@ func TestRailsWaitIdle(t *testing.T) {
 	assert.Empty(t, got)
 	assert.GreaterOrEqual(t, time.Since(start), 30*time.Millisecond)
 }
+
+// railsMesh builds the testbed's data plane for nodes x ppn ranks in this
+// process: per rank a local transport to the ranks of its node and one
+// transport per rail to the others, every worker on one shared-memory
+// context (the routing and the memory paths are under test, not the
+// wire). railOf names a rank's rail; local(r) and rail(r) are the options
+// of rank r's local and rail transports.
+func railsMesh(t *testing.T, nodes, ppn, rails int, railOf func(int) int, local, rail func(r int) Options) []*Rails {
+	t.Helper()
+	if err := ucx.Load(); err != nil {
+		t.Skipf("UCX not loadable: %v", err)
+	}
+	ctx, err := ucx.Init(ucx.Options{Config: map[string]string{"TLS": "self,sm"}})
+	require.NoError(t, err)
+	n := nodes * ppn
+	ws := make([][]*ucx.Worker, n) // ws[rank][0]: local, [1+r]: rail r
+	addr := make([][][]byte, n)
+	for p := range ws {
+		for w := 0; w <= rails; w++ {
+			wk, err := ctx.NewWorker(ucx.WorkerOptions{})
+			require.NoError(t, err)
+			a, err := wk.Address()
+			require.NoError(t, err)
+			ws[p] = append(ws[p], wk)
+			addr[p] = append(addr[p], a)
+		}
+	}
+	out := make([]*Rails, n)
+	var trs []*Transport
+	for p := 0; p < n; p++ {
+		node := p / ppn
+		same := func(q int) bool { return q/ppn == node }
+		la := make([][]byte, n)
+		for q := range n {
+			if same(q) {
+				la[q] = addr[q][0]
+			}
+		}
+		lt, err := New(ws[p][0], p, la, local(p))
+		require.NoError(t, err)
+		trs = append(trs, lt)
+		var rt []*Transport
+		for r := 0; r < rails; r++ {
+			ra := make([][]byte, n)
+			for q := range n {
+				if !same(q) {
+					ra[q] = addr[q][1+r]
+				}
+			}
+			tr, err := New(ws[p][1+r], p, ra, rail(p))
+			require.NoError(t, err)
+			rt = append(rt, tr)
+			trs = append(trs, tr)
+		}
+		out[p], err = NewRails(p, lt, rt, same, railOf)
+		require.NoError(t, err)
+	}
+	t.Cleanup(func() {
+		for _, tr := range trs {
+			_ = tr.Close()
+		}
+		for _, row := range ws {
+			for _, w := range row {
+				_ = w.Close()
+			}
+		}
+		_ = ctx.Close()
+	})
+	return out
+}

@@ -66,8 +66,8 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 		}
 		return nil
 	}
-	if f.mem != "host" {
-		return fmt.Errorf("--netns runs host memory only (--mem %s)", f.mem)
+	if f.mem != "host" && f.mem != "cuda" {
+		return fmt.Errorf("--netns runs host or cuda memory (--mem %s)", f.mem)
 	}
 	if f.nodes < 1 || n.ppn < 1 {
 		return errors.New("--netns needs --nodes N and --ppn L (at least 1 each)")
@@ -230,6 +230,12 @@ func joinRailJob(ctx context.Context, role launch.Role, tp *topo.Topology, f *be
 	cfg := map[string]string{}
 	if os.Getenv("UCX_TLS") == "" {
 		cfg["TLS"] = DefaultUCXTLS
+		if f.mem == "cuda" {
+			// As on one host (joinRankJob): device buffers of ranks of
+			// one node move GPU to GPU where the push engine does not
+			// carry them (--ipc=false, its control messages aside).
+			cfg["TLS"] += ",cuda"
+		}
 	}
 	// lanes[w] = [shared memory, its rails...]. Every worker has a UCX
 	// context of its own, as on one host (launch.OpenLane): lanes progress
@@ -331,7 +337,17 @@ func connectRails(rank int, tp *topo.Topology, workers []*launch.RankWorker, pee
 	}
 	trs := make([]*ucxmp.Transport, len(workers))
 	for w, rw := range workers {
-		tr, _, err := rw.Connect(rank, per[w], nil)
+		var tr *ucxmp.Transport
+		var err error
+		if w == 0 {
+			tr, _, err = rw.Connect(rank, per[w], nil)
+		} else {
+			// A rail moves host memory only, whatever its UCX context
+			// could detect: device bytes to another node cross through
+			// goring's host staging (useRailsMemory), never through a
+			// TCP context asked to read GPU memory.
+			tr, err = ucxmp.New(rw.Worker, rank, per[w], ucxmp.Options{})
+		}
 		if err != nil {
 			for _, t := range trs[:w] {
 				t.Close()

@@ -28,7 +28,8 @@ func TestBenchNetnsBadFlags(t *testing.T) {
 		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2"}, "--ppn"},
 		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2", "--np", "3"}, "--np 3 is not --nodes 2 x --ppn 2"},
 		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2"}, "no namespace gnzz-node0"},
-		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2", "--mem", "cuda"}, "host memory only"},
+		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2", "--mem", "cuda"}, "no namespace gnzz-node0"},
+		{[]string{"bench", "allgather", "--netns", "gnzz", "--nodes", "2", "--ppn", "2", "--mem", "cuda:1"}, "host or cuda memory"},
 	} {
 		_, stderr, code := runCLI(t, c.args...)
 		assert.NotEqual(t, 0, code, "%v", c.args)

@@ -174,6 +174,15 @@ func benchRankMemory(f *benchFlags, rj *rankJob, rank int, job *benchJob, stderr
 	if mem == nil {
 		return mem, closeAll, nil
 	}
+	if f.netns.on() {
+		cl, err := useRailsMemory(f, rj, rank, job, mem, stderr)
+		closers = append(closers, cl...)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		return mem, closeAll, nil
+	}
 	tr := rj.tr
 	if rj.teams != nil {
 		if !tr.MovesCUDA() && rank == 0 {
