@@ -14,8 +14,11 @@ import json
 
 
 def rows(path):
+    """The results of a JSON file; lines before its first "{" are skipped
+    (NCCL prints its version on the standard output it shares)."""
     with open(path) as f:
-        return json.load(f)["results"]
+        text = f.read()
+    return json.loads(text[text.index("{"):])["results"]
 
 
 def main():
