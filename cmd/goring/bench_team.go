@@ -33,6 +33,15 @@ func benchThroughTeam(f *benchFlags, job *benchJob) bool {
 	return !f.netns.on() && !(job.cfg.Collective.Routed() && f.mem == "cuda")
 }
 
+// noTeamReason says why a job does not run through the team layer
+// (benchThroughTeam false), for --alg auto's error.
+func noTeamReason(f *benchFlags) string {
+	if f.netns.on() {
+		return "the namespace testbed (--netns) runs bench's own executor"
+	}
+	return "dispatch and combine on device memory run bench's own executor"
+}
+
 // benchTeamOptions is the options string of the team context of lanes
 // lanes for the flags: the UCX transports (as joinRankJob picks them
 // where UCX_TLS is not set), --ipc and --calibration (the team splits
