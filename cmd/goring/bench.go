@@ -68,7 +68,8 @@ Every call runs through goring's UCC team layer. --alg auto measures what that l
 for a UCC call: each call names no algorithm, so the team's own choice applies (choose.Auto
 on the team's shape, the runner that serves it: node kernels, cross-memory reads, lanes,
 the device defaults); each row says auto and which algorithm and runner ran. --alg all and
-a named algorithm measure goring's sched programs by name.
+a named algorithm measure goring's sched programs by name. --lanes auto gives the team
+lanes=auto (UCC_TL_GORING_LANES=auto): each host call takes the lanes the team picks.
 
 Environment: UCX_TLS (default ` + DefaultUCXTLS + ` on one host, ` + DefaultUCXTLSHosts + ` across hosts); under mpirun GORING_COORD,
 GORING_TOKEN and GORING_COORD_FILE (see package launch).
@@ -104,7 +105,7 @@ defaults to 5m there (the rails are slow).`,
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
 	f.moe.register(fl)
-	fl.StringVar(&f.lanes, "lanes", "1", "lanes per rank, or a comma list of counts to compare: each lane its own UCX worker, driving part of the buffer (Multi-lane, §3)")
+	fl.StringVar(&f.lanes, "lanes", "1", "lanes per rank, a comma list of counts to compare, or auto (the team gives each call the lanes it pays for, as UCC_TL_GORING_LANES=auto): each lane its own UCX worker, driving part of the buffer (Multi-lane, §3)")
 	f.netns.register(fl)
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")

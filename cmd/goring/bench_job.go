@@ -45,6 +45,9 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if f.alg == bench.Auto && !benchThroughTeam(f, job) {
 		return nil, fmt.Errorf("--alg auto: the team layer chooses, and %s", noTeamReason(f))
 	}
+	if f.autoLanes() && !benchThroughTeam(f, job) {
+		return nil, fmt.Errorf("--lanes auto: the team layer chooses, and %s", noTeamReason(f))
+	}
 	for _, alg := range candidates {
 		if err := job.admit(alg, f.alg != "all"); err != nil {
 			return nil, err

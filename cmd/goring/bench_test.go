@@ -474,3 +474,22 @@ func TestBenchAuto(t *testing.T) {
 	assert.True(t, strings.HasPrefix(lines[1], "allgather,auto,8,"), lines[1])
 	assert.True(t, strings.HasSuffix(lines[1], ",machine"), lines[1])
 }
+
+// --lanes auto: one team whose context gives each host call the lanes it
+// pays for (lanes=auto); with --alg auto each row is validated and names
+// the runner the team chose, lanes or one machine. Not on device memory.
+func TestBenchAutoLanes(t *testing.T) {
+	needUCX(t)
+	rows := benchJSON(t, "allreduce", "--alg", "auto", "--lanes", "auto", "--np", "2", "--bytes", "4,4MiB", "--iters", "2", "--warmup", "1", "--validate")
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.Equal(t, "auto", r.Algorithm)
+		assert.True(t, r.Validated)
+		assert.Zero(t, r.Lanes, "one team, no lane count of bench's own")
+		t.Logf("%d bytes: %s (%s)", r.Bytes, r.Ran, r.Runner)
+		assert.Contains(t, []string{"machine", "lanes"}, r.Runner)
+	}
+	_, stderr, code := runCLI(t, "bench", "allreduce", "--np", "2", "--bytes", "4", "--lanes", "auto", "--mem", "cuda")
+	assert.NotZero(t, code)
+	assert.Contains(t, stderr, "--lanes auto: lanes run on host memory only")
+}
