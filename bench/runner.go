@@ -106,8 +106,9 @@ type Progress struct {
 }
 
 // Plan generates this rank's program for one (algorithm, size), with the
-// counts of alltoallv (for Auto, the plan that sizes the team's call). An *sched.UnsupportedError means the algorithm does
-// not serve the case; every rank reaches the same verdict.
+// counts of alltoallv (for Auto, the plan that sizes the team's call). An
+// *sched.UnsupportedError means the algorithm does not serve the case;
+// every rank reaches the same verdict.
 func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
 	if alg == Auto {
 		return c.autoPlan(bytes) // auto.go
