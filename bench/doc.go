@@ -14,6 +14,9 @@
 //     plan's program runs on one exec.Machine (or on lanes, lanes.go) over
 //     the transports Run is given: the in-memory network of tests, the
 //     transports' own tests, the namespace testbed's rails.
+//   - auto.go: Auto, the calls that name no algorithm (goring bench --alg
+//     auto), so that the team's own choice runs, engines included, as for
+//     a UCC call; the rows name what ran (Row.Ran, Row.Runner).
 //   - iterations.go, pattern.go, stats.go: OMB's iteration counts, the
 //     validation patterns, the statistics across ranks.
 //   - results.go: the rows and their writers; traffic.go: alltoallv's

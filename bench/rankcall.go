@@ -43,6 +43,9 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 			rc.close()
 		}
 	}()
+	if rc.team == nil && plan.Algorithm == Auto {
+		return nil, fmt.Errorf("%s/%s: the team's choice needs a team (Config.Team)", plan.Collective, Auto)
+	}
 	rc.pat = &Pattern{Coll: cfg.Collective, Dtype: cfg.Dtype, Op: cfg.Op, NRanks: plan.NRanks, Bytes: plan.Bytes, Counts: plan.Counts, Root: cfg.Root, Routing: plan.Routing}
 	if !cfg.Collective.Reduces() {
 		rc.pat.Dtype = coll.Uint8

@@ -29,6 +29,13 @@ type Row struct {
 	// Lanes is the number of lanes the call ran on (goring bench --lanes);
 	// absent when the run did not ask for lanes (one).
 	Lanes int `json:"lanes,omitempty"`
+	// Ran and Runner are, for a row of Algorithm auto (the team's own
+	// choice: bench.Auto), the algorithm the team ran
+	// (team.Coll.Algorithm: a sched algorithm, or "node_...",
+	// "crossmem") and its runner (team.Coll.Runner: "machine", "lanes",
+	// "node", "onedevice", ...), as rank 0 saw them; absent otherwise.
+	Ran    string `json:"ran,omitempty"`
+	Runner string `json:"runner,omitempty"`
 }
 
 // Document is the --json output.
@@ -50,16 +57,20 @@ func WriteJSON(w io.Writer, rows []Row) error {
 var CSVHeader = []string{"collective", "algorithm", "bytes", "avg_us", "min_us", "max_us", "iterations", "busbw_GBps", "validated"}
 
 // WriteCSV writes a header and one line per row; rows of a run on lanes
-// add a last column, lanes.
+// add a column, lanes, and rows of auto two last ones, ran and runner.
 func WriteCSV(w io.Writer, rows []Row) error {
 	cw := csv.NewWriter(w)
-	lanes := false
+	lanes, auto := false, false
 	for _, r := range rows {
 		lanes = lanes || r.Lanes > 0
+		auto = auto || r.Ran != ""
 	}
-	header := CSVHeader
+	header := append([]string{}, CSVHeader...)
 	if lanes {
-		header = append(append([]string{}, CSVHeader...), "lanes")
+		header = append(header, "lanes")
+	}
+	if auto {
+		header = append(header, "ran", "runner")
 	}
 	if err := cw.Write(header); err != nil {
 		return err
@@ -70,6 +81,9 @@ func WriteCSV(w io.Writer, rows []Row) error {
 			strconv.Itoa(r.Iterations), f(r.BusBWGBps), strconv.FormatBool(r.Validated)}
 		if lanes {
 			rec = append(rec, strconv.Itoa(r.Lanes))
+		}
+		if auto {
+			rec = append(rec, r.Ran, r.Runner)
 		}
 		if err := cw.Write(rec); err != nil {
 			return err
@@ -87,8 +101,14 @@ type TableWriter struct {
 	current string
 }
 
-// Row prints r, starting a new table when the algorithm changes.
+// Row prints r, starting a new table when the algorithm changes. A table
+// of auto has a last column: the algorithm the team ran at each size, and
+// its runner.
 func (t *TableWriter) Row(r Row) error {
+	ranHead, ran := "", ""
+	if r.Algorithm == Auto {
+		ranHead, ran = "  Ran (runner)", fmt.Sprintf("  %s (%s)", r.Ran, r.Runner)
+	}
 	key := r.Collective + "/" + r.Algorithm + "/" + strconv.Itoa(r.Lanes)
 	if key != t.current {
 		sep := ""
@@ -103,13 +123,13 @@ func (t *TableWriter) Row(r Row) error {
 		if r.Validated {
 			v += ", validated"
 		}
-		if _, err := fmt.Fprintf(t.W, "%s# goring bench %s, algorithm %s%s%s\n%-10s%18s%18s%18s%12s%16s\n",
+		if _, err := fmt.Fprintf(t.W, "%s# goring bench %s, algorithm %s%s%s\n%-10s%18s%18s%18s%12s%16s%s\n",
 			sep, r.Collective, r.Algorithm, commentSep(t.Comment), v,
-			"# Size", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)", "Iterations", "Bus BW(GB/s)"); err != nil {
+			"# Size", "Avg Latency(us)", "Min Latency(us)", "Max Latency(us)", "Iterations", "Bus BW(GB/s)", ranHead); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprintf(t.W, "%-10d%18.2f%18.2f%18.2f%12d%16.2f\n", r.Bytes, r.AvgUS, r.MinUS, r.MaxUS, r.Iterations, r.BusBWGBps)
+	_, err := fmt.Fprintf(t.W, "%-10d%18.2f%18.2f%18.2f%12d%16.2f%s\n", r.Bytes, r.AvgUS, r.MinUS, r.MaxUS, r.Iterations, r.BusBWGBps, ran)
 	return err
 }
 

@@ -106,9 +106,13 @@ type Progress struct {
 }
 
 // Plan generates this rank's program for one (algorithm, size), with the
-// counts of alltoallv. An *sched.UnsupportedError means the algorithm does
-// not serve the case; every rank reaches the same verdict.
+// counts of alltoallv (for Auto, the plan that sizes the team's call). An
+// *sched.UnsupportedError means the algorithm does not serve the case;
+// every rank reaches the same verdict.
 func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
+	if alg == Auto {
+		return c.autoPlan(bytes) // auto.go
+	}
 	if c.Collective.Routed() {
 		return c.moePlan(alg, bytes)
 	}
@@ -224,7 +228,13 @@ func runOne(ctx context.Context, cfg *Config, lp *lanePlans, ts []Transport, ctr
 		progress(it + 1)
 	}
 	avgUS := float64(total.Nanoseconds()) / 1e3 / float64(max(timed, 1))
-	return gatherRow(ctx, ctrl, cfg, plan, avgUS, timed, memName(rc.bufs.Dst.Mem()))
+	row, err := gatherRow(ctx, ctrl, cfg, plan, avgUS, timed, memName(rc.bufs.Dst.Mem()))
+	if err == nil && plan.Algorithm == Auto {
+		// What the team chose, after the iterations: a runner that falls
+		// back does so at a post, on every rank alike.
+		row.Ran, row.Runner = rc.coll.Algorithm(), rc.coll.Runner()
+	}
+	return row, err
 }
 
 // iteration runs the collective once: the pattern filled first when

@@ -18,9 +18,10 @@ import (
 // layer. The team's Select picks the runner (the sched program on one
 // Machine or on lanes, the leader on a shared GPU, alltoallv's count
 // exchange, dispatch and combine), so what bench measures is what the
-// team layer runs. The call names its algorithm (team.Args.Alg): the
-// engines that run no sched program (node kernels, cross-memory reads)
-// take only calls that name none, and bench always names one.
+// team layer runs. A call of a named algorithm names it (team.Args.Alg):
+// the engines that run no sched program (node kernels, cross-memory
+// reads) take only calls that name none, which are Auto's (auto.go): what
+// the UCC layer runs for a call, measured.
 
 // teamArgs is rc's call as the team layer's arguments: its collective
 // over the rank's buffers, the algorithm and the shape of rc's plan.
@@ -28,6 +29,9 @@ func (rc *rankCall) teamArgs() team.Args {
 	cfg, plan := rc.cfg, rc.plan
 	a := team.Args{Coll: cfg.Collective, Src: regionPtr(rc.bufs.Src), Dst: regionPtr(rc.bufs.Dst), Dtype: coll.Uint8,
 		Op: cfg.Op, Root: cfg.Root, Mem: team.MemHost, Alg: plan.Algorithm, Chunks: cfg.Chunks, Routing: plan.Routing}
+	if a.Alg == Auto {
+		a.Alg = "" // the team's own choice, as for a UCC call (auto.go)
+	}
 	if !rc.bufs.Dst.IsHost() {
 		a.Mem = team.MemCUDA
 	}

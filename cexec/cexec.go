@@ -19,8 +19,9 @@ import (
 )
 
 // Layout says how a call's two buffer arguments become the program's src
-// and dst (cexec.h, GX_LAYOUT_*), which the team layer's Go path does in
-// tlColl.buffers.
+// and dst: UCC's in-place meaning, defined for C once in layout.h
+// (GX_LAYOUT_*, gx_layout_place), as the team layer's Go path defines it
+// in team/layout.go (place; cpathLayout picks a call's Layout).
 type Layout int32
 
 const (

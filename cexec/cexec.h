@@ -21,20 +21,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "layout.h"
 #include "reduce.h"
 #include "shim.h"
 
 /* Step operations and buffers: sched.StepOp and sched.Buf values. */
 enum { GX_SEND = 1, GX_RECV = 2, GX_COPY = 3, GX_REDUCE = 4 };
 enum { GX_BUF_SRC = 1, GX_BUF_DST = 2, GX_BUF_SCRATCH = 3 };
-
-/* How a call's arguments become the program's src and dst (lower.go's
- * Layout): the caller's own buffers; one buffer for both (bcast); src is
- * this rank's block of dst (allgather in place); src is a private copy of
- * the first size_src bytes of dst, the result going to dst shifted by
- * rank * size_dst bytes when dst_shift is set (allreduce and, shifted,
- * reduce_scatter in place). */
-enum { GX_LAYOUT_PLAIN = 0, GX_LAYOUT_ONE_BUFFER, GX_LAYOUT_SRC_IN_DST, GX_LAYOUT_COPY_IN };
 
 /* Call states, as gx_call_test returns them. */
 enum {

@@ -11,5 +11,8 @@
 // also when the previous one of its (op, peer, tag) chain was posted; tags
 // are ucx.MakeTag(sender, sequence, step tag). The reduction kernels
 // (reduce.c) compute exactly what exec/reduce does, bit for bit, which
-// reduce_test.go checks on the same inputs.
+// reduce_test.go checks on the same inputs. UCC's in-place meaning of a
+// call's two buffers has one C definition, layout.h (the Go side's is
+// team/layout.go): the executor places every call with it (Layout picks
+// the case at Lower), and the adapter's C path checks pointers with it.
 package cexec

@@ -245,11 +245,11 @@ gx_call_t *gx_call_new(gx_team_t *t, gx_prog_t *p)
         if (p->size_scratch > 0) {
             c->scratch = aligned_alloc(64, gx_align64((size_t)p->size_scratch));
         }
-        if (p->layout == GX_LAYOUT_COPY_IN && p->size_src > 0) {
+        if (gx_layout_copies_input(p->layout) && p->size_src > 0) {
             c->own = aligned_alloc(64, gx_align64((size_t)p->size_src));
         }
         if (c->pending == NULL || c->ops == NULL || (p->size_scratch > 0 && c->scratch == NULL) ||
-            (p->layout == GX_LAYOUT_COPY_IN && p->size_src > 0 && c->own == NULL)) {
+            (gx_layout_copies_input(p->layout) && p->size_src > 0 && c->own == NULL)) {
             gx_call_free_mem(c);
             return NULL;
         }
@@ -447,22 +447,8 @@ int gx_call_post(gx_call_t *c, const void *src, void *dst)
         c->status   = GX_FAILED;
         return GX_FAILED;
     }
-    char *s = (char *)src, *d = (char *)dst;
-    switch (p->layout) {
-    case GX_LAYOUT_ONE_BUFFER:
-        s = d = d != NULL ? d : s;
-        break;
-    case GX_LAYOUT_SRC_IN_DST:
-        s = d + (size_t)t->rank * (size_t)p->size_src;
-        break;
-    case GX_LAYOUT_COPY_IN:
-        memcpy(c->own, d, (size_t)p->size_src);
-        s = c->own;
-        if (p->dst_shift) {
-            d += (size_t)t->rank * (size_t)p->size_dst;
-        }
-        break;
-    }
+    char *s, *d;
+    gx_layout_place(p->layout, p->dst_shift, t->rank, p->size_src, p->size_dst, c->own, src, dst, &s, &d);
     c->buf[GX_BUF_SRC]     = s;
     c->buf[GX_BUF_DST]     = d;
     c->buf[GX_BUF_SCRATCH] = c->scratch;

@@ -19,7 +19,8 @@
 //
 // "auto" means Auto everywhere it is accepted: a call or a context
 // option of the UCC team layer that names no algorithm or names auto
-// (package team), and goring plan and goring sim with --alg auto. The
+// (package team), goring plan and goring sim with --alg auto, and goring
+// bench with --alg auto, whose calls name none and run through the team. The
 // scores (package tune) predict the same choice: the team layer hands
 // its chooser to tune.Claims.
 //

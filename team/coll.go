@@ -272,6 +272,22 @@ func (c *Coll) free() {
 // the calls that run no sched program).
 func (c *Coll) Algorithm() string { return c.alg }
 
+// Runner names the runner that runs the call now (the selection's name:
+// "machine", "lanes", "node", "onedevice", "crossmem", "alltoallv",
+// "moe"), which a fallback may change at a post; "" for a call that runs
+// none (nothing to move, or a lazy team's call not yet built). With
+// Algorithm it says what the team chose for a call that named no
+// algorithm (goring bench --alg auto).
+func (c *Coll) Runner() string {
+	t := c.team
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if c.call == nil || c.run == nil || c.call.at < 0 || c.call.at >= len(selection) {
+		return ""
+	}
+	return selection[c.call.at].name
+}
+
 // Post queues the call on its team and progresses the team.
 func (c *Coll) Post() error {
 	t := c.team

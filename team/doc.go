@@ -44,7 +44,9 @@
 // Machine (machine.go), which takes every call. A runner that finds, on
 // every rank alike and with nothing written, that it cannot run the call
 // hands it to the next runner of the selection that takes it. A new
-// engine is a Runner and one entry of the selection.
+// engine is a Runner and one named entry of the selection; a call's
+// Algorithm and Runner say what runs it (goring bench --alg auto reports
+// both).
 //
 // Small host calls whose shape ran before do not reach this package at
 // all: the adapter's C code runs them (cpath.go decides which shapes go

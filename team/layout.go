@@ -23,8 +23,10 @@ import (
 // (package direct's two backends) run on these regions as they are. A sched
 // program receives into its output while it still reads its input, so
 // where the two overlap (inputInDst) the machine runs on a private copy
-// of the input (machine.go). The C path's executor applies the same rule
-// in C, told which case a call is by cpathLayout.
+// of the input (machine.go). The C side's one definition of the same
+// rule is cexec/layout.h: the C path's executor places each call with it,
+// told which case a call is by cpathLayout, and the adapter's C path
+// checks a call's pointers with it.
 
 // place is the call's input and output at rank, srcLen and dstLen bytes
 // (B bytes per rank: an allgather's and a reduce_scatter's block), as view

@@ -18,10 +18,12 @@ type Call struct {
 	at            int // the selection's runner that runs it now
 }
 
-// runnerKind is one way a call may run: whether it takes a call on a
-// team, and how its runner is built. Every rank reaches the same verdict
-// on the same call: the ranks' runners talk to each other.
+// runnerKind is one way a call may run: its name (Coll.Runner), whether
+// it takes a call on a team, and how its runner is built. Every rank
+// reaches the same verdict on the same call: the ranks' runners talk to
+// each other.
 type runnerKind struct {
+	name  string
 	takes func(t *Team, k *Call) bool
 	build func(k *Call) (Runner, error)
 }
@@ -37,13 +39,13 @@ type runnerKind struct {
 // one Machine, which takes every call. A new engine is one more entry,
 // before the messages.
 var selection = []runnerKind{
-	{func(_ *Team, k *Call) bool { return k.Coll == coll.Alltoallv }, newAlltoallvRunner},                       // alltoallv.go
-	{func(_ *Team, k *Call) bool { return k.Coll.Routed() }, newMoERunner},                                      // moe.go
-	{func(t *Team, k *Call) bool { return t.runsNode(k.Args, k.mem, k.bytes) }, newNodeRunner},                  // node.go
-	{func(t *Team, k *Call) bool { return t.runsOnOneDevice(k.Args, k.alg, k.mem) }, newOneDeviceRunner},        // onedevice.go, direct.go
-	{func(t *Team, k *Call) bool { return t.runsCrossmem(k.Args, k.mem, k.bytes) }, newCrossRunner},             // crossmem.go, direct.go
-	{func(t *Team, k *Call) bool { return k.mem.IsHost() && t.callLanes(k.Args, k.bytes) > 1 }, newLanesRunner}, // lanes.go
-	{func(*Team, *Call) bool { return true }, newMachineRunner},                                                 // machine.go
+	{"alltoallv", func(_ *Team, k *Call) bool { return k.Coll == coll.Alltoallv }, newAlltoallvRunner},                   // alltoallv.go
+	{"moe", func(_ *Team, k *Call) bool { return k.Coll.Routed() }, newMoERunner},                                        // moe.go
+	{"node", func(t *Team, k *Call) bool { return t.runsNode(k.Args, k.mem, k.bytes) }, newNodeRunner},                   // node.go
+	{"onedevice", func(t *Team, k *Call) bool { return t.runsOnOneDevice(k.Args, k.alg, k.mem) }, newOneDeviceRunner},    // onedevice.go, direct.go
+	{"crossmem", func(t *Team, k *Call) bool { return t.runsCrossmem(k.Args, k.mem, k.bytes) }, newCrossRunner},          // crossmem.go, direct.go
+	{"lanes", func(t *Team, k *Call) bool { return k.mem.IsHost() && t.callLanes(k.Args, k.bytes) > 1 }, newLanesRunner}, // lanes.go
+	{"machine", func(*Team, *Call) bool { return true }, newMachineRunner},                                               // machine.go
 }
 
 // Select builds the runner of the first kind in the selection that takes

@@ -119,10 +119,7 @@ static tlg_call_t *tlg_call(goring_coll_h h)
  * reduction) go there for the error it reports. */
 static int tlg_buffers_ok(const goring_coll_args_t *a, const gx_prog_t *p)
 {
-    if (a->dst == NULL && !(a->coll == GORING_COLL_BCAST && a->src != NULL)) {
-        return 0;
-    }
-    if (!a->in_place && a->coll != GORING_COLL_BCAST && a->src == NULL) {
+    if (!gx_layout_pointers_ok(a->coll == GORING_COLL_BCAST, a->in_place, a->src, a->dst)) {
         return 0;
     }
     if (p->kernel != NULL &&

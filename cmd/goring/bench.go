@@ -57,12 +57,19 @@ type benchFlags struct {
 func newBenchCmd() *cobra.Command {
 	f := &benchFlags{}
 	cmd := &cobra.Command{
-		Use:   "bench COLL [--alg A|all] --np N [--topo T] [--nodes N] --bytes a:b [--iters I] [--warmup W] [--validate] [--json|--csv|--png FILE]",
+		Use:   "bench COLL [--alg A|all|auto] --np N [--topo T] [--nodes N] --bytes a:b [--iters I] [--warmup W] [--validate] [--json|--csv|--png FILE]",
 		Short: "run a collective on N local processes over UCX and time it OSU-style",
 		Long: `bench starts --np processes of this binary (or runs as one rank of an mpirun job),
 maps them onto the topology (--topo/--nodes; by default one emulated node of np GPUs,
 or --nodes emulated nodes of np/nodes GPUs each, clusterB-like), and times every
 algorithm at every size the way the OSU Micro-Benchmarks do.
+
+Every call runs through goring's UCC team layer. --alg auto measures what that layer runs
+for a UCC call: each call names no algorithm, so the team's own choice applies (choose.Auto
+on the team's shape, the runner that serves it: node kernels, cross-memory reads, lanes,
+the device defaults); each row says auto and which algorithm and runner ran. --alg all and
+a named algorithm measure goring's sched programs by name. --lanes auto gives the team
+lanes=auto (UCC_TL_GORING_LANES=auto): each host call takes the lanes the team picks.
 
 Environment: UCX_TLS (default ` + DefaultUCXTLS + ` on one host, ` + DefaultUCXTLSHosts + ` across hosts); under mpirun GORING_COORD,
 GORING_TOKEN and GORING_COORD_FILE (see package launch).
@@ -81,7 +88,7 @@ defaults to 5m there (the rails are slow).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.alg, "alg", "all", "algorithm name, or all")
+	fl.StringVar(&f.alg, "alg", "all", "algorithm name, all (each registered one), or auto (no name: what the UCC team layer runs, its choice and runner in the row)")
 	fl.IntVar(&f.np, "np", 0, "number of processes (ranks)")
 	fl.StringVar(&f.topo, "topo", "", "topology preset or goring.topo/v1 file (default: emulated nodes of np/nodes GPUs)")
 	fl.IntVar(&f.nodes, "nodes", 0, "number of (emulated) nodes")
@@ -98,7 +105,7 @@ defaults to 5m there (the rails are slow).`,
 	fl.IntVar(&f.chunks, "chunks", 0, "pipeline long transfers in this many pieces (0 or 1: none)")
 	f.traffic.register(fl)
 	f.moe.register(fl)
-	fl.StringVar(&f.lanes, "lanes", "1", "lanes per rank, or a comma list of counts to compare: each lane its own UCX worker, driving part of the buffer (Multi-lane, §3)")
+	fl.StringVar(&f.lanes, "lanes", "1", "lanes per rank, a comma list of counts to compare, or auto (the team gives each call the lanes it pays for, as UCC_TL_GORING_LANES=auto): each lane its own UCX worker, driving part of the buffer (Multi-lane, §3)")
 	f.netns.register(fl)
 	fl.DurationVar(&f.timeout, "timeout", 0, "deadline of one collective call (default: "+exec.TimeoutRule+")")
 	fl.StringVar(&f.mem, "mem", "host", "where the buffers live: host, or cuda (GPU memory; rank r uses GPU r % --gpus)")

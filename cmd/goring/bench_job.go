@@ -42,6 +42,12 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if err != nil {
 		return nil, err
 	}
+	if f.alg == bench.Auto && !benchThroughTeam(f, job) {
+		return nil, fmt.Errorf("--alg auto: the team layer chooses, and %s", noTeamReason(f))
+	}
+	if f.autoLanes() && !benchThroughTeam(f, job) {
+		return nil, fmt.Errorf("--lanes auto: the team layer chooses, and %s", noTeamReason(f))
+	}
 	for _, alg := range candidates {
 		if err := job.admit(alg, f.alg != "all"); err != nil {
 			return nil, err
@@ -159,8 +165,11 @@ func parseStraggler(spec string, np int) (int, time.Duration, error) {
 }
 
 // benchCandidates are the algorithms --alg names: every registered one
-// for "all", else the one named.
+// for "all", else the one named (auto: the team's own choice, bench.Auto).
 func benchCandidates(c coll.Collective, alg string) ([]string, error) {
+	if alg == bench.Auto {
+		return []string{bench.Auto}, nil
+	}
 	if alg != "all" {
 		if _, err := sched.Lookup(c, alg); err != nil {
 			return nil, err

@@ -21,8 +21,17 @@ import (
 
 // parseLanes reads --lanes: a count or a comma list of counts, each from 1
 // to coll.MaxLanes. "1" is nil: one lane, output exactly as before lanes.
+// "auto" is nil too: one team, whose context lets each call take the
+// lanes it pays for (option lanes=auto, benchTeamOptions), as UCC's
+// UCC_TL_GORING_LANES=auto does; its rows name the runner.
 func parseLanes(spec string, c coll.Collective, mem string) ([]int, error) {
-	if strings.TrimSpace(spec) == "1" {
+	switch strings.TrimSpace(spec) {
+	case "1":
+		return nil, nil
+	case lanesAuto:
+		if mem != "host" {
+			return nil, fmt.Errorf("--lanes auto: lanes run on host memory only so far (--mem %s)", mem)
+		}
 		return nil, nil
 	}
 	var lanes []int
@@ -41,6 +50,12 @@ func parseLanes(spec string, c coll.Collective, mem string) ([]int, error) {
 	}
 	return lanes, nil
 }
+
+// lanesAuto is --lanes auto.
+const lanesAuto = "auto"
+
+// autoLanes says whether f asks for --lanes auto.
+func (f *benchFlags) autoLanes() bool { return strings.TrimSpace(f.lanes) == lanesAuto }
 
 // maxLanes is how many lanes a rank opens for lanes (nil: one).
 func maxLanes(lanes []int) int {

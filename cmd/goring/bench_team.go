@@ -33,8 +33,17 @@ func benchThroughTeam(f *benchFlags, job *benchJob) bool {
 	return !f.netns.on() && !(job.cfg.Collective.Routed() && f.mem == "cuda")
 }
 
+// noTeamReason says why a job does not run through the team layer
+// (benchThroughTeam false), for --alg auto's error.
+func noTeamReason(f *benchFlags) string {
+	if f.netns.on() {
+		return "the namespace testbed (--netns) runs bench's own executor"
+	}
+	return "dispatch and combine on device memory run bench's own executor"
+}
+
 // benchTeamOptions is the options string of the team context of lanes
-// lanes for the flags: the UCX transports (as joinRankJob picks them
+// lanes (lanes=auto for --lanes auto) for the flags: the UCX transports (as joinRankJob picks them
 // where UCX_TLS is not set), --ipc and --calibration (the team splits
 // transfers within each of the topology's nodes, emulated ones included,
 // as bench's own engine did). The call deadline stays bench's own
@@ -42,6 +51,9 @@ func benchThroughTeam(f *benchFlags, job *benchJob) bool {
 // which lives in the adapter (ucc_tl_goring), is not there.
 func benchTeamOptions(f *benchFlags, lanes int) string {
 	opts := []string{fmt.Sprintf("lanes=%d", lanes)}
+	if f.autoLanes() {
+		opts[0] = "lanes=auto" // one team: each call takes the lanes the team picks
+	}
 	if os.Getenv("UCX_TLS") == "" {
 		tls := defaultTLS()
 		if f.mem == "cuda" {

@@ -29,6 +29,7 @@ func TestBenchThroughTeam(t *testing.T) {
 		benchTeamOptions(&benchFlags{mem: "cuda", calibration: "/c.json"}, 4))
 	t.Setenv("UCX_TLS", "tcp")
 	assert.Equal(t, "lanes=2", benchTeamOptions(&benchFlags{mem: "host", ipc: true}, 2), "UCX_TLS is UCX's to read")
+	assert.Equal(t, "lanes=auto", benchTeamOptions(&benchFlags{mem: "host", ipc: true, lanes: "auto"}, 1), "--lanes auto: the team's lanes")
 }
 
 // Each rank's hello carries one card per team; team i's cards are laid in

@@ -444,3 +444,52 @@ func startBenchRanks(t *testing.T, ctx context.Context, exe string, n int, args 
 	require.Eventually(t, func() bool { ranks = childRanks(t, cmd.Process.Pid); return len(ranks) == n }, 20*time.Second, 20*time.Millisecond)
 	return cmd, &stdout, &stderr, ranks
 }
+
+// --alg auto: every call names no algorithm, so the team layer's own
+// choice runs; each row says auto, validates, and names the algorithm and
+// runner that ran (in the JSON, the table's last column and the CSV's
+// last two).
+func TestBenchAuto(t *testing.T) {
+	needUCX(t)
+	rows := benchJSON(t, "allreduce", "--alg", "auto", "--np", "4", "--nodes", "2", "--bytes", "4,64KiB", "--iters", "3", "--warmup", "1", "--validate")
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.Equal(t, "auto", r.Algorithm)
+		assert.True(t, r.Validated)
+		assert.NotEmpty(t, r.Ran)
+		assert.Equal(t, "machine", r.Runner)
+	}
+
+	stdout, stderr, code := runCLI(t, "bench", "allgather", "--alg", "auto", "--np", "2", "--bytes", "8", "--iters", "2", "--warmup", "0")
+	require.Zero(t, code, stderr)
+	assert.Contains(t, stdout, "algorithm auto")
+	assert.Contains(t, stdout, "Ran (runner)")
+	assert.Contains(t, stdout, "(machine)")
+
+	stdout, stderr, code = runCLI(t, "bench", "allgather", "--alg", "auto", "--np", "2", "--bytes", "8", "--iters", "2", "--warmup", "0", "--csv")
+	require.Zero(t, code, stderr)
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	require.Len(t, lines, 2)
+	assert.Equal(t, strings.Join(bench.CSVHeader, ",")+",ran,runner", lines[0])
+	assert.True(t, strings.HasPrefix(lines[1], "allgather,auto,8,"), lines[1])
+	assert.True(t, strings.HasSuffix(lines[1], ",machine"), lines[1])
+}
+
+// --lanes auto: one team whose context gives each host call the lanes it
+// pays for (lanes=auto); with --alg auto each row is validated and names
+// the runner the team chose, lanes or one machine. Not on device memory.
+func TestBenchAutoLanes(t *testing.T) {
+	needUCX(t)
+	rows := benchJSON(t, "allreduce", "--alg", "auto", "--lanes", "auto", "--np", "2", "--bytes", "4,4MiB", "--iters", "2", "--warmup", "1", "--validate")
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.Equal(t, "auto", r.Algorithm)
+		assert.True(t, r.Validated)
+		assert.Zero(t, r.Lanes, "one team, no lane count of bench's own")
+		t.Logf("%d bytes: %s (%s)", r.Bytes, r.Ran, r.Runner)
+		assert.Contains(t, []string{"machine", "lanes"}, r.Runner)
+	}
+	_, stderr, code := runCLI(t, "bench", "allreduce", "--np", "2", "--bytes", "4", "--lanes", "auto", "--mem", "cuda")
+	assert.NotZero(t, code)
+	assert.Contains(t, stderr, "--lanes auto: lanes run on host memory only")
+}
