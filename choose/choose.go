@@ -2,6 +2,7 @@ package choose
 
 import (
 	"fmt"
+	"sync"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/direct"
@@ -71,12 +72,30 @@ func Measured(s Shape) (Choice, bool) {
 	if first < 0 {
 		return Choice{}, false
 	}
-	ch := Choice{Alg: Table[first].Alg, Chunks: Table[first].Chunks, Why: fmt.Sprintf("by choose.Table row %d (measured)", first)}
+	ch := Choice{Alg: Table[first].Alg, Chunks: Table[first].Chunks, Why: rowWhy(first)}
 	if fb := Table[last].Alg; fb != ch.Alg {
 		ch.Fallback = fb
 	}
 	return ch, true
 }
+
+// rowWhy is a choice's Why for Table's row i, made once per row: the team
+// layer asks for a choice on every call, and a formatted string per call
+// was most of its cost.
+func rowWhy(i int) string {
+	whyOnce.Do(func() {
+		whys = make([]string, len(Table))
+		for k := range Table {
+			whys[k] = fmt.Sprintf("by choose.Table row %d (measured)", k)
+		}
+	})
+	return whys[i]
+}
+
+var (
+	whyOnce sync.Once
+	whys    []string
+)
 
 // Auto is what goring runs for s: the table's choice where it has one,
 // else the cheapest algorithm of costs (the model on s's topology, Costs)

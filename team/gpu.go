@@ -132,14 +132,24 @@ func (t *Team) choice(c coll.Collective, B int64, host bool) choose.Choice {
 		s.Nodes = t.topo.NumNodes()
 	}
 	if push {
-		s.GPUs, _ = cuda.DeviceCount()
+		s.GPUs = t.deviceCount()
+	}
+	if ch, ok := choose.Measured(s); ok {
+		return ch
 	}
 	var costs *model.CostTable // the model, where no row covers the shape
-	if _, ok := choose.Measured(s); !ok && B > 0 && t.topo != nil && t.size <= choose.ModelMaxRanks {
+	if B > 0 && t.topo != nil && t.size <= choose.ModelMaxRanks {
 		costs = choose.Costs(c, t.topo, sim.Options{})
 	}
 	ch, _ := choose.Auto(s, costs)
 	return ch
+}
+
+// deviceCount is how many GPUs this process sees (0 where the driver
+// says nothing), asked once per team: the choice needs it on every call.
+func (t *Team) deviceCount() int {
+	t.gpuCountOnce.Do(func() { t.gpuCount, _ = cuda.DeviceCount() })
+	return t.gpuCount
 }
 
 // deviceChunks is the pieces a call's transfers pipeline in (0: none):

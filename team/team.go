@@ -42,7 +42,10 @@ type Team struct {
 	oneHost   bool             // every rank runs on this host
 	sharedGPU bool             // every rank's process sees one GPU, the same one
 	stager    *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
-	lanes     []*teamLane      // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
+	// gpuCount is cuda.DeviceCount, asked once (deviceCount).
+	gpuCountOnce sync.Once
+	gpuCount     int
+	lanes        []*teamLane // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
 	// noSplit says why the engine does not split this team's transfers
 	// although the context has a calibration ("" otherwise).
 	noSplit string
