@@ -10,20 +10,18 @@
  * creation, in C, gives every member the same number, whether or not Go
  * ever sees the team (a team is made in Go only when goring first has work
  * for it: tl_goring_team.c). For the same reason the count never forgets
- * a list: 16 bytes per (key, member list) the context has seen.
+ * a list (a tl_goring_counts table: 12 bytes per (key, member list) the
+ * context has seen).
  */
 #ifndef UCC_TL_GORING_GENS_H_
 #define UCC_TL_GORING_GENS_H_
 
-#include <pthread.h>
 #include <stdint.h>
 
+#include "tl_goring_counts.h"
+
 typedef struct tl_goring_gens {
-    pthread_mutex_t lock;
-    uint64_t       *keys;   /* open addressing; 0 is an empty slot */
-    uint32_t       *counts;
-    uint64_t        cap;    /* a power of two, or 0 before the first */
-    uint64_t        used;
+    tl_goring_counts_t teams; /* by (key, member list), one name of both */
 } tl_goring_gens_t;
 
 void tl_goring_gens_init(tl_goring_gens_t *g);

@@ -16,20 +16,20 @@
  * team key's successive teams in step on the Go side, where a declined
  * team never arrives. For the same reason the set has no bound and never
  * forgets: a rank that forgot a list while its peers remember it would
- * make a team they decline. Lists are kept as 64-bit hashes (8 bytes
- * each); two lists of one hash would need about 2^32 distinct lists.
+ * make a team they decline. Lists are kept as 64-bit hashes in a
+ * tl_goring_counts table; two lists of one hash would need about 2^32
+ * distinct lists.
  */
 #ifndef UCC_TL_GORING_IDLE_H_
 #define UCC_TL_GORING_IDLE_H_
 
-#include <pthread.h>
 #include <stdint.h>
 
+#include "tl_goring_counts.h"
+
+/* A list is in the set when its count is above 0. */
 typedef struct tl_goring_idle {
-    pthread_mutex_t lock;
-    uint64_t       *slots; /* open addressing; 0 is an empty slot */
-    uint64_t        cap;   /* a power of two, or 0 before the first add */
-    uint64_t        used;
+    tl_goring_counts_t lists;
 } tl_goring_idle_t;
 
 void tl_goring_idle_init(tl_goring_idle_t *s);
