@@ -199,3 +199,94 @@ func (t *Team) Lock() { C.gx_team_lock(t.t) }
 
 // Unlock releases the lock Lock took.
 func (t *Team) Unlock() { C.gx_team_unlock(t.t) }
+
+// Shared is a context's shared worker as C sees it (gx_shared_t): the
+// worker the context path's teams post on, their endpoints by context
+// rank, and their programs by member list, rank and shape. Go owns the
+// worker and the endpoints; C the programs.
+type Shared struct{ s *C.gx_shared_t }
+
+// SharedMaxSize is the largest team the shared worker's tags name, and
+// SharedSteps bounds a step tag there (gx_shared_tags).
+const (
+	SharedMaxSize = C.GX_SHARED_MAX_SIZE
+	SharedSteps   = C.GX_SHARED_STEPS
+)
+
+// NewShared makes the C record of worker w.
+func NewShared(w *ucx.Worker) (*Shared, error) {
+	s := C.gx_shared_new((*C.gr_worker_t)(w.CHandle()))
+	if s == nil {
+		return nil, errors.New("cexec: out of memory for a shared worker")
+	}
+	return &Shared{s: s}, nil
+}
+
+// Ptr is the gx_shared_t*, for the team layer's C side.
+func (s *Shared) Ptr() unsafe.Pointer { return unsafe.Pointer(s.s) }
+
+// Lock takes the shared worker's lock, held by C whenever it touches the
+// worker, the endpoints or the cache, and by Go around its own use of
+// the worker (connecting endpoints). A spin lock: held for microseconds.
+func (s *Shared) Lock() { C.gx_lock(&s.s.lock) }
+
+// Unlock releases the lock Lock took.
+func (s *Shared) Unlock() { C.gx_unlock(&s.s.lock) }
+
+// SetEndpoint lists ep as the endpoint to context rank r. Lock held.
+func (s *Shared) SetEndpoint(r uint32, ep *ucx.Endpoint) error {
+	if C.gx_shared_set_ep(s.s, C.uint32_t(r), (*C.gr_ep_t)(ep.CHandle())) != 0 {
+		return errors.New("cexec: out of memory listing an endpoint")
+	}
+	return nil
+}
+
+// Free lets go of the record (the teams still on it keep it) before Go
+// closes the worker: no team may post or progress on it after. Without
+// the lock: Free takes it.
+func (s *Shared) Free() {
+	if s.s != nil {
+		C.gx_shared_free(s.s)
+		s.s = nil
+	}
+}
+
+// MaxStepTag is the largest step tag of prog (-1 for no steps).
+func MaxStepTag(prog *sched.RankProgram) int32 {
+	m := int32(-1)
+	for i := range prog.Steps {
+		m = max(m, prog.Steps[i].Tag)
+	}
+	return m
+}
+
+// Take hands the caller's reference to C: the gx_prog_t*, which C
+// releases (gx_prog_release); p is empty after.
+func (p *Program) Take() unsafe.Pointer {
+	c := p.p
+	p.p = nil
+	return unsafe.Pointer(c)
+}
+
+// NewSharedTeam makes a team on the shared worker s: rank of size, whose
+// members are the context ranks ranks (their endpoints listed on s), its
+// tags naming it by UCC's key (gx_shared_tags). Its calls take s's lock.
+func NewSharedTeam(s *Shared, rank, size int, ranks []uint32, key uint32) (*Team, error) {
+	if len(ranks) != size || size < 1 {
+		return nil, fmt.Errorf("cexec: %d member ranks for a team of %d", len(ranks), size)
+	}
+	var tags C.gx_tags_t
+	if C.gx_shared_tags(C.uint32_t(key), C.int32_t(size), &tags) != 0 {
+		return nil, fmt.Errorf("cexec: team key %#x or size %d does not fit the shared worker's tags", key, size)
+	}
+	cr := C.malloc(C.size_t(4 * size))
+	defer C.free(cr)
+	copy(unsafe.Slice((*uint32)(cr), size), ranks)
+	s.Lock()
+	ct := C.gx_team_new_shared(s.s, C.int32_t(rank), C.int32_t(size), (*C.uint32_t)(cr), &tags)
+	s.Unlock()
+	if ct == nil {
+		return nil, errors.New("cexec: a member has no endpoint on the shared worker")
+	}
+	return &Team{t: ct}, nil
+}

@@ -62,10 +62,14 @@ typedef struct gx_prog {
     char           alg[32];
 } gx_prog_t;
 
-/* A call shape: what the team layer's arguments say, in its own numbers. */
+/* A call shape: what the team layer's arguments say, in its own numbers.
+ * A shared worker's cache (gx_shared_t) keys programs by team as well:
+ * the member list's key, the rank and the size; a team's own cache leaves
+ * them zero. */
 typedef struct {
     uint64_t count;
-    uint32_t root;
+    uint64_t members;
+    uint32_t root, rank, size;
     uint8_t  coll, dtype, op, in_place;
     char     alg[32];
 } gx_key_t;
@@ -77,17 +81,55 @@ typedef struct {
     gx_prog_t *prog; /* NULL: empty slot */
 } gx_entry_t;
 
+/* Programs by call shape, bounded like the Go plan cache. */
+typedef struct {
+    int32_t    cached;
+    gx_entry_t slot[GX_CACHE_SLOTS];
+} gx_cache_t;
+
+/* GX_PROG_GO is what a shared cache holds for a shape that Go runs (the
+ * context path does not take it): never run, never released. */
+extern gx_prog_t gx_prog_go;
+#define GX_PROG_GO (&gx_prog_go)
+
+/* Where a team's tags put their fields: gx_tag(t, sender, seq, step) is
+ * base | sender << sender_shift | (seq & seq_mask) << seq_shift | step.
+ * A team's own worker uses ucx.MakeTag's layout (ucx/tag.go); the teams
+ * of a shared worker name themselves in the base (gx_shared_tags). */
+typedef struct {
+    uint64_t base;
+    uint32_t seq_mask;
+    uint8_t  sender_shift, seq_shift;
+} gx_tags_t;
+
+/* A context's shared worker: one UCX worker whose endpoints (by context
+ * rank) every team of the context on the context path posts on, the tags
+ * telling the teams apart, and the programs those teams run, by member
+ * list, rank and shape, so that a new team of known members runs its
+ * first call in C (docs/ucc.md "The context path"). One lock for all:
+ * the teams share the worker. */
+typedef struct gx_shared {
+    gr_worker_t *w;       /* NULL once Go let go of it */
+    int32_t      lock;
+    int32_t      refs;    /* Go's (until gx_shared_free) and each team's */
+    int32_t      neps;
+    gr_ep_t    **eps; /* neps entries, by context rank; NULL: not connected */
+    gx_cache_t   cache;
+} gx_shared_t;
+
 typedef struct gx_team {
     gr_worker_t    *w;
     gr_ep_t       **eps; /* size entries; NULL: no endpoint */
     int32_t         rank, size;
-    uint32_t        seq;     /* last sequence number taken (shared with Go) */
+    uint32_t        seq;     /* last sequence number taken (shared with Go on a team's own worker) */
     int32_t         go_busy; /* Go has a call on the wire or queued (Go sets it) */
     int32_t         lock;    /* held around any use of the worker and the cache (gx_team_lock) */
+    int32_t        *lockp;   /* the lock taken: &lock, or the shared worker's */
     int32_t         refs;    /* Go's (until gx_team_free) and each call's */
-    int32_t         cached;
-    struct gx_call *live; /* calls posted and not finished */
-    gx_entry_t      cache[GX_CACHE_SLOTS];
+    gx_tags_t       tags;
+    gx_shared_t    *shared;  /* NULL: the team's own worker */
+    struct gx_call *live;    /* calls posted and not finished */
+    gx_cache_t      cache;
 } gx_team_t;
 
 typedef struct gx_stepop {
@@ -140,18 +182,17 @@ static inline void gx_cpu_relax(void)
     __asm__ __volatile__("yield");
 #endif
 }
-static inline void gx_team_lock(gx_team_t *t)
+static inline void gx_lock(int32_t *word)
 {
-    while (__atomic_exchange_n(&t->lock, 1, __ATOMIC_ACQUIRE)) {
-        while (__atomic_load_n(&t->lock, __ATOMIC_RELAXED)) {
+    while (__atomic_exchange_n(word, 1, __ATOMIC_ACQUIRE)) {
+        while (__atomic_load_n(word, __ATOMIC_RELAXED)) {
             gx_cpu_relax();
         }
     }
 }
-static inline void gx_team_unlock(gx_team_t *t)
-{
-    __atomic_store_n(&t->lock, 0, __ATOMIC_RELEASE);
-}
+static inline void gx_unlock(int32_t *word) { __atomic_store_n(word, 0, __ATOMIC_RELEASE); }
+static inline void gx_team_lock(gx_team_t *t) { gx_lock(t->lockp); }
+static inline void gx_team_unlock(gx_team_t *t) { gx_unlock(t->lockp); }
 void       gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep);
 /* Cancels the calls still live, empties the cache and drops Go's
  * reference; the record goes with the last call's gx_call_finalize (a
@@ -159,9 +200,37 @@ void       gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep);
  * with the lock held; it is released (or gone) on return. */
 void gx_team_free(gx_team_t *t);
 /* Caches p for key (taking a reference); 0, or -1 when key is cached. */
-int        gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p);
-gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key);
-void       gx_team_clear(gx_team_t *t);
+int        gx_cache_put(gx_cache_t *c, const gx_key_t *key, gx_prog_t *p);
+gx_prog_t *gx_cache_get(const gx_cache_t *c, const gx_key_t *key);
+void       gx_cache_clear(gx_cache_t *c);
+static inline int gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p)
+{
+    return gx_cache_put(&t->cache, key, p);
+}
+static inline gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key)
+{
+    return gx_cache_get(&t->cache, key);
+}
+
+/* Shared workers. gx_shared_new makes the record of worker w (Go owns the
+ * worker and its endpoints); gx_shared_free (without the lock) empties
+ * the cache, drops Go's reference and frees the record once no team holds
+ * one. gx_shared_set_ep lists the endpoint to context rank r (lock held). */
+gx_shared_t *gx_shared_new(gr_worker_t *w);
+void         gx_shared_free(gx_shared_t *s);
+int          gx_shared_set_ep(gx_shared_t *s, uint32_t r, gr_ep_t *ep);
+/* The tags of the team of UCC key key (team id << 16 | scope << 8 |
+ * scope id) on a shared worker: 0 and *tags set, or -1 where the key or
+ * the size does not fit them (GX_SHARED_MAX_SIZE, scope and scope id
+ * below 16). Step tags must stay below GX_SHARED_STEPS. */
+#define GX_SHARED_MAX_SIZE 4096
+#define GX_SHARED_STEPS    65536
+int gx_shared_tags(uint32_t key, int32_t size, gx_tags_t *tags);
+/* The team of rank among size whose members are the context ranks
+ * ranks[], on s with tags: NULL where a member has no endpoint yet or
+ * memory ran out. Freed by gx_team_free (its lock is s's). */
+gx_team_t *gx_team_new_shared(gx_shared_t *s, int32_t rank, int32_t size, const uint32_t *ranks,
+                              const gx_tags_t *tags);
 
 /* Calls, all with the team's lock held. gx_call_new takes an idle call of
  * p or makes one (NULL: out of memory). gx_call_post maps src and dst by

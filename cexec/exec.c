@@ -19,11 +19,11 @@
 #define GX_UCS_INPROGRESS 1
 #define GX_UCS_CANCELED   (-16)
 
-/* Tag layout: ucx.MakeTag (ucx/tag.go): sender 20 bits, sequence 20, step 24. */
-#define GX_SEQ_MASK 0xfffffu
-static inline uint64_t gx_tag(int32_t sender, uint32_t seq, uint32_t step)
+/* A call's tag in its team's layout (gx_tags_t). */
+static inline uint64_t gx_tag(const gx_team_t *t, int32_t sender, uint32_t seq, uint32_t step)
 {
-    return (uint64_t)sender << 44 | (uint64_t)seq << 24 | step;
+    return t->tags.base | (uint64_t)sender << t->tags.sender_shift |
+           (uint64_t)(seq & t->tags.seq_mask) << t->tags.seq_shift | step;
 }
 
 /* GX_WATCH_US (how long a call waits before its peers are checked) and
@@ -94,7 +94,10 @@ int gx_prog_set_reduce(gx_prog_t *p, int dtype, int op, size_t esize)
 
 /* ------------------------------------------------------------------- teams */
 
-gx_team_t *gx_team_new(gr_worker_t *w, int32_t rank, int32_t size)
+/* ucx.MakeTag's layout (ucx/tag.go): sender 20 bits, sequence 20, step 24. */
+static const gx_tags_t gx_own_tags = {0, 0xfffffu, 44, 24};
+
+static gx_team_t *gx_team_alloc(gr_worker_t *w, int32_t rank, int32_t size)
 {
     gx_team_t *t = calloc(1, sizeof(*t));
     if (t == NULL) {
@@ -105,11 +108,18 @@ gx_team_t *gx_team_new(gr_worker_t *w, int32_t rank, int32_t size)
         free(t);
         return NULL;
     }
-    t->w    = w;
-    t->rank = rank;
-    t->size = size;
-    t->refs = 1;
+    t->w     = w;
+    t->rank  = rank;
+    t->size  = size;
+    t->refs  = 1;
+    t->lockp = &t->lock;
+    t->tags  = gx_own_tags;
     return t;
+}
+
+gx_team_t *gx_team_new(gr_worker_t *w, int32_t rank, int32_t size)
+{
+    return gx_team_alloc(w, rank, size);
 }
 
 void gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep)
@@ -118,6 +128,108 @@ void gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep)
         t->eps[peer] = ep;
     }
 }
+
+/* ---------------------------------------------------------- shared workers */
+
+gx_prog_t gx_prog_go = {.refs = 1 << 30, .alg = "go"};
+
+gx_shared_t *gx_shared_new(gr_worker_t *w)
+{
+    gx_shared_t *s = calloc(1, sizeof(*s));
+    if (s != NULL) {
+        s->w    = w;
+        s->refs = 1;
+    }
+    return s;
+}
+
+/* gx_shared_release drops a reference with the lock held: it releases
+ * the lock, or frees the record with the last reference. */
+static void gx_shared_release(gx_shared_t *s)
+{
+    if (--s->refs > 0) {
+        gx_unlock(&s->lock);
+        return;
+    }
+    gx_cache_clear(&s->cache);
+    free(s->eps);
+    free(s);
+}
+
+void gx_shared_free(gx_shared_t *s)
+{
+    if (s == NULL) {
+        return;
+    }
+    gx_lock(&s->lock);
+    gx_cache_clear(&s->cache);
+    s->w = NULL; /* Go closes the worker next */
+    gx_shared_release(s);
+}
+
+int gx_shared_set_ep(gx_shared_t *s, uint32_t r, gr_ep_t *ep)
+{
+    if (r >= (uint32_t)s->neps) {
+        int32_t n = s->neps ? s->neps : 16;
+        while ((uint32_t)n <= r) {
+            n *= 2;
+        }
+        gr_ep_t **eps = realloc(s->eps, (size_t)n * sizeof(*eps));
+        if (eps == NULL) {
+            return -1;
+        }
+        memset(eps + s->neps, 0, (size_t)(n - s->neps) * sizeof(*eps));
+        s->eps  = eps;
+        s->neps = n;
+    }
+    s->eps[r] = ep;
+    return 0;
+}
+
+/* A shared worker's tag: team id 16 bits, scope 4, scope id 4, sender
+ * 12, sequence 12, step 16. The team's key names it among the context's
+ * live teams (UCC gives a process's live teams distinct ids), and a team
+ * of an id used before starts after every call of the one before ended
+ * on every member. */
+int gx_shared_tags(uint32_t key, int32_t size, gx_tags_t *tags)
+{
+    uint64_t id = key >> 16, scope = (key >> 8) & 0xff, sid = key & 0xff;
+    if (scope >= 16 || sid >= 16 || size < 1 || size > GX_SHARED_MAX_SIZE) {
+        return -1;
+    }
+    tags->base         = (id << 8 | scope << 4 | sid) << 40;
+    tags->sender_shift = 28;
+    tags->seq_shift    = 16;
+    tags->seq_mask     = 0xfffu;
+    return 0;
+}
+
+gx_team_t *gx_team_new_shared(gx_shared_t *s, int32_t rank, int32_t size, const uint32_t *ranks,
+                              const gx_tags_t *tags)
+{
+    if (s->w == NULL) {
+        return NULL;
+    }
+    for (int32_t r = 0; r < size; r++) {
+        if (ranks[r] >= (uint32_t)s->neps || s->eps[ranks[r]] == NULL) {
+            return NULL;
+        }
+    }
+    gx_team_t *t = gx_team_alloc(s->w, rank, size);
+    if (t == NULL) {
+        return NULL;
+    }
+    for (int32_t r = 0; r < size; r++) {
+        t->eps[r] = s->eps[ranks[r]];
+    }
+    t->lockp  = &s->lock;
+    t->tags   = *tags;
+    t->shared = s;
+    s->refs++;
+    return t;
+}
+
+/* ------------------------------------------------------------ the caches */
 
 static uint64_t gx_key_hash(const gx_key_t *k)
 {
@@ -132,11 +244,11 @@ static uint64_t gx_key_hash(const gx_key_t *k)
     return h ^ (h >> 29);
 }
 
-gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key)
+gx_prog_t *gx_cache_get(const gx_cache_t *c, const gx_key_t *key)
 {
     size_t i = gx_key_hash(key) % GX_CACHE_SLOTS;
     for (int n = 0; n < GX_CACHE_SLOTS; n++, i = (i + 1) % GX_CACHE_SLOTS) {
-        gx_entry_t *e = &t->cache[i];
+        const gx_entry_t *e = &c->slot[i];
         if (e->prog == NULL) {
             return NULL;
         }
@@ -147,35 +259,37 @@ gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key)
     return NULL;
 }
 
-void gx_team_clear(gx_team_t *t)
+void gx_cache_clear(gx_cache_t *c)
 {
     for (int i = 0; i < GX_CACHE_SLOTS; i++) {
-        if (t->cache[i].prog != NULL) {
-            gx_prog_release(t->cache[i].prog);
-            t->cache[i].prog = NULL;
+        if (c->slot[i].prog != NULL && c->slot[i].prog != GX_PROG_GO) {
+            gx_prog_release(c->slot[i].prog);
         }
+        c->slot[i].prog = NULL;
     }
-    t->cached = 0;
+    c->cached = 0;
 }
 
-int gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p)
+int gx_cache_put(gx_cache_t *c, const gx_key_t *key, gx_prog_t *p)
 {
-    if (gx_team_get(t, key) != NULL) {
+    if (gx_cache_get(c, key) != NULL) {
         return -1;
     }
     /* Bounded like the Go plan cache: when three quarters full, start over
      * (programs in use live on through their calls' references). */
-    if (t->cached >= GX_CACHE_SLOTS * 3 / 4) {
-        gx_team_clear(t);
+    if (c->cached >= GX_CACHE_SLOTS * 3 / 4) {
+        gx_cache_clear(c);
     }
     size_t i = gx_key_hash(key) % GX_CACHE_SLOTS;
-    while (t->cache[i].prog != NULL) {
+    while (c->slot[i].prog != NULL) {
         i = (i + 1) % GX_CACHE_SLOTS;
     }
-    t->cache[i].key  = *key;
-    t->cache[i].prog = p;
-    p->refs++;
-    t->cached++;
+    c->slot[i].key  = *key;
+    c->slot[i].prog = p;
+    if (p != GX_PROG_GO) {
+        p->refs++;
+    }
+    c->cached++;
     return 0;
 }
 
@@ -193,14 +307,20 @@ static void gx_live_remove(gx_call_t *c)
     c->next = c->prev = NULL;
 }
 
+static void gx_shared_release(gx_shared_t *s);
+
 static void gx_team_release(gx_team_t *t)
 {
     if (--t->refs > 0) {
         gx_team_unlock(t);
         return;
     }
+    gx_shared_t *s = t->shared; /* its lock is the one held */
     free(t->eps);
     free(t);
+    if (s != NULL) {
+        gx_shared_release(s);
+    }
 }
 
 void gx_team_free(gx_team_t *t)
@@ -208,7 +328,7 @@ void gx_team_free(gx_team_t *t)
     while (t->live != NULL) {
         gx_call_fail(t->live); /* takes it off the list */
     }
-    gx_team_clear(t);
+    gx_cache_clear(&t->cache);
     t->w = NULL; /* the worker goes next: no call may post or progress */
     gx_team_release(t);
 }
@@ -355,10 +475,10 @@ static void gx_post(gx_call_t *c, int32_t id)
             return;
         }
         st = gr_tag_send_c(ep, c->buf[s->src_buf] + s->src_off, (size_t)s->len,
-                           gx_tag(t->rank, c->seq, s->tag), &op->cop, &op->req);
+                           gx_tag(t, t->rank, c->seq, s->tag), &op->cop, &op->req);
     } else {
         st = gr_tag_recv_c(t->w, c->buf[s->dst_buf] + s->dst_off, (size_t)s->len,
-                           gx_tag(s->peer, c->seq, s->tag), &op->cop, &op->req);
+                           gx_tag(t, s->peer, c->seq, s->tag), &op->cop, &op->req);
     }
     if (st == GX_UCS_INPROGRESS) {
         return;
@@ -453,7 +573,7 @@ int gx_call_post(gx_call_t *c, const void *src, void *dst)
     c->buf[GX_BUF_DST]     = d;
     c->buf[GX_BUF_SCRATCH] = c->scratch;
 
-    t->seq      = (t->seq + 1) & GX_SEQ_MASK;
+    t->seq      = (t->seq + 1) & t->tags.seq_mask;
     c->seq      = t->seq;
     c->rank     = t->rank;
     c->status   = GX_RUNNING;
