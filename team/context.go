@@ -18,6 +18,7 @@ type Context struct {
 	cal       *machineCalibration // the calibration option's file; nil: none
 	asleep    func()              // releases the runtime keeper (awake.go)
 	rv        *rendezvous         // the lazy teams' card exchange (rendezvous.go); nil: none
+	shared    *sharedWorker       // the context path's worker (shared.go); nil: none
 	algKey    string              // the algorithm options as the score cache's key (scores.go)
 	workers   workerPool          // workers of teams that ended cleanly (workerpool.go)
 	cpath     CPathTable          // where teams list their C side (cpath.go); nil: the C path is off
@@ -50,7 +51,12 @@ func NewContext(optStr string, cpath CPathTable) (*Context, error) {
 		return nil, resourceErr{err}
 	}
 	c := &Context{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal, algKey: fmt.Sprint(opts.algs, opts.chosen), cpath: cpath}
+	if c.shared, err = openShared(c); err != nil {
+		_ = uctx.Close()
+		return nil, resourceErr{err}
+	}
 	if c.rv, err = openRendezvous(c); err != nil {
+		_ = c.shared.close()
 		_ = uctx.Close()
 		return nil, resourceErr{err}
 	}
@@ -71,6 +77,7 @@ func (c *Context) Close() error {
 	if c.rv != nil {
 		errs = append(errs, c.rv.close())
 	}
+	errs = append(errs, c.shared.close())
 	if err := errors.Join(append(errs, c.uctx.Close())...); err != nil {
 		return resourceErr{err}
 	}
@@ -86,9 +93,11 @@ func (c *Context) Card() []byte { return c.rv.card }
 // (uint64, launch.ProcStart: with the pid it names the process for good),
 // the UCX worker address (uint32 length + bytes), the PCI address of
 // the one GPU the process sees (uint16 length + bytes; empty when it sees
-// none or several), and the crossmem setting (mode and threads, a byte
-// each), little-endian.
-const cardMagic = "GRC4"
+// none or several), the crossmem setting (mode and threads, a byte
+// each), and the context's shared worker address (uint32 length + bytes;
+// empty on a team card, or where the context has none: shared.go),
+// little-endian.
+const cardMagic = "GRC5"
 
 type card struct {
 	host  string
@@ -100,12 +109,14 @@ type card struct {
 	// crossmemAuto or crossmemForced) and its threads, so that every rank
 	// decides alike which calls run by cross-memory reads (crossmem.go).
 	cross crossCard
+	// shared is the address of the context's shared worker (shared.go).
+	shared []byte
 }
 
 type crossCard struct{ mode, threads uint8 }
 
 func encodeCard(c card) []byte {
-	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr)+2+len(c.gpu)+2)
+	b := make([]byte, 0, 4+2+len(c.host)+12+4+len(c.addr)+2+len(c.gpu)+2+4+len(c.shared))
 	b = append(b, cardMagic...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.host)))
 	b = append(b, c.host...)
@@ -115,7 +126,9 @@ func encodeCard(c card) []byte {
 	b = append(b, c.addr...)
 	b = binary.LittleEndian.AppendUint16(b, uint16(len(c.gpu)))
 	b = append(b, c.gpu...)
-	return append(b, c.cross.mode, c.cross.threads)
+	b = append(b, c.cross.mode, c.cross.threads)
+	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.shared)))
+	return append(b, c.shared...)
 }
 
 // decodeCard reads the card at the start of slot (padding after it is
@@ -156,5 +169,16 @@ func decodeCard(slot []byte) (card, error) {
 		return card{}, errors.New("card ends before the crossmem setting")
 	}
 	c.cross = crossCard{mode: rest[0], threads: rest[1]}
+	rest = rest[2:]
+	if len(rest) < 4 {
+		return card{}, errors.New("card ends before the shared worker's address")
+	}
+	sl := int64(binary.LittleEndian.Uint32(rest))
+	if sl > int64(len(rest)-4) {
+		return card{}, fmt.Errorf("shared worker address of %d bytes overruns the slot", sl)
+	}
+	if sl > 0 {
+		c.shared = append([]byte(nil), rest[4:4+sl]...)
+	}
 	return c, nil
 }

@@ -79,7 +79,7 @@ func openRendezvous(ctx *Context) (*rendezvous, error) {
 	if err != nil {
 		pid, start = 0, 0 // as newTeam: a process that cannot be watched
 	}
-	c := card{host: host, pid: pid, start: start, addr: addr, gpu: soleGPU(ctx), cross: crossSetting(ctx)}
+	c := card{host: host, pid: pid, start: start, addr: addr, gpu: soleGPU(ctx), cross: crossSetting(ctx), shared: ctx.shared.address()}
 	return &rendezvous{w: w, card: encodeCard(c), eps: map[string]*ucx.Endpoint{}, gens: map[linkKey]uint32{}}, nil
 }
 
