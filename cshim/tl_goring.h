@@ -111,6 +111,7 @@ typedef struct ucc_tl_goring_team {
     uint32_t                   key, gen; /* goring_team_create_lazy's */
     void                     **member_cards;  /* in UCC's address storage */
     size_t                    *member_bounds;
+    goring_cteam_h             ct; /* the team on the context path; NULL: none */
 } ucc_tl_goring_team_t;
 UCC_CLASS_DECLARE(ucc_tl_goring_team_t, ucc_base_context_t *,
                   const ucc_base_team_params_t *);

@@ -578,9 +578,18 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
         return UCC_ERR_NO_MEMORY;
     }
     task->super.flags = 0;
-    st = ucc_tl_goring_team_go(tl_team); /* a lazy team's first call: made in Go now */
-    if (st == GORING_OK) {
-        st = goring_coll_init(tl_team->handle, &g, &task->handle);
+    st = GORING_IN_TEAM;
+    if (tl_team->ct != NULL) { /* the context path: no Go for shapes it knows */
+        st = goring_cteam_coll_init(tl_team->ct, tl_team->handle, &g, &task->handle);
+        if (st == GORING_NEED_TEAM && (st = ucc_tl_goring_team_go(tl_team)) == GORING_OK) {
+            st = goring_cteam_coll_init(tl_team->ct, tl_team->handle, &g, &task->handle);
+        }
+    }
+    if (st == GORING_IN_TEAM) {
+        st = ucc_tl_goring_team_go(tl_team); /* a lazy team's first call: made in Go now */
+        if (st == GORING_OK) {
+            st = goring_coll_init(tl_team->handle, &g, &task->handle);
+        }
     }
     ucc_free(v); /* goring copied what it needs */
     if (st != GORING_OK) {

@@ -115,6 +115,13 @@ static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_
         self->member_cards  = cards; /* the team's until its cleanup */
         self->member_bounds = bounds;
         cards               = NULL;
+        /* Its small host calls on the context's shared worker, where the
+         * context has one and the key fits its tags (every member alike). */
+        st = goring_cteam_create(ctx->handle, params->rank, params->size, self->key, ranks,
+                                 self->members, self->member_cards, self->member_bounds, &self->ct);
+        if (st != GORING_OK) {
+            self->ct = NULL;
+        }
         self->phase         = UCC_TL_GORING_TEAM_READY;
         status              = UCC_OK;
         goto out;
@@ -234,6 +241,7 @@ UCC_CLASS_INIT_FUNC(ucc_tl_goring_team_t, ucc_base_context_t *tl_context,
     self->gen           = 0;
     self->member_cards  = NULL;
     self->member_bounds = NULL;
+    self->ct            = NULL;
     pthread_mutex_init(&self->go_lock, NULL);
     status = make_team(self, ctx, params);
     if (status != UCC_OK) {
@@ -271,10 +279,11 @@ UCC_CLASS_CLEANUP_FUNC(ucc_tl_goring_team_t)
             ucc_tl_goring_log_error(ctx->super.super.lib, "goring_team_destroy", st);
         }
     }
+    goring_cteam_destroy(self->ct); /* before the cards and ranks it reads */
     ucc_free(self->lens);
     ucc_free(self->card);
     ucc_free(self->cards);
-    ucc_free(self->member_cards); /* bounds share its allocation */
+    ucc_free(self->member_cards); /* bounds and ranks share its allocation */
     pthread_mutex_destroy(&self->go_lock);
 }
 

@@ -59,7 +59,9 @@ func goring_context_create(opts *C.char, out *C.goring_context_h) (status C.gori
 	if err != nil {
 		return fail(err)
 	}
-	*out = C.goring_context_h(newHandle(ctx))
+	h := newHandle(ctx)
+	registerShared(h, ctx)
+	*out = C.goring_context_h(h)
 	return C.GORING_OK
 }
 
@@ -71,6 +73,7 @@ func goring_context_destroy(h C.goring_context_h) (status C.goring_status_t) {
 		return fail(team.Invalid("goring_context_destroy: unknown context %d", h))
 	}
 	dropHandle(uint64(h))
+	unregisterShared(uint64(h))
 	if err := ctx.Close(); err != nil {
 		return fail(err)
 	}
@@ -270,32 +273,9 @@ func goring_go_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.g
 	if !ok || args == nil || out == nil {
 		return fail(team.Invalid("goring_coll_init: unknown team %d or NULL argument", h))
 	}
-	var err error
-	c, ok := collTypes[args.coll]
-	if !ok {
-		return fail(team.NotSupported("collective type %d", args.coll))
-	}
-	d, ok := dtypes[args.dtype]
-	if !ok {
-		return fail(team.NotSupported("datatype %d", args.dtype))
-	}
-	a := team.Args{Coll: c, Src: args.src, Dst: args.dst, Count: uint64(args.count), Dtype: d, Root: int(args.root),
-		InPlace: args.in_place != 0, Mem: memArgOf(args.mem)}
-	if c.Reduces() {
-		if a.Op, ok = ops[args.op]; !ok {
-			return fail(team.NotSupported("reduction op %d", args.op))
-		}
-	}
-	if args.alg != nil {
-		a.Alg = C.GoString(args.alg)
-	}
-	switch args.coll {
-	case C.GORING_COLL_ALLTOALL:
-		a.A2A = team.UniformA2A(uint64(args.count), t.Size())
-	case C.GORING_COLL_ALLTOALLV:
-		if a.A2A, err = a2aOf(args, t.Size()); err != nil {
-			return fail(err)
-		}
+	a, err := argsOf(args, t.Size())
+	if err != nil {
+		return fail(err)
 	}
 	cl, err := team.NewColl(t, a)
 	if err != nil {
@@ -303,6 +283,83 @@ func goring_go_coll_init(h C.goring_team_h, args *C.goring_coll_args_t, out *C.g
 	}
 	t.OfferCPath(cpathKey(args, a), cl, a)
 	*out = C.goring_coll_h(newHandle(cl))
+	return C.GORING_OK
+}
+
+// argsOf is a call's arguments in Go terms, for a team of size ranks.
+func argsOf(args *C.goring_coll_args_t, size int) (team.Args, error) {
+	c, ok := collTypes[args.coll]
+	if !ok {
+		return team.Args{}, team.NotSupported("collective type %d", args.coll)
+	}
+	d, ok := dtypes[args.dtype]
+	if !ok {
+		return team.Args{}, team.NotSupported("datatype %d", args.dtype)
+	}
+	a := team.Args{Coll: c, Src: args.src, Dst: args.dst, Count: uint64(args.count), Dtype: d, Root: int(args.root),
+		InPlace: args.in_place != 0, Mem: memArgOf(args.mem)}
+	if c.Reduces() {
+		if a.Op, ok = ops[args.op]; !ok {
+			return team.Args{}, team.NotSupported("reduction op %d", args.op)
+		}
+	}
+	if args.alg != nil {
+		a.Alg = C.GoString(args.alg)
+	}
+	var err error
+	switch args.coll {
+	case C.GORING_COLL_ALLTOALL:
+		a.A2A = team.UniformA2A(uint64(args.count), size)
+	case C.GORING_COLL_ALLTOALLV:
+		a.A2A, err = a2aOf(args, size)
+	}
+	return a, err
+}
+
+// goring_go_cteam_lower is the context path's planner (ctxpath.c): the
+// program of a call on the team h, whose members are the context ranks
+// ranks[], lowered into C (*prog; NULL where the team runs the call
+// itself), with the members' endpoints on the shared worker connected.
+//
+//export goring_go_cteam_lower
+func goring_go_cteam_lower(h C.goring_team_h, args *C.goring_coll_args_t, ranks *C.uint32_t, prog *unsafe.Pointer) (status C.goring_status_t) {
+	defer guard(&status)
+	t, ok := lookup[*team.Team](uint64(h))
+	if !ok || args == nil || ranks == nil || prog == nil {
+		return fail(team.Invalid("goring_cteam_coll_init: unknown team %d or NULL argument", h))
+	}
+	*prog = nil
+	a, err := argsOf(args, t.Size())
+	if err != nil {
+		return C.GORING_OK // the team's own call says why
+	}
+	rs := unsafe.Slice((*uint32)(unsafe.Pointer(ranks)), t.Size())
+	p, err := t.SharedProgram(a, rs)
+	if err != nil {
+		return fail(err)
+	}
+	if p != nil {
+		*prog = p.Take()
+	}
+	return C.GORING_OK
+}
+
+// goring_go_cards_check is the failure detector of a context-path call
+// whose team has no Go side: the members' processes on this host, from
+// their context cards. GORING_OK: keep waiting.
+//
+//export goring_go_cards_check
+func goring_go_cards_check(rank, size C.uint32_t, cards *unsafe.Pointer, bounds *C.size_t) (status C.goring_status_t) {
+	defer guard(&status)
+	ptrs := unsafe.Slice(cards, int(size))
+	lens := unsafe.Slice(bounds, int(size))
+	cs := make([][]byte, size)
+	for r := range cs {
+		cs[r] = unsafe.Slice((*byte)(ptrs[r]), int(lens[r]))
+	}
+	if err := team.CheckCards(int(rank), cs); err != nil {
+		return fail(err)
+	}
 	return C.GORING_OK
 }
 

@@ -17,7 +17,7 @@
 #define GORING_TYPES_ONLY
 #include "goring.h"
 #include "_cgo_export.h"
-#include "cexec.h"
+#include "cpath.h"
 
 #define TLG_CPATH_BIT ((uint64_t)1 << 63)
 
@@ -95,16 +95,6 @@ int tlg_cpath_key(const goring_coll_args_t *a, gx_key_t *k)
     return 0;
 }
 
-/* One collective through the C path: the executor's call, or the Go call
- * it became when posted while Go was busy. */
-typedef struct {
-    gx_call_t         *c;
-    goring_coll_h      go;
-    goring_team_h      team;
-    goring_coll_args_t args;
-} tlg_call_t;
-_Static_assert(sizeof(tlg_call_t) <= sizeof(((gx_call_t *)0)->user), "tlg_call_t fits gx_call_t.user");
-
 /* The record lives in its executor call's user area: the handle is the
  * call's address. */
 static tlg_call_t *tlg_call(goring_coll_h h)
@@ -115,9 +105,23 @@ static tlg_call_t *tlg_call(goring_coll_h h)
     return (tlg_call_t *)((gx_call_t *)(uintptr_t)(h & ~TLG_CPATH_BIT))->user;
 }
 
+goring_coll_h tlg_call_start(gx_call_t *c, goring_team_h team, struct goring_cteam *ct,
+                             const goring_coll_args_t *args)
+{
+    tlg_call_t *fc = (tlg_call_t *)c->user;
+    fc->c    = c;
+    fc->go   = 0;
+    fc->team = team;
+    fc->ct   = ct;
+    fc->args = *args;
+    fc->args.src_counts = fc->args.src_displs = NULL; /* not read: no alltoallv here */
+    fc->args.dst_counts = fc->args.dst_displs = NULL;
+    return TLG_CPATH_BIT | (uint64_t)(uintptr_t)c;
+}
+
 /* Buffers the Go side would refuse (missing, or misaligned for a
  * reduction) go there for the error it reports. */
-static int tlg_buffers_ok(const goring_coll_args_t *a, const gx_prog_t *p)
+int tlg_buffers_ok(const goring_coll_args_t *a, const gx_prog_t *p)
 {
     if (!gx_layout_pointers_ok(a->coll == GORING_COLL_BCAST, a->in_place, a->src, a->dst)) {
         return 0;
@@ -143,14 +147,7 @@ goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *a
         }
         gx_team_unlock(t);
         if (c != NULL) {
-            tlg_call_t *fc = (tlg_call_t *)c->user;
-            fc->c    = c;
-            fc->go   = 0;
-            fc->team = team;
-            fc->args = *args;
-            fc->args.src_counts = fc->args.src_displs = NULL; /* not read: no alltoallv here */
-            fc->args.dst_counts = fc->args.dst_displs = NULL;
-            *out = TLG_CPATH_BIT | (uint64_t)(uintptr_t)c;
+            *out = tlg_call_start(c, team, NULL, args);
             return GORING_OK;
         }
     }
@@ -214,7 +211,7 @@ goring_status_t goring_coll_test(goring_coll_h h)
         /* Half a second without finishing: the Go side checks the peers
          * (their processes, UCX's endpoint errors). A late peer is waited
          * for; a dead one fails the call. */
-        goring_status_t verdict = goring_go_team_check(fc->team);
+        goring_status_t verdict = fc->team != 0 ? goring_go_team_check(fc->team) : tlg_cteam_check(fc->ct);
         if (verdict == GORING_OK) {
             return GORING_INPROGRESS;
         }

@@ -9,6 +9,8 @@ package main
 #include "goring.h"
 int  tlg_cpath_register(uint64_t handle, void *team);
 void tlg_cpath_unregister(uint64_t handle);
+int  tlg_shared_register(uint64_t ctx, void *shared);
+void tlg_shared_unregister(uint64_t ctx);
 */
 import "C"
 
@@ -47,3 +49,15 @@ func cpathKey(args *C.goring_coll_args_t, a team.Args) cexec.Key {
 	}
 	return k
 }
+
+// registerShared lists the context's shared worker (the context path,
+// ctxpath.c) under its handle; where the table is full, that context's
+// teams run their small calls on their own workers.
+func registerShared(h uint64, ctx *team.Context) {
+	if cs := ctx.SharedC(); cs != nil {
+		_ = C.tlg_shared_register(C.uint64_t(h), cs.Ptr())
+	}
+}
+
+// unregisterShared takes the context off the table before it closes.
+func unregisterShared(h uint64) { C.tlg_shared_unregister(C.uint64_t(h)) }

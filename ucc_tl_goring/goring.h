@@ -30,7 +30,7 @@ extern "C" {
  * 5: MoE dispatch and combine: goring_moe_args_t, goring_moe_init (a
  *    goring_coll_h for goring_coll_post/test/finalize) and
  *    goring_moe_layout (a rank's expert rows, to size its buffers). */
-#define GORING_API_VERSION 6
+#define GORING_API_VERSION 7
 
 typedef enum {
     GORING_OK                = 0,
@@ -41,12 +41,15 @@ typedef enum {
     GORING_ERR_NO_RESOURCE   = -4, /* UCX missing or failing */
     GORING_ERR_TIMEOUT       = -5, /* a collective passed its deadline */
     GORING_ERR_INTERNAL      = -6, /* a bug, a Go panic included */
-    GORING_ERR_DECLINED      = -7  /* goring's model claims nothing on this team */
+    GORING_ERR_DECLINED      = -7, /* goring's model claims nothing on this team */
+    GORING_NEED_TEAM         = 2,  /* goring_cteam_coll_init: call again with the team made */
+    GORING_IN_TEAM           = 3   /* goring_cteam_coll_init: the team runs this call (goring_coll_init) */
 } goring_status_t;
 
 typedef uint64_t goring_context_h;
 typedef uint64_t goring_team_h;
 typedef uint64_t goring_coll_h;
+typedef struct goring_cteam *goring_cteam_h; /* a team on the context path (below) */
 
 typedef enum {
     GORING_COLL_ALLGATHER      = 1,
@@ -274,6 +277,37 @@ goring_status_t goring_team_scores(goring_team_h team, char *buf, size_t *len,
 
 /* Destroys a team; collectives still in flight are cancelled. */
 goring_status_t goring_team_destroy(goring_team_h team);
+
+/* The context path (docs/ucc.md "The context path"): small host calls of
+ * the lazy teams of a context run in C on one worker the context opened
+ * at its creation, whose endpoints (by context rank) every team shares and
+ * whose tags name the team by its key, with the programs kept per member
+ * list: a new team of members seen before runs its first call without
+ * entering Go, without workers or cards of its own. A goring_cteam_h is
+ * the team's record there, made and destroyed in C.
+ *
+ * goring_cteam_create makes it for rank of a team of size with key (as
+ * goring_team_create_lazy's; UCC's team id << 16 | scope << 8 | scope id),
+ * whose members are the context ranks ranks[] (members: a key of that
+ * list, the same on every member) and published the context cards
+ * cards[]/bounds[]; the caller keeps those three arrays until
+ * goring_cteam_destroy. GORING_ERR_NOT_SUPPORTED: the context has no
+ * shared worker (cpath_max=0) or the key or size does not fit its tags;
+ * every member gets the same answer. */
+goring_status_t goring_cteam_create(goring_context_h ctx, uint32_t rank, uint32_t size, uint32_t key,
+                                    const uint32_t *ranks, uint64_t members, void **cards,
+                                    size_t *bounds, goring_cteam_h *team);
+void            goring_cteam_destroy(goring_cteam_h team);
+
+/* Prepares a call on the context path: GORING_OK with *coll a call for
+ * goring_coll_post/test/finalize/algorithm; GORING_IN_TEAM: the context
+ * path does not run this shape, the team does (goring_coll_init on the
+ * team made with goring_team_create_lazy); GORING_NEED_TEAM: the context
+ * has not seen this shape on these members, and go is 0: make the team
+ * and call again with it (go names it; Go plans the shape once). Every
+ * member reaches the same verdict on the same call. */
+goring_status_t goring_cteam_coll_init(goring_cteam_h team, goring_team_h go,
+                                       const goring_coll_args_t *args, goring_coll_h *coll);
 
 /* Prepares one collective (plan, buffers, executor). GORING_ERR_NOT_SUPPORTED
  * means another team layer should run it (device memory, an unsupported
