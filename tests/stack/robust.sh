@@ -126,14 +126,16 @@ else
   # A team costs nothing until goring runs a collective on it (lazy teams,
   # docs/ucc.md "What a team costs"), and where goring's model claims
   # nothing its members' next teams are not made at all; when goring runs
-  # a call, the first one exchanges the team's cards. The bounds are loose
-  # for a loaded 2-core machine (the ratios are what docs/ucc.md records);
-  # a team that opened workers at creation (12 ms each) misses them by
-  # tens of times.
+  # a small host call, it runs on the context's shared worker in C, with
+  # no exchange and no Go (docs/ucc.md "The context path"). Forced within
+  # twice UCC without goring, as promised; installed with room for a
+  # loaded 2-core machine (the ratios are what docs/ucc.md records). A
+  # team that opened workers at creation (12 ms each), or exchanged cards
+  # at its first call, misses them by several times.
   echo "robust split: installed/without = $(awk -v a="$ti" -v b="$tu" 'BEGIN { printf "%.2f", a / b }'), forced/without = $(awk -v a="$tg" -v b="$tu" 'BEGIN { printf "%.2f", a / b }')"
   awk -v a="$ti" -v b="$tu" 'BEGIN { exit !(a <= 1.6 * b + 0.05) }' ||
     { echo "FAIL robust split: goring installed but chosen for nothing took $ti s, UCC without goring $tu s"; fail=1; }
-  awk -v a="$tg" -v b="$tu" 'BEGIN { exit !(a <= 4 * b + 0.5) }' ||
+  awk -v a="$tg" -v b="$tu" 'BEGIN { exit !(a <= 2 * b + 0.05) }' ||
     { echo "FAIL robust split: goring forced took $tg s, UCC without goring $tu s"; fail=1; }
 fi
 

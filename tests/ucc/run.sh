@@ -123,13 +123,17 @@ rm -f "$log"
 # (the verdict), not fall back to messages; in place and not, every team
 # shape. Goring's trace says at finalize what each task ran.
 echo "== cross-memory reads: allreduce and allgather with UCC_TL_GORING_CROSSMEM=2"
+# Each rank's trace is counted from its own file (--output-filename): in
+# the merged output, lines of several ranks can interleave mid-line.
 log=$(mktemp)
-"${MPIRUN[@]}" -x "$TUNE" -x UCC_TL_GORING_CROSSMEM=2 -x UCC_TL_GORING_CPATH_MAX=0 -x UCC_TL_GORING_LOG_LEVEL=trace \
+ranks=$(mktemp -d)
+"${MPIRUN[@]}" --output-filename "$ranks" -x "$TUNE" -x UCC_TL_GORING_CROSSMEM=2 -x UCC_TL_GORING_CPATH_MAX=0 -x UCC_TL_GORING_LOG_LEVEL=trace \
   "$UCC_PREFIX/bin/ucc_test_mpi" -c allgather,allreduce -t world,half,reverse,odd_even -M host -d int32,float64 \
   -o sum,max,prod -m 1:1048576 -I 2 -i 2 >"$log" 2>&1 || { tail -20 "$log"; exit 1; }
 grep -q 'failed: *0' "$log" || { sed -n '/TEST REPORT/,/elapsed/p' "$log"; exit 1; }
-n=$(grep -c 'goring task [^:]* ran: crossmem' "$log" || true)
-other=$(grep 'goring task [^:]* ran: ' "$log" | grep -vc 'ran: crossmem' || true)
+n=$(cat "$ranks"/*/rank.*/stdout | grep -c 'goring task [^:]* ran: crossmem' || true)
+other=$(cat "$ranks"/*/rank.*/stdout | grep 'goring task [^:]* ran: ' | grep -vc 'ran: crossmem' || true)
+rm -rf "$ranks"
 [ "$n" -gt 0 ] && [ "$other" -eq 0 ] || { echo "cross-memory reads: $n tasks ran crossmem, $other something else"; exit 1; }
 echo "CROSSMEM=2: $n tasks read their peers' memory, none fell back, $(grep -o 'passed: *[0-9]*' "$log" | head -1), 0 failed"
 rm -f "$log"
