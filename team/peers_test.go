@@ -44,7 +44,9 @@ func TestMain(m *testing.M) {
 // collective: "late:D" (the last rank sleeps D first), "die" (the last
 // rank waits to be killed; the others report the error they get), "die-c"
 // (the same with a small allreduce in the C path, see dieInC), "gpu" and
-// "gpu-pool" (CUDA buffers on one shared GPU, see sharedGPUChild).
+// "gpu-pool" (CUDA buffers on one shared GPU, see sharedGPUChild),
+// "node-ok", "node-die" and "node-late:D" (a GPU each, node kernels:
+// nodeFaultChild).
 func runChild(spec string) error {
 	f := strings.SplitN(spec, ",", 4)
 	rank, _ := strconv.Atoi(f[0])
@@ -67,6 +69,9 @@ func runChild(spec string) error {
 	}
 	if mode == "gpu" || mode == "gpu-pool" {
 		return sharedGPUChild(t, ctx, rank, size, dir, mode == "gpu-pool")
+	}
+	if strings.HasPrefix(mode, "node-") {
+		return nodeFaultChild(t, ctx, rank, size, dir, mode)
 	}
 	if mode == "die" && last {
 		_ = os.WriteFile(filepath.Join(dir, "ready"), nil, 0o644)
