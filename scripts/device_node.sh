@@ -21,7 +21,9 @@
 # GORING_ENV="VAR=value ..." (more settings for the tl/goring runs),
 # PERF_TIMEOUT/CHECK_TIMEOUT (seconds per bounded run; 75/150), DEADLINE
 # (seconds from the start after which no run starts; 560), INPLACE=1 (every
-# timed and traced call in place, ucc_perftest -i), CUDA_ALLREDUCE=1
+# timed and traced call in place, ucc_perftest -i), PERSIST=1 (every
+# timed and traced call persistent, ucc_perftest -p: initialized once,
+# posted every iteration), CUDA_ALLREDUCE=1
 # (time tl/cuda's allreduce, which is tl/ucp's: tl/cuda has it only over
 # NVLS, compiled out here).
 #
@@ -165,6 +167,7 @@ MINCOUNT=${MINCOUNT:-4096}
 MAXCOUNT=${MAXCOUNT:-67108864}
 PT=(-m cuda -d float32 -b "$MINCOUNT" -e "$MAXCOUNT" -F)
 [ "${INPLACE:-0}" = 1 ] && PT+=(-i) # every column's calls in place (MPI_IN_PLACE)
+[ "${PERSIST:-0}" = 1 ] && PT+=(-p) # every column's calls persistent: one init, many posts
 # Every run bounded, and all of them by DEADLINE seconds from the start
 # (the device tool's 600 s a command): a hang costs its own run only.
 bounded() {

@@ -61,6 +61,7 @@ func goring_context_create(opts *C.char, out *C.goring_context_h) (status C.gori
 	}
 	h := newHandle(ctx)
 	registerShared(h, ctx)
+	profileStart()
 	*out = C.goring_context_h(h)
 	return C.GORING_OK
 }
@@ -74,6 +75,7 @@ func goring_context_destroy(h C.goring_context_h) (status C.goring_status_t) {
 	}
 	dropHandle(uint64(h))
 	unregisterShared(uint64(h))
+	defer profileStop()
 	if err := ctx.Close(); err != nil {
 		return fail(err)
 	}
