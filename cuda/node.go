@@ -210,5 +210,8 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 	if err != nil {
 		return err
 	}
-	return check("cuLaunchKernel(goring_node_"+nodeAlgs[c.Alg]+")", C.gc_launch_node(ctx, f, C.uint(g.Blocks), C.uint(g.Threads), cs, &a))
+	if r := C.gc_launch_node(ctx, f, C.uint(g.Blocks), C.uint(g.Threads), cs, &a); r != 0 {
+		return check("cuLaunchKernel(goring_node_"+nodeAlgs[c.Alg]+")", r) // named only on failure: a launch per call
+	}
+	return nil
 }

@@ -7,16 +7,13 @@ import "C"
 
 import (
 	"fmt"
-	"unsafe"
 )
 
-// CUpointer_attribute values and CUmemorytype values the classifier reads.
+// The CUmemorytype and CUresult values the classifier reads (the
+// attributes it queries are shim.h's GC_ATTR_*).
 const (
-	pointerAttrMemoryType    = 2 // CU_POINTER_ATTRIBUTE_MEMORY_TYPE
-	pointerAttrIsManaged     = 8 // CU_POINTER_ATTRIBUTE_IS_MANAGED
-	pointerAttrDeviceOrdinal = 9 // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL
-	memoryTypeDevice         = 2 // CU_MEMORYTYPE_DEVICE
-	resultInvalidValue       = 1 // CUDA_ERROR_INVALID_VALUE: not memory the driver knows
+	memoryTypeDevice   = 2 // CU_MEMORYTYPE_DEVICE
+	resultInvalidValue = 1 // CUDA_ERROR_INVALID_VALUE: not memory the driver knows
 )
 
 // PointerKind is what the driver says an address is.
@@ -42,20 +39,15 @@ func PointerInfo(p uintptr) (kind PointerKind, ordinal int, err error) {
 		return PointerHost, 0, err
 	}
 	var mt C.uint
-	r := C.gc_pointer_attribute(pointerAttrMemoryType, unsafe.Pointer(&mt), C.gc_dptr(p))
-	if r == resultInvalidValue {
-		return PointerHost, 0, nil
-	}
-	if err := check(fmt.Sprintf("cuPointerGetAttribute(memory type of %#x)", p), r); err != nil {
-		return PointerHost, 0, err
-	}
-	var managed C.int
-	if err := check("cuPointerGetAttribute(is managed)", C.gc_pointer_attribute(pointerAttrIsManaged, unsafe.Pointer(&managed), C.gc_dptr(p))); err != nil {
-		return PointerHost, 0, err
-	}
-	var ord C.int
-	if err := check("cuPointerGetAttribute(device ordinal)", C.gc_pointer_attribute(pointerAttrDeviceOrdinal, unsafe.Pointer(&ord), C.gc_dptr(p))); err != nil {
-		return PointerHost, 0, err
+	var managed, ord, which C.int
+	// One crossing into C for the three queries: this is on every CUDA
+	// collective's path.
+	if r := C.gc_pointer_info(C.gc_dptr(p), &mt, &managed, &ord, &which); r != 0 {
+		if r == resultInvalidValue && which == 0 {
+			return PointerHost, 0, nil // not memory the driver knows
+		}
+		what := [...]string{"memory type", "is managed", "device ordinal"}[which]
+		return PointerHost, 0, check(fmt.Sprintf("cuPointerGetAttribute(%s of %#x)", what, p), r)
 	}
 	switch {
 	case managed != 0:

@@ -464,6 +464,24 @@ gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p)
     return p_cuPointerGetAttribute(out, attr, p);
 }
 
+/* The three attributes a call's buffer is classified by, in one crossing
+ * from Go (a call's classification is on every collective's path): the
+ * first failure's result, and *which says which query failed (0, 1, 2). */
+gc_result gc_pointer_info(gc_dptr p, unsigned *mem_type, int *managed, int *ordinal, int *which)
+{
+    gc_result r;
+    *which = 0;
+    if ((r = p_cuPointerGetAttribute(mem_type, GC_ATTR_MEMORY_TYPE, p)) != 0) {
+        return r;
+    }
+    *which = 1;
+    if ((r = p_cuPointerGetAttribute(managed, GC_ATTR_IS_MANAGED, p)) != 0) {
+        return r;
+    }
+    *which = 2;
+    return p_cuPointerGetAttribute(ordinal, GC_ATTR_DEVICE_ORDINAL, p);
+}
+
 gc_result gc_mem_get_address_range(gc_ctx ctx, gc_dptr *base, size_t *size, gc_dptr p)
 {
     GC_CURRENT(ctx);

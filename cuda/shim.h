@@ -139,6 +139,9 @@ gc_result gc_ctx_make_current(gc_ctx ctx);
 
 /* cuPointerGetAttribute (no context needed). */
 gc_result gc_pointer_attribute(int attr, void *out, gc_dptr p);
+/* CUpointer_attribute values gc_pointer_info reads (cuda.h's numbers). */
+enum { GC_ATTR_MEMORY_TYPE = 2, GC_ATTR_IS_MANAGED = 8, GC_ATTR_DEVICE_ORDINAL = 9 };
+gc_result gc_pointer_info(gc_dptr p, unsigned *mem_type, int *managed, int *ordinal, int *which);
 gc_result gc_mem_get_address_range(gc_ctx ctx, gc_dptr *base, size_t *size, gc_dptr p);
 
 #endif
