@@ -123,14 +123,9 @@ func goring_team_create_lazy(h C.goring_context_h, rank, size C.uint32_t, key, g
 	if !ok || out == nil || cards == nil || bounds == nil {
 		return fail(team.Invalid("goring_team_create_lazy: unknown context %d or NULL argument", h))
 	}
-	ptrs := unsafe.Slice(cards, int(size))
-	lens := unsafe.Slice(bounds, int(size))
-	cs := make([][]byte, size)
-	for r := range cs {
-		if ptrs[r] == nil {
-			return fail(team.NotSupported("rank %d has no goring context", r))
-		}
-		cs[r] = unsafe.Slice((*byte)(ptrs[r]), int(lens[r]))
+	cs, err := cardsOf(cards, bounds, int(size))
+	if err != nil {
+		return fail(err)
 	}
 	t, err := team.NewLazyTeam(ctx, int(rank), int(size), uint32(key), uint32(gen), cs)
 	if err != nil {
@@ -346,6 +341,24 @@ func goring_go_cteam_lower(h C.goring_team_h, args *C.goring_coll_args_t, ranks 
 	return C.GORING_OK
 }
 
+// cardsOf views the members' context cards C holds (cards[r], bounds[r]
+// bytes readable there) as Go slices of that memory.
+func cardsOf(cards *unsafe.Pointer, bounds *C.size_t, size int) ([][]byte, error) {
+	if cards == nil || bounds == nil {
+		return nil, team.Invalid("NULL cards")
+	}
+	ptrs := unsafe.Slice(cards, size)
+	lens := unsafe.Slice(bounds, size)
+	cs := make([][]byte, size)
+	for r := range cs {
+		if ptrs[r] == nil {
+			return nil, team.NotSupported("rank %d has no goring context", r)
+		}
+		cs[r] = unsafe.Slice((*byte)(ptrs[r]), int(lens[r]))
+	}
+	return cs, nil
+}
+
 // goring_go_cards_check is the failure detector of a context-path call
 // whose team has no Go side: the members' processes on this host, from
 // their context cards. GORING_OK: keep waiting.
@@ -353,11 +366,9 @@ func goring_go_cteam_lower(h C.goring_team_h, args *C.goring_coll_args_t, ranks 
 //export goring_go_cards_check
 func goring_go_cards_check(rank, size C.uint32_t, cards *unsafe.Pointer, bounds *C.size_t) (status C.goring_status_t) {
 	defer guard(&status)
-	ptrs := unsafe.Slice(cards, int(size))
-	lens := unsafe.Slice(bounds, int(size))
-	cs := make([][]byte, size)
-	for r := range cs {
-		cs[r] = unsafe.Slice((*byte)(ptrs[r]), int(lens[r]))
+	cs, err := cardsOf(cards, bounds, int(size))
+	if err != nil {
+		return fail(err)
 	}
 	if err := team.CheckCards(int(rank), cs); err != nil {
 		return fail(err)
