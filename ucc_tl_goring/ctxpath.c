@@ -120,35 +120,6 @@ void goring_cteam_destroy(goring_cteam_h t)
     free(t);
 }
 
-/* The shape's program for this team's members: the shared cache's, else
- * (with go) the one Go plans now; *prog NULL without go. */
-static goring_status_t tlg_cteam_program(goring_cteam_h t, goring_team_h go, const goring_coll_args_t *args,
-                                         const gx_key_t *k, gx_prog_t **prog)
-{
-    gx_lock(&t->s->lock);
-    gx_prog_t *p = gx_cache_get(&t->s->cache, k);
-    gx_unlock(&t->s->lock);
-    if (p != NULL || go == 0) {
-        *prog = p;
-        return GORING_OK;
-    }
-    void           *lowered = NULL;
-    goring_status_t st      = goring_go_cteam_lower(go, (goring_coll_args_t *)args, (uint32_t *)t->ranks,
-                                                    &lowered);
-    if (st != GORING_OK) {
-        return st;
-    }
-    p = lowered != NULL ? (gx_prog_t *)lowered : GX_PROG_GO;
-    gx_lock(&t->s->lock);
-    gx_cache_put(&t->s->cache, k, p); /* -1: another thread cached it: same program */
-    gx_unlock(&t->s->lock);
-    if (lowered != NULL) {
-        gx_prog_release(p); /* Go's reference: the cache holds its own */
-    }
-    *prog = p;
-    return GORING_OK;
-}
-
 goring_status_t goring_cteam_coll_init(goring_cteam_h t, goring_team_h go, const goring_coll_args_t *args,
                                        goring_coll_h *out)
 {
@@ -162,60 +133,54 @@ goring_status_t goring_cteam_coll_init(goring_cteam_h t, goring_team_h go, const
     k.members = t->members;
     k.rank    = t->rank;
     k.size    = t->size;
-    gx_prog_t      *p  = NULL;
-    goring_status_t st = tlg_cteam_program(t, go, args, &k, &p);
-    if (st != GORING_OK) {
-        return st;
-    }
-    if (p == NULL) {
-        return GORING_NEED_TEAM;
-    }
-    if (p == GX_PROG_GO) {
-        return GORING_IN_TEAM;
-    }
-    if (!tlg_buffers_ok(args, p)) {
-        return GORING_IN_TEAM; /* Go says what is wrong with them */
-    }
-    gx_call_t *c = NULL;
-    gx_lock(&t->s->lock);
-    if (t->gx == NULL) {
-        t->gx = gx_team_new_shared(t->s, (int32_t)t->rank, (int32_t)t->size, t->ranks, &t->tags);
-    }
-    if (t->gx != NULL) {
-        c = gx_call_new(t->gx, p);
-    }
-    gx_unlock(&t->s->lock);
-    if (t->gx == NULL) {
-        /* A member's endpoint is missing, which Go's planning of the
-         * shape makes: only where the cache kept the program past the
-         * endpoints' context, so Go connects them again. */
+    gx_shared_t *s = t->s;
+    for (int planned = 0;; planned = 1) {
+        /* The program, the team and the call under one hold of the lock:
+         * another thread's put may clear the cache and free a program
+         * that no call holds yet. */
+        gx_lock(&s->lock);
+        gx_prog_t *p = gx_cache_get(&s->cache, &k);
+        if (p == GX_PROG_GO || (p != NULL && !tlg_buffers_ok(args, p))) {
+            gx_unlock(&s->lock);
+            return GORING_IN_TEAM; /* the team runs it (and says what is wrong with the buffers) */
+        }
+        if (p != NULL && t->gx == NULL) {
+            t->gx = gx_team_new_shared(s, (int32_t)t->rank, (int32_t)t->size, t->ranks, &t->tags);
+        }
+        if (p != NULL && t->gx != NULL) {
+            gx_call_t *c = gx_call_new(t->gx, p);
+            gx_unlock(&s->lock);
+            if (c == NULL) {
+                return GORING_ERR_NO_MEMORY;
+            }
+            *out = tlg_call_start(c, go, t, args);
+            return GORING_OK;
+        }
+        gx_unlock(&s->lock);
+        /* Not planned for these members yet, or a member without an
+         * endpoint: Go plans the shape and connects the members. */
         if (go == 0) {
             return GORING_NEED_TEAM;
         }
-        void *again = NULL;
-        st = goring_go_cteam_lower(go, (goring_coll_args_t *)args, (uint32_t *)t->ranks, &again);
-        if (again != NULL) {
-            gx_prog_release(again);
-        }
-        if (st != GORING_OK) {
-            return st;
-        }
-        gx_lock(&t->s->lock);
-        t->gx = gx_team_new_shared(t->s, (int32_t)t->rank, (int32_t)t->size, t->ranks, &t->tags);
-        if (t->gx != NULL) {
-            c = gx_call_new(t->gx, p);
-        }
-        gx_unlock(&t->s->lock);
-        if (t->gx == NULL) {
+        if (planned) {
             return goring_go_set_error("context path: a member has no endpoint after connecting",
                                        GORING_ERR_NO_RESOURCE);
         }
+        void           *lowered = NULL;
+        goring_status_t st      = goring_go_cteam_lower(go, (goring_coll_args_t *)args, (uint32_t *)t->ranks,
+                                                        &lowered);
+        if (st != GORING_OK) {
+            return st;
+        }
+        gx_lock(&s->lock);
+        if (gx_cache_get(&s->cache, &k) == NULL) {
+            gx_cache_put(&s->cache, &k, lowered != NULL ? (gx_prog_t *)lowered : GX_PROG_GO);
+        }
+        if (lowered != NULL) {
+            gx_prog_release(lowered); /* Go's reference: the cache holds its own */
+        }
+        gx_unlock(&s->lock);
     }
-    if (c == NULL) {
-        return GORING_ERR_NO_MEMORY;
-    }
-    *out = tlg_call_start(c, go, t, args);
-    return GORING_OK;
 }
 
 goring_status_t tlg_cteam_check(struct goring_cteam *t)
