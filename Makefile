@@ -61,6 +61,7 @@ capi: deps
 	$(GO) build -tags ucc -buildmode=c-shared -o build/libgoring.so ./ucc_tl_goring
 	mpicc -O2 -Wall -Iucc_tl_goring tests/capi/capi_test.c -Lbuild -lgoring -Wl,-rpath,'$$ORIGIN' -o build/capi_test
 	mpicc -O2 -Wall -Iucc_tl_goring tests/capi/moe_test.c -Lbuild -lgoring -Wl,-rpath,'$$ORIGIN' -o build/moe_capi_test
+	mpicc -O2 -Wall -Iucc_tl_goring tests/capi/ctxpath_test.c -Lbuild -lgoring -Wl,-rpath,'$$ORIGIN' -o build/ctxpath_test
 
 # The UCC team layer itself: cshim/ compiled against a configured and built
 # UCC source tree (UCC_SRC, for its internal component headers), that
@@ -95,6 +96,7 @@ capi-test: capi
 	$(call gotest,-tags ucc -timeout $(TEST_TIMEOUT) ./ucc_tl_goring)
 	mpirun -np 4 --allow-run-as-root --oversubscribe build/capi_test 2000
 	mpirun -np 4 --allow-run-as-root --oversubscribe build/moe_capi_test
+	mpirun -np 4 --allow-run-as-root --oversubscribe build/ctxpath_test
 
 # The GPU reduction kernels: cuda/kernels/reduce.cu compiled by the
 # registry's nvcc 13.0 (installed into a cache outside the repository)

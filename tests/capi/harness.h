@@ -42,7 +42,7 @@ static void die_status(const char *what, goring_status_t st)
 /* mpi_team makes the team of every rank of MPI_COMM_WORLD, its cards
  * gathered by MPI: lengths first (cards may differ), then the cards padded
  * to the longest. die reports a failed call and does not return. */
-static goring_team_h mpi_team(goring_context_h ctx, int rank, int size,
+static inline goring_team_h mpi_team(goring_context_h ctx, int rank, int size,
                               void (*die)(const char *what, goring_status_t st))
 {
     goring_team_h   team;
