@@ -5,12 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	osexec "os/exec"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -84,14 +80,14 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 		}
 	}
 	if n.rails == 0 {
-		r, err := countRails(n.nodeNetns(0))
+		r, err := launch.CountRails(n.nodeNetns(0))
 		if err != nil {
 			return err
 		}
 		n.rails = r
 	}
 	if n.rate == "" {
-		r, err := readRailRate(n.nodeNetns(0))
+		r, err := launch.RailRate(n.nodeNetns(0))
 		if err != nil {
 			return err
 		}
@@ -116,71 +112,12 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 // connection close); only a stalled one waits this long.
 const netnsTimeout = 5 * time.Minute
 
-// countRails counts the devices rail0, rail1, ... of namespace ns.
-func countRails(ns string) (int, error) {
-	var ifs []net.Interface
-	err := launch.InNetns(ns, func() (err error) { ifs, err = net.Interfaces(); return err })
-	if err != nil {
-		return 0, err
-	}
-	have := map[string]bool{}
-	for _, i := range ifs {
-		have[i.Name] = true
-	}
-	r := 0
-	for have[launch.RailDevice(r)] {
-		r++
-	}
-	if r == 0 {
-		return 0, fmt.Errorf("namespace %s has no device %s", ns, launch.RailDevice(0))
-	}
-	return r, nil
-}
-
-var tcRate = regexp.MustCompile(`\brate (\S+)`)
-
-// readRailRate reads rail 0's rate from the tc qdisc the testbed put on it.
-func readRailRate(ns string) (string, error) {
-	out, err := osexec.Command("tc", "-n", ns, "qdisc", "show", "dev", launch.RailDevice(0)).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("reading %s's rate (tc): %v: %s", ns, err, strings.TrimSpace(string(out)))
-	}
-	m := tcRate.FindSubmatch(out)
-	if m == nil {
-		return "", fmt.Errorf("%s's %s has no rate limit (tc qdisc: %s); give --rail-rate", ns, launch.RailDevice(0), strings.TrimSpace(string(out)))
-	}
-	return string(m[1]), nil
-}
-
-var rateSpec = regexp.MustCompile(`^(?i)([0-9]+(?:\.[0-9]+)?)([kmg]?)bit$`)
-
-// parseRate turns a tc rate ("500mbit", "1Gbit", "800Kbit") into GB/s.
-func parseRate(s string) (float64, error) {
-	m := rateSpec.FindStringSubmatch(s)
-	if m == nil {
-		return 0, fmt.Errorf("rate %q: want a tc rate such as 500mbit", s)
-	}
-	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("rate %q: want a positive rate", s)
-	}
-	switch strings.ToLower(m[2]) {
-	case "k":
-		v *= 1e3
-	case "m":
-		v *= 1e6
-	case "g":
-		v *= 1e9
-	}
-	return v / 8 / 1e9, nil
-}
-
 // topology is the testbed as a topology (topo.Testbed) for np ranks.
 func (n *netnsFlags) topology(nodes, np int) (*topo.Topology, error) {
 	if nodes < 1 || np%nodes != 0 {
 		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
 	}
-	gbps, err := parseRate(n.rate)
+	gbps, err := topo.ParseTCRate(n.rate)
 	if err != nil {
 		return nil, err
 	}
@@ -229,7 +166,7 @@ func joinRailJob(ctx context.Context, role launch.Role, tp *topo.Topology, f *be
 	}()
 	cfg := map[string]string{}
 	if os.Getenv("UCX_TLS") == "" {
-		cfg["TLS"] = DefaultUCXTLS
+		cfg["TLS"] = launch.DefaultUCXTLS
 		if f.mem == "cuda" {
 			// As on one host (joinRankJob): device buffers of ranks of
 			// one node move GPU to GPU where the push engine does not

@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"runtime/pprof"
-	"strconv"
 	"sync"
 	"time"
 
@@ -25,27 +24,6 @@ import (
 // The rank side of goring bench: one process of the job joins the
 // coordinator, connects UCX to its peers and runs the timed loop; rank 0
 // prints the results.
-
-// UCX transport lists a rank uses when UCX_TLS is not set (see
-// docs/results.md for what was tried): shared memory (posix/sysv + cma
-// single-copy) and self when every rank is on this host, TCP added when the
-// job spans hosts (mpirun with OMPI_COMM_WORLD_LOCAL_SIZE < SIZE). TCP is
-// left out on one host because UCX would otherwise stripe large messages
-// over a TCP lane too.
-const (
-	DefaultUCXTLS      = "self,sm"
-	DefaultUCXTLSHosts = "self,sm,tcp"
-)
-
-// defaultTLS picks the transport list for this rank's job.
-func defaultTLS() string {
-	ls, err1 := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_LOCAL_SIZE"))
-	ws, err2 := strconv.Atoi(os.Getenv("OMPI_COMM_WORLD_SIZE"))
-	if err1 == nil && err2 == nil && ls < ws {
-		return DefaultUCXTLSHosts
-	}
-	return DefaultUCXTLS
-}
 
 // benchRank is one rank: join the job, connect UCX, run, and (rank 0)
 // print the results.
@@ -245,7 +223,7 @@ type rankJob struct {
 	closers   []func()
 }
 
-// joinRankJob creates a UCX context and worker (UCX_TLS, or defaultTLS)
+// joinRankJob creates a UCX context and worker (UCX_TLS, or launch.DefaultTLS)
 // per lane, joins the coordinator with the workers' addresses and the
 // rank's emulated (node, local) place, and connects each lane to that lane
 // of every peer (bench_lanes.go). A watcher turns a job
@@ -261,7 +239,7 @@ func joinRankJob(ctx context.Context, role launch.Role, node, local int, stderr 
 	}()
 	cfgMap := map[string]string{}
 	if os.Getenv("UCX_TLS") == "" {
-		cfgMap["TLS"] = defaultTLS()
+		cfgMap["TLS"] = launch.DefaultTLS()
 		if gpuMem {
 			// cuda_copy and cuda_ipc (UCX's "cuda" alias): device
 			// buffers of ranks on one node move GPU to GPU.

@@ -55,7 +55,7 @@ func benchTeamOptions(f *benchFlags, lanes int) string {
 		opts[0] = "lanes=auto" // one team: each call takes the lanes the team picks
 	}
 	if os.Getenv("UCX_TLS") == "" {
-		tls := defaultTLS()
+		tls := launch.DefaultTLS()
 		if f.mem == "cuda" {
 			tls += ",cuda"
 		}

@@ -24,8 +24,8 @@ func TestBenchThroughTeam(t *testing.T) {
 
 	t.Setenv("UCX_TLS", "")
 	t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "")
-	assert.Equal(t, "lanes=1;tls="+DefaultUCXTLS, benchTeamOptions(&benchFlags{mem: "host", ipc: true}, 1))
-	assert.Equal(t, "lanes=4;tls="+DefaultUCXTLS+",cuda;ipc=n;calibration=/c.json",
+	assert.Equal(t, "lanes=1;tls="+launch.DefaultUCXTLS, benchTeamOptions(&benchFlags{mem: "host", ipc: true}, 1))
+	assert.Equal(t, "lanes=4;tls="+launch.DefaultUCXTLS+",cuda;ipc=n;calibration=/c.json",
 		benchTeamOptions(&benchFlags{mem: "cuda", calibration: "/c.json"}, 4))
 	t.Setenv("UCX_TLS", "tcp")
 	assert.Equal(t, "lanes=2", benchTeamOptions(&benchFlags{mem: "host", ipc: true}, 2), "UCX_TLS is UCX's to read")

@@ -192,7 +192,7 @@ func buildCalibration(sizes []int64, latUS []float64) (*calib.Calibration, error
 	host, _ := os.Hostname()
 	tls := os.Getenv("UCX_TLS")
 	if tls == "" {
-		tls = defaultTLS()
+		tls = launch.DefaultTLS()
 	}
 	return calib.HostCalibration(sizes, latUS, host, tls, time.Now())
 }
