@@ -22,6 +22,13 @@
 //   - results.go: the rows and their writers; traffic.go: alltoallv's
 //     traffic matrices, as the CLI's flags name them.
 //   - pingpong.go: the one-way latency between two ranks.
+//   - join.go: how a rank of goring's own jobs (goring bench, goring
+//     calibrate, bench p2p) joins its job (a RankJob: the coordinator's
+//     session, the failure watch, the data plane): through the team layer
+//     (join_team.go, one team per lane count, TeamOptions), over lanes of
+//     UCX workers of its own (join_lanes.go), or over the namespace
+//     testbed's rails (join_rails.go); gpu.go and gpu_rails.go: a rank's
+//     GPU and the push engine and host staging its own transports need.
 //
 // It follows the OSU Micro-Benchmarks (OMB) conventions so that numbers
 // compare one to one with osu_allgather and friends:

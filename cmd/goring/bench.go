@@ -125,10 +125,6 @@ defaults to 5m there (the rails are slow).`,
 	return cmd
 }
 
-// failureGrace is how long a rank whose collective failed waits for the
-// coordinator to report a failed peer before it reports its own error.
-const failureGrace = 2 * time.Second
-
 func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	if collName == "p2p" {
 		return runP2P(cmd, f)

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -18,7 +17,6 @@ import (
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/topo"
-	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // goring bench --netns: a job over the network-namespace testbed
@@ -147,155 +145,6 @@ func configureNetns(lj *launch.LocalJob, f *benchFlags) {
 	lj.CoordAddr = "198.18.0.1:0"
 }
 
-// joinRailJob is joinRankJob on the testbed: a shared-memory worker for
-// the ranks of this node and one worker per rail (launch.OpenRailWorker)
-// for the others, all of whose addresses travel in the coordinator's
-// hello; the data plane is a ucxmp.Rails over them.
-//
-// With lanes (nLanes > 1, Multi-lane §3) every lane has a shared-memory
-// worker of its own and one rail worker, lane w on rail w mod R: a rank's
-// lanes then drive every rail, where one lane sends all of a rank's
-// traffic to other nodes over its own rail (GPU i owns rail i).
-func joinRailJob(ctx context.Context, role launch.Role, tp *topo.Topology, f *benchFlags, nLanes int, stderr io.Writer) (rj *rankJob, err error) {
-	owned := &rankJob{}
-	rj = owned
-	defer func() {
-		if err != nil {
-			owned.close() // a failed join returns a nil rj: close what it opened
-		}
-	}()
-	cfg := map[string]string{}
-	if os.Getenv("UCX_TLS") == "" {
-		cfg["TLS"] = launch.DefaultUCXTLS
-		if f.mem == "cuda" {
-			// As on one host (joinRankJob): device buffers of ranks of
-			// one node move GPU to GPU where the push engine does not
-			// carry them (--ipc=false, its control messages aside).
-			cfg["TLS"] += ",cuda"
-		}
-	}
-	// lanes[w] = [shared memory, its rails...]. Every worker has a UCX
-	// context of its own, as on one host (launch.OpenLane): lanes progress
-	// their workers from goroutines of their own, and a context is not
-	// shared between threads here (an 8-lane run whose shared-memory
-	// workers shared one context aborted in UCX's progress, double free).
-	lanes := make([][]*launch.RankWorker, max(nLanes, 1))
-	for w := range lanes {
-		local, err := launch.OpenLane(launch.LaneConfig(cfg, w))
-		if err != nil {
-			return nil, err
-		}
-		rj.closers = append(rj.closers, local.Close)
-		lanes[w] = []*launch.RankWorker{local.RankWorker}
-		rails := []int{w % f.netns.rails}
-		if nLanes <= 1 {
-			rails = rails[:0]
-			for r := 0; r < f.netns.rails; r++ {
-				rails = append(rails, r)
-			}
-		}
-		for _, r := range rails {
-			rw, err := launch.OpenRailWorker(launch.RailDevice(r), launch.RailTLS)
-			if err != nil {
-				return nil, err
-			}
-			rj.closers = append(rj.closers, func() { rw.Close() })
-			lanes[w] = append(lanes[w], rw)
-		}
-	}
-	var addrs [][]byte
-	for _, ws := range lanes {
-		for _, w := range ws {
-			addrs = append(addrs, w.Address)
-		}
-	}
-	node, lrank, _ := tp.Locate(role.Rank)
-	host, _ := os.Hostname()
-	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: lrank, Payload: launch.PackAddresses(addrs)}, launch.Options{})
-	if err != nil {
-		return nil, err
-	}
-	rj.sess = sess
-	rj.watch(role.Rank, stderr)
-	railOf := func(r int) int { n, l, _ := tp.Locate(r); return tp.Nodes[n].GPUs[l].Rail }
-	if nLanes > 1 {
-		railOf = func(int) int { return 0 } // a lane's one rail
-	}
-	peers := sess.Peers()
-	for w, ws := range lanes {
-		data, err := connectRails(role.Rank, tp, ws, lanePeers(peers, w, len(ws), len(lanes)), railOf)
-		if err != nil {
-			return nil, fmt.Errorf("lane %d: %w", w, err)
-		}
-		rj.data = append(rj.data, data)
-		rj.closers = append(rj.closers, func() { data.Close() })
-	}
-	return rj, nil
-}
-
-// lanePeers is peers with each payload cut to lane w's n addresses (every
-// rank packs n addresses for each of its lanes, lane after lane); a payload
-// of another count is left empty, which connectRails refuses naming the
-// rank.
-func lanePeers(peers []launch.Peer, w, n, lanes int) []launch.Peer {
-	out := make([]launch.Peer, len(peers))
-	for i, p := range peers {
-		out[i] = p
-		out[i].Payload = nil
-		if a, err := launch.UnpackAddresses(p.Payload, n*lanes); err == nil {
-			out[i].Payload = launch.PackAddresses(a[w*n : (w+1)*n])
-		}
-	}
-	return out
-}
-
-// connectRails connects workers[0] (shared memory) to the peers on this
-// rank's node and workers[1+r] to rail r's worker of every peer on another
-// node; railOf names the rail a rank sends on.
-func connectRails(rank int, tp *topo.Topology, workers []*launch.RankWorker, peers []launch.Peer, railOf func(rank int) int) (*ucxmp.Rails, error) {
-	nodeOf := func(r int) int { n, _, _ := tp.Locate(r); return n }
-	sameNode := func(p int) bool { return nodeOf(p) == nodeOf(rank) }
-	per := make([][][]byte, len(workers)) // per[w][peer]
-	for w := range per {
-		per[w] = make([][]byte, len(peers))
-	}
-	for p, peer := range peers {
-		a, err := launch.UnpackAddresses(peer.Payload, len(workers))
-		if err != nil {
-			return nil, fmt.Errorf("rank %d's addresses: %w (does every rank use --rails %d?)", p, err, len(workers)-1)
-		}
-		if sameNode(p) {
-			per[0][p] = a[0]
-			continue
-		}
-		for w := 1; w < len(workers); w++ {
-			per[w][p] = a[w]
-		}
-	}
-	trs := make([]*ucxmp.Transport, len(workers))
-	for w, rw := range workers {
-		var tr *ucxmp.Transport
-		var err error
-		if w == 0 {
-			tr, _, err = rw.Connect(rank, per[w], nil)
-		} else {
-			// A rail moves host memory only, whatever its UCX context
-			// could detect: device bytes to another node cross through
-			// goring's host staging (useRailsMemory), never through a
-			// TCP context asked to read GPU memory.
-			tr, err = ucxmp.New(rw.Worker, rank, per[w], ucxmp.Options{})
-		}
-		if err != nil {
-			for _, t := range trs[:w] {
-				t.Close()
-			}
-			return nil, err
-		}
-		trs[w] = tr
-	}
-	return ucxmp.NewRails(rank, trs[0], trs[1:], sameNode, railOf)
-}
-
 // writePredictions prints, below the table, the simulator's time for every
 // row on the job's topology, the ratio of the measured average to it, and
 // that of the slowest rank's time: the simulator predicts when the last
@@ -321,7 +170,7 @@ func writePredictions(out io.Writer, cfg bench.Config, rows []bench.Row) error {
 
 // predictUS simulates the whole plan of alg at bytes as the bench ran it;
 // on lanes > 1, every lane's plan at once, lane w on rail w mod R as
-// joinRailJob binds them.
+// bench.JoinRails binds them.
 func predictUS(cfg bench.Config, alg string, bytes int64, lanes int) (float64, error) {
 	spec := sched.Spec{Collective: cfg.Collective, Algorithm: alg, Topo: cfg.Topo, Bytes: bytes, Root: cfg.Root, DtypeBytes: 1, Chunks: cfg.Chunks}
 	if cfg.Collective.Reduces() {

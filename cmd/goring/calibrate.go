@@ -155,20 +155,20 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), false, 1)
+	rj, err := bench.JoinLanes(ctx, bench.Join{Role: role, Local: role.Rank, OnFailure: exitOnJobFailure(role.Rank, cmd.ErrOrStderr())}, false, 1)
 	if err != nil {
 		return err
 	}
-	defer rj.close()
-	lat, err := bench.PingPong(ctx, rj.tr, role.Rank, sizes, f.iters, f.warmup, ucx.Alloc, ucx.Free)
+	defer rj.Close()
+	lat, err := bench.PingPong(ctx, rj.Tr, role.Rank, sizes, f.iters, f.warmup, ucx.Alloc, ucx.Free)
 	if err != nil {
-		rj.waitVerdict()
+		rj.WaitVerdict()
 		return err
 	}
-	if err := rj.sess.Barrier(ctx); err != nil {
+	if err := rj.Sess.Barrier(ctx); err != nil {
 		return err
 	}
-	if err := rj.finish(); err != nil {
+	if err := rj.Finish(); err != nil {
 		return err
 	}
 	if role.Rank != 0 {
