@@ -9,7 +9,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/mpath"
+	"github.com/goring-hpc/goring/pushplan"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
@@ -23,8 +23,8 @@ type benchJob struct {
 	algs  []string
 	skips []string // "alg: reason" for algorithms skipped at some size
 	mem   string   // --mem
-	// planners split transfers within each node (--calibration), by node.
-	planners []*mpath.Planner
+	// planners split transfers within each node (--calibration).
+	planners *pushplan.Planners
 }
 
 // prepareBench checks goring bench's flags for np ranks and picks the
