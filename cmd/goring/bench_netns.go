@@ -12,10 +12,7 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/launch"
-	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -158,7 +155,7 @@ func writePredictions(out io.Writer, cfg bench.Config, rows []bench.Row) error {
 		if r.Lanes > 0 {
 			name += "/L" + strconv.Itoa(r.Lanes)
 		}
-		pred, err := predictUS(cfg, r.Algorithm, r.Bytes, r.Lanes)
+		pred, err := cfg.PredictUS(r.Algorithm, r.Bytes, r.Lanes)
 		if err != nil {
 			fmt.Fprintf(out, "%-16s %12d %14.2f %14s %10s %10s  (%v)\n", name, r.Bytes, r.AvgUS, "-", "-", "-", err)
 			continue
@@ -166,40 +163,4 @@ func writePredictions(out io.Writer, cfg bench.Config, rows []bench.Row) error {
 		fmt.Fprintf(out, "%-16s %12d %14.2f %14.2f %10.3f %10.3f\n", name, r.Bytes, r.AvgUS, pred, r.AvgUS/pred, r.MaxUS/pred)
 	}
 	return nil
-}
-
-// predictUS simulates the whole plan of alg at bytes as the bench ran it;
-// on lanes > 1, every lane's plan at once, lane w on rail w mod R as
-// bench.JoinRails binds them.
-func predictUS(cfg bench.Config, alg string, bytes int64, lanes int) (float64, error) {
-	spec := sched.Spec{Collective: cfg.Collective, Algorithm: alg, Topo: cfg.Topo, Bytes: bytes, Root: cfg.Root, DtypeBytes: 1, Chunks: cfg.Chunks}
-	if cfg.Collective.Reduces() {
-		spec.DtypeBytes = cfg.Dtype.Size()
-	}
-	if cfg.Collective == coll.Alltoallv {
-		counts, err := cfg.Traffic(bytes)
-		if err != nil {
-			return 0, err
-		}
-		spec.Counts = counts
-	}
-	if lanes > 1 {
-		// A lane's worker may use the machine's whole copy rate; the
-		// testbed's per-rank copy link (topo.Testbed) already charges
-		// the rank's share, which its lanes split.
-		res, err := sim.RunLanes(spec, lanes, sim.Options{LanesOnRails: true, WorkerGBps: topo.TestbedCopyGBps})
-		if err != nil {
-			return 0, err
-		}
-		return res.TotalUS, nil
-	}
-	plan, err := sched.Generate(spec)
-	if err != nil {
-		return 0, err
-	}
-	res, err := sim.Simulate(cfg.Topo, plan, sim.Options{})
-	if err != nil {
-		return 0, err
-	}
-	return res.TotalUS, nil
 }
