@@ -22,6 +22,11 @@
 //   - results.go: the rows and their writers; traffic.go: alltoallv's
 //     traffic matrices, as the CLI's flags name them.
 //   - pingpong.go: the one-way latency between two ranks.
+//   - admit.go: which algorithms a job runs (Candidates, Config.Admit:
+//     the sizes each serves, the rest skipped); emulated.go: the
+//     topology of a job that names none (EmulatedTopology); predict.go:
+//     the simulator's time of a row's plan (Config.PredictUS, printed
+//     beside a testbed run's rows).
 //   - join.go: how a rank of goring's own jobs (goring bench, goring
 //     calibrate, bench p2p) joins its job (a RankJob: the coordinator's
 //     session, the failure watch, the data plane): through the team layer

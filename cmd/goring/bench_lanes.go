@@ -61,11 +61,3 @@ func maxLanes(lanes []int) int {
 	}
 	return n
 }
-
-// lanesNote names a lane count in messages ("" for one lane).
-func lanesNote(w int) string {
-	if w <= 1 {
-		return ""
-	}
-	return fmt.Sprintf(" on %d lanes", w)
-}
