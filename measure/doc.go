@@ -8,7 +8,11 @@
 //     the transfer as goring's push engine moves it, alone, through UCX,
 //     split as the model says and at every static host share, with the
 //     model fitted in the same run (the host path's hops by HostHopFits,
-//     hosthops.go); P2PReport is the goring.p2p/v1 document.
+//     hosthops.go); P2PReport is the goring.p2p/v1 document;
+//   - HostCalibration and P2PCalibration (documents.go): the calibration
+//     documents of `goring calibrate` and of `goring bench p2p
+//     --calibration-out`, with what only the running process knows (its
+//     host, UCX transports, GPUs, the date).
 //
 // The CLI reads the flags, starts the ranks and writes the tables, plots
 // and documents. Unlike calib the package is not pure: it drives the GPUs

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -174,7 +173,7 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	if role.Rank != 0 {
 		return nil
 	}
-	cal, err := buildCalibration(sizes, lat)
+	cal, err := measure.HostCalibration(sizes, lat)
 	if err != nil {
 		return err
 	}
@@ -184,17 +183,6 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	shares, _ := parseShares(f.shares)
 	measure.GPUPaths(gsizes, chunk, f.gpuIters, shares).AddTo(cal)
 	return writeCalibration(cmd.OutOrStdout(), f, cal)
-}
-
-// buildCalibration is the document of the host path's samples, on this
-// host with this process's UCX transports.
-func buildCalibration(sizes []int64, latUS []float64) (*calib.Calibration, error) {
-	host, _ := os.Hostname()
-	tls := os.Getenv("UCX_TLS")
-	if tls == "" {
-		tls = launch.DefaultTLS()
-	}
-	return calib.HostCalibration(sizes, latUS, host, tls, time.Now())
 }
 
 func writeCalibration(out io.Writer, f *calibrateFlags, cal *calib.Calibration) error {
