@@ -32,8 +32,9 @@
 //     session, the failure watch, the data plane): through the team layer
 //     (join_team.go, one team per lane count, TeamOptions), over lanes of
 //     UCX workers of its own (join_lanes.go), or over the namespace
-//     testbed's rails (join_rails.go); gpu.go and gpu_rails.go: a rank's
-//     GPU and the push engine and host staging its own transports need.
+//     testbed's rails (join_rails.go); gpu.go: a rank's GPU;
+//     gpu_wiring.go: RankJob.UseGPU, the push engine and host staging its
+//     own transports need (on the testbed's rails: gpu_rails.go).
 //
 // It follows the OSU Micro-Benchmarks (OMB) conventions so that numbers
 // compare one to one with osu_allgather and friends:

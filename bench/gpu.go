@@ -53,11 +53,11 @@ func OpenRankGPU(gpus, rank int, poll time.Duration) (*cudaexec.GPU, error) {
 	return g, nil
 }
 
-// UsePushEngine gives tr goring's CUDA push engine for the peers on this
+// usePushEngine gives tr goring's CUDA push engine for the peers on this
 // rank's host (every rank of a local job; emulated nodes are one host
 // too), splitting transfers as planner says (nil: never), and returns its
 // closer.
-func UsePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner) func() {
+func usePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int, planner cudaexec.Planner) func() {
 	e := cudaexec.NewEngine()
 	e.SetPlanner(planner)
 	self := peers[rank].Host
@@ -65,10 +65,10 @@ func UsePushEngine(tr *ucxmp.Transport, peers []launch.Peer, rank int, planner c
 	return func() { _ = e.Close() }
 }
 
-// UseStaging gives tr the host-staging fallback for a UCX that moves no
+// useStaging gives tr the host-staging fallback for a UCX that moves no
 // CUDA memory: device messages the push engine does not carry go through
 // pinned host buffers of g's device, at most the returned bytes per rank.
-func UseStaging(tr *ucxmp.Transport, g *cudaexec.GPU) (closer func(), maxPinned int64, err error) {
+func useStaging(tr *ucxmp.Transport, g *cudaexec.GPU) (closer func(), maxPinned int64, err error) {
 	st, err := cudaexec.NewStager(g.Mem().Device)
 	if err != nil {
 		return nil, 0, err

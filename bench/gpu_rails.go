@@ -27,12 +27,12 @@ import (
 //     rail contexts exactly those of the host runs, and its two copies
 //     (tens of GB/s) are small beside a rail's rate.
 
-// UseRailsMemory gives the testbed's data plane (rj, JoinRails) what
+// useRailsMemory gives the testbed's data plane (rj, JoinRails) what
 // device buffers on g need: the push engine on the node's transport (ipc,
 // splitting as planner says), host staging on every rail and, where the
 // UCX in use moves no CUDA memory, on the node's transport too. It returns
 // the closers, in order, and whether UCX moves CUDA memory inside a node.
-func UseRailsMemory(rj *RankJob, g *cudaexec.GPU, rank int, tp *topo.Topology, ipc bool, planner cudaexec.Planner) (closers []func(), localMovesCUDA bool, err error) {
+func useRailsMemory(rj *RankJob, g *cudaexec.GPU, rank int, tp *topo.Topology, ipc bool, planner cudaexec.Planner) (closers []func(), localMovesCUDA bool, err error) {
 	if len(rj.Data) != 1 {
 		return nil, false, fmt.Errorf("--netns --mem cuda: one lane only (%d lanes)", len(rj.Data))
 	}
@@ -46,7 +46,7 @@ func UseRailsMemory(rj *RankJob, g *cudaexec.GPU, rank int, tp *topo.Topology, i
 		e.SetPlanner(planner)
 		// The local transport reaches the ranks of this node only; every
 		// node's ranks share one hostname, so the rule is the node, not
-		// the host (UsePushEngine's).
+		// the host (usePushEngine's).
 		node, _, _ := tp.Locate(rank)
 		local.UseEngine(e, func(p int) bool { n, _, _ := tp.Locate(p); return n == node })
 		closers = append(closers, func() { _ = e.Close() })

@@ -141,7 +141,7 @@ func connectRails(rank int, tp *topo.Topology, workers []*launch.RankWorker, pee
 		} else {
 			// A rail moves host memory only, whatever its UCX context
 			// could detect: device bytes to another node cross through
-			// goring's host staging (UseRailsMemory), never through a
+			// goring's host staging (useRailsMemory), never through a
 			// TCP context asked to read GPU memory.
 			tr, err = ucxmp.New(rw.Worker, rank, per[w], ucxmp.Options{})
 		}

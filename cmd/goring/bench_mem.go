@@ -54,9 +54,28 @@ func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
 	return g, g.Close, nil
 }
 
-// stagingNote is rank 0's line saying that the UCX in use moves no CUDA
-// memory, so that device messages goring does not push itself are
-// staged (by bench's own stager, or the team's: team/gpu.go).
-func stagingNote(stderr io.Writer, maxPinned int64) {
-	fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), maxPinned>>20)
+// gpuNote is rank 0's line on how device buffers move where goring does
+// not push them itself: on the testbed, inside a node and between nodes;
+// elsewhere, only where the UCX in use moves no CUDA memory, so that
+// device messages goring does not push itself are staged (by bench's own
+// stager, or the team's: team/gpu.go).
+func gpuNote(stderr io.Writer, f *benchFlags, w bench.GPUWiring) {
+	switch {
+	case w.Rails:
+		fmt.Fprintf(stderr, "goring: note: --netns --mem cuda: inside a node %s; between nodes device bytes are staged through pinned host memory onto the sender's rail\n", nodeDataPath(f.ipc, w.LocalMovesCUDA))
+	case w.Staged:
+		fmt.Fprintf(stderr, "goring: note: the UCX in use (%s) moves no CUDA memory; device messages goring does not push itself are staged through pinned host memory (at most %d MiB per rank)\n", ucx.Library(), w.MaxPinned>>20)
+	}
+}
+
+// nodeDataPath names how device buffers move inside a node.
+func nodeDataPath(ipc, ucxCUDA bool) string {
+	switch {
+	case ipc:
+		return "goring's push engine (CUDA IPC) moves device buffers"
+	case ucxCUDA:
+		return "UCX's cuda transports move device buffers"
+	default:
+		return "device buffers are staged through host memory (the UCX in use moves no CUDA memory)"
+	}
 }

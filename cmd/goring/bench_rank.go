@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -147,11 +148,10 @@ func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, st
 	return progress
 }
 
-// benchRankMemory is the rank's memory for --mem (nil for host). Through
-// the team layer that is all: the team has its own push engine and host
-// staging. Otherwise, for device memory, the transport gets the push
-// engine (--ipc) and host staging where UCX moves no CUDA memory. The
-// closer releases them, newest first.
+// benchRankMemory is the rank's memory for --mem (nil for host), wired
+// into its data plane (bench.RankJob.UseGPU); rank 0 says how device
+// buffers move where goring does not push them itself. The closer
+// releases them, newest first.
 func benchRankMemory(f *benchFlags, rj *bench.RankJob, rank int, job *benchJob, stderr io.Writer) (bench.Memory, func(), error) {
 	mem, closeMem, err := rankMemory(f, rank)
 	if err != nil {
@@ -166,35 +166,19 @@ func benchRankMemory(f *benchFlags, rj *bench.RankJob, rank int, job *benchJob, 
 	if mem == nil {
 		return mem, closeAll, nil
 	}
-	if f.netns.on() {
-		cl, err := useRailsMemory(f, rj, rank, job, mem, stderr)
-		closers = append(closers, cl...)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		return mem, closeAll, nil
+	g, ok := mem.(*cudaexec.GPU)
+	if !ok {
+		closeAll()
+		return nil, nil, errors.New("the rank's memory is not a GPU")
 	}
-	tr := rj.Tr
-	if rj.Teams != nil {
-		if !tr.MovesCUDA() && rank == 0 {
-			stagingNote(stderr, cudaexec.DefaultMaxPinned) // the team's stager's bound
-		}
-		return mem, closeAll, nil
+	cl, w, err := rj.UseGPU(g, rank, job.cfg.Topo, f.ipc, job.planner(rank))
+	closers = append(closers, cl...)
+	if err != nil {
+		closeAll()
+		return nil, nil, err
 	}
-	if f.ipc {
-		closers = append(closers, bench.UsePushEngine(tr, rj.Sess.Peers(), rank, job.planner(rank)))
-	}
-	if !tr.MovesCUDA() {
-		closeStager, maxPinned, err := bench.UseStaging(tr, mem.(*cudaexec.GPU))
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		if rank == 0 {
-			stagingNote(stderr, maxPinned)
-		}
-		closers = append(closers, closeStager)
+	if rank == 0 {
+		gpuNote(stderr, f, w)
 	}
 	return mem, closeAll, nil
 }
