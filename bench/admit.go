@@ -24,10 +24,7 @@ func Candidates(c coll.Collective, alg string) ([]string, error) {
 		}
 		return []string{alg}, nil
 	}
-	var names []string
-	for _, a := range sched.Algorithms(c) {
-		names = append(names, a.Name)
-	}
+	names := sched.AlgorithmNames(c)
 	if len(names) == 0 {
 		return nil, fmt.Errorf("no algorithms registered for %s", c)
 	}

@@ -46,6 +46,31 @@ type RankJob struct {
 	closers   []func()
 }
 
+// joined is rj once its join returned err: nil, what the join opened
+// closed, on an error.
+func joined(rj *RankJob, err error) (*RankJob, error) {
+	if err != nil {
+		rj.Close()
+		return nil, err
+	}
+	return rj, nil
+}
+
+// ucxConfig is a rank's UCX settings for its own workers: the transports
+// tls where UCX_TLS does not set them, with UCX's cuda transports
+// (cuda_copy and cuda_ipc, the "cuda" alias) for device buffers, so that
+// those of ranks on one node move GPU to GPU.
+func ucxConfig(tls string, gpuMem bool) map[string]string {
+	cfg := map[string]string{}
+	if os.Getenv("UCX_TLS") == "" {
+		cfg["TLS"] = tls
+		if gpuMem {
+			cfg["TLS"] += ",cuda"
+		}
+	}
+	return cfg
+}
+
 // start joins the coordinator with payload (the data plane's addresses or
 // the teams' cards) and starts the failure watch.
 func (rj *RankJob) start(ctx context.Context, j Join, payload []byte) error {

@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/goring-hpc/goring/launch"
 	ucxmp "github.com/goring-hpc/goring/ucx_mp"
@@ -17,34 +16,23 @@ import (
 // it drives, each a UCX context and worker of its own (launch.OpenLane);
 // RunLanes splits each call over them (Multi-lane, §3). goring calibrate
 // and bench p2p join so too, with one lane.
-func JoinLanes(ctx context.Context, j Join, gpuMem bool, nLanes int) (rj *RankJob, err error) {
-	owned := &RankJob{}
-	rj = owned
-	defer func() {
-		if err != nil {
-			owned.Close() // a failed join returns a nil rj: close what it opened
-		}
-	}()
-	cfgMap := map[string]string{}
-	if os.Getenv("UCX_TLS") == "" {
-		cfgMap["TLS"] = launch.DefaultTLS()
-		if gpuMem {
-			// cuda_copy and cuda_ipc (UCX's "cuda" alias): device
-			// buffers of ranks on one node move GPU to GPU.
-			cfgMap["TLS"] += ",cuda"
-		}
-	}
-	lanes, err := openRankLanes(max(nLanes, 1), cfgMap)
+func JoinLanes(ctx context.Context, j Join, gpuMem bool, nLanes int) (*RankJob, error) {
+	rj := &RankJob{}
+	return joined(rj, rj.joinLanes(ctx, j, gpuMem, nLanes))
+}
+
+func (rj *RankJob) joinLanes(ctx context.Context, j Join, gpuMem bool, nLanes int) error {
+	lanes, err := openRankLanes(max(nLanes, 1), ucxConfig(launch.DefaultTLS(), gpuMem))
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rj.OnClose(func() { closeLanes(lanes) })
 	if err := rj.start(ctx, j, laneAddresses(lanes)); err != nil {
-		return nil, err
+		return err
 	}
 	trs, err := connectLanes(lanes, j.Role.Rank, rj.Sess.Peers())
 	if err != nil {
-		return nil, err
+		return err
 	}
 	rj.Tr = trs[0]
 	for _, t := range trs {
@@ -55,7 +43,7 @@ func JoinLanes(ctx context.Context, j Join, gpuMem bool, nLanes int) (rj *RankJo
 			trs[i].Close()
 		}
 	})
-	return rj, nil
+	return nil
 }
 
 // openRankLanes opens n lanes with the rank's UCX settings; on an error

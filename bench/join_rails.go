@@ -3,7 +3,6 @@ package bench
 import (
 	"context"
 	"fmt"
-	"os"
 
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/topo"
@@ -20,24 +19,16 @@ import (
 // worker of its own and one rail worker, lane w on rail w mod R: a rank's
 // lanes then drive every rail, where one lane sends all of a rank's
 // traffic to other nodes over its own rail (GPU i owns rail i).
-func JoinRails(ctx context.Context, j Join, tp *topo.Topology, rails int, gpuMem bool, nLanes int) (rj *RankJob, err error) {
-	owned := &RankJob{}
-	rj = owned
-	defer func() {
-		if err != nil {
-			owned.Close() // a failed join returns a nil rj: close what it opened
-		}
-	}()
-	cfg := map[string]string{}
-	if os.Getenv("UCX_TLS") == "" {
-		cfg["TLS"] = launch.DefaultUCXTLS
-		if gpuMem {
-			// As on one host (JoinLanes): device buffers of ranks of
-			// one node move GPU to GPU where the push engine does not
-			// carry them (--ipc=false, its control messages aside).
-			cfg["TLS"] += ",cuda"
-		}
-	}
+func JoinRails(ctx context.Context, j Join, tp *topo.Topology, rails int, gpuMem bool, nLanes int) (*RankJob, error) {
+	rj := &RankJob{}
+	return joined(rj, rj.joinRails(ctx, j, tp, rails, gpuMem, nLanes))
+}
+
+func (rj *RankJob) joinRails(ctx context.Context, j Join, tp *topo.Topology, rails int, gpuMem bool, nLanes int) error {
+	// Shared memory inside a node, as on one host (JoinLanes): device
+	// buffers of ranks of one node move GPU to GPU where the push engine
+	// does not carry them (--ipc=false, its control messages aside).
+	cfg := ucxConfig(launch.DefaultUCXTLS, gpuMem)
 	// lanes[w] = [shared memory, its rails...]. Every worker has a UCX
 	// context of its own, as on one host (launch.OpenLane): lanes progress
 	// their workers from goroutines of their own, and a context is not
@@ -47,7 +38,7 @@ func JoinRails(ctx context.Context, j Join, tp *topo.Topology, rails int, gpuMem
 	for w := range lanes {
 		local, err := launch.OpenLane(launch.LaneConfig(cfg, w))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		rj.OnClose(local.Close)
 		lanes[w] = []*launch.RankWorker{local.RankWorker}
@@ -61,7 +52,7 @@ func JoinRails(ctx context.Context, j Join, tp *topo.Topology, rails int, gpuMem
 		for _, r := range laneRails {
 			rw, err := launch.OpenRailWorker(launch.RailDevice(r), launch.RailTLS)
 			if err != nil {
-				return nil, err
+				return err
 			}
 			rj.OnClose(func() { rw.Close() })
 			lanes[w] = append(lanes[w], rw)
@@ -75,7 +66,7 @@ func JoinRails(ctx context.Context, j Join, tp *topo.Topology, rails int, gpuMem
 	}
 	j.Node, j.Local, _ = tp.Locate(j.Role.Rank)
 	if err := rj.start(ctx, j, launch.PackAddresses(addrs)); err != nil {
-		return nil, err
+		return err
 	}
 	railOf := func(r int) int { n, l, _ := tp.Locate(r); return tp.Nodes[n].GPUs[l].Rail }
 	if nLanes > 1 {
@@ -85,12 +76,12 @@ func JoinRails(ctx context.Context, j Join, tp *topo.Topology, rails int, gpuMem
 	for w, ws := range lanes {
 		data, err := connectRails(j.Role.Rank, tp, ws, lanePeers(peers, w, len(ws), len(lanes)), railOf)
 		if err != nil {
-			return nil, fmt.Errorf("lane %d: %w", w, err)
+			return fmt.Errorf("lane %d: %w", w, err)
 		}
 		rj.Data = append(rj.Data, data)
 		rj.OnClose(func() { data.Close() })
 	}
-	return rj, nil
+	return nil
 }
 
 // lanePeers is peers with each payload cut to lane w's n addresses (every

@@ -61,32 +61,31 @@ func (o TeamOptions) For(lanes int) string {
 // topology, its GPUs' executors polling every devicePoll; joins the
 // coordinator with the teams' cards and the rank's emulated place; and
 // connects each team from the cards of every hello.
-func JoinTeams(ctx context.Context, j Join, cfg *Config, opts TeamOptions, devicePoll time.Duration) (rj *RankJob, err error) {
-	owned := &RankJob{}
-	rj = owned
-	defer func() {
-		if err != nil {
-			owned.Close() // a failed join returns a nil rj: close what it opened
-		}
-	}()
+func JoinTeams(ctx context.Context, j Join, cfg *Config, opts TeamOptions, devicePoll time.Duration) (*RankJob, error) {
+	rj := &RankJob{}
+	return joined(rj, rj.joinTeams(ctx, j, cfg, opts, devicePoll))
+}
+
+func (rj *RankJob) joinTeams(ctx context.Context, j Join, cfg *Config, opts TeamOptions, devicePoll time.Duration) error {
 	counts := cfg.LaneCounts()
 	teams := make([]*team.Team, len(counts))
 	cards := make([][]byte, len(counts))
 	for i, w := range counts {
+		var err error
 		if teams[i], cards[i], err = rj.openTeam(j.Role, opts.For(w), devicePoll, cfg); err != nil {
-			return nil, fmt.Errorf("team of %d lanes: %w", w, err)
+			return fmt.Errorf("team of %d lanes: %w", w, err)
 		}
 	}
 	if err := rj.start(ctx, j, launch.EncodeLaneAddresses(cards)); err != nil {
-		return nil, err
+		return err
 	}
 	for i, tm := range teams {
 		all, slot, err := teamCards(rj.Sess.Peers(), i, len(teams))
 		if err != nil {
-			return nil, err
+			return err
 		}
 		if err := tm.Connect(all, slot); err != nil {
-			return nil, fmt.Errorf("team of %d lanes: %w", counts[i], err)
+			return fmt.Errorf("team of %d lanes: %w", counts[i], err)
 		}
 		rj.Data = append(rj.Data, tm.Transport())
 	}
@@ -94,7 +93,7 @@ func JoinTeams(ctx context.Context, j Join, cfg *Config, opts TeamOptions, devic
 	for i, w := range counts {
 		rj.Teams[w] = teams[i]
 	}
-	return rj, nil
+	return nil
 }
 
 // openTeam makes a context of opts (its GPUs' executors polling every

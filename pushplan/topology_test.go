@@ -6,21 +6,13 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/topo"
 )
 
 // Every node of a topology gets its planner; a rank plans with its own
 // node's, and nil Planners (no calibration) plan nothing.
 func TestTopologyPlanners(t *testing.T) {
-	cal, err := calib.ReadFile("../calib/testdata/calibration_h200x2.json")
-	require.NoError(t, err)
-	one, err := topo.Preset("h200x2")
-	require.NoError(t, err)
-	tp, err := one.Repeat(2)
-	require.NoError(t, err)
-
+	cal, tp := twoH200Nodes(t)
 	ps, err := TopologyPlanners(tp, cal, "", 64<<20)
 	require.NoError(t, err)
 	p := ps.ForRank(2) // node 1, GPU 0

@@ -113,10 +113,7 @@ func checkSimFlags(f *simFlags) error {
 func simAlgorithms(c coll.Collective, alg string) ([]string, error) {
 	switch alg {
 	case "all", "auto":
-		var algs []string
-		for _, a := range sched.Algorithms(c) {
-			algs = append(algs, a.Name)
-		}
+		algs := sched.AlgorithmNames(c)
 		if len(algs) == 0 {
 			return nil, fmt.Errorf("no %s algorithms are registered yet", c)
 		}

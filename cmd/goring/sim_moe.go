@@ -74,10 +74,7 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 		}
 		algs[0], fallback = ch.Alg, ch.Fallback
 	case "all":
-		algs = algs[:0]
-		for _, a := range sched.Algorithms(c) {
-			algs = append(algs, a.Name)
-		}
+		algs = sched.AlgorithmNames(c)
 	default:
 		if _, err := sched.Lookup(c, f.alg); err != nil {
 			return err
