@@ -28,11 +28,12 @@
 //     the simulator's time of a row's plan (Config.PredictUS, printed
 //     beside a testbed run's rows).
 //   - join.go: how a rank of goring's own jobs (goring bench, goring
-//     calibrate, bench p2p) joins its job (a RankJob: the coordinator's
-//     session, the failure watch, the data plane): through the team layer
-//     (join_team.go, one team per lane count, TeamOptions), over lanes of
-//     UCX workers of its own (join_lanes.go), or over the namespace
-//     testbed's rails (join_rails.go); gpu.go: a rank's GPU;
+//     calibrate, bench p2p) joins its job (a RankJob: its launch.Session
+//     with the coordinator, the failure watch, the data plane): through
+//     the team layer (join_team.go, one team per lane count,
+//     TeamOptions), over lanes of UCX workers of its own (join_lanes.go),
+//     or over the namespace testbed's rails (join_rails.go); gpu.go: a
+//     rank's GPU;
 //     gpu_wiring.go: RankJob.UseGPU, the push engine and host staging its
 //     own transports need (on the testbed's rails: gpu_rails.go).
 //

@@ -34,8 +34,9 @@ type Join struct {
 	OnFailure func(error)
 }
 
-// RankJob is one rank's connection to its job: the coordinator session
-// (control plane, failure notices) and a data plane to every peer.
+// RankJob is one rank's connection to its job: the coordinator (a
+// launch.Session: control plane, failure notices) and a data plane to
+// every peer.
 type RankJob struct {
 	Sess  *launch.Session
 	Tr    *ucxmp.Transport   // lane 0's (the team's, through the team layer); nil on the testbed (Data are ucxmp.Rails)
