@@ -6,7 +6,8 @@
 // Job.Results and Job.LaneResults build the goring sim document (Doc and
 // its Rows, docs/contracts.md), "auto" included: goring's own choice
 // (choose.Auto) with this job's cost table where the measured table has
-// no row.
+// no row. Dispatch and combine, whose points are token counts of one
+// routing, are predicted a row at a time (PredictMoE, the MoEDoc).
 //
 // It is apart from package sim because choose, which it asks for auto,
 // reads sim's cost figures. The package is pure: no cgo, no I/O; the CLI
