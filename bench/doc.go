@@ -21,7 +21,9 @@
 //     validation patterns, the statistics across ranks.
 //   - results.go: the rows and their writers; traffic.go: alltoallv's
 //     traffic matrices, as the CLI's flags name them.
-//   - pingpong.go: the one-way latency between two ranks.
+//   - pingpong.go: the one-way latency between two ranks;
+//     nimble_timing.go: how long NIMBLE's planner takes on a routing's
+//     demand (goring plan dispatch).
 //   - admit.go: which algorithms a job runs (Candidates, Config.Admit:
 //     the sizes each serves, the rest skipped); emulated.go: the
 //     topology of a job that names none (EmulatedTopology); predict.go:
