@@ -38,7 +38,9 @@
 // (shared memory on one host, TCP added across hosts). On the
 // network-namespace testbed a rank opens a worker per rail
 // (OpenRailWorker); CountRails and RailRate read a node namespace's rails
-// and their tc rate where the job's flags do not give them.
+// and their tc rate where the job's flags do not give them, and
+// LocalJob.OnTestbed starts each node's ranks in its namespace
+// (TestbedNetns) and the coordinator on node 0's rail 0.
 //
 // # Failure detection
 //

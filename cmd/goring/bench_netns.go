@@ -44,7 +44,7 @@ func (n *netnsFlags) register(fl *pflag.FlagSet) {
 func (n *netnsFlags) on() bool { return n.prefix != "" }
 
 // nodeNetns is the namespace of node k.
-func (n *netnsFlags) nodeNetns(k int) string { return fmt.Sprintf("%s-node%d", n.prefix, k) }
+func (n *netnsFlags) nodeNetns(k int) string { return launch.TestbedNetns(n.prefix, k) }
 
 // resolveNetns completes the testbed flags on the launcher (rank count,
 // rails, rate) and sets them on cmd, so that every rank, which receives
@@ -130,16 +130,12 @@ func (f *benchFlags) benchTopology(np int) (*topo.Topology, error) {
 	return benchTopo(f.topo, f.nodes, np)
 }
 
-// configureNetns makes the local job start node k's ranks in PREFIX-nodek
-// and the coordinator listen on node 0's rail 0.
+// configureNetns makes the local job a testbed job (launch.OnTestbed)
+// with --netns.
 func configureNetns(lj *launch.LocalJob, f *benchFlags) {
-	if !f.netns.on() {
-		return
+	if f.netns.on() {
+		lj.OnTestbed(f.netns.prefix, f.np/f.nodes)
 	}
-	ppn := f.np / f.nodes
-	lj.Netns = func(rank int) string { return f.netns.nodeNetns(rank / ppn) }
-	lj.CoordNetns = f.netns.nodeNetns(0)
-	lj.CoordAddr = "198.18.0.1:0"
 }
 
 // writePredictions prints, below the table, the simulator's time for every
