@@ -159,22 +159,8 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 		return err
 	}
 	defer rj.Close()
-	lat, err := bench.PingPong(ctx, rj.Tr, role.Rank, sizes, f.iters, f.warmup, ucx.Alloc, ucx.Free)
-	if err != nil {
-		rj.WaitVerdict()
-		return err
-	}
-	if err := rj.Sess.Barrier(ctx); err != nil {
-		return err
-	}
-	if err := rj.Finish(); err != nil {
-		return err
-	}
-	if role.Rank != 0 {
-		return nil
-	}
-	cal, err := measure.HostCalibration(sizes, lat)
-	if err != nil {
+	cal, err := measure.HostPath(ctx, rj, role.Rank, sizes, f.iters, f.warmup)
+	if err != nil || role.Rank != 0 {
 		return err
 	}
 	// The GPU paths need no peer process: rank 0 measures them alone.
