@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -14,6 +13,7 @@ import (
 	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/measure"
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
 )
@@ -227,7 +227,7 @@ func writeContentionTable(out io.Writer, c calib.CalibratedContention) {
 	fmt.Fprintf(out, "%-12s%10s%10s%14s%18s\n", "# Size", "Share(%)", "Chunks", "Time (us)", "vs direct alone")
 	for _, s := range c.Samples {
 		vs := "-"
-		if ref := medianOf(alone[s.Bytes]); ref > 0 {
+		if ref := model.Median(alone[s.Bytes]); ref > 0 { // NaN where nothing ran alone
 			vs = fmt.Sprintf("%.3fx", ref/s.US)
 		}
 		fmt.Fprintf(out, "%-12d%10.1f%10d%14.2f%18s\n", s.Bytes, 100*s.Share, s.Chunks, s.US, vs)
@@ -238,17 +238,4 @@ func writeContentionTable(out io.Writer, c calib.CalibratedContention) {
 		fmt.Fprintf(out, ", samples left out as outliers: %v", c.Outliers)
 	}
 	fmt.Fprintln(out)
-}
-
-// medianOf is the median of v, 0 when v is empty.
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	c := slices.Clone(v)
-	slices.Sort(c)
-	if len(c)%2 == 1 {
-		return c[len(c)/2]
-	}
-	return (c[len(c)/2-1] + c[len(c)/2]) / 2
 }
