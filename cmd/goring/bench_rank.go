@@ -18,9 +18,11 @@ import (
 	"github.com/goring-hpc/goring/ucx"
 )
 
-// The rank side of goring bench: one process of the job joins the
-// coordinator, connects UCX to its peers and runs the timed loop; rank 0
-// prints the results.
+// The rank side of goring bench: one process of the job joins it as the
+// flags say (bench.JoinTeams, JoinRails or JoinLanes), wires its memory
+// (bench.RankJob.UseGPU) and runs the timed loop (bench.RunLanes); rank 0
+// prints the results. A job's failure ends the process here
+// (exitOnJobFailure).
 
 // benchRank is one rank: join the job, connect UCX, run, and (rank 0)
 // print the results.

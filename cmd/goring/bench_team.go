@@ -1,15 +1,9 @@
 package main
 
-// goring bench through the team layer: a rank makes a goring context and
-// an eager team, as UCC's goring_context_create and goring_team_create
-// do (one of each per lane count of --lanes), and gives the team the
-// job's topology (the emulated nodes of --nodes or --topo). Its team
-// card rides in the coordinator's hello, in place of the UCX addresses of
-// the rank's own lanes; the cards every hello carried connect the team
-// (goring_team_card, goring_team_connect). Every measured call is then a
-// team call (bench.Config.Team, LaneTeams), run by the runner team.Select
-// picks, and the barriers between iterations go over the team's
-// transport.
+// goring bench through the team layer: a rank joins with a goring context
+// and an eager team per lane count, as UCC makes them (bench.JoinTeams,
+// bench/join_team.go), and every measured call is a team call. Which jobs
+// do, and why the others cannot, is the flags' business, here.
 
 // benchThroughTeam says whether this job's calls run through the team
 // layer. Two kinds of job cannot, and keep bench's own executor over its
