@@ -12,11 +12,14 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
-// Both ways of planning are timed, and the warm planner's plan comes back.
+// Both ways of planning are timed on a skewed demand (one hot expert), and
+// the warm planner's plan comes back.
 func TestTimeNimblePlanner(t *testing.T) {
-	r, err := moe.Generate(moe.Options{NRanks: 6, TokensPerRank: 7, TokenBytes: 64, TopK: 2, Experts: 12, Seed: 1})
+	hot := moe.Options{NRanks: 8, TokensPerRank: 5, TokenBytes: 32, TopK: 2, Experts: 8, Hot: map[int]float64{0: 0.5}, Seed: 2}
+	r, err := moe.Generate(hot)
 	require.NoError(t, err)
-	spec := sched.Spec{Collective: coll.Dispatch, Algorithm: "nimble", Topo: topo.SweepShape(2, 3), DtypeBytes: 1, Routing: r}
+	tp := topo.SweepShape(4, 2)
+	spec := sched.Spec{Collective: coll.Dispatch, Algorithm: "nimble", Topo: tp, DtypeBytes: 1, Routing: r}
 	warm, cold, mw, err := TimeNimblePlanner(spec)
 	require.NoError(t, err)
 	assert.Positive(t, warm)
