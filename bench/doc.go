@@ -21,7 +21,23 @@
 //     validation patterns, the statistics across ranks.
 //   - results.go: the rows and their writers; traffic.go: alltoallv's
 //     traffic matrices, as the CLI's flags name them.
-//   - pingpong.go: the one-way latency between two ranks.
+//   - pingpong.go: the one-way latency between two ranks;
+//     nimble_timing.go: how long NIMBLE's planner takes on a routing's
+//     demand (goring plan dispatch).
+//   - admit.go: which algorithms a job runs (Candidates, Config.Admit:
+//     the sizes each serves, the rest skipped); emulated.go: the
+//     topology of a job that names none (EmulatedTopology); predict.go:
+//     the simulator's time of a row's plan (Config.PredictUS, printed
+//     beside a testbed run's rows).
+//   - join.go: how a rank of goring's own jobs (goring bench, goring
+//     calibrate, bench p2p) joins its job (a RankJob: its launch.Session
+//     with the coordinator, the failure watch, the data plane): through
+//     the team layer (join_team.go, one team per lane count,
+//     TeamOptions), over lanes of UCX workers of its own (join_lanes.go),
+//     or over the namespace testbed's rails (join_rails.go); gpu.go: a
+//     rank's GPU;
+//     gpu_wiring.go: RankJob.UseGPU, the push engine and host staging its
+//     own transports need (on the testbed's rails: gpu_rails.go).
 //
 // It follows the OSU Micro-Benchmarks (OMB) conventions so that numbers
 // compare one to one with osu_allgather and friends:

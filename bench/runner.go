@@ -116,25 +116,35 @@ func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
 	if c.Collective.Routed() {
 		return c.moePlan(alg, bytes)
 	}
-	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: bytes, Root: c.Root, DtypeBytes: 1, Chunks: c.Chunks}
-	if c.Collective.Reduces() {
-		spec.DtypeBytes = c.Dtype.Size()
-	}
-	if c.Collective == coll.Alltoallv {
-		if c.Traffic == nil {
-			return nil, fmt.Errorf("alltoallv needs a traffic matrix")
-		}
-		counts, err := c.Traffic(bytes)
-		if err != nil {
-			return nil, err
-		}
-		spec.Counts = counts
+	spec, err := c.spec(alg, bytes)
+	if err != nil {
+		return nil, err
 	}
 	plan, err := sched.GenerateRank(spec, c.Rank)
 	if err == nil && c.StepLoads {
 		plan.AnnotateRankLoads(c.Rank)
 	}
 	return plan, err
+}
+
+// spec is the whole collective's plan spec of one (algorithm, size) of a
+// collective other than dispatch and combine, with alltoallv's counts.
+func (c *Config) spec(alg string, bytes int64) (sched.Spec, error) {
+	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: bytes, Root: c.Root, DtypeBytes: 1, Chunks: c.Chunks}
+	if c.Collective.Reduces() {
+		spec.DtypeBytes = c.Dtype.Size()
+	}
+	if c.Collective == coll.Alltoallv {
+		if c.Traffic == nil {
+			return spec, fmt.Errorf("alltoallv needs a traffic matrix")
+		}
+		counts, err := c.Traffic(bytes)
+		if err != nil {
+			return spec, err
+		}
+		spec.Counts = counts
+	}
+	return spec, nil
 }
 
 // Run measures every algorithm at every size, in lockstep with the other

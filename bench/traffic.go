@@ -104,3 +104,26 @@ func ParseCounts(data []byte, n int) ([][]int64, error) {
 	}
 	return m, nil
 }
+
+// WholeElements is gen with every entry of its matrices rounded down to
+// whole elem-byte elements (elem <= 1: gen itself), so that a reducing or
+// typed plan moves whole elements whatever the matrix asked for.
+func WholeElements(gen func(int64) ([][]int64, error), elem int64) func(int64) ([][]int64, error) {
+	if elem <= 1 {
+		return gen
+	}
+	return func(b int64) ([][]int64, error) {
+		m, err := gen(b)
+		if err != nil {
+			return m, err
+		}
+		out := make([][]int64, len(m))
+		for i := range m {
+			out[i] = make([]int64, len(m[i]))
+			for j, v := range m[i] {
+				out[i][j] = v - v%elem
+			}
+		}
+		return out, nil
+	}
+}

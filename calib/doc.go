@@ -19,7 +19,8 @@
 // CalibratedPath.Fit and Calibration.FitCalibratedContention fill a
 // document from its samples (fit.go); PlanTogether and FitTogether are how
 // `goring calibrate` times and fits a staged path running together with
-// the direct path (together.go).
+// the direct path (together.go), at the shares TogetherShares gives
+// (together_shares.go).
 //
 // # goring bench p2p
 //

@@ -16,10 +16,7 @@ import (
 // table samples is a whole number of them. Auto asks it where no row of
 // the table covers a shape.
 func Costs(c coll.Collective, t *topo.Topology, opt sim.Options) *model.CostTable {
-	var algs []string
-	for _, a := range sched.Algorithms(c) {
-		algs = append(algs, a.Name)
-	}
+	algs := sched.AlgorithmNames(c)
 	key := fmt.Sprintf("%s %+v", model.CostTableKey(t), opt)
 	return model.CachedCostTable(string(c), key, algs, func(alg string, bytes int64) (float64, error) {
 		res, _, err := sim.Run(sched.Spec{Collective: c, Algorithm: alg, Topo: t, Bytes: bytes, DtypeBytes: 1}, opt)

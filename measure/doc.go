@@ -8,10 +8,16 @@
 //     the transfer as goring's push engine moves it, alone, through UCX,
 //     split as the model says and at every static host share, with the
 //     model fitted in the same run (the host path's hops by HostHopFits,
-//     hosthops.go); P2PReport is the goring.p2p/v1 document.
+//     hosthops.go); P2PReport is the goring.p2p/v1 document;
+//   - HostPath (hostpath.go, `goring calibrate`): the host path between
+//     the two ranks of a job, timed by bench.PingPong and fitted;
+//   - HostCalibration and P2PCalibration (documents.go): the calibration
+//     documents of `goring calibrate` and of `goring bench p2p
+//     --calibration-out`, with what only the running process knows (its
+//     host, UCX transports, GPUs, the date).
 //
 // The CLI reads the flags, starts the ranks and writes the tables, plots
 // and documents. Unlike calib the package is not pure: it drives the GPUs
 // through package cuda (the driver by dlopen; without one, GPUPaths says
-// why it skipped) and the network through ucx_mp.
+// why it skipped) and the network through ucx_mp and bench's jobs.
 package measure

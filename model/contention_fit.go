@@ -126,7 +126,7 @@ func FitContention(direct, staged Path, samples []TogetherSample, o Options) (Co
 		}
 		drift := 1.0
 		if r := ref[s.Bytes]; len(r) > 0 {
-			drift = median(r) / direct.TimeUS(n, 1)
+			drift = Median(r) / direct.TimeUS(n, 1)
 		}
 		k := s.Chunks
 		if k == 0 {

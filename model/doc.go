@@ -37,7 +37,8 @@
 // # Fits
 //
 // FitHockney fits alpha and beta to measured (bytes, time) samples, robust to
-// a few outliers (fit.go); FitContention fits the two slowdowns of a staged
+// a few outliers (fit.go, around Median, which goring calibrate's table
+// uses too); FitContention fits the two slowdowns of a staged
 // path to samples of it running together with the direct path
 // (contention_fit.go). The measured figures become paths through
 // MeasuredDirectPath and MeasuredStagedPath (measured_path.go). The

@@ -116,19 +116,19 @@ func theilSen(samples []Sample) (a, b float64) {
 			}
 		}
 	}
-	b = median(slopes)
+	b = Median(slopes)
 	xs := make([]float64, len(samples))
 	for i, s := range samples {
 		xs[i] = s.Bytes
 	}
-	cut := median(xs)
+	cut := Median(xs)
 	var offs []float64
 	for _, s := range samples {
 		if s.Bytes <= cut {
 			offs = append(offs, s.TimeUS-b*s.Bytes)
 		}
 	}
-	return median(offs), b
+	return Median(offs), b
 }
 
 // markInliers sets in[i] for the samples whose relative residual against
@@ -145,12 +145,12 @@ func markInliers(samples []Sample, a, b float64, in []bool) {
 // standard deviations (1.4826 * median absolute deviation, at least
 // minSigma) of the median residual.
 func markResiduals(r []float64, in []bool, minSigma float64) {
-	med := median(r)
+	med := Median(r)
 	dev := make([]float64, len(r))
 	for i := range r {
 		dev[i] = math.Abs(r[i] - med)
 	}
-	sigma := math.Max(1.4826*median(dev), minSigma)
+	sigma := math.Max(1.4826*Median(dev), minSigma)
 	for i := range r {
 		in[i] = dev[i] <= OutlierMADs*sigma
 	}
@@ -193,7 +193,9 @@ func weightedSlopeThroughOrigin(samples []Sample, in []bool) float64 {
 	return sxy / sxx
 }
 
-func median(v []float64) float64 {
+// Median is the median of v (NaN when v is empty), the robust fits'
+// centre; v is not modified.
+func Median(v []float64) float64 {
 	if len(v) == 0 {
 		return math.NaN()
 	}

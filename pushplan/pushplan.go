@@ -1,7 +1,8 @@
 // Package pushplan turns a calibration into the planner of goring's CUDA
 // push engine: which transfers between GPUs of one node are split over
 // the paths the file measured, and how, for the load of each step
-// (mpath.Planner). `goring bench COLL --calibration` and the team layer's
+// (mpath.Planner). `goring bench COLL --calibration` (every node of the
+// job's topology: TopologyPlanners, topology.go) and the team layer's
 // UCC_TL_GORING_CALIBRATION both build their planners here.
 //
 // It is apart from package calib because mpath reads calib: the planner

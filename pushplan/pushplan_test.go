@@ -15,12 +15,7 @@ import (
 // the other GPU of its node, never to the other node, and a node of
 // another GPU model is refused.
 func TestNodeAndRankPlanners(t *testing.T) {
-	cal, err := calib.ReadFile("../calib/testdata/calibration_h200x2.json")
-	require.NoError(t, err)
-	one, err := topo.Preset("h200x2")
-	require.NoError(t, err)
-	tp, err := one.Repeat(2)
-	require.NoError(t, err)
+	cal, tp := twoH200Nodes(t)
 
 	pl, err := NodePlanner(tp.Nodes[1], cal, "NVIDIA H200", 64<<20)
 	require.NoError(t, err)
@@ -35,4 +30,16 @@ func TestNodeAndRankPlanners(t *testing.T) {
 	_, err = NodePlanner(tp.Nodes[0], cal, "NVIDIA H100 80GB HBM3", 64<<20)
 	require.Error(t, err, "the file is of H200s")
 	assert.Equal(t, "H200", tp.Nodes[0].GPUs[0].Model, "the caller's node is not modified")
+}
+
+// twoH200Nodes is the 2xH200 calibration and two h200x2 nodes.
+func twoH200Nodes(t *testing.T) (*calib.Calibration, *topo.Topology) {
+	t.Helper()
+	cal, err := calib.ReadFile("../calib/testdata/calibration_h200x2.json")
+	require.NoError(t, err)
+	one, err := topo.Preset("h200x2")
+	require.NoError(t, err)
+	tp, err := one.Repeat(2)
+	require.NoError(t, err)
+	return cal, tp
 }

@@ -56,6 +56,16 @@ func Algorithms(c coll.Collective) []Algorithm {
 	return append([]Algorithm(nil), registry[c]...)
 }
 
+// AlgorithmNames are the names of the algorithms registered for c,
+// sorted: what "all" means wherever a command takes --alg.
+func AlgorithmNames(c coll.Collective) []string {
+	var names []string
+	for _, a := range registry[c] {
+		names = append(names, a.Name)
+	}
+	return names
+}
+
 // Lookup finds the algorithm named name for c.
 func Lookup(c coll.Collective, name string) (Algorithm, error) {
 	var names []string

@@ -65,5 +65,9 @@
 // rates (what a copy achieves), startups are reasoned in comments; the
 // calibrate command measures both on real hardware.
 //
+// The network-namespace testbed (tests/netns/testbed.sh) is a topology too:
+// Testbed builds it from the testbed's parameters, its rails' rate as tc
+// writes it read by ParseTCRate.
+//
 // This package is pure: no cgo, no I/O beyond encoding the value it is given.
 package topo

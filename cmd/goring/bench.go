@@ -71,7 +71,7 @@ the device defaults); each row says auto and which algorithm and runner ran. --a
 a named algorithm measure goring's sched programs by name. --lanes auto gives the team
 lanes=auto (UCC_TL_GORING_LANES=auto): each host call takes the lanes the team picks.
 
-Environment: UCX_TLS (default ` + DefaultUCXTLS + ` on one host, ` + DefaultUCXTLSHosts + ` across hosts); under mpirun GORING_COORD,
+Environment: UCX_TLS (default ` + launch.DefaultUCXTLS + ` on one host, ` + launch.DefaultUCXTLSHosts + ` across hosts); under mpirun GORING_COORD,
 GORING_TOKEN and GORING_COORD_FILE (see package launch).
 
 --netns PREFIX --nodes N --ppn L runs on the network-namespace testbed of tests/netns/testbed.sh
@@ -124,10 +124,6 @@ defaults to 5m there (the rails are slow).`,
 	_ = fl.MarkHidden("cpu-report")
 	return cmd
 }
-
-// failureGrace is how long a rank whose collective failed waits for the
-// coordinator to report a failed peer before it reports its own error.
-const failureGrace = 2 * time.Second
 
 func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	if collName == "p2p" {

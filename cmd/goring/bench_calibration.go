@@ -5,7 +5,6 @@ import (
 
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/cudaexec"
-	"github.com/goring-hpc/goring/mpath"
 	"github.com/goring-hpc/goring/pushplan"
 )
 
@@ -40,27 +39,15 @@ func (j *benchJob) useCalibration(f *benchFlags) error {
 			gpuModel = name
 		}
 	}
-	j.planners = make([]*mpath.Planner, len(tp.Nodes))
-	for i := range tp.Nodes {
-		p, err := pushplan.NodePlanner(tp.Nodes[i], cal, gpuModel, cudaexec.DefaultMaxStage)
-		if err != nil {
-			return fmt.Errorf("--calibration %s: %w", f.calibration, err)
-		}
-		j.planners[i] = p
+	planners, err := pushplan.TopologyPlanners(tp, cal, gpuModel, cudaexec.DefaultMaxStage)
+	if err != nil {
+		return fmt.Errorf("--calibration %s: %w", f.calibration, err)
 	}
+	j.planners = planners
 	j.cfg.StepLoads = true
 	return nil
 }
 
 // planner is rank's engine planner (nil without --calibration): peers of
 // its node by their local GPU index, others never split.
-func (j *benchJob) planner(rank int) cudaexec.Planner {
-	if j.planners == nil {
-		return nil
-	}
-	node, _, ok := j.cfg.Topo.Locate(rank)
-	if !ok {
-		return nil
-	}
-	return pushplan.ForRank(j.cfg.Topo, rank, j.planners[node])
-}
+func (j *benchJob) planner(rank int) cudaexec.Planner { return j.planners.ForRank(rank) }

@@ -9,8 +9,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/mpath"
-	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/pushplan"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
 )
@@ -23,8 +22,8 @@ type benchJob struct {
 	algs  []string
 	skips []string // "alg: reason" for algorithms skipped at some size
 	mem   string   // --mem
-	// planners split transfers within each node (--calibration), by node.
-	planners []*mpath.Planner
+	// planners split transfers within each node (--calibration).
+	planners *pushplan.Planners
 }
 
 // prepareBench checks goring bench's flags for np ranks and picks the
@@ -38,7 +37,7 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if err := job.useCalibration(f); err != nil {
 		return nil, err
 	}
-	candidates, err := benchCandidates(cfg.Collective, f.alg)
+	candidates, err := bench.Candidates(cfg.Collective, f.alg)
 	if err != nil {
 		return nil, err
 	}
@@ -49,8 +48,15 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 		return nil, fmt.Errorf("--lanes auto: the team layer chooses, and %s", noTeamReason(f))
 	}
 	for _, alg := range candidates {
-		if err := job.admit(alg, f.alg != "all"); err != nil {
+		runs, skipped, err := job.cfg.Admit(alg, f.alg != "all")
+		if err != nil {
 			return nil, err
+		}
+		if skipped != "" {
+			job.skips = append(job.skips, skipped)
+		}
+		if runs {
+			job.algs = append(job.algs, alg)
 		}
 	}
 	if len(job.algs) == 0 {
@@ -164,65 +170,9 @@ func parseStraggler(spec string, np int) (int, time.Duration, error) {
 	return r, d, nil
 }
 
-// benchCandidates are the algorithms --alg names: every registered one
-// for "all", else the one named (auto: the team's own choice, bench.Auto).
-func benchCandidates(c coll.Collective, alg string) ([]string, error) {
-	if alg == bench.Auto {
-		return []string{bench.Auto}, nil
-	}
-	if alg != "all" {
-		if _, err := sched.Lookup(c, alg); err != nil {
-			return nil, err
-		}
-		return []string{alg}, nil
-	}
-	var names []string
-	for _, a := range sched.Algorithms(c) {
-		names = append(names, a.Name)
-	}
-	if len(names) == 0 {
-		return nil, fmt.Errorf("no algorithms registered for %s", c)
-	}
-	return names, nil
-}
-
-// admit plans alg at every size: it runs if it serves one; the sizes it
-// does not serve are noted as skips, or are an error when the user named
-// alg (strict).
-func (j *benchJob) admit(alg string, strict bool) error {
-	c := j.cfg.Collective
-	var unsupported []string
-	ran := false
-	for _, w := range j.cfg.LaneCounts() {
-		for _, s := range j.cfg.Sizes {
-			err := j.cfg.PlanLanes(alg, s, w)
-			switch {
-			case sched.IsUnsupported(err):
-				if strict {
-					return fmt.Errorf("%s at %d bytes on %d ranks%s: %w", c, s, j.np, lanesNote(w), err)
-				}
-				unsupported = append(unsupported, fmt.Sprintf("%d bytes%s: %v", s, lanesNote(w), err))
-			case err != nil:
-				return fmt.Errorf("%s/%s at %d bytes%s: %w", c, alg, s, lanesNote(w), err)
-			default:
-				ran = true
-			}
-		}
-	}
-	if len(unsupported) > 0 {
-		j.skips = append(j.skips, fmt.Sprintf("%s at %s", alg, strings.Join(unsupported, "; ")))
-	}
-	if ran {
-		j.algs = append(j.algs, alg)
-	}
-	return nil
-}
-
 // benchTopo resolves --topo/--nodes for np ranks. Without --topo the
-// topology is emulated: --nodes nodes (default 1) of np/nodes GPUs each,
-// topo.Synthetic's clusterB-like nodes (full NVLink mesh, one NIC rail per
-// GPU), so the hierarchical algorithms have nodes and rails to work with,
-// and the plans are those the team layer makes for the same shape.
+// topology is emulated: --nodes nodes (default 1) of np/nodes GPUs each
+// (bench.EmulatedTopology).
 func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
 	if spec != "" {
 		t, err := loadTopo(spec, nodes)
@@ -234,12 +184,5 @@ func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
 		}
 		return t, nil
 	}
-	if nodes == 0 {
-		nodes = 1
-	}
-	if nodes < 0 || np%nodes != 0 {
-		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
-	}
-	gpus := np / nodes
-	return topo.Synthetic(fmt.Sprintf("emulated-%dx%d", nodes, gpus), nodes, gpus, 1)
+	return bench.EmulatedTopology(nodes, np)
 }

@@ -1,28 +1,19 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"os"
-	osexec "os/exec"
-	"regexp"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/launch"
-	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/sim"
 	"github.com/goring-hpc/goring/topo"
-	ucxmp "github.com/goring-hpc/goring/ucx_mp"
 )
 
 // goring bench --netns: a job over the network-namespace testbed
@@ -53,7 +44,7 @@ func (n *netnsFlags) register(fl *pflag.FlagSet) {
 func (n *netnsFlags) on() bool { return n.prefix != "" }
 
 // nodeNetns is the namespace of node k.
-func (n *netnsFlags) nodeNetns(k int) string { return fmt.Sprintf("%s-node%d", n.prefix, k) }
+func (n *netnsFlags) nodeNetns(k int) string { return launch.TestbedNetns(n.prefix, k) }
 
 // resolveNetns completes the testbed flags on the launcher (rank count,
 // rails, rate) and sets them on cmd, so that every rank, which receives
@@ -84,14 +75,14 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 		}
 	}
 	if n.rails == 0 {
-		r, err := countRails(n.nodeNetns(0))
+		r, err := launch.CountRails(n.nodeNetns(0))
 		if err != nil {
 			return err
 		}
 		n.rails = r
 	}
 	if n.rate == "" {
-		r, err := readRailRate(n.nodeNetns(0))
+		r, err := launch.RailRate(n.nodeNetns(0))
 		if err != nil {
 			return err
 		}
@@ -116,71 +107,12 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 // connection close); only a stalled one waits this long.
 const netnsTimeout = 5 * time.Minute
 
-// countRails counts the devices rail0, rail1, ... of namespace ns.
-func countRails(ns string) (int, error) {
-	var ifs []net.Interface
-	err := launch.InNetns(ns, func() (err error) { ifs, err = net.Interfaces(); return err })
-	if err != nil {
-		return 0, err
-	}
-	have := map[string]bool{}
-	for _, i := range ifs {
-		have[i.Name] = true
-	}
-	r := 0
-	for have[launch.RailDevice(r)] {
-		r++
-	}
-	if r == 0 {
-		return 0, fmt.Errorf("namespace %s has no device %s", ns, launch.RailDevice(0))
-	}
-	return r, nil
-}
-
-var tcRate = regexp.MustCompile(`\brate (\S+)`)
-
-// readRailRate reads rail 0's rate from the tc qdisc the testbed put on it.
-func readRailRate(ns string) (string, error) {
-	out, err := osexec.Command("tc", "-n", ns, "qdisc", "show", "dev", launch.RailDevice(0)).CombinedOutput()
-	if err != nil {
-		return "", fmt.Errorf("reading %s's rate (tc): %v: %s", ns, err, strings.TrimSpace(string(out)))
-	}
-	m := tcRate.FindSubmatch(out)
-	if m == nil {
-		return "", fmt.Errorf("%s's %s has no rate limit (tc qdisc: %s); give --rail-rate", ns, launch.RailDevice(0), strings.TrimSpace(string(out)))
-	}
-	return string(m[1]), nil
-}
-
-var rateSpec = regexp.MustCompile(`^(?i)([0-9]+(?:\.[0-9]+)?)([kmg]?)bit$`)
-
-// parseRate turns a tc rate ("500mbit", "1Gbit", "800Kbit") into GB/s.
-func parseRate(s string) (float64, error) {
-	m := rateSpec.FindStringSubmatch(s)
-	if m == nil {
-		return 0, fmt.Errorf("rate %q: want a tc rate such as 500mbit", s)
-	}
-	v, err := strconv.ParseFloat(m[1], 64)
-	if err != nil || v <= 0 {
-		return 0, fmt.Errorf("rate %q: want a positive rate", s)
-	}
-	switch strings.ToLower(m[2]) {
-	case "k":
-		v *= 1e3
-	case "m":
-		v *= 1e6
-	case "g":
-		v *= 1e9
-	}
-	return v / 8 / 1e9, nil
-}
-
 // topology is the testbed as a topology (topo.Testbed) for np ranks.
 func (n *netnsFlags) topology(nodes, np int) (*topo.Topology, error) {
 	if nodes < 1 || np%nodes != 0 {
 		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
 	}
-	gbps, err := parseRate(n.rate)
+	gbps, err := topo.ParseTCRate(n.rate)
 	if err != nil {
 		return nil, err
 	}
@@ -198,165 +130,12 @@ func (f *benchFlags) benchTopology(np int) (*topo.Topology, error) {
 	return benchTopo(f.topo, f.nodes, np)
 }
 
-// configureNetns makes the local job start node k's ranks in PREFIX-nodek
-// and the coordinator listen on node 0's rail 0.
+// configureNetns makes the local job a testbed job (launch.OnTestbed)
+// with --netns.
 func configureNetns(lj *launch.LocalJob, f *benchFlags) {
-	if !f.netns.on() {
-		return
+	if f.netns.on() {
+		lj.OnTestbed(f.netns.prefix, f.np/f.nodes)
 	}
-	ppn := f.np / f.nodes
-	lj.Netns = func(rank int) string { return f.netns.nodeNetns(rank / ppn) }
-	lj.CoordNetns = f.netns.nodeNetns(0)
-	lj.CoordAddr = "198.18.0.1:0"
-}
-
-// joinRailJob is joinRankJob on the testbed: a shared-memory worker for
-// the ranks of this node and one worker per rail (launch.OpenRailWorker)
-// for the others, all of whose addresses travel in the coordinator's
-// hello; the data plane is a ucxmp.Rails over them.
-//
-// With lanes (nLanes > 1, Multi-lane §3) every lane has a shared-memory
-// worker of its own and one rail worker, lane w on rail w mod R: a rank's
-// lanes then drive every rail, where one lane sends all of a rank's
-// traffic to other nodes over its own rail (GPU i owns rail i).
-func joinRailJob(ctx context.Context, role launch.Role, tp *topo.Topology, f *benchFlags, nLanes int, stderr io.Writer) (rj *rankJob, err error) {
-	owned := &rankJob{}
-	rj = owned
-	defer func() {
-		if err != nil {
-			owned.close() // a failed join returns a nil rj: close what it opened
-		}
-	}()
-	cfg := map[string]string{}
-	if os.Getenv("UCX_TLS") == "" {
-		cfg["TLS"] = DefaultUCXTLS
-		if f.mem == "cuda" {
-			// As on one host (joinRankJob): device buffers of ranks of
-			// one node move GPU to GPU where the push engine does not
-			// carry them (--ipc=false, its control messages aside).
-			cfg["TLS"] += ",cuda"
-		}
-	}
-	// lanes[w] = [shared memory, its rails...]. Every worker has a UCX
-	// context of its own, as on one host (launch.OpenLane): lanes progress
-	// their workers from goroutines of their own, and a context is not
-	// shared between threads here (an 8-lane run whose shared-memory
-	// workers shared one context aborted in UCX's progress, double free).
-	lanes := make([][]*launch.RankWorker, max(nLanes, 1))
-	for w := range lanes {
-		local, err := launch.OpenLane(launch.LaneConfig(cfg, w))
-		if err != nil {
-			return nil, err
-		}
-		rj.closers = append(rj.closers, local.Close)
-		lanes[w] = []*launch.RankWorker{local.RankWorker}
-		rails := []int{w % f.netns.rails}
-		if nLanes <= 1 {
-			rails = rails[:0]
-			for r := 0; r < f.netns.rails; r++ {
-				rails = append(rails, r)
-			}
-		}
-		for _, r := range rails {
-			rw, err := launch.OpenRailWorker(launch.RailDevice(r), launch.RailTLS)
-			if err != nil {
-				return nil, err
-			}
-			rj.closers = append(rj.closers, func() { rw.Close() })
-			lanes[w] = append(lanes[w], rw)
-		}
-	}
-	var addrs [][]byte
-	for _, ws := range lanes {
-		for _, w := range ws {
-			addrs = append(addrs, w.Address)
-		}
-	}
-	node, lrank, _ := tp.Locate(role.Rank)
-	host, _ := os.Hostname()
-	sess, err := launch.Start(ctx, role, launch.Peer{Host: host, Node: node, Local: lrank, Payload: launch.PackAddresses(addrs)}, launch.Options{})
-	if err != nil {
-		return nil, err
-	}
-	rj.sess = sess
-	rj.watch(role.Rank, stderr)
-	railOf := func(r int) int { n, l, _ := tp.Locate(r); return tp.Nodes[n].GPUs[l].Rail }
-	if nLanes > 1 {
-		railOf = func(int) int { return 0 } // a lane's one rail
-	}
-	peers := sess.Peers()
-	for w, ws := range lanes {
-		data, err := connectRails(role.Rank, tp, ws, lanePeers(peers, w, len(ws), len(lanes)), railOf)
-		if err != nil {
-			return nil, fmt.Errorf("lane %d: %w", w, err)
-		}
-		rj.data = append(rj.data, data)
-		rj.closers = append(rj.closers, func() { data.Close() })
-	}
-	return rj, nil
-}
-
-// lanePeers is peers with each payload cut to lane w's n addresses (every
-// rank packs n addresses for each of its lanes, lane after lane); a payload
-// of another count is left empty, which connectRails refuses naming the
-// rank.
-func lanePeers(peers []launch.Peer, w, n, lanes int) []launch.Peer {
-	out := make([]launch.Peer, len(peers))
-	for i, p := range peers {
-		out[i] = p
-		out[i].Payload = nil
-		if a, err := launch.UnpackAddresses(p.Payload, n*lanes); err == nil {
-			out[i].Payload = launch.PackAddresses(a[w*n : (w+1)*n])
-		}
-	}
-	return out
-}
-
-// connectRails connects workers[0] (shared memory) to the peers on this
-// rank's node and workers[1+r] to rail r's worker of every peer on another
-// node; railOf names the rail a rank sends on.
-func connectRails(rank int, tp *topo.Topology, workers []*launch.RankWorker, peers []launch.Peer, railOf func(rank int) int) (*ucxmp.Rails, error) {
-	nodeOf := func(r int) int { n, _, _ := tp.Locate(r); return n }
-	sameNode := func(p int) bool { return nodeOf(p) == nodeOf(rank) }
-	per := make([][][]byte, len(workers)) // per[w][peer]
-	for w := range per {
-		per[w] = make([][]byte, len(peers))
-	}
-	for p, peer := range peers {
-		a, err := launch.UnpackAddresses(peer.Payload, len(workers))
-		if err != nil {
-			return nil, fmt.Errorf("rank %d's addresses: %w (does every rank use --rails %d?)", p, err, len(workers)-1)
-		}
-		if sameNode(p) {
-			per[0][p] = a[0]
-			continue
-		}
-		for w := 1; w < len(workers); w++ {
-			per[w][p] = a[w]
-		}
-	}
-	trs := make([]*ucxmp.Transport, len(workers))
-	for w, rw := range workers {
-		var tr *ucxmp.Transport
-		var err error
-		if w == 0 {
-			tr, _, err = rw.Connect(rank, per[w], nil)
-		} else {
-			// A rail moves host memory only, whatever its UCX context
-			// could detect: device bytes to another node cross through
-			// goring's host staging (useRailsMemory), never through a
-			// TCP context asked to read GPU memory.
-			tr, err = ucxmp.New(rw.Worker, rank, per[w], ucxmp.Options{})
-		}
-		if err != nil {
-			for _, t := range trs[:w] {
-				t.Close()
-			}
-			return nil, err
-		}
-		trs[w] = tr
-	}
-	return ucxmp.NewRails(rank, trs[0], trs[1:], sameNode, railOf)
 }
 
 // writePredictions prints, below the table, the simulator's time for every
@@ -372,7 +151,7 @@ func writePredictions(out io.Writer, cfg bench.Config, rows []bench.Row) error {
 		if r.Lanes > 0 {
 			name += "/L" + strconv.Itoa(r.Lanes)
 		}
-		pred, err := predictUS(cfg, r.Algorithm, r.Bytes, r.Lanes)
+		pred, err := cfg.PredictUS(r.Algorithm, r.Bytes, r.Lanes)
 		if err != nil {
 			fmt.Fprintf(out, "%-16s %12d %14.2f %14s %10s %10s  (%v)\n", name, r.Bytes, r.AvgUS, "-", "-", "-", err)
 			continue
@@ -380,40 +159,4 @@ func writePredictions(out io.Writer, cfg bench.Config, rows []bench.Row) error {
 		fmt.Fprintf(out, "%-16s %12d %14.2f %14.2f %10.3f %10.3f\n", name, r.Bytes, r.AvgUS, pred, r.AvgUS/pred, r.MaxUS/pred)
 	}
 	return nil
-}
-
-// predictUS simulates the whole plan of alg at bytes as the bench ran it;
-// on lanes > 1, every lane's plan at once, lane w on rail w mod R as
-// joinRailJob binds them.
-func predictUS(cfg bench.Config, alg string, bytes int64, lanes int) (float64, error) {
-	spec := sched.Spec{Collective: cfg.Collective, Algorithm: alg, Topo: cfg.Topo, Bytes: bytes, Root: cfg.Root, DtypeBytes: 1, Chunks: cfg.Chunks}
-	if cfg.Collective.Reduces() {
-		spec.DtypeBytes = cfg.Dtype.Size()
-	}
-	if cfg.Collective == coll.Alltoallv {
-		counts, err := cfg.Traffic(bytes)
-		if err != nil {
-			return 0, err
-		}
-		spec.Counts = counts
-	}
-	if lanes > 1 {
-		// A lane's worker may use the machine's whole copy rate; the
-		// testbed's per-rank copy link (topo.Testbed) already charges
-		// the rank's share, which its lanes split.
-		res, err := sim.RunLanes(spec, lanes, sim.Options{LanesOnRails: true, WorkerGBps: topo.TestbedCopyGBps})
-		if err != nil {
-			return 0, err
-		}
-		return res.TotalUS, nil
-	}
-	plan, err := sched.Generate(spec)
-	if err != nil {
-		return 0, err
-	}
-	res, err := sim.Simulate(cfg.Topo, plan, sim.Options{})
-	if err != nil {
-		return 0, err
-	}
-	return res.TotalUS, nil
 }

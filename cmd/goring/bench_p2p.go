@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/measure"
@@ -81,18 +82,18 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), true, 1)
+	rj, err := bench.JoinLanes(ctx, bench.Join{Role: role, Local: role.Rank, OnFailure: exitOnJobFailure(role.Rank, cmd.ErrOrStderr())}, true, 1)
 	if err != nil {
 		return err
 	}
-	defer rj.close()
+	defer rj.Close()
 	mem, closeMem, err := rankMemory(f, role.Rank)
 	if err != nil {
 		return err
 	}
 	defer closeMem()
 	g := mem.(*cudaexec.GPU)
-	r, top, err := measure.NewP2P(role.Rank, rj.tr, rj.sess, g, sizes, f.iters, f.warmup)
+	r, top, err := measure.NewP2P(role.Rank, rj.Tr, rj.Sess, g, sizes, f.iters, f.warmup)
 	if err != nil {
 		return err
 	}
@@ -101,7 +102,7 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return fmt.Errorf("rank %d: %w", role.Rank, err)
 	}
-	if err := rj.sess.Barrier(ctx); err != nil {
+	if err := rj.Sess.Barrier(ctx); err != nil {
 		return err
 	}
 	if role.Rank == 0 {
@@ -114,7 +115,7 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 			}
 		}
 		if f.calibrationOut != "" {
-			g1, err := rankGPU(f, 1)
+			g1, err := bench.RankGPU(f.gpus, 1)
 			if err != nil {
 				return err
 			}
@@ -123,5 +124,5 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 			}
 		}
 	}
-	return rj.finish()
+	return rj.Finish()
 }

@@ -98,19 +98,6 @@ func TestBenchMemCUDAWithoutDriver(t *testing.T) {
 	assert.Contains(t, stderr, "--mem cuda: no CUDA driver")
 }
 
-func TestEmulatedTopology(t *testing.T) {
-	for i, c := range []struct{ nodes, np int }{{1, 1}, {1, 3}, {2, 4}, {4, 16}, {8, 8}} {
-		tp, err := benchTopo("", c.nodes, c.np)
-		require.NoError(t, err, "case %d", i)
-		assert.Equal(t, c.np, tp.NumGPUs(), "case %d", i)
-		assert.Equal(t, c.nodes, tp.NumNodes(), "case %d", i)
-		node, local, ok := tp.Locate(c.np - 1)
-		require.True(t, ok)
-		assert.Equal(t, c.nodes-1, node, "case %d", i)
-		assert.Equal(t, c.np/c.nodes-1, local, "case %d", i)
-	}
-}
-
 func benchJSON(t *testing.T, args ...string) []bench.Row {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, append([]string{"bench"}, append(args, "--json")...)...)

@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"slices"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -15,6 +13,7 @@ import (
 	"github.com/goring-hpc/goring/calib"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/measure"
+	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/ucx"
 	"github.com/goring-hpc/goring/units"
 )
@@ -155,27 +154,13 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rj, err := joinRankJob(ctx, role, 0, role.Rank, cmd.ErrOrStderr(), false, 1)
+	rj, err := bench.JoinLanes(ctx, bench.Join{Role: role, Local: role.Rank, OnFailure: exitOnJobFailure(role.Rank, cmd.ErrOrStderr())}, false, 1)
 	if err != nil {
 		return err
 	}
-	defer rj.close()
-	lat, err := bench.PingPong(ctx, rj.tr, role.Rank, sizes, f.iters, f.warmup, ucx.Alloc, ucx.Free)
-	if err != nil {
-		rj.waitVerdict()
-		return err
-	}
-	if err := rj.sess.Barrier(ctx); err != nil {
-		return err
-	}
-	if err := rj.finish(); err != nil {
-		return err
-	}
-	if role.Rank != 0 {
-		return nil
-	}
-	cal, err := buildCalibration(sizes, lat)
-	if err != nil {
+	defer rj.Close()
+	cal, err := measure.HostPath(ctx, rj, role.Rank, sizes, f.iters, f.warmup)
+	if err != nil || role.Rank != 0 {
 		return err
 	}
 	// The GPU paths need no peer process: rank 0 measures them alone.
@@ -184,17 +169,6 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	shares, _ := parseShares(f.shares)
 	measure.GPUPaths(gsizes, chunk, f.gpuIters, shares).AddTo(cal)
 	return writeCalibration(cmd.OutOrStdout(), f, cal)
-}
-
-// buildCalibration is the document of the host path's samples, on this
-// host with this process's UCX transports.
-func buildCalibration(sizes []int64, latUS []float64) (*calib.Calibration, error) {
-	host, _ := os.Hostname()
-	tls := os.Getenv("UCX_TLS")
-	if tls == "" {
-		tls = defaultTLS()
-	}
-	return calib.HostCalibration(sizes, latUS, host, tls, time.Now())
 }
 
 func writeCalibration(out io.Writer, f *calibrateFlags, cal *calib.Calibration) error {
@@ -253,7 +227,7 @@ func writeContentionTable(out io.Writer, c calib.CalibratedContention) {
 	fmt.Fprintf(out, "%-12s%10s%10s%14s%18s\n", "# Size", "Share(%)", "Chunks", "Time (us)", "vs direct alone")
 	for _, s := range c.Samples {
 		vs := "-"
-		if ref := medianOf(alone[s.Bytes]); ref > 0 {
+		if ref := model.Median(alone[s.Bytes]); ref > 0 { // NaN where nothing ran alone
 			vs = fmt.Sprintf("%.3fx", ref/s.US)
 		}
 		fmt.Fprintf(out, "%-12d%10.1f%10d%14.2f%18s\n", s.Bytes, 100*s.Share, s.Chunks, s.US, vs)
@@ -264,17 +238,4 @@ func writeContentionTable(out io.Writer, c calib.CalibratedContention) {
 		fmt.Fprintf(out, ", samples left out as outliers: %v", c.Outliers)
 	}
 	fmt.Fprintln(out)
-}
-
-// medianOf is the median of v, 0 when v is empty.
-func medianOf(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	c := slices.Clone(v)
-	slices.Sort(c)
-	if len(c)%2 == 1 {
-		return c[len(c)/2]
-	}
-	return (c[len(c)/2-1] + c[len(c)/2]) / 2
 }

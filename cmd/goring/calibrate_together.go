@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
+
+	"github.com/goring-hpc/goring/calib"
 )
 
 // The shares of goring calibrate's together runs (--shares); the runs'
@@ -11,28 +13,21 @@ import (
 // times them.
 
 // parseShares reads --shares: percentages of the bytes on the staged path,
-// comma-separated, each in [0, 100). The fit needs two positive shares;
-// 0 (the direct path alone, timed the same way) is added when missing, as
-// it is the reference the others are compared with.
+// comma-separated, each in [0, 100); calib.TogetherShares adds share 0 and
+// checks that the fit has two positive shares.
 func parseShares(s string) ([]float64, error) {
-	seen := map[float64]bool{0: true}
-	out := []float64{0}
-	positive := 0
+	var fractions []float64
 	for _, f := range strings.Split(s, ",") {
 		f = strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(f), "%"))
 		v, err := strconv.ParseFloat(f, 64)
 		if err != nil || !(v >= 0 && v < 100) {
 			return nil, fmt.Errorf("--shares %q: %q is not a percentage in [0, 100)", s, f)
 		}
-		if seen[v/100] {
-			continue
-		}
-		seen[v/100] = true
-		out = append(out, v/100)
-		positive++
+		fractions = append(fractions, v/100)
 	}
-	if positive < 2 {
-		return nil, fmt.Errorf("--shares %q: the contention fit needs at least two positive shares", s)
+	shares, err := calib.TogetherShares(fractions)
+	if err != nil {
+		return nil, fmt.Errorf("--shares %q: %w", s, err)
 	}
-	return out, nil
+	return shares, nil
 }

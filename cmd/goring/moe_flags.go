@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/moe"
-	"github.com/goring-hpc/goring/nimble"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
@@ -127,35 +125,4 @@ func moeSpec(c coll.Collective, alg string, t *topo.Topology, dtype coll.Dtype, 
 		return sched.Spec{}, err
 	}
 	return sched.Spec{Collective: c, Algorithm: alg, Topo: t, Bytes: r.TokenBytes, DtypeBytes: elem, Chunks: chunks, Routing: r}, nil
-}
-
-// plannerTime times NIMBLE's planner on the spec's dispatch demand, best
-// of 20 runs each: warm is Planner.Plan on a planner built once for the
-// topology (as a framework plans every layer), cold is PlanMWU from
-// scratch (the network and the pairs' paths too).
-func plannerTime(spec sched.Spec) (warm, cold time.Duration, mw *nimble.MWUPlan, err error) {
-	lay, err := moe.NewLayout(spec.Routing)
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	demand := sched.MoEDemand(lay)
-	o := nimble.MWUOptions{ElemBytes: int(spec.Routing.TokenBytes)}
-	pl, err := nimble.NewPlanner(spec.Topo)
-	if err != nil {
-		return 0, 0, nil, err
-	}
-	warm, cold = time.Duration(1<<62), time.Duration(1<<62)
-	for i := 0; i < 20; i++ {
-		t0 := time.Now()
-		if mw, err = pl.Plan(demand, o); err != nil {
-			return 0, 0, nil, err
-		}
-		warm = min(warm, time.Since(t0))
-		t0 = time.Now()
-		if _, err = nimble.PlanMWU(spec.Topo, demand, o); err != nil {
-			return 0, 0, nil, err
-		}
-		cold = min(cold, time.Since(t0))
-	}
-	return warm, cold, mw, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/sim/sweep"
 )
 
 func TestPlanDispatchPrintsRoutingAndPlanner(t *testing.T) {
@@ -37,7 +38,7 @@ func TestSimDispatchTable(t *testing.T) {
 	out, errOut, code := runCLI(t, "sim", "dispatch", "--topo", "clusterB", "--nodes", "2",
 		"--tokens", "8,32", "--hidden-bytes", "7168", "--topk", "8", "--experts", "32", "--json")
 	require.Equal(t, 0, code, errOut)
-	var doc simMoEDoc
+	var doc sweep.MoEDoc
 	require.NoError(t, json.Unmarshal([]byte(out), &doc))
 	require.Len(t, doc.Results, 6)
 	inter := map[string]int64{}

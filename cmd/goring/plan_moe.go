@@ -9,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
@@ -60,7 +61,7 @@ func printMoEPlan(w io.Writer, spec sched.Spec, plan *sched.Plan, rep *sched.Rep
 	if plan.Algorithm != "nimble" {
 		return
 	}
-	warm, cold, mw, err := plannerTime(spec)
+	warm, cold, mw, err := bench.TimeNimblePlanner(spec)
 	if err != nil {
 		fmt.Fprintf(w, "# planner: %v\n", err)
 		return

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sim/sweep"
 )
 
 func init() { subcommands = append(subcommands, newSimCmd) }
@@ -72,29 +73,6 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	return cmd
 }
 
-// simRow is one (algorithm, size) result of the JSON output.
-type simRow struct {
-	Algorithm   string   `json:"algorithm"`
-	Chosen      string   `json:"chosen,omitempty"` // what auto picked
-	Bytes       int64    `json:"bytes"`
-	PredictedUS *float64 `json:"predicted_us,omitempty"`
-	BusBWGBps   *float64 `json:"busbw_GBps,omitempty"`
-	Bottleneck  string   `json:"bottleneck,omitempty"`
-	Error       string   `json:"error,omitempty"`
-	Lanes       int      `json:"lanes,omitempty"` // --lanes runs
-}
-
-type simDoc struct {
-	Collective  string   `json:"collective"`
-	Topology    string   `json:"topology"`
-	Nodes       int      `json:"nodes"`
-	NRanks      int      `json:"nranks"`
-	Calibration []string `json:"calibration,omitempty"` // the measured figures that replaced the topology's
-	WorkerGBps  float64  `json:"worker_GBps,omitempty"` // --lanes: the worker model
-	NodeCores   int      `json:"node_cores,omitempty"`
-	Results     []simRow `json:"results"`
-}
-
 // runSim validates the invocation, then draws one timeline (--gantt) or
 // simulates every (algorithm, size) and prints the table, JSON or plot.
 func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
@@ -106,17 +84,17 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 		return err
 	}
 	if f.gantt {
-		return j.gantt(cmd.OutOrStdout(), f.png)
+		return writeGantt(cmd.OutOrStdout(), j, f.png)
 	}
-	s := j.simulator(cmd.ErrOrStderr(), f)
-	var doc *simDoc
-	if j.lanes != nil {
-		doc, err = j.laneResults(s)
+	s, bar := simRunner(j, cmd.ErrOrStderr(), f)
+	var doc *sweep.Doc
+	if j.Lanes != nil {
+		doc, err = j.LaneResults(s)
 	} else {
-		doc, err = j.results(s, f.alg == "auto")
+		doc, err = j.Results(s, f.alg == "auto")
 	}
-	if s.bar != nil {
-		_ = s.bar.Finish()
+	if bar != nil {
+		_ = bar.Finish()
 	}
 	if err != nil {
 		return err
@@ -126,7 +104,7 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 
 // printSimTable prints the OSU-style table: one row per size, a latency and
 // a bus bandwidth column per algorithm ("-" where it cannot run).
-func printSimTable(w io.Writer, doc *simDoc, auto, lanesAuto bool) {
+func printSimTable(w io.Writer, doc *sweep.Doc, auto, lanesAuto bool) {
 	var algs []string
 	seen := map[string]bool{}
 	for _, r := range doc.Results {
@@ -147,7 +125,7 @@ func printSimTable(w io.Writer, doc *simDoc, auto, lanesAuto bool) {
 		fmt.Fprintf(w, "  %s", "chosen")
 	}
 	fmt.Fprintln(w)
-	byKey := map[string]simRow{}
+	byKey := map[string]sweep.Row{}
 	var sizes []int64
 	for _, r := range doc.Results {
 		k := fmt.Sprint(simLabel(r, lanesAuto), "@", r.Bytes)

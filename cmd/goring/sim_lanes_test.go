@@ -5,15 +5,16 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/goring-hpc/goring/sim/sweep"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
-func simLanesJSON(t *testing.T, args ...string) simDoc {
+func simLanesJSON(t *testing.T, args ...string) sweep.Doc {
 	t.Helper()
 	stdout, stderr, code := runCLI(t, append([]string{"sim", "allreduce", "--topo", "clusterB", "--no-progress", "--json"}, args...)...)
 	require.Zero(t, code, stderr)
-	var doc simDoc
+	var doc sweep.Doc
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
 	return doc
 }

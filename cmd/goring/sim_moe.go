@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -13,31 +12,8 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
+	"github.com/goring-hpc/goring/sim/sweep"
 )
-
-// simMoERow is one (algorithm, batch) prediction of dispatch or combine.
-type simMoERow struct {
-	Algorithm      string   `json:"algorithm"`
-	TokensPerRank  int      `json:"tokens_per_rank"`
-	PredictedUS    *float64 `json:"predicted_us,omitempty"`
-	InterNodeBytes int64    `json:"inter_node_bytes"`
-	BusiestRail    string   `json:"busiest_rail,omitempty"`
-	RailBytes      int64    `json:"busiest_rail_bytes"`
-	Bottleneck     string   `json:"bottleneck,omitempty"`
-	Error          string   `json:"error,omitempty"`
-}
-
-type simMoEDoc struct {
-	Collective string      `json:"collective"`
-	Topology   string      `json:"topology"`
-	Nodes      int         `json:"nodes"`
-	NRanks     int         `json:"nranks"`
-	TokenBytes int64       `json:"token_bytes"`
-	TopK       int         `json:"topk"`
-	Experts    int         `json:"experts"`
-	Hot        string      `json:"hot,omitempty"`
-	Results    []simMoERow `json:"results"`
-}
 
 // runSimMoE predicts dispatch or combine for each --tokens count and
 // algorithm: the same routing (same --seed) for every algorithm of a
@@ -74,16 +50,13 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 		}
 		algs[0], fallback = ch.Alg, ch.Fallback
 	case "all":
-		algs = algs[:0]
-		for _, a := range sched.Algorithms(c) {
-			algs = append(algs, a.Name)
-		}
+		algs = sched.AlgorithmNames(c)
 	default:
 		if _, err := sched.Lookup(c, f.alg); err != nil {
 			return err
 		}
 	}
-	doc := &simMoEDoc{Collective: string(c), Topology: t.Name, Nodes: t.NumNodes(), NRanks: t.NumGPUs(), TopK: f.moe.topk, Experts: f.moe.experts, Hot: f.traffic.hot}
+	doc := &sweep.MoEDoc{Collective: string(c), Topology: t.Name, Nodes: t.NumNodes(), NRanks: t.NumGPUs(), TopK: f.moe.topk, Experts: f.moe.experts, Hot: f.traffic.hot}
 	opt := sim.Options{CopyEngineSerial: f.serialCE}
 	for _, tokens := range counts {
 		for _, alg := range algs {
@@ -92,35 +65,9 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 				return err
 			}
 			doc.TokenBytes = spec.Routing.TokenBytes
-			row := simMoERow{Algorithm: alg, TokensPerRank: tokens}
-			plan, err := sched.Generate(spec)
-			if sched.IsUnsupported(err) && fallback != "" {
-				spec.Algorithm, row.Algorithm = fallback, fallback
-				plan, err = sched.Generate(spec)
-			}
-			if err != nil && !sched.IsUnsupported(err) {
-				return fmt.Errorf("%s/%s at %d tokens: %w", c, alg, tokens, err)
-			}
-			var res *sim.Result
-			if err == nil {
-				var rep *sched.Report
-				if rep, err = sched.Verify(plan); err != nil {
-					return fmt.Errorf("%s/%s at %d tokens: generated plan failed verification: %w", c, alg, tokens, err)
-				}
-				row.InterNodeBytes = rep.InterNodeBytes
-				res, err = sim.Simulate(t, plan, opt) // a topology that cannot route it: a row error
-			}
+			row, err := sweep.PredictMoE(spec, fallback, t, opt, tokens)
 			if err != nil {
-				row.Error = fmt.Sprintf("%s: %v", alg, err)
-				doc.Results = append(doc.Results, row)
-				continue
-			}
-			us := res.TotalUS
-			row.PredictedUS, row.Bottleneck = &us, res.Bottleneck
-			for _, l := range res.Links {
-				if strings.Contains(l.Name, "rail") && l.Bytes > row.RailBytes {
-					row.RailBytes, row.BusiestRail = l.Bytes, l.Name
-				}
+				return err
 			}
 			doc.Results = append(doc.Results, row)
 		}
@@ -137,7 +84,7 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 	return nil
 }
 
-func printSimMoE(w io.Writer, doc *simMoEDoc, algs []string) {
+func printSimMoE(w io.Writer, doc *sweep.MoEDoc, algs []string) {
 	hot := ""
 	if doc.Hot != "" {
 		hot = ", hot " + doc.Hot

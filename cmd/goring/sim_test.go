@@ -14,13 +14,14 @@ import (
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/sim/sweep"
 )
 
-func simJSON(t *testing.T, args ...string) simDoc {
+func simJSON(t *testing.T, args ...string) sweep.Doc {
 	t.Helper()
 	out, stderr, code := runCLI(t, append([]string{"sim"}, args...)...)
 	require.Equal(t, 0, code, stderr)
-	var doc simDoc
+	var doc sweep.Doc
 	require.NoError(t, json.Unmarshal([]byte(out), &doc), out)
 	return doc
 }
@@ -30,7 +31,7 @@ func TestSimJSONListsEveryAlgorithm(t *testing.T) {
 	assert.Equal(t, "allgather", doc.Collective)
 	assert.Equal(t, "clusterB", doc.Topology)
 	assert.Equal(t, 32, doc.NRanks)
-	got := map[string]simRow{}
+	got := map[string]sweep.Row{}
 	for _, r := range doc.Results {
 		got[r.Algorithm] = r
 		assert.Equal(t, int64(64<<20), r.Bytes)
@@ -147,7 +148,7 @@ func TestSimAlltoallvTraffic(t *testing.T) {
 		t.Helper()
 		out, errOut, code := runCLI(t, append([]string{"sim", "alltoallv", "--alg", "pairwise", "--topo", "clusterB", "--nodes", "2", "--bytes", "16MiB", "--json", "--no-progress"}, args...)...)
 		require.Equal(t, 0, code, errOut)
-		var doc simDoc
+		var doc sweep.Doc
 		require.NoError(t, json.Unmarshal([]byte(out), &doc))
 		require.Len(t, doc.Results, 1)
 		require.NotNil(t, doc.Results[0].PredictedUS, doc.Results[0].Error)
@@ -173,7 +174,7 @@ func TestSimAlltoallvTraffic(t *testing.T) {
 func TestSimAlltoallvBusBandwidthFollowsMatrix(t *testing.T) {
 	stdout, stderr, code := runCLI(t, "sim", "alltoallv", "--alg", "pairwise", "--topo", "clusterB", "--bytes", "1MiB", "--seed", "7", "--json", "--no-progress")
 	require.Equal(t, 0, code, stderr)
-	var doc simDoc
+	var doc sweep.Doc
 	require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
 	require.Len(t, doc.Results, 1)
 	r := doc.Results[0]
@@ -203,7 +204,7 @@ func TestSimCalibration(t *testing.T) {
 		args := append([]string{"sim", "allgather", "--topo", "h200x2", "--alg", "ring", "--bytes", "256MiB", "--json", "--no-progress"}, extra...)
 		stdout, stderr, code := runCLI(t, args...)
 		require.Equal(t, 0, code, stderr)
-		var doc simDoc
+		var doc sweep.Doc
 		require.NoError(t, json.Unmarshal([]byte(stdout), &doc), stdout)
 		require.Len(t, doc.Results, 1)
 		require.NotNil(t, doc.Results[0].BusBWGBps)

@@ -14,12 +14,13 @@ import (
 
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
+	"github.com/goring-hpc/goring/sim/sweep"
 	"github.com/goring-hpc/goring/units"
 )
 
 // writeLatencyPNG draws predicted latency versus size, one line per
 // algorithm, both axes logarithmic.
-func writeLatencyPNG(file string, doc *simDoc) error {
+func writeLatencyPNG(file string, doc *sweep.Doc) error {
 	p := plot.New()
 	p.Title.Text = fmt.Sprintf("goring sim %s on %s (%d ranks, predicted)", doc.Collective, doc.Topology, doc.NRanks)
 	p.X.Label.Text = "message size (bytes, UCC's meaning)"

@@ -22,7 +22,7 @@ func newTopoTestbedCmd() *cobra.Command {
 		Short: "the network-namespace testbed's topology from its parameters (tc rate, measured start-up costs)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			gbps, err := parseRate(rate)
+			gbps, err := topo.ParseTCRate(rate)
 			if err != nil {
 				return err
 			}

@@ -84,18 +84,5 @@ func (t *trafficFlags) matrix(c coll.Collective, np int, elem int64) (func(int64
 	default:
 		gen = func(b int64) ([][]int64, error) { return bench.UniformCounts(np, b), nil }
 	}
-	return func(b int64) ([][]int64, error) {
-		m, err := gen(b)
-		if err != nil || elem <= 1 {
-			return m, err
-		}
-		out := make([][]int64, len(m))
-		for i := range m {
-			out[i] = make([]int64, len(m[i]))
-			for j, v := range m[i] {
-				out[i][j] = v - v%elem
-			}
-		}
-		return out, nil
-	}, nil
+	return bench.WholeElements(gen, elem), nil
 }
