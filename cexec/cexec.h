@@ -88,9 +88,9 @@ typedef struct {
 } gx_cache_t;
 
 /* GX_PROG_GO is what a shared cache holds for a shape that Go runs (the
- * context path does not take it): never run, never released. */
-extern gx_prog_t gx_prog_go;
-#define GX_PROG_GO (&gx_prog_go)
+ * context path does not take it): a mark, never a program (never run,
+ * never released, never read through). */
+#define GX_PROG_GO ((gx_prog_t *)(uintptr_t)1)
 
 /* Where a team's tags put their fields: gx_tag(t, sender, seq, step) is
  * base | sender << sender_shift | (seq & seq_mask) << seq_shift | step.
@@ -203,14 +203,9 @@ void gx_team_free(gx_team_t *t);
 int        gx_cache_put(gx_cache_t *c, const gx_key_t *key, gx_prog_t *p);
 gx_prog_t *gx_cache_get(const gx_cache_t *c, const gx_key_t *key);
 void       gx_cache_clear(gx_cache_t *c);
-static inline int gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p)
-{
-    return gx_cache_put(&t->cache, key, p);
-}
-static inline gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key)
-{
-    return gx_cache_get(&t->cache, key);
-}
+/* The same on a team's own cache. */
+int        gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p);
+gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key);
 
 /* Shared workers. gx_shared_new makes the record of worker w (Go owns the
  * worker and its endpoints); gx_shared_free (without the lock) empties

@@ -131,8 +131,6 @@ void gx_team_set_ep(gx_team_t *t, int32_t peer, gr_ep_t *ep)
 
 /* ---------------------------------------------------------- shared workers */
 
-gx_prog_t gx_prog_go = {.refs = 1 << 30, .alg = "go"};
-
 gx_shared_t *gx_shared_new(gr_worker_t *w)
 {
     gx_shared_t *s = calloc(1, sizeof(*s));
@@ -292,6 +290,10 @@ int gx_cache_put(gx_cache_t *c, const gx_key_t *key, gx_prog_t *p)
     c->cached++;
     return 0;
 }
+
+int gx_team_put(gx_team_t *t, const gx_key_t *key, gx_prog_t *p) { return gx_cache_put(&t->cache, key, p); }
+
+gx_prog_t *gx_team_get(gx_team_t *t, const gx_key_t *key) { return gx_cache_get(&t->cache, key); }
 
 static void gx_live_remove(gx_call_t *c)
 {

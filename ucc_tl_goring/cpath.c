@@ -105,14 +105,15 @@ static tlg_call_t *tlg_call(goring_coll_h h)
     return (tlg_call_t *)((gx_call_t *)(uintptr_t)(h & ~TLG_CPATH_BIT))->user;
 }
 
-goring_coll_h tlg_call_start(gx_call_t *c, goring_team_h team, struct goring_cteam *ct,
-                             const goring_coll_args_t *args)
+goring_coll_h tlg_call_start(gx_call_t *c, goring_team_h team, goring_status_t (*check)(void *),
+                             void *check_arg, const goring_coll_args_t *args)
 {
     tlg_call_t *fc = (tlg_call_t *)c->user;
-    fc->c    = c;
-    fc->go   = 0;
-    fc->team = team;
-    fc->ct   = ct;
+    fc->c         = c;
+    fc->go        = 0;
+    fc->team      = team;
+    fc->check     = check;
+    fc->check_arg = check_arg;
     fc->args = *args;
     fc->args.src_counts = fc->args.src_displs = NULL; /* not read: no alltoallv here */
     fc->args.dst_counts = fc->args.dst_displs = NULL;
@@ -147,7 +148,7 @@ goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *a
         }
         gx_team_unlock(t);
         if (c != NULL) {
-            *out = tlg_call_start(c, team, NULL, args);
+            *out = tlg_call_start(c, team, NULL, NULL, args);
             return GORING_OK;
         }
     }
@@ -211,7 +212,7 @@ goring_status_t goring_coll_test(goring_coll_h h)
         /* Half a second without finishing: the Go side checks the peers
          * (their processes, UCX's endpoint errors). A late peer is waited
          * for; a dead one fails the call. */
-        goring_status_t verdict = fc->team != 0 ? goring_go_team_check(fc->team) : tlg_cteam_check(fc->ct);
+        goring_status_t verdict = fc->team != 0 ? goring_go_team_check(fc->team) : fc->check(fc->check_arg);
         if (verdict == GORING_OK) {
             return GORING_INPROGRESS;
         }

@@ -12,11 +12,14 @@
 /* One collective through a C path: the executor's call, or the Go call
  * it became when posted while Go was busy (a team's own worker only). */
 typedef struct {
-    gx_call_t           *c;
-    goring_coll_h        go;
-    goring_team_h        team; /* the team in Go; 0: none made (context path) */
-    struct goring_cteam *ct;   /* the context path's team; NULL: cpath.c's */
-    goring_coll_args_t   args;
+    gx_call_t         *c;
+    goring_coll_h      go;
+    goring_team_h      team; /* the team in Go; 0: none made (context path) */
+    /* The failure detector where the team has no Go side (the context
+     * path's, with its argument). */
+    goring_status_t  (*check)(void *arg);
+    void              *check_arg;
+    goring_coll_args_t args;
 } tlg_call_t;
 _Static_assert(sizeof(tlg_call_t) <= sizeof(((gx_call_t *)0)->user), "tlg_call_t fits gx_call_t.user");
 
@@ -24,11 +27,9 @@ _Static_assert(sizeof(tlg_call_t) <= sizeof(((gx_call_t *)0)->user), "tlg_call_t
 int tlg_cpath_key(const goring_coll_args_t *a, gx_key_t *k);
 /* Whether the buffers suit p (else Go reports the error). */
 int tlg_buffers_ok(const goring_coll_args_t *a, const gx_prog_t *p);
-/* Records the new call c in its user area and returns its handle. */
-goring_coll_h tlg_call_start(gx_call_t *c, goring_team_h team, struct goring_cteam *ct,
-                             const goring_coll_args_t *args);
-/* The failure detector of a context-path call whose team has no Go side
- * (ctxpath.c): GORING_OK while every peer may still come. */
-goring_status_t tlg_cteam_check(struct goring_cteam *ct);
+/* Records the new call c in its user area and returns its handle; check
+ * (with check_arg) is asked whether a peer failed where team is 0. */
+goring_coll_h tlg_call_start(gx_call_t *c, goring_team_h team, goring_status_t (*check)(void *),
+                             void *check_arg, const goring_coll_args_t *args);
 
 #endif

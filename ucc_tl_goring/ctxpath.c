@@ -120,6 +120,14 @@ void goring_cteam_destroy(goring_cteam_h t)
     free(t);
 }
 
+/* The failure detector of a call whose team has no Go side: the
+ * members' processes, from their context cards. */
+static goring_status_t tlg_cteam_check(void *arg)
+{
+    goring_cteam_h t = arg;
+    return goring_go_cards_check(t->rank, t->size, t->cards, t->bounds);
+}
+
 goring_status_t goring_cteam_coll_init(goring_cteam_h t, goring_team_h go, const goring_coll_args_t *args,
                                        goring_coll_h *out)
 {
@@ -153,7 +161,7 @@ goring_status_t goring_cteam_coll_init(goring_cteam_h t, goring_team_h go, const
             if (c == NULL) {
                 return GORING_ERR_NO_MEMORY;
             }
-            *out = tlg_call_start(c, go, t, args);
+            *out = tlg_call_start(c, go, tlg_cteam_check, t, args);
             return GORING_OK;
         }
         gx_unlock(&s->lock);
@@ -181,9 +189,4 @@ goring_status_t goring_cteam_coll_init(goring_cteam_h t, goring_team_h go, const
         }
         gx_unlock(&s->lock);
     }
-}
-
-goring_status_t tlg_cteam_check(struct goring_cteam *t)
-{
-    return goring_go_cards_check(t->rank, t->size, t->cards, t->bounds);
 }

@@ -10,7 +10,7 @@ import (
 
 	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/sim/sweep"
+	"github.com/goring-hpc/goring/sweep"
 )
 
 func TestPlanDispatchPrintsRoutingAndPlanner(t *testing.T) {

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/sim/sweep"
+	"github.com/goring-hpc/goring/sweep"
 )
 
 func init() { subcommands = append(subcommands, newSimCmd) }

@@ -11,7 +11,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
-	"github.com/goring-hpc/goring/sim/sweep"
+	"github.com/goring-hpc/goring/sweep"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
 )

@@ -7,7 +7,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sim"
-	"github.com/goring-hpc/goring/sim/sweep"
+	"github.com/goring-hpc/goring/sweep"
 )
 
 // goring sim --lanes (Multi-lane, §3): the flags of sweep.Lanes and the

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/goring-hpc/goring/sim/sweep"
+	"github.com/goring-hpc/goring/sweep"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )

@@ -12,7 +12,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
-	"github.com/goring-hpc/goring/sim/sweep"
+	"github.com/goring-hpc/goring/sweep"
 )
 
 // runSimMoE predicts dispatch or combine for each --tokens count and

@@ -14,7 +14,7 @@ import (
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
-	"github.com/goring-hpc/goring/sim/sweep"
+	"github.com/goring-hpc/goring/sweep"
 )
 
 func simJSON(t *testing.T, args ...string) sweep.Doc {
