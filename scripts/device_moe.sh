@@ -7,7 +7,7 @@
 #   here:   scripts/device_bundle.sh          # .carry/bin/goring and the CUDA UCX
 #   there:  bash scripts/device_moe.sh        # with carry [".carry"]
 #
-# Settings (environment): NP (4) processes, one per GPU; TOKENS
+# Settings (environment): NP (4, or 2) processes, one per GPU; TOKENS
 # ("256,1024,2048,8192") tokens per rank; HIDDEN (8192) bytes per token
 # row; TOPK (2) of EXPERTS (8); HOT ("0:0.7", empty for none); NODES
 # ("1 2"): the ranks as one node, then as two emulated nodes of NP/2
@@ -31,8 +31,14 @@ export NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT/logs"
 fail=0
 [ -x "$B/goring" ] || { echo "no $B/goring: run scripts/device_bundle.sh here and carry .carry"; exit 2; }
-if [ $((NP % 4)) -ne 0 ]; then
-  echo "NP=$NP: the routing file is drawn on clusterB nodes of 4 ranks; use a multiple of 4"; exit 2
+# The routing files are drawn on a topology of NP ranks: clusterB nodes
+# of 4, or the two GPUs of h200x2.
+if [ $((NP % 4)) -eq 0 ]; then
+  rtopo=(--topo clusterB --nodes $((NP / 4)))
+elif [ "$NP" = 2 ]; then
+  rtopo=(--topo h200x2)
+else
+  echo "NP=$NP: the routing file is drawn on clusterB nodes of 4 ranks or on h200x2's 2; use 2 or a multiple of 4"; exit 2
 fi
 nvidia-smi -L || true
 hot=(); [ -n "$HOT" ] && hot=(--hot "$HOT")
@@ -56,7 +62,7 @@ nj=()
 for t in ${TOKENS//,/ }; do
   # The routing goring's bench drew for this count (same flags, same
   # seed): the routing depends on the ranks, not on the topology named.
-  "$B/goring" plan dispatch --alg unicast --topo clusterB --nodes $((NP / 4)) --tokens "$t" --hidden-bytes "$HIDDEN" \
+  "$B/goring" plan dispatch --alg unicast "${rtopo[@]}" --tokens "$t" --hidden-bytes "$HIDDEN" \
     --topk "$TOPK" --experts "$EXPERTS" "${hot[@]}" --routing-out "$OUT/routing_$t.json" >/dev/null 2>"$OUT/logs/routing_$t.err" ||
     { echo "FAIL routing $t"; tail -3 "$OUT/logs/routing_$t.err"; fail=1; continue; }
   echo "== NCCL all_to_all_single, $t tokens per rank"
