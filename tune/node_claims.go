@@ -36,7 +36,7 @@ type nodeTable struct {
 	rows  map[coll.Collective][]nodeRow
 }
 
-// nodeTables: docs/gpu.md "Through UCC on four GPUs" (ucc_perftest -m
+// nodeTables: the H100 node from docs/gpu.md "Through UCC on four GPUs" (ucc_perftest -m
 // cuda, float32, 4 processes on 4 H100 over NVSwitch, 2026-11-28; NVLS
 // compiled out, so tl/cuda has no allreduce). goring's times are the last
 // run's (the node kernels up to 64 MiB of slot, then the messages); each
@@ -74,6 +74,45 @@ var nodeTables = []nodeTable{{
 			{16 << 20, 240.0, map[string]float64{"nccl": 203.1, "cuda": 1205.0}},
 			{64 << 20, 868.0, map[string]float64{"nccl": 677.7, "cuda": 4791.9}},
 			{256 << 20, 3059.1, map[string]float64{"nccl": 2482.5, "cuda": 17998.5}},
+		},
+	},
+}, {
+	// docs/gpu.md "Two H200s through UCC, against tl/nccl and tl/cuda"
+	// (10:45 UTC) and its 08:25 UTC run (docs/log/gpu-runs.md), 2
+	// processes on 2 H200 over NV18, 2026-11-28: goring's slower time of
+	// the two runs, each peer's faster, so that a claim holds on either
+	// day.
+	gpu: "NVIDIA H200", ranks: 2,
+	rows: map[coll.Collective][]nodeRow{
+		coll.Allreduce: {
+			{16 << 10, 29.6, map[string]float64{"nccl": 17.4}},
+			{64 << 10, 22.7, map[string]float64{"nccl": 17.1}},
+			{256 << 10, 26.7, map[string]float64{"nccl": 18.9}},
+			{1 << 20, 26.4, map[string]float64{"nccl": 25.0}},
+			{4 << 20, 42.8, map[string]float64{"nccl": 45.6}},
+			{16 << 20, 82.8, map[string]float64{"nccl": 88.2}},
+			{64 << 20, 250.9, map[string]float64{"nccl": 261.6}},
+			{256 << 20, 936.0, map[string]float64{"nccl": 908.0}},
+		},
+		coll.Allgather: {
+			{16 << 10, 26.9, map[string]float64{"nccl": 15.8, "cuda": 32.9}},
+			{64 << 10, 26.7, map[string]float64{"nccl": 16.7, "cuda": 30.2}},
+			{256 << 10, 33.0, map[string]float64{"nccl": 19.1, "cuda": 30.9}},
+			{1 << 20, 28.1, map[string]float64{"nccl": 27.0, "cuda": 52.5}},
+			{4 << 20, 36.9, map[string]float64{"nccl": 48.1, "cuda": 184.3}},
+			{16 << 20, 85.8, map[string]float64{"nccl": 100.5, "cuda": 680.4}},
+			{64 << 20, 244.2, map[string]float64{"nccl": 296.6, "cuda": 2688.7}},
+			{256 << 20, 771.1, map[string]float64{"nccl": 1058.3, "cuda": 10635.7}},
+		},
+		coll.ReduceScatter: {
+			{16 << 10, 24.9, map[string]float64{"nccl": 16.1, "cuda": 27.1}},
+			{64 << 10, 25.2, map[string]float64{"nccl": 16.5, "cuda": 26.7}},
+			{256 << 10, 26.1, map[string]float64{"nccl": 18.3, "cuda": 23.7}},
+			{1 << 20, 27.6, map[string]float64{"nccl": 24.4, "cuda": 42.3}},
+			{4 << 20, 39.0, map[string]float64{"nccl": 41.9, "cuda": 139.6}},
+			{16 << 20, 84.5, map[string]float64{"nccl": 99.6, "cuda": 571.1}},
+			{64 << 20, 269.1, map[string]float64{"nccl": 302.6, "cuda": 2258.0}},
+			{256 << 20, 1025.1, map[string]float64{"nccl": 1051.8, "cuda": 9026.9}},
 		},
 	},
 }}
