@@ -10,9 +10,13 @@ import (
 // Claims by measurement on a node of GPUs. On a team on one host with a
 // GPU a rank (package nodeexec's kernels, then the push engine's
 // messages), goring's time against UCC's own GPU layers was measured, not
-// predicted: NodeClaims claims the sizes where goring was faster than
-// every such layer the context has (by nodeClaimMargin), at a score above
-// theirs, so that a user with UCC's defaults gets goring exactly there.
+// predicted: NodeClaims claims the sizes where goring was faster (by
+// nodeClaimMargin) than the layer UCC would otherwise run, the present
+// layer of the highest default score that has the collective, at a
+// score above theirs. So a user with UCC's defaults gets goring exactly
+// where it beats what they would get without it: on UCC 1.8, tl/cuda's
+// allgather and reduce_scatter (score 40) even where tl/nccl (20), which
+// UCC does not pick, is faster still.
 
 // NodeClaimScore is above tl/cuda's default score (40), the highest of
 // UCC 1.8's GPU layers (tl/nccl 20, tl/ucp 10).
@@ -147,7 +151,7 @@ func NodeClaims(gpu string, ranks int, layers []string) string {
 		rows := t.rows[c]
 		pts := make([]Point, len(rows)+1)
 		for i, r := range rows {
-			pts[i] = Point{Bytes: r.bytes, Claimed: fasterThanPresent(r, present)}
+			pts[i] = Point{Bytes: r.bytes, Claimed: fasterThanDefault(r, present)}
 		}
 		pts[len(rows)] = Point{Bytes: 2 * rows[len(rows)-1].bytes} // the end of the table
 		if s, err := TuneString(c, "cuda", ranks, Ranges(pts), NodeClaimScore); err == nil && s != "" {
@@ -157,10 +161,22 @@ func NodeClaims(gpu string, ranks int, layers []string) string {
 	return strings.Join(out, "#")
 }
 
-func fasterThanPresent(r nodeRow, present map[string]bool) bool {
-	for name, us := range r.peers {
-		if present[name] && us > 0 && r.goring > nodeClaimMargin*us {
-			return false
+// uccDefaultScores are UCC 1.8's default scores of its GPU layers, in
+// the order UCC prefers them.
+var uccDefaultScores = []struct {
+	layer string
+	score int
+}{{"cuda", 40}, {"nccl", 20}}
+
+// fasterThanDefault says whether goring beat the layer UCC would run
+// this row's call on: the first present layer of uccDefaultScores with a
+// time for it (tl/cuda has no allreduce without NVLS). Where none is
+// present UCC would run tl/ucp, which goring's GPU paths beat at every
+// size measured (docs/gpu.md), and goring claims.
+func fasterThanDefault(r nodeRow, present map[string]bool) bool {
+	for _, l := range uccDefaultScores {
+		if us := r.peers[l.layer]; present[l.layer] && us > 0 {
+			return r.goring <= nodeClaimMargin*us
 		}
 	}
 	return true
