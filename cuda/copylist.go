@@ -38,7 +38,12 @@ const (
 // copyList is a stream's descriptor storage, reused across calls: the
 // host array the descriptors are built in and the device array they are
 // uploaded to. The upload and the kernel are queued on the stream, so the
-// next call's upload runs after this call's kernel has read the list.
+// next call's upload runs after this call's kernel has read the list. The
+// host array is pageable Go memory, which the driver has read when
+// cuMemcpyHtoDAsync returns (so it is free for the next list at once);
+// the driver may stage such a copy by waiting for the stream's earlier
+// work. If a GPU run shows the host waiting there, pinned host arrays in
+// turn, each reused once an event says its upload has run, avoid it.
 type copyList struct {
 	mu   sync.Mutex
 	host []C.gc_copy_desc

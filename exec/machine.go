@@ -391,7 +391,7 @@ func (m *Machine) Done() bool { return m.started && m.remaining == 0 }
 func (m *Machine) Err() error { return m.err }
 
 // InFlight is the number of posted operations (and running asynchronous
-// local steps) not yet completed.
+// local steps, a batch of copies counting once) not yet completed.
 func (m *Machine) InFlight() int { return m.inFlight }
 
 // Token is the token of step id in the current call: the call number in
