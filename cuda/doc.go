@@ -2,7 +2,10 @@
 // devices and their primary contexts, device and pinned host memory,
 // synchronous and stream-ordered copies (host, device, peer over NVLink),
 // streams and events, peer access and IPC handles that let another process
-// map a buffer. Reduction kernels are not here yet.
+// map a buffer, and the embedded kernels: reductions (kernels/reduce.cu),
+// the node collectives (kernels/node.cu, node.go) and the copy list
+// (kernels/copylist.cu, copylist.go: many independent copies in one
+// launch).
 //
 // # Loading
 //

@@ -2,12 +2,10 @@ package cuda
 
 import (
 	"bufio"
-	"compress/gzip"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/hex"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -44,7 +42,7 @@ func TestKernelManifest(t *testing.T) {
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.Len(t, files, 10, "three sources (reduce.cu, node.cu, ops.cuh), the script and three outputs per module")
+	require.Len(t, files, 14, "four sources (reduce.cu, node.cu, copylist.cu, ops.cuh), the script and three outputs per module")
 	for path, want := range files {
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -52,22 +50,17 @@ func TestKernelManifest(t *testing.T) {
 		assert.Equal(t, want, hex.EncodeToString(sum[:]), "%s differs from kernels/MANIFEST: run `make kernels` and commit what it writes", path)
 	}
 	// The PTX must stay loadable by a CUDA 13.0 driver (ISA 9.0).
-	z, err := kernelImages.Open("kernels/reduce_compute80.ptx.gz")
-	require.NoError(t, err)
-	r, err := gzip.NewReader(z)
-	require.NoError(t, err)
-	ptx, err := io.ReadAll(r)
-	require.NoError(t, err)
-	assert.Contains(t, string(ptx), "\n.version 9.0\n")
-	assert.Contains(t, string(ptx), ".entry goring_copy_multi(")
-	nz, err := kernelImages.Open("kernels/node_compute80.ptx.gz")
-	require.NoError(t, err)
-	nr, err := gzip.NewReader(nz)
-	require.NoError(t, err)
-	nodePTX, err := io.ReadAll(nr)
-	require.NoError(t, err)
-	assert.Contains(t, string(nodePTX), "\n.version 9.0\n")
-	assert.Contains(t, string(nodePTX), ".entry goring_node_allgather(")
+	ptxOf := func(module string) string {
+		b, err := readImage("kernels/" + module + "_compute80.ptx.gz")
+		require.NoError(t, err)
+		assert.Contains(t, string(b), "\n.version 9.0\n", module)
+		return string(b)
+	}
+	ptx := ptxOf("reduce")
+	assert.Contains(t, ptx, ".entry goring_copy_multi(")
+	nodePTX := ptxOf("node")
+	assert.Contains(t, nodePTX, ".entry goring_node_allgather(")
+	assert.Contains(t, ptxOf("copylist"), ".entry goring_copy_list(")
 	for _, dt := range coll.Dtypes {
 		for _, op := range coll.Ops {
 			if coll.Supports(op, dt) {

@@ -453,6 +453,18 @@ gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned bloc
     return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
 }
 
+gc_result gc_launch_copy_list(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                              gc_dptr list, const gc_copy_desc *host, unsigned long long n)
+{
+    GC_CURRENT(ctx);
+    gc_result r = p_cuMemcpyHtoDAsync(list, host, n * sizeof(gc_copy_desc), s);
+    if (r != 0) {
+        return r;
+    }
+    void *params[] = {&list, &n};
+    return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
+}
+
 gc_result gc_mem_host_get_device_pointer(gc_ctx ctx, gc_dptr *d, void *p)
 {
     GC_CURRENT(ctx);

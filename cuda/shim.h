@@ -129,6 +129,17 @@ typedef struct {
 gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
                          const gc_node_args *a);
 
+/* The copy list's descriptors, laid out as kernels/copylist.cu's
+ * copy_desc. gc_launch_copy_list uploads n of them from host memory
+ * (pageable: the driver has read them when the call returns) into list,
+ * device memory of ctx, with cuMemcpyHtoDAsync on s, then launches
+ * f(list, n) on s. */
+typedef struct {
+    unsigned long long src, dst, bytes;
+} gc_copy_desc;
+gc_result gc_launch_copy_list(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
+                              gc_dptr list, const gc_copy_desc *host, unsigned long long n);
+
 /* cuMemHostGetDevicePointer: the device address of mapped pinned memory
  * (allocated with CU_MEMHOSTALLOC_DEVICEMAP) in ctx. */
 gc_result gc_mem_host_get_device_pointer(gc_ctx ctx, gc_dptr *d, void *p);

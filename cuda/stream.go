@@ -25,6 +25,8 @@ type Stream struct {
 
 	mu        sync.Mutex
 	destroyed bool
+
+	list copyList // CopyListAsync's descriptors
 }
 
 // NewStream creates a stream on d (cuStreamCreate, CU_STREAM_NON_BLOCKING).
@@ -107,11 +109,19 @@ func (s *Stream) WaitEvent(e *Event) error {
 	return check("cuStreamWaitEvent", C.gc_stream_wait_event(ctx, cs, ce))
 }
 
-// Destroy releases the stream; work already queued still completes.
+// Destroy releases the stream; work already queued still completes (a
+// stream that ran copy lists first waits for it, to free their device
+// array).
 func (s *Stream) Destroy() error {
 	ctx, cs, err := s.live()
 	if err != nil {
 		return err
+	}
+	s.list.mu.Lock()
+	lerr := s.list.release(s)
+	s.list.mu.Unlock()
+	if lerr != nil {
+		return lerr
 	}
 	s.mu.Lock()
 	s.destroyed = true

@@ -12,6 +12,7 @@ import (
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/exec/memtransport"
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
 )
@@ -83,30 +84,104 @@ func TestEveryAlgorithmOnGPUMatchesHost(t *testing.T) {
 							}
 						}
 					}
-					plan, err := sched.Generate(spec)
-					if sched.IsUnsupported(err) {
-						continue
+					if matchesHost(t, g, rng, spec, dt, op, fmt.Sprintf("%s/%s %d ranks %d elements %v/%v", c, alg.Name, n, elems, dt, op)) {
+						cases++
 					}
-					require.NoError(t, err)
-					in := make([][]byte, n)
-					for r := range in {
-						in[r] = make([]byte, plan.Ranks[r].Sizes.Src)
-						for i := range in[r] {
-							in[r][i] = byte(rng.IntN(7)) // small values: sums and products stay exact in float16
-						}
-					}
-					name := fmt.Sprintf("%s/%s %d ranks %d elements %v/%v", c, alg.Name, n, elems, dt, op)
-					want, err := memtransport.RunPlan(plan, dt, op, in)
-					require.NoError(t, err, name+" (host)")
-					got, err := memtransport.RunPlanWith(plan, dt, op, in, memtransport.RunOptions{Device: onGPU{g}, Timeout: 60 * time.Second})
-					require.NoError(t, err, name+" (GPU)")
-					for r := range want {
-						require.Equal(t, want[r], got[r], "%s: rank %d", name, r)
-					}
-					cases++
 				}
 			}
 		}
 	}
 	t.Logf("%d plans on the GPU equal to host memory, %v", cases, time.Since(start).Round(time.Millisecond))
+}
+
+// matchesHost generates spec's plan (false: the algorithm does not
+// serve it), runs it over inputs of small values (sums and products
+// stay exact in float16 and bfloat16) on the GPU (every rank's buffers on
+// g, each rank's local steps on a stream of its own) and in host memory,
+// and requires the same bytes of every rank.
+func matchesHost(t *testing.T, g *GPU, rng *rand.Rand, spec sched.Spec, dt coll.Dtype, op coll.Op, name string) bool {
+	t.Helper()
+	plan, err := sched.Generate(spec)
+	if sched.IsUnsupported(err) {
+		return false
+	}
+	require.NoError(t, err, name)
+	in := make([][]byte, plan.NRanks)
+	for r := range in {
+		in[r] = make([]byte, plan.Ranks[r].Sizes.Src)
+		for i := range in[r] {
+			in[r][i] = byte(rng.IntN(7))
+		}
+	}
+	want, err := memtransport.RunPlan(plan, dt, op, in)
+	require.NoError(t, err, name+" (host)")
+	got, err := memtransport.RunPlanWith(plan, dt, op, in, memtransport.RunOptions{Device: onGPU{g}, Timeout: 60 * time.Second})
+	require.NoError(t, err, name+" (GPU)")
+	for r := range want {
+		require.Equal(t, want[r], got[r], "%s: rank %d", name, r)
+	}
+	return true
+}
+
+// A batch of copies is one kernel and one event: nothing is reported
+// before every copy has landed, then the batch's one token.
+func TestLocalBatch(t *testing.T) {
+	g := openGPU(t)
+	l, err := g.Local()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	const rows, row = 3000, 37 // odd rows: unaligned copies
+	src, err := g.Alloc(rows * row)
+	require.NoError(t, err)
+	dst, err := g.Alloc(rows * row)
+	require.NoError(t, err)
+	in := make([]byte, rows*row)
+	for i := range in {
+		in[i] = byte(i*7 + 3)
+	}
+	require.NoError(t, g.Write(src, in))
+	var ops []exec.LocalOp
+	for i := range rows {
+		j := rows - 1 - i
+		ops = append(ops, exec.LocalOp{Step: i, Token: uint64(100 + i), Kind: sched.OpCopy, Dst: dst.Slice(int64(j*row), row), Src: src.Slice(int64(i*row), row)})
+	}
+	done, err := l.LocalBatch(100, ops)
+	require.NoError(t, err)
+	require.False(t, done)
+	require.Equal(t, 1, l.Pending(), "one event for the batch")
+	var comps []exec.Completion
+	for deadline := time.Now().Add(10 * time.Second); len(comps) == 0 && time.Now().Before(deadline); {
+		comps = l.Poll(comps)
+	}
+	require.Len(t, comps, 1)
+	require.Equal(t, uint64(100), comps[0].Token)
+	require.NoError(t, comps[0].Err)
+	got := make([]byte, rows*row)
+	require.NoError(t, g.Read(got, dst))
+	for i := range rows {
+		j := rows - 1 - i
+		require.Equal(t, in[i*row:(i+1)*row], got[j*row:(j+1)*row], "row %d", i)
+	}
+}
+
+// Dispatch and combine, whose programs are hundreds of row copies that
+// the Machine hands over in batches, give on the GPU byte for byte what
+// they give in host memory.
+func TestMoEOnGPUMatchesHost(t *testing.T) {
+	g := openGPU(t)
+	rng := rand.New(rand.NewPCG(3, 9))
+	for _, n := range []int{2, 4} {
+		for _, c := range []coll.Collective{coll.Dispatch, coll.Combine} {
+			for _, alg := range sched.Algorithms(c) {
+				d, H := coll.Uint8, int64(37)
+				if c == coll.Combine {
+					d, H = coll.Bfloat16, 64
+				}
+				r, err := moe.Generate(moe.Options{NRanks: n, TokensPerRank: 500, TokenBytes: H, TopK: 2, Experts: 2 * n, Hot: map[int]float64{0: 0.5}, Seed: uint64(n)})
+				require.NoError(t, err)
+				spec := sched.Spec{Collective: c, Algorithm: alg.Name, Topo: topo.SweepShape(1, n), DtypeBytes: d.Size(), Routing: r}
+				matchesHost(t, g, rng, spec, d, coll.Sum, fmt.Sprintf("%s/%s on %d ranks", c, alg.Name, n))
+			}
+		}
+	}
 }

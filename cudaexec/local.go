@@ -10,7 +10,9 @@ import (
 )
 
 // Local runs a Machine's copy and reduce steps on the GPU: one stream, a
-// copy (cuMemcpyDtoDAsync) or a reduction kernel per step, then an event.
+// copy (cuMemcpyDtoDAsync) or a reduction kernel per step, then an event;
+// a batch of copies (exec.BatchLocal) is one copy-list kernel
+// (cuda.CopyListAsync) and one event.
 // Steps the Machine starts together may run in any order by the program's
 // rules; one stream runs them in the order started, which is one of them,
 // and lets Poll stop at the first event not yet reached.
@@ -19,6 +21,7 @@ type Local struct {
 	stream  *cuda.Stream
 	pending []inFlight // in stream order
 	free    []*cuda.Event
+	descs   []cuda.CopyDesc // a batch's copies (reused)
 	// Every is how often the driver looks for finished steps while some
 	// run (exec.PollInterval; 0: exec.PollEvery).
 	Every time.Duration
@@ -37,7 +40,10 @@ type inFlight struct {
 	ev    *cuda.Event
 }
 
-var _ exec.AsyncLocal = (*Local)(nil)
+var (
+	_ exec.AsyncLocal = (*Local)(nil)
+	_ exec.BatchLocal = (*Local)(nil)
+)
 
 // Local makes an executor with a stream of its own (one per rank).
 func (g *GPU) Local() (*Local, error) {
@@ -88,6 +94,39 @@ func (l *Local) Local(op *exec.LocalOp) (bool, error) {
 		return true, err
 	}
 	if err := l.record(op.Token, op.Dst.Len()); err != nil {
+		return true, err
+	}
+	return false, nil
+}
+
+// LocalBatch implements exec.BatchLocal: every copy of ops in one
+// copy-list kernel on the stream (after the upload of its list), then one
+// event, which reports the batch's token.
+func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
+	d := l.descs[:0]
+	var n int64
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != sched.OpCopy || op.Dst.Len() != op.Src.Len() {
+			return true, fmt.Errorf("cudaexec: batch step %d: %v of %d bytes into %d", op.Step, op.Kind, op.Src.Len(), op.Dst.Len())
+		}
+		if op.Dst.Len() == 0 {
+			continue
+		}
+		if op.Dst.Mem().Kind != exec.MemCUDA || op.Src.Mem().Kind != exec.MemCUDA {
+			return true, fmt.Errorf("cudaexec: copy of %v into %v: both sides must be CUDA memory", op.Src.Mem(), op.Dst.Mem())
+		}
+		d = append(d, cuda.CopyDesc{Dst: cuda.DevicePtr(op.Dst.Addr()), Src: cuda.DevicePtr(op.Src.Addr()), Bytes: int(op.Dst.Len())})
+		n += op.Dst.Len()
+	}
+	l.descs = d
+	if len(d) == 0 {
+		return true, nil
+	}
+	if err := cuda.CopyListAsync(l.stream, d); err != nil {
+		return true, err
+	}
+	if err := l.record(token, n); err != nil {
 		return true, err
 	}
 	return false, nil

@@ -27,7 +27,11 @@
 // as soon as they are ready, on the host by default, or hands them to a
 // LocalExecutor (a GPU one starts a copy or a reduction kernel on a stream
 // and reports its completion later, through the same Step call as network
-// completions).
+// completions). A BatchLocal (cudaexec's: one copy-list kernel and one
+// event) is handed every group of at least BatchMin copies that are ready
+// together as one batch, named by its first step's token, whose one
+// completion completes all of them; reductions and smaller groups go one
+// at a time.
 //
 // # Memory types
 //

@@ -57,6 +57,34 @@ func (HostLocal) Local(op *LocalOp) (bool, error) {
 	return true, nil
 }
 
+// BatchLocal is a LocalExecutor that also runs many copy steps as one
+// device operation: one kernel over a list of copies and one event, where
+// Local would issue a copy and an event per step. A Machine hands it every
+// group of at least BatchMin copy steps that are ready together (they
+// are independent by the program's rules: none writes bytes another reads
+// or writes, so they may run in any order or at once); reductions, and
+// smaller groups, still go one at a time through Local.
+type BatchLocal interface {
+	LocalExecutor
+	// LocalBatch starts every copy of ops (each of Kind sched.OpCopy,
+	// Dst and Src of one length) as one operation named token (the
+	// token of ops[0]). done is as Local's: true when every copy has
+	// finished during the call; else the executor delivers one
+	// Completion{Token: token} once every copy has finished, never
+	// before, and Cancel(token) withdraws the batch as a whole. ops is
+	// only valid during the call.
+	LocalBatch(token uint64, ops []LocalOp) (done bool, err error)
+}
+
+// BatchMin is the fewest ready copy steps a Machine hands a BatchLocal as
+// one batch. A batch costs a device executor two operations (the upload
+// of the copy list and one kernel) and one event, where single steps cost
+// an operation and an event each (cudaexec.Local: about 7-9 us a step on
+// an H200, docs/results.md "MoE dispatch and combine"), so from three
+// copies on a batch issues fewer operations; four leaves a margin for
+// the list's upload. Not yet measured on a GPU.
+const BatchMin = 4
+
 // MultiOp is a copy or reduction of several sources into several
 // destinations in one step (one kernel): for every element, the sources
 // reduced in order (((Srcs[0] op Srcs[1]) op ...); a copy has one source)

@@ -87,6 +87,16 @@ const (
 	stReady                 // in the current Ready batch or the local work list
 	stInFlight              // posted, or an asynchronous local step running
 	stDone
+	// stBatched: running as a member of a batch of copies (BatchLocal)
+	// other than its first step, whose completion completes it.
+	stBatched
+)
+
+// batchNext's values that name no step: the last member of a batch, and a
+// step in flight on its own.
+const (
+	batchEnd   int32 = -1
+	notBatched int32 = -2
 )
 
 // Machine runs one rank's program. It is a pure state machine: it never
@@ -99,6 +109,7 @@ type Machine struct {
 
 	kernel reduce.Func // reduce steps on the host path
 	local  LocalExecutor
+	batch  BatchLocal // local, where it runs batches of copies
 
 	// Built once at New.
 	initPending []int32 // deps per step, +1 when an earlier post shares (op, peer, tag)
@@ -116,7 +127,15 @@ type Machine struct {
 	recvs     []Post
 	sends     []Post
 	work      []int32 // local steps ready to run
+	workCopy  int     // how many of work are copies
 	localOp   LocalOp
+	// A batch of copies in flight is a chain from its first step (in
+	// state stInFlight, the batch's token) through batchNext to
+	// batchEnd, the others in state stBatched; a local step in flight
+	// on its own has notBatched. Set when a step starts, so never stale
+	// for a step in flight. Allocated only for a BatchLocal.
+	batchNext []int32
+	batchOps  []LocalOp    // the batch being handed over (room for every copy step)
 	comps     []Completion // Run's completion buffer
 	started   bool
 	// deferLocal leaves ready local steps queued in Start and Step until
@@ -137,6 +156,7 @@ func New(prog *sched.RankProgram, bufs Buffers, cfg Config) (*Machine, error) {
 		return nil, fmt.Errorf("exec: rank %d is not in a job of %d ranks", prog.Rank, cfg.NRanks)
 	}
 	m := &Machine{prog: prog, cfg: cfg, local: cfg.Local}
+	m.batch, _ = cfg.Local.(BatchLocal)
 	hasReduce := false
 	for i := range prog.Steps {
 		if prog.Steps[i].Op == sched.OpReduce {
@@ -277,6 +297,16 @@ func (m *Machine) build() error {
 	m.recvs = make([]Post, 0, g.Recvs)
 	m.sends = make([]Post, 0, g.Sends)
 	m.work = make([]int32, 0, n)
+	if m.batch != nil {
+		m.batchNext = make([]int32, n)
+		copies := 0
+		for i := range m.prog.Steps {
+			if m.prog.Steps[i].Op == sched.OpCopy {
+				copies++
+			}
+		}
+		m.batchOps = make([]LocalOp, 0, copies)
+	}
 	m.comps = make([]Completion, 0, g.Sends+g.Recvs+n)
 	return nil
 }
@@ -321,6 +351,7 @@ func (m *Machine) Start() error {
 	m.remaining = len(m.prog.Steps)
 	m.inFlight = 0
 	m.recvs, m.sends, m.work = m.recvs[:0], m.sends[:0], m.work[:0]
+	m.workCopy = 0
 	copy(m.pending, m.initPending)
 	clear(m.state)
 	for id := range m.pending {
@@ -360,7 +391,7 @@ func (m *Machine) Done() bool { return m.started && m.remaining == 0 }
 func (m *Machine) Err() error { return m.err }
 
 // InFlight is the number of posted operations (and running asynchronous
-// local steps) not yet completed.
+// local steps, a batch of copies counting once) not yet completed.
 func (m *Machine) InFlight() int { return m.inFlight }
 
 // Token is the token of step id in the current call: the call number in
@@ -393,7 +424,11 @@ func (m *Machine) Step(c Completion) error {
 		return m.err
 	}
 	m.inFlight--
-	m.complete(int32(id))
+	if m.batchNext != nil && s.Op == sched.OpCopy && m.batchNext[id] != notBatched {
+		m.completeBatch(int32(id))
+	} else {
+		m.complete(int32(id))
+	}
 	if !m.deferLocal {
 		m.drain()
 	}
@@ -416,6 +451,9 @@ func (m *Machine) enqueue(id int32) {
 				Buf: m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len), Token: m.Token(int(id))})
 		default:
 			m.work = append(m.work, id)
+			if s.Op == sched.OpCopy {
+				m.workCopy++
+			}
 			return
 		}
 		m.state[id] = stInFlight
@@ -451,11 +489,20 @@ func (m *Machine) drain() {
 	}
 }
 
-// runLocal runs the last queued local step (m.work is not empty).
+// runLocal runs the last queued local step (m.work is not empty), or,
+// where the executor runs batches and at least BatchMin copies are
+// queued, every queued copy as one batch.
 func (m *Machine) runLocal() {
+	if m.batch != nil && m.workCopy >= BatchMin {
+		m.runBatch()
+		return
+	}
 	id := m.work[len(m.work)-1]
 	m.work = m.work[:len(m.work)-1]
 	s := &m.prog.Steps[id]
+	if s.Op == sched.OpCopy {
+		m.workCopy--
+	}
 	dst := m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len)
 	src := m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len)
 	if m.local == nil {
@@ -479,5 +526,54 @@ func (m *Machine) runLocal() {
 	} else {
 		m.state[id] = stInFlight
 		m.inFlight++
+		if m.batchNext != nil {
+			m.batchNext[id] = notBatched
+		}
+	}
+}
+
+// runBatch hands every queued copy to the BatchLocal as one batch, in the
+// work list's order (the other queued steps stay queued), chained from
+// its first step; the batch counts as one operation in flight.
+func (m *Machine) runBatch() {
+	ops, keep := m.batchOps[:0], m.work[:0]
+	first, prev := batchEnd, batchEnd
+	for _, id := range m.work {
+		s := &m.prog.Steps[id]
+		if s.Op != sched.OpCopy {
+			keep = append(keep, id)
+			continue
+		}
+		ops = append(ops, LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: sched.OpCopy,
+			Dst: m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len), Src: m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len)})
+		if prev == batchEnd {
+			first = id
+		} else {
+			m.batchNext[prev] = id
+		}
+		prev = id
+	}
+	m.batchNext[prev] = batchEnd
+	m.work, m.workCopy, m.batchOps = keep, 0, ops
+	done, err := m.batch.LocalBatch(ops[0].Token, ops)
+	if err != nil {
+		m.err = m.failStep(int(first), fmt.Errorf("batch of %d copies: %w", len(ops), err))
+		return
+	}
+	if done {
+		m.completeBatch(first)
+		return
+	}
+	for id := first; id != batchEnd; id = m.batchNext[id] {
+		m.state[id] = stBatched
+	}
+	m.state[first] = stInFlight
+	m.inFlight++
+}
+
+// completeBatch completes every step of the batch that starts at first.
+func (m *Machine) completeBatch(first int32) {
+	for id := first; id != batchEnd; id = m.batchNext[id] {
+		m.complete(id)
 	}
 }

@@ -10,7 +10,8 @@ import (
 	"github.com/goring-hpc/goring/sched"
 )
 
-// Local is the fake device's exec.AsyncLocal: Local only queues a step;
+// Local is the fake device's exec.AsyncLocal: Local only queues a step
+// (LocalMulti a multi step, LocalBatch a batch of copies: each one unit);
 // each Poll runs a random, non-empty part of the queue (in random order)
 // and reports those steps done. Steps the Machine starts together are
 // independent by the program's rules, so any order is one a device could
@@ -20,24 +21,40 @@ type Local struct {
 	arena *Arena
 	rng   *rand.Rand
 	queue []queued
-	// Started counts the steps handed to Local, for tests.
+	// Started counts the steps handed to Local (LocalMulti's, and every
+	// copy of a batch, count one each), for tests.
 	Started int
+	// Batches counts the batches handed to LocalBatch, for tests.
+	Batches int
 }
 
 var (
 	_ exec.AsyncLocal = (*Local)(nil)
 	_ exec.MultiLocal = (*Local)(nil)
+	_ exec.BatchLocal = (*Local)(nil)
 )
 
-// queued is a step waiting to run: one of a LocalOp and a MultiOp.
+// queued is a step waiting to run: one of a LocalOp, a MultiOp and a
+// batch of copies.
 type queued struct {
 	op    exec.LocalOp
 	multi *exec.MultiOp
+	batch *batch
+}
+
+// batch is a LocalBatch's copies, run as one unit: all of them (in a
+// random order) in the Poll that reports the batch's token.
+type batch struct {
+	token uint64
+	ops   []exec.LocalOp
 }
 
 func (q *queued) token() uint64 {
-	if q.multi != nil {
+	switch {
+	case q.multi != nil:
 		return q.multi.Token
+	case q.batch != nil:
+		return q.batch.token
 	}
 	return q.op.Token
 }
@@ -76,6 +93,27 @@ func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
 	return false, nil
 }
 
+// LocalBatch implements exec.BatchLocal: the copies are checked and
+// queued as one unit (a copy of ops: the caller's slice is reused).
+func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
+	if len(ops) == 0 {
+		return true, fmt.Errorf("fakedev: an empty batch")
+	}
+	for i := range ops {
+		op := &ops[i]
+		if op.Kind != sched.OpCopy || op.Dst.Len() != op.Src.Len() {
+			return true, fmt.Errorf("fakedev: batch step %d: %v of %d bytes into %d", op.Step, op.Kind, op.Src.Len(), op.Dst.Len())
+		}
+		if op.Dst.Mem().Kind != exec.MemFake && !op.Dst.IsHost() {
+			return true, fmt.Errorf("fakedev: cannot write %v memory", op.Dst.Mem())
+		}
+	}
+	l.queue = append(l.queue, queued{batch: &batch{token: token, ops: append([]exec.LocalOp(nil), ops...)}})
+	l.Started += len(ops)
+	l.Batches++
+	return false, nil
+}
+
 // Pending implements exec.AsyncLocal.
 func (l *Local) Pending() int { return len(l.queue) }
 
@@ -89,6 +127,10 @@ func (l *Local) Poll(dst []exec.Completion) []exec.Completion {
 	for _, q := range l.queue[:n] {
 		if q.multi != nil {
 			dst = append(dst, exec.Completion{Token: q.multi.Token, Len: q.multi.Dsts[0].Len(), Err: l.runMulti(q.multi)})
+			continue
+		}
+		if q.batch != nil {
+			dst = append(dst, exec.Completion{Token: q.batch.token, Err: l.runBatch(q.batch)})
 			continue
 		}
 		dst = append(dst, exec.Completion{Token: q.op.Token, Len: q.op.Dst.Len(), Err: l.run(&q.op)})
@@ -119,6 +161,18 @@ func (l *Local) run(op *exec.LocalOp) error {
 		return err
 	}
 	f(d, s)
+	return nil
+}
+
+// runBatch performs a batch's copies in a random order (they are
+// independent), stopping at the first that fails.
+func (l *Local) runBatch(b *batch) error {
+	l.rng.Shuffle(len(b.ops), func(i, j int) { b.ops[i], b.ops[j] = b.ops[j], b.ops[i] })
+	for i := range b.ops {
+		if err := l.run(&b.ops[i]); err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -161,7 +215,8 @@ func (l *Local) runMulti(op *exec.MultiOp) error {
 	return nil
 }
 
-// Cancel implements exec.AsyncLocal: a queued step is dropped unrun.
+// Cancel implements exec.AsyncLocal: a queued step (or batch) is dropped
+// unrun.
 func (l *Local) Cancel(token uint64) error {
 	for i, op := range l.queue {
 		if op.token() == token {

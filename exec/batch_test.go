@@ -1,0 +1,177 @@
+package exec_test
+
+import (
+	"fmt"
+	"testing"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/exec/fakedev"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/stretchr/testify/require"
+)
+
+// batchLocal records what a Machine hands a BatchLocal and completes
+// nothing by itself: the test says when a step or batch has finished.
+type batchLocal struct {
+	asyncLocal
+	batches [][]exec.LocalOp
+	tokens  []uint64
+}
+
+func (b *batchLocal) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
+	b.batches = append(b.batches, append([]exec.LocalOp(nil), ops...))
+	b.tokens = append(b.tokens, token)
+	return false, nil
+}
+
+// twoLevels is a program of n independent copies src -> scratch, a
+// reduction of its own, n copies scratch -> dst each after its copy into
+// scratch, and a send of dst after all of those: the second level must
+// not start before the first level's batch has completed.
+func twoLevels(n int) (p *sched.RankProgram, first, second []int, red, send int) {
+	p = &sched.RankProgram{Rank: 0, Sizes: sched.Sizes{Src: int64(8 * n), Dst: int64(8*n + 8), Scratch: int64(8 * n)}}
+	for i := range n {
+		// Scattered: every other row first, so a batch is not one run.
+		j := (2*i)%n + (2*i)/n
+		first = append(first, p.Copy(src(int64(8*j)), scratch(int64(8*i)), 8))
+	}
+	red = p.Reduce(src(0), dst(int64(8*n)), 8)
+	var all []int
+	for i := range n {
+		second = append(second, p.Copy(scratch(int64(8*i)), dst(int64(8*(n-1-i))), 8, first[i]))
+		all = append(all, second[i])
+	}
+	send = p.Send(1, 0, dst(0), int64(8*n), sched.Path{}, all...)
+	return p, first, second, red, send
+}
+
+func stepsOf(ops []exec.LocalOp) []int {
+	var ids []int
+	for _, op := range ops {
+		ids = append(ids, op.Step)
+	}
+	return ids
+}
+
+// A Machine hands the copies that are ready together to a BatchLocal as
+// one batch named by its first step's token, the reduction on its own,
+// and starts nothing that depends on a batch before the batch's one
+// completion; then the whole batch completes at once.
+func TestMachineBatchesReadyCopies(t *testing.T) {
+	n := 2 * exec.BatchMin
+	p, first, second, red, send := twoLevels(n)
+	a := &batchLocal{}
+	m, err := exec.New(p, bufs(8*n, 8*n+8, 8*n), exec.Config{Collective: coll.Allreduce, NRanks: 2, Dtype: coll.Int32, Op: coll.Sum, Local: a})
+	require.NoError(t, err)
+	for call := range 2 { // the second call reuses the Machine's storage
+		a.batches, a.tokens, a.started = nil, nil, nil
+		require.NoError(t, m.Start(), "call %d", call)
+		require.True(t, m.Ready().Empty())
+		require.Len(t, a.batches, 1, "the first level is one batch")
+		require.ElementsMatch(t, first, stepsOf(a.batches[0]))
+		require.Equal(t, a.batches[0][0].Token, a.tokens[0])
+		for _, op := range a.batches[0] {
+			require.Equal(t, sched.OpCopy, op.Kind)
+			require.Equal(t, m.Token(op.Step), op.Token)
+			require.Equal(t, int64(8), op.Dst.Len())
+		}
+		require.Len(t, a.started, 1, "the reduction goes through Local")
+		require.Equal(t, red, a.started[0].Step)
+		require.Equal(t, 2, m.InFlight(), "a batch is one operation in flight")
+
+		// The reduction's completion releases nothing of the second level.
+		require.NoError(t, m.Step(exec.Completion{Token: a.started[0].Token}))
+		require.Len(t, a.batches, 1)
+		require.Len(t, a.started, 1)
+		// Listing what is waiting names the batch by its first step.
+		w, _ := m.Waiting(10)
+		require.Len(t, w, 1)
+		require.Equal(t, int(uint32(a.tokens[0])), w[0].ID)
+
+		// The batch's one completion completes all of its steps.
+		require.NoError(t, m.Step(exec.Completion{Token: a.tokens[0]}))
+		require.Len(t, a.batches, 2, "the second level is one batch, started only now")
+		require.ElementsMatch(t, second, stepsOf(a.batches[1]))
+		require.True(t, m.Ready().Empty(), "the send waits for the second batch")
+		require.NoError(t, m.Step(exec.Completion{Token: a.tokens[1]}))
+		r := m.Ready()
+		require.Len(t, r.Sends, 1)
+		require.Equal(t, send, r.Sends[0].Step)
+		require.NoError(t, m.Step(exec.Completion{Token: r.Sends[0].Token}))
+		require.True(t, m.Done())
+	}
+}
+
+// Fewer than BatchMin ready copies go one at a time through Local, and a
+// completion naming a batch's step other than its first is refused.
+func TestMachineBatchThreshold(t *testing.T) {
+	p, first, _, _, _ := twoLevels(exec.BatchMin - 1)
+	a := &batchLocal{}
+	m, err := exec.New(p, bufs(8*len(first), 8*len(first)+8, 8*len(first)), exec.Config{Collective: coll.Allreduce, NRanks: 2, Dtype: coll.Int32, Op: coll.Sum, Local: a})
+	require.NoError(t, err)
+	require.NoError(t, m.Start())
+	require.Empty(t, a.batches)
+	require.Len(t, a.started, len(first)+1)
+
+	p, first, _, _, _ = twoLevels(exec.BatchMin)
+	a = &batchLocal{}
+	m, err = exec.New(p, bufs(8*len(first), 8*len(first)+8, 8*len(first)), exec.Config{Collective: coll.Allreduce, NRanks: 2, Dtype: coll.Int32, Op: coll.Sum, Local: a})
+	require.NoError(t, err)
+	require.NoError(t, m.Start())
+	require.Len(t, a.batches, 1)
+	other := a.batches[0][1].Token
+	require.ErrorContains(t, m.Step(exec.Completion{Token: other}), "names no operation in flight")
+}
+
+// On the fake device, whose work finishes out of order (a batch as one
+// unit, its copies in a random order), the two levels' contents come out
+// right: a batch's steps completed before its copies ran, or a dependent
+// copy started early, would read scratch before it was written.
+func TestFakeDeviceBatchContents(t *testing.T) {
+	for _, n := range []int{exec.BatchMin - 1, exec.BatchMin, 37, 500} {
+		for seed := range uint64(8) {
+			t.Run(fmt.Sprintf("n%d/seed%d", n, seed), func(t *testing.T) {
+				p := &sched.RankProgram{Rank: 0, Sizes: sched.Sizes{Src: int64(8 * n), Dst: int64(8 * n), Scratch: int64(8 * n)}}
+				var firsts []int
+				for i := range n {
+					firsts = append(firsts, p.Copy(src(int64(8*((7*i)%n))), scratch(int64(8*i)), 8))
+				}
+				for i := range n {
+					p.Copy(scratch(int64(8*i)), dst(int64(8*(n-1-i))), 8, firsts[i])
+				}
+				arena := fakedev.New(seed)
+				b := exec.Buffers{Src: arena.Alloc(0, int64(8*n)), Dst: arena.Alloc(0, int64(8*n)), Scratch: arena.Alloc(0, int64(8*n))}
+				in := make([]byte, 8*n)
+				for i := range in {
+					in[i] = byte(i*31 + int(seed))
+				}
+				require.NoError(t, arena.Write(b.Src, in))
+				loc := arena.Local()
+				m, err := exec.New(p, b, exec.Config{Collective: coll.Allgather, NRanks: 1, Local: loc})
+				require.NoError(t, err)
+				for call := range 2 {
+					require.NoError(t, m.Start())
+					for !m.Done() {
+						comps := loc.Poll(nil)
+						require.NotEmpty(t, comps, "call %d: the device has nothing to do and the call is not done", call)
+						for _, c := range comps {
+							require.NoError(t, m.Step(c))
+						}
+					}
+					out, err := arena.Read(b.Dst)
+					require.NoError(t, err)
+					for i := range n {
+						j := (7 * i) % n
+						require.Equal(t, in[8*j:8*j+8], out[8*(n-1-i):8*(n-i)], "call %d: row %d", call, i)
+					}
+				}
+				if n >= exec.BatchMin {
+					require.Positive(t, loc.Batches)
+				} else {
+					require.Zero(t, loc.Batches)
+				}
+			})
+		}
+	}
+}
