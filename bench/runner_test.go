@@ -176,7 +176,7 @@ func TestParseCounts(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, [][]int64{{0, 1}, {2, 3}}, m)
 	bad := []struct{ in, want string }{
-		{`[[0,1]]`, "has 1 rows"},
+		{`[[0,1]]`, "1 rows, want 2"},
 		{`[[0,1],[2]]`, "row 1 has 1 entries"},
 		{`[[0,-1],[2,3]]`, "negative"},
 		{`[[0,1],[2,3]] x`, "trailing"},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 )
 
@@ -86,17 +87,11 @@ func ParseCounts(data []byte, n int) ([][]int64, error) {
 	if dec.More() {
 		return nil, fmt.Errorf("counts JSON: trailing data after the matrix")
 	}
-	if len(m) != n {
-		return nil, fmt.Errorf("counts matrix has %d rows, want %d (one per rank)", len(m), n)
+	if err := coll.CheckMatrix(m, n, 0); err != nil {
+		return nil, fmt.Errorf("counts matrix: %w", err)
 	}
 	for i, row := range m {
-		if len(row) != n {
-			return nil, fmt.Errorf("counts row %d has %d entries, want %d", i, len(row), n)
-		}
 		for j, v := range row {
-			if v < 0 {
-				return nil, fmt.Errorf("counts[%d][%d] = %d is negative", i, j, v)
-			}
 			if v > 1<<40 {
 				return nil, fmt.Errorf("counts[%d][%d] = %d is unreasonably large", i, j, v)
 			}

@@ -6,6 +6,7 @@ import (
 	"math"
 	"strconv"
 
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -262,22 +263,9 @@ func (pl *Planner) Plan(demandBytes [][]int64, o MWUOptions) (*MWUPlan, error) {
 	}
 	t, net := pl.t, pl.net
 	n := t.NumGPUs()
-	if len(demandBytes) != n {
-		return nil, fmt.Errorf("mwu: demand matrix has %d rows, want %d (one per GPU of %q)", len(demandBytes), n, t.Name)
-	}
 	e := int64(o.ElemBytes)
-	for i, row := range demandBytes {
-		if len(row) != n {
-			return nil, fmt.Errorf("mwu: demand row %d has %d entries, want %d", i, len(row), n)
-		}
-		for j, b := range row {
-			if b < 0 {
-				return nil, fmt.Errorf("mwu: demand[%d][%d] = %d bytes is negative", i, j, b)
-			}
-			if b%e != 0 {
-				return nil, fmt.Errorf("mwu: demand[%d][%d] = %d bytes is not a whole number of %d-byte elements", i, j, b, e)
-			}
-		}
+	if err := coll.CheckMatrix(demandBytes, n, e); err != nil {
+		return nil, fmt.Errorf("mwu: demand matrix of the GPUs of %q: %w", t.Name, err)
 	}
 	if o.Previous != nil && o.Previous.NRanks != n {
 		return nil, fmt.Errorf("mwu: previous plan is for %d GPUs, this one has %d", o.Previous.NRanks, n)

@@ -267,7 +267,7 @@ func TestMWURejectsBadInput(t *testing.T) {
 		{nil, demands(4, nil), MWUOptions{}, "no topology"},
 		{tp, demands(3, nil), MWUOptions{}, "3 rows, want 4"},
 		{tp, [][]int64{{0, 0, 0, 0}, {0}, {0, 0, 0, 0}, {0, 0, 0, 0}}, MWUOptions{}, "row 1 has 1 entries, want 4"},
-		{tp, demands(4, map[[2]int]int64{{0, 2}: -4}), MWUOptions{}, "demand[0][2] = -4 bytes is negative"},
+		{tp, demands(4, map[[2]int]int64{{0, 2}: -4}), MWUOptions{}, "[0][2] = -4 bytes is negative"},
 		{tp, demands(4, map[[2]int]int64{{0, 2}: 6}), MWUOptions{ElemBytes: 4}, "not a whole number of 4-byte elements"},
 		{tp, demands(4, nil), MWUOptions{Epsilon: 1.5}, "epsilon 1.5"},
 		{tp, demands(4, nil), MWUOptions{Epsilon: -0.1}, "epsilon -0.1"},

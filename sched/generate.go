@@ -193,21 +193,8 @@ func validateSpec(spec *Spec) error {
 		if spec.Counts == nil {
 			spec.Counts = UniformCounts(n, spec.Bytes)
 		}
-		if len(spec.Counts) != n {
-			return fmt.Errorf("spec: alltoallv counts have %d rows, want %d (one per rank)", len(spec.Counts), n)
-		}
-		for i, row := range spec.Counts {
-			if len(row) != n {
-				return fmt.Errorf("spec: alltoallv counts row %d has %d entries, want %d", i, len(row), n)
-			}
-			for j, c := range row {
-				if c < 0 {
-					return fmt.Errorf("spec: alltoallv counts[%d][%d] = %d is negative", i, j, c)
-				}
-				if c%e != 0 {
-					return fmt.Errorf("spec: alltoallv counts[%d][%d] = %d is not a whole number of %d-byte elements", i, j, c, e)
-				}
-			}
+		if err := coll.CheckMatrix(spec.Counts, n, e); err != nil {
+			return fmt.Errorf("spec: alltoallv counts: %w", err)
 		}
 	}
 	return nil

@@ -322,18 +322,8 @@ func ParseProgram(data []byte) (*Plan, error) {
 		p.Root = int(*jp.Root)
 	}
 	if jp.Counts != nil {
-		if int64(len(jp.Counts)) != n {
-			return nil, perr("counts has %d rows, want %d", len(jp.Counts), n)
-		}
-		for i, row := range jp.Counts {
-			if int64(len(row)) != n {
-				return nil, perr("counts row %d has %d entries, want %d", i, len(row), n)
-			}
-			for j, v := range row {
-				if v < 0 {
-					return nil, perr("counts[%d][%d] = %d is negative", i, j, v)
-				}
-			}
+		if err := coll.CheckMatrix(jp.Counts, int(n), 0); err != nil {
+			return nil, perr("counts: %v", err)
 		}
 	}
 	sizes, err := parseBuffers(jp.Buffers, int(n))

@@ -87,7 +87,7 @@ func TestParseProgramRejects(t *testing.T) {
 		{"17 buffers list length", strings.Replace(two(sendLine, okRecv), `"buffers":{"src":4,"dst":8,"scratch":0}`, `"buffers":[{"src":4,"dst":8,"scratch":0}]`, 1), `buffers has 1 entries, want 2`},
 		{"18 negative buffer", strings.Replace(designExample, `"scratch":4096`, `"scratch":-1`, 1), `negative size`},
 		{"19 path on recv", two(sendLine, strings.Replace(okRecv, `"deps"`, `"path":"host","deps"`, 1)), `path is a hint of send steps only`},
-		{"20 counts shape", strings.Replace(two(sendLine, okRecv), `"counts":null`, `"counts":[[1,2]]`, 1), `counts has 1 rows, want 2`},
+		{"20 counts shape", strings.Replace(two(sendLine, okRecv), `"counts":null`, `"counts":[[1,2]]`, 1), `counts: 1 rows, want 2`},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
