@@ -56,63 +56,72 @@ type copyList struct {
 	dev  *Buffer // room for cap(host) descriptors; nil until the first list
 }
 
-// copyListModules caches each device's loaded copy-list kernel.
-var copyListModules sync.Map // *Device -> *copyListOnce
-
-type copyListOnce struct {
+// listModule is a device's loaded copy-list or reduce-list module: its
+// functions, looked up once, in the order of the names asked for.
+type listModule struct {
 	once sync.Once
-	f    C.gc_function
+	fns  []C.gc_function
 	err  error
 }
 
-func (d *Device) copyListKernel() (C.gc_function, error) {
-	v, _ := copyListModules.LoadOrStore(d, &copyListOnce{})
-	o := v.(*copyListOnce)
+// copyListModules and reduceListModules cache each device's loaded
+// modules.
+var copyListModules, reduceListModules sync.Map // *Device -> *listModule
+
+// listFunctions loads d's module of family (once per device, cached in
+// cache) and looks up names in it ("" names no function).
+func (d *Device) listFunctions(cache *sync.Map, family string, names func() []string) ([]C.gc_function, error) {
+	v, _ := cache.LoadOrStore(d, &listModule{})
+	o := v.(*listModule)
 	o.once.Do(func() {
-		ctx, m, err := d.loadModule("copylist")
+		ctx, m, err := d.loadModule(family)
 		if err != nil {
 			o.err = err
 			return
 		}
-		var f C.gc_function
-		o.err = moduleFunction(ctx, m, &f, "goring_copy_list", m.image)
-		o.f = f
-	})
-	return o.f, o.err
-}
-
-// reduceListModules caches each device's loaded reduce-list kernels.
-var reduceListModules sync.Map // *Device -> *reduceListOnce
-
-type reduceListOnce struct {
-	once sync.Once
-	fns  [coll.Float64 + 1][coll.Bxor + 1]C.gc_function
-	err  error
-}
-
-// reduceListKernel is d's goring_reduce_list_<dt>_<op> (dt and op
-// checked by the caller), the module loaded once.
-func (d *Device) reduceListKernel(dt coll.Dtype, op coll.Op) (C.gc_function, error) {
-	v, _ := reduceListModules.LoadOrStore(d, &reduceListOnce{})
-	o := v.(*reduceListOnce)
-	o.once.Do(func() {
-		ctx, m, err := d.loadModule("reducelist")
-		if err != nil {
-			o.err = err
-			return
-		}
-		for _, dt := range coll.Dtypes {
-			for _, op := range coll.Ops {
-				if !coll.Supports(op, dt) {
-					continue
-				}
-				if o.err = moduleFunction(ctx, m, &o.fns[dt][op], "goring_reduce_list_"+dt.String()+"_"+op.String(), m.image); o.err != nil {
-					return
-				}
+		ns := names()
+		o.fns = make([]C.gc_function, len(ns))
+		for i, name := range ns {
+			if name == "" {
+				continue
+			}
+			if o.err = moduleFunction(ctx, m, &o.fns[i], name, m.image); o.err != nil {
+				return
 			}
 		}
 	})
-	return o.fns[dt][op], o.err
+	return o.fns, o.err
+}
+
+func (d *Device) copyListKernel() (C.gc_function, error) {
+	fns, err := d.listFunctions(&copyListModules, "copylist", func() []string { return []string{"goring_copy_list"} })
+	if err != nil {
+		return nil, err
+	}
+	return fns[0], nil
+}
+
+// reduceListIndex numbers (dtype, op) pairs for reduceListKernel.
+func reduceListIndex(dt coll.Dtype, op coll.Op) int { return int(dt)*int(coll.Bxor+1) + int(op) }
+
+// reduceListKernel is d's goring_reduce_list_<dt>_<op> (dt and op
+// checked by the caller).
+func (d *Device) reduceListKernel(dt coll.Dtype, op coll.Op) (C.gc_function, error) {
+	fns, err := d.listFunctions(&reduceListModules, "reducelist", func() []string {
+		names := make([]string, reduceListIndex(coll.Float64, coll.Bxor)+1)
+		for _, dt := range coll.Dtypes {
+			for _, op := range coll.Ops {
+				if coll.Supports(op, dt) {
+					names[reduceListIndex(dt, op)] = "goring_reduce_list_" + dt.String() + "_" + op.String()
+				}
+			}
+		}
+		return names
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fns[reduceListIndex(dt, op)], nil
 }
 
 // CopyListAsync queues every copy of list on s as one kernel launch,

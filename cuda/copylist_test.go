@@ -44,10 +44,7 @@ func copyListCase(rng *rand.Rand, n int) (list []CopyDesc, srcLen, dstLen int) {
 // nothing else, for lists of 1 to 10000 copies on one stream (the
 // descriptors' device array reused, and grown, between lists).
 func TestCopyList(t *testing.T) {
-	d := devices(t, 1)[0]
-	s, err := d.NewStream()
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Destroy()) }()
+	d, s := listStream(t)
 	rng := rand.New(rand.NewPCG(7, 11))
 	for _, n := range []int{1, 2, 3, 17, 256, 10000, 5, 1000} {
 		t.Run(fmt.Sprint(n), func(t *testing.T) {
@@ -82,6 +79,17 @@ func TestCopyList(t *testing.T) {
 	}
 	require.NoError(t, CopyListAsync(s, nil), "an empty list queues nothing")
 	require.Error(t, CopyListAsync(s, []CopyDesc{{Bytes: -1}}))
+}
+
+// listStream is the first device and a stream of it, destroyed when the
+// test ends (skipping the test without a driver).
+func listStream(t *testing.T) (*Device, *Stream) {
+	t.Helper()
+	d := devices(t, 1)[0]
+	s, err := d.NewStream()
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, s.Destroy()) })
+	return d, s
 }
 
 // scratchBuffer is n bytes of d's memory, freed when the test ends.
@@ -126,10 +134,7 @@ func reduceListCase(rng *rand.Rand, n, size int) (list []ReduceDesc, srcLen, dst
 // applies on top of it (reductions into one range in order; not for
 // float products, see below).
 func TestReduceList(t *testing.T) {
-	d := devices(t, 1)[0]
-	s, err := d.NewStream()
-	require.NoError(t, err)
-	defer func() { require.NoError(t, s.Destroy()) }()
+	d, s := listStream(t)
 	rng := rand.New(rand.NewPCG(5, 13))
 	sizes := []int{1, 2, 3, 5000, 17, 256, 1000}
 	k := 0

@@ -126,6 +126,24 @@ func TestMachineBatchThreshold(t *testing.T) {
 	require.ErrorContains(t, m.Step(exec.Completion{Token: other}), "names no operation in flight")
 }
 
+// runOnFakeDevice runs one call of m, whose executor is loc (of arena),
+// to its end (loc's completions fed to m as Poll reports them) and
+// returns the contents of m's Dst.
+func runOnFakeDevice(t *testing.T, arena *fakedev.Arena, m *exec.Machine, loc *fakedev.Local, call int) []byte {
+	t.Helper()
+	require.NoError(t, m.Start())
+	for !m.Done() {
+		comps := loc.Poll(nil)
+		require.NotEmpty(t, comps, "call %d: the device has nothing to do and the call is not done", call)
+		for _, c := range comps {
+			require.NoError(t, m.Step(c))
+		}
+	}
+	out, err := arena.Read(m.Buffers().Dst)
+	require.NoError(t, err)
+	return out
+}
+
 // On the fake device, whose work finishes out of order (a batch as one
 // unit, its copies in a random order), the two levels' contents come out
 // right: a batch's steps completed before its copies ran, or a dependent
@@ -153,16 +171,7 @@ func TestFakeDeviceBatchContents(t *testing.T) {
 				m, err := exec.New(p, b, exec.Config{Collective: coll.Allgather, NRanks: 1, Local: loc})
 				require.NoError(t, err)
 				for call := range 2 {
-					require.NoError(t, m.Start())
-					for !m.Done() {
-						comps := loc.Poll(nil)
-						require.NotEmpty(t, comps, "call %d: the device has nothing to do and the call is not done", call)
-						for _, c := range comps {
-							require.NoError(t, m.Step(c))
-						}
-					}
-					out, err := arena.Read(b.Dst)
-					require.NoError(t, err)
+					out := runOnFakeDevice(t, arena, m, loc, call)
 					for i := range n {
 						j := (7 * i) % n
 						require.Equal(t, in[8*j:8*j+8], out[8*(n-1-i):8*(n-i)], "call %d: row %d", call, i)
@@ -315,16 +324,7 @@ func TestFakeDeviceReduceBatchContents(t *testing.T) {
 				m, err := exec.New(p, b, exec.Config{Collective: coll.Allreduce, NRanks: 1, Dtype: coll.Float64, Op: coll.Sum, Local: loc})
 				require.NoError(t, err)
 				for call := range 2 {
-					require.NoError(t, m.Start())
-					for !m.Done() {
-						comps := loc.Poll(nil)
-						require.NotEmpty(t, comps, "call %d: the device has nothing to do and the call is not done", call)
-						for _, c := range comps {
-							require.NoError(t, m.Step(c))
-						}
-					}
-					out, err := arena.Read(b.Dst)
-					require.NoError(t, err)
+					out := runOnFakeDevice(t, arena, m, loc, call)
 					for r := range n {
 						got := binary.LittleEndian.Uint64(out[8*r:])
 						require.Equal(t, math.Float64bits(want[r]), got, "call %d: row %d: %v, want %v", call, r, math.Float64frombits(got), want[r])
