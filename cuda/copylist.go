@@ -9,11 +9,17 @@ import (
 	"fmt"
 	"sync"
 	"unsafe"
+
+	"github.com/goring-hpc/goring/coll"
 )
 
 // The copy list: many independent copies of device memory in one kernel
 // launch (kernels/copylist.cu), for executors that would otherwise issue
-// one cuMemcpyAsync per copy (cudaexec's batches of copy steps).
+// one cuMemcpyAsync per copy (cudaexec's batches of copy steps); and the
+// reduce list, many independent reductions in one launch
+// (kernels/reducelist.cu, its descriptors laid out as the copy list's),
+// for cudaexec's batches of reduce steps. Both upload their descriptors
+// on the stream into one device array the stream keeps (launchList).
 
 // CopyDesc is one copy of a list: Bytes bytes from the device address Src
 // to Dst (memory of the stream's device, or mapped into its context).
@@ -50,29 +56,72 @@ type copyList struct {
 	dev  *Buffer // room for cap(host) descriptors; nil until the first list
 }
 
-// copyListModules caches each device's loaded copy-list kernel.
-var copyListModules sync.Map // *Device -> *copyListOnce
-
-type copyListOnce struct {
+// listModule is a device's loaded copy-list or reduce-list module: its
+// functions, looked up once, in the order of the names asked for.
+type listModule struct {
 	once sync.Once
-	f    C.gc_function
+	fns  []C.gc_function
 	err  error
 }
 
-func (d *Device) copyListKernel() (C.gc_function, error) {
-	v, _ := copyListModules.LoadOrStore(d, &copyListOnce{})
-	o := v.(*copyListOnce)
+// copyListModules and reduceListModules cache each device's loaded
+// modules.
+var copyListModules, reduceListModules sync.Map // *Device -> *listModule
+
+// listFunctions loads d's module of family (once per device, cached in
+// cache) and looks up names in it ("" names no function).
+func (d *Device) listFunctions(cache *sync.Map, family string, names func() []string) ([]C.gc_function, error) {
+	v, _ := cache.LoadOrStore(d, &listModule{})
+	o := v.(*listModule)
 	o.once.Do(func() {
-		ctx, m, err := d.loadModule("copylist")
+		ctx, m, err := d.loadModule(family)
 		if err != nil {
 			o.err = err
 			return
 		}
-		var f C.gc_function
-		o.err = moduleFunction(ctx, m, &f, "goring_copy_list", m.image)
-		o.f = f
+		ns := names()
+		o.fns = make([]C.gc_function, len(ns))
+		for i, name := range ns {
+			if name == "" {
+				continue
+			}
+			if o.err = moduleFunction(ctx, m, &o.fns[i], name, m.image); o.err != nil {
+				return
+			}
+		}
 	})
-	return o.f, o.err
+	return o.fns, o.err
+}
+
+func (d *Device) copyListKernel() (C.gc_function, error) {
+	fns, err := d.listFunctions(&copyListModules, "copylist", func() []string { return []string{"goring_copy_list"} })
+	if err != nil {
+		return nil, err
+	}
+	return fns[0], nil
+}
+
+// reduceListIndex numbers (dtype, op) pairs for reduceListKernel.
+func reduceListIndex(dt coll.Dtype, op coll.Op) int { return int(dt)*int(coll.Bxor+1) + int(op) }
+
+// reduceListKernel is d's goring_reduce_list_<dt>_<op> (dt and op
+// checked by the caller).
+func (d *Device) reduceListKernel(dt coll.Dtype, op coll.Op) (C.gc_function, error) {
+	fns, err := d.listFunctions(&reduceListModules, "reducelist", func() []string {
+		names := make([]string, reduceListIndex(coll.Float64, coll.Bxor)+1)
+		for _, dt := range coll.Dtypes {
+			for _, op := range coll.Ops {
+				if coll.Supports(op, dt) {
+					names[reduceListIndex(dt, op)] = "goring_reduce_list_" + dt.String() + "_" + op.String()
+				}
+			}
+		}
+		return names
+	})
+	if err != nil {
+		return nil, err
+	}
+	return fns[reduceListIndex(dt, op)], nil
 }
 
 // CopyListAsync queues every copy of list on s as one kernel launch,
@@ -87,13 +136,48 @@ func CopyListAsync(s *Stream, list []CopyDesc) error {
 	if err != nil {
 		return err
 	}
+	return launchList(s, f, list, 1, "goring_copy_list")
+}
+
+// ReduceDesc is one reduction of a list: Dst = Dst OP Src element-wise
+// over Bytes bytes (whole elements of the list's dtype, both addresses
+// aligned to the element size).
+type ReduceDesc = CopyDesc
+
+// ReduceListAsync queues every reduction of list, each Dst = Dst op Src
+// over elements of dtype dt, on s as one kernel launch
+// (kernels/reducelist.cu) after an upload of the list, as CopyListAsync
+// does: two operations on s, whatever the list's length. Each element's
+// result has the bits of ReduceAddrAsync's (and of the host kernels).
+// The reductions must be independent: none writes bytes another reads or
+// writes (their order on the device is not defined), so reductions into
+// one range go in separate lists, in the order they must run. Empty ones
+// are skipped; an empty list queues nothing.
+func ReduceListAsync(s *Stream, list []ReduceDesc, dt coll.Dtype, op coll.Op) error {
+	size := dt.Size()
+	if size == 0 || !coll.Supports(op, dt) {
+		return fmt.Errorf("cuda: reduce list: %v is not defined on %v", op, dt)
+	}
+	f, err := s.dev.reduceListKernel(dt, op)
+	if err != nil {
+		return err
+	}
+	return launchList(s, f, list, size, "goring_reduce_list")
+}
+
+// launchList checks list (byte counts not negative, and, for align > 1,
+// whole multiples of align at addresses aligned to it), splits it into
+// pieces of at most copyListPiece bytes, uploads them into s's descriptor
+// array and launches f over them (what names f in errors): one upload and
+// one launch on s, or nothing for a list without bytes.
+func launchList(s *Stream, f C.gc_function, list []CopyDesc, align int, what string) error {
 	cl := &s.list
 	cl.mu.Lock()
 	defer cl.mu.Unlock()
 	h := cl.host[:0]
 	for i, c := range list {
-		if c.Bytes < 0 {
-			return fmt.Errorf("cuda: copy list entry %d of %d bytes", i, c.Bytes)
+		if c.Bytes < 0 || c.Bytes%align != 0 || uintptr(c.Src)%uintptr(align) != 0 || uintptr(c.Dst)%uintptr(align) != 0 {
+			return fmt.Errorf("cuda: %s entry %d: %d bytes at %#x -> %#x, not whole aligned elements of %d bytes", what, i, c.Bytes, c.Src, c.Dst, align)
 		}
 		for off := 0; off < c.Bytes; off += copyListPiece {
 			n := min(copyListPiece, c.Bytes-off)
@@ -113,7 +197,7 @@ func CopyListAsync(s *Stream, list []CopyDesc) error {
 	}
 	grid := min(len(h), copyListMaxBlocks)
 	if r := C.gc_launch_copy_list(ctx, f, C.uint(grid), copyListBlock, cs, C.gc_dptr(cl.dev.Ptr()), &h[0], C.ulonglong(len(h))); r != 0 {
-		return check("cuMemcpyHtoDAsync+cuLaunchKernel(goring_copy_list)", r)
+		return check("cuMemcpyHtoDAsync+cuLaunchKernel("+what+")", r)
 	}
 	return nil
 }

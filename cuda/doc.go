@@ -3,9 +3,10 @@
 // synchronous and stream-ordered copies (host, device, peer over NVLink),
 // streams and events, peer access and IPC handles that let another process
 // map a buffer, and the embedded kernels: reductions (kernels/reduce.cu),
-// the node collectives (kernels/node.cu, node.go) and the copy list
+// the node collectives (kernels/node.cu, node.go), the copy list
 // (kernels/copylist.cu, copylist.go: many independent copies in one
-// launch).
+// launch) and the reduce list (kernels/reducelist.cu, copylist.go: many
+// independent reductions in one launch).
 //
 // # Loading
 //

@@ -23,12 +23,14 @@ import (
 // PTX (ISA 9.0, compute_80) that the driver compiles for anything newer.
 // kernels/MANIFEST ties them to the source (TestKernelManifest).
 //
-// The node collectives (kernels/node.cu, node.go) and the copy list
-// (kernels/copylist.cu, copylist.go) are modules built the same way.
+// The node collectives (kernels/node.cu, node.go), the copy list
+// (kernels/copylist.cu, copylist.go) and the reduce list
+// (kernels/reducelist.cu, copylist.go) are modules built the same way.
 //
 //go:embed kernels/reduce_sm80.cubin.gz kernels/reduce_sm90.cubin.gz kernels/reduce_compute80.ptx.gz
 //go:embed kernels/node_sm80.cubin.gz kernels/node_sm90.cubin.gz kernels/node_compute80.ptx.gz
 //go:embed kernels/copylist_sm80.cubin.gz kernels/copylist_sm90.cubin.gz kernels/copylist_compute80.ptx.gz
+//go:embed kernels/reducelist_sm80.cubin.gz kernels/reducelist_sm90.cubin.gz kernels/reducelist_compute80.ptx.gz
 var kernelImages embed.FS
 
 // reduceBlock is the threads per block of a reduction: 512 threads, four

@@ -42,7 +42,7 @@ func TestKernelManifest(t *testing.T) {
 		}
 	}
 	require.NoError(t, sc.Err())
-	require.Len(t, files, 14, "four sources (reduce.cu, node.cu, copylist.cu, ops.cuh), the script and three outputs per module")
+	require.Len(t, files, 18, "five sources (reduce.cu, node.cu, copylist.cu, reducelist.cu, ops.cuh), the script and three outputs per module")
 	for path, want := range files {
 		b, err := os.ReadFile(path)
 		require.NoError(t, err)
@@ -61,6 +61,7 @@ func TestKernelManifest(t *testing.T) {
 	nodePTX := ptxOf("node")
 	assert.Contains(t, nodePTX, ".entry goring_node_allgather(")
 	assert.Contains(t, ptxOf("copylist"), ".entry goring_copy_list(")
+	listPTX := ptxOf("reducelist")
 	for _, dt := range coll.Dtypes {
 		for _, op := range coll.Ops {
 			if coll.Supports(op, dt) {
@@ -75,6 +76,7 @@ func TestKernelManifest(t *testing.T) {
 			if coll.Supports(op, dt) {
 				assert.Contains(t, string(ptx), ".entry goring_reduce_"+dt.String()+"_"+op.String()+"(", "kernel for %v/%v", dt, op)
 				assert.Contains(t, string(ptx), ".entry goring_reduce_multi_"+dt.String()+"_"+op.String()+"(", "multi kernel for %v/%v", dt, op)
+				assert.Contains(t, listPTX, ".entry goring_reduce_list_"+dt.String()+"_"+op.String()+"(", "reduce-list kernel for %v/%v", dt, op)
 			}
 		}
 	}

@@ -26,7 +26,7 @@ type Stream struct {
 	mu        sync.Mutex
 	destroyed bool
 
-	list copyList // CopyListAsync's descriptors
+	list copyList // CopyListAsync's and ReduceListAsync's descriptors
 }
 
 // NewStream creates a stream on d (cuStreamCreate, CU_STREAM_NON_BLOCKING).

@@ -1,7 +1,9 @@
 package cudaexec
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
 	"time"
@@ -12,6 +14,7 @@ import (
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/exec/memtransport"
+	"github.com/goring-hpc/goring/exec/reduce"
 	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/topo"
@@ -164,9 +167,69 @@ func TestLocalBatch(t *testing.T) {
 	}
 }
 
-// Dispatch and combine, whose programs are hundreds of row copies that
-// the Machine hands over in batches, give on the GPU byte for byte what
-// they give in host memory.
+// A batch of reductions is one kernel and one event: nothing is reported
+// before every reduction has run; two batches over the same rows, one
+// after the other, give the host kernels' serial results bit for bit.
+func TestLocalReduceBatch(t *testing.T) {
+	g := openGPU(t)
+	l, err := g.Local()
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	const rows, row = 3000, 37 * 4 // 37 float32s: most rows not 16-byte aligned
+	host, err := reduce.Kernel(coll.Float32, coll.Sum)
+	require.NoError(t, err)
+	src, err := g.Alloc(2 * rows * row)
+	require.NoError(t, err)
+	dst, err := g.Alloc(rows * row)
+	require.NoError(t, err)
+	rng := rand.New(rand.NewPCG(4, 2))
+	in, want := make([]byte, 2*rows*row), make([]byte, rows*row)
+	for i := 0; i < len(in); i += 4 {
+		binary.LittleEndian.PutUint32(in[i:], math.Float32bits(float32(rng.NormFloat64()*1e3)))
+	}
+	for i := 0; i < len(want); i += 4 {
+		binary.LittleEndian.PutUint32(want[i:], math.Float32bits(float32(rng.NormFloat64())))
+	}
+	require.NoError(t, g.Write(src, in))
+	require.NoError(t, g.Write(dst, want))
+	for b := range 2 {
+		var ops []exec.LocalOp
+		for i := range rows {
+			j := rows - 1 - i
+			s := (b*rows + i) * row
+			ops = append(ops, exec.LocalOp{Step: i, Token: uint64(100*(b+1) + i), Kind: sched.OpReduce, Dtype: coll.Float32, Op: coll.Sum,
+				Dst: dst.Slice(int64(j*row), row), Src: src.Slice(int64(s), row)})
+			host(want[j*row:(j+1)*row], in[s:s+row])
+		}
+		done, err := l.LocalBatch(uint64(100*(b+1)), ops)
+		require.NoError(t, err)
+		require.False(t, done)
+	}
+	require.Equal(t, 2, l.Pending(), "one event a batch")
+	var comps []exec.Completion
+	for deadline := time.Now().Add(10 * time.Second); len(comps) < 2 && time.Now().Before(deadline); {
+		comps = l.Poll(comps)
+	}
+	require.Len(t, comps, 2)
+	for b, c := range comps {
+		require.Equal(t, uint64(100*(b+1)), c.Token)
+		require.NoError(t, c.Err)
+	}
+	got := make([]byte, rows*row)
+	require.NoError(t, g.Read(got, dst))
+	for j := range rows {
+		require.Equal(t, want[j*row:(j+1)*row], got[j*row:(j+1)*row], "row %d", j)
+	}
+	_, err = l.LocalBatch(1, []exec.LocalOp{
+		{Kind: sched.OpReduce, Dtype: coll.Float32, Op: coll.Sum, Dst: dst.Slice(0, 4), Src: src.Slice(0, 4)},
+		{Kind: sched.OpCopy, Dst: dst.Slice(4, 4), Src: src.Slice(4, 4)},
+	})
+	require.ErrorContains(t, err, "in a batch of", "a batch is of one kind")
+}
+
+// Dispatch and combine, whose programs are hundreds of row copies and
+// (combine) row reductions that the Machine hands over in batches, give
+// on the GPU byte for byte what they give in host memory.
 func TestMoEOnGPUMatchesHost(t *testing.T) {
 	g := openGPU(t)
 	rng := rand.New(rand.NewPCG(3, 9))

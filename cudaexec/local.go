@@ -12,7 +12,9 @@ import (
 // Local runs a Machine's copy and reduce steps on the GPU: one stream, a
 // copy (cuMemcpyDtoDAsync) or a reduction kernel per step, then an event;
 // a batch of copies (exec.BatchLocal) is one copy-list kernel
-// (cuda.CopyListAsync) and one event.
+// (cuda.CopyListAsync) and one event, a batch of reductions
+// (exec.BatchReduce) one reduce-list kernel (cuda.ReduceListAsync) and
+// one event.
 // Steps the Machine starts together may run in any order by the program's
 // rules; one stream runs them in the order started, which is one of them,
 // and lets Poll stop at the first event not yet reached.
@@ -21,7 +23,7 @@ type Local struct {
 	stream  *cuda.Stream
 	pending []inFlight // in stream order
 	free    []*cuda.Event
-	descs   []cuda.CopyDesc // a batch's copies (reused)
+	descs   []cuda.CopyDesc // a batch's copies or reductions (reused)
 	// Every is how often the driver looks for finished steps while some
 	// run (exec.PollInterval; 0: exec.PollEvery).
 	Every time.Duration
@@ -41,8 +43,9 @@ type inFlight struct {
 }
 
 var (
-	_ exec.AsyncLocal = (*Local)(nil)
-	_ exec.BatchLocal = (*Local)(nil)
+	_ exec.AsyncLocal  = (*Local)(nil)
+	_ exec.BatchLocal  = (*Local)(nil)
+	_ exec.BatchReduce = (*Local)(nil)
 )
 
 // Local makes an executor with a stream of its own (one per rank).
@@ -99,22 +102,34 @@ func (l *Local) Local(op *exec.LocalOp) (bool, error) {
 	return false, nil
 }
 
+// BatchesReduce implements exec.BatchReduce: batches of reductions run
+// as one reduce-list kernel.
+func (l *Local) BatchesReduce() bool { return true }
+
 // LocalBatch implements exec.BatchLocal: every copy of ops in one
-// copy-list kernel on the stream (after the upload of its list), then one
-// event, which reports the batch's token.
+// copy-list kernel on the stream (after the upload of its list), or
+// every reduction in one reduce-list kernel, then one event, which
+// reports the batch's token.
 func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
+	if len(ops) == 0 {
+		return true, nil
+	}
+	first := &ops[0]
 	d := l.descs[:0]
 	var n int64
 	for i := range ops {
 		op := &ops[i]
-		if op.Kind != sched.OpCopy || op.Dst.Len() != op.Src.Len() {
+		if (op.Kind != sched.OpCopy && op.Kind != sched.OpReduce) || op.Dst.Len() != op.Src.Len() {
 			return true, fmt.Errorf("cudaexec: batch step %d: %v of %d bytes into %d", op.Step, op.Kind, op.Src.Len(), op.Dst.Len())
+		}
+		if op.Kind != first.Kind || (op.Kind == sched.OpReduce && (op.Dtype != first.Dtype || op.Op != first.Op)) {
+			return true, fmt.Errorf("cudaexec: batch step %d: %v %v %v in a batch of %v %v %v", op.Step, op.Kind, op.Dtype, op.Op, first.Kind, first.Dtype, first.Op)
 		}
 		if op.Dst.Len() == 0 {
 			continue
 		}
 		if op.Dst.Mem().Kind != exec.MemCUDA || op.Src.Mem().Kind != exec.MemCUDA {
-			return true, fmt.Errorf("cudaexec: copy of %v into %v: both sides must be CUDA memory", op.Src.Mem(), op.Dst.Mem())
+			return true, fmt.Errorf("cudaexec: %v of %v into %v: both sides must be CUDA memory", op.Kind, op.Src.Mem(), op.Dst.Mem())
 		}
 		d = append(d, cuda.CopyDesc{Dst: cuda.DevicePtr(op.Dst.Addr()), Src: cuda.DevicePtr(op.Src.Addr()), Bytes: int(op.Dst.Len())})
 		n += op.Dst.Len()
@@ -123,7 +138,13 @@ func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
 	if len(d) == 0 {
 		return true, nil
 	}
-	if err := cuda.CopyListAsync(l.stream, d); err != nil {
+	var err error
+	if first.Kind == sched.OpCopy {
+		err = cuda.CopyListAsync(l.stream, d)
+	} else {
+		err = cuda.ReduceListAsync(l.stream, d, first.Dtype, first.Op)
+	}
+	if err != nil {
 		return true, err
 	}
 	if err := l.record(token, n); err != nil {

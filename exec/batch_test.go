@@ -1,7 +1,9 @@
 package exec_test
 
 import (
+	"encoding/binary"
 	"fmt"
+	"math"
 	"testing"
 
 	"github.com/goring-hpc/goring/coll"
@@ -124,6 +126,24 @@ func TestMachineBatchThreshold(t *testing.T) {
 	require.ErrorContains(t, m.Step(exec.Completion{Token: other}), "names no operation in flight")
 }
 
+// runOnFakeDevice runs one call of m, whose executor is loc (of arena),
+// to its end (loc's completions fed to m as Poll reports them) and
+// returns the contents of m's Dst.
+func runOnFakeDevice(t *testing.T, arena *fakedev.Arena, m *exec.Machine, loc *fakedev.Local, call int) []byte {
+	t.Helper()
+	require.NoError(t, m.Start())
+	for !m.Done() {
+		comps := loc.Poll(nil)
+		require.NotEmpty(t, comps, "call %d: the device has nothing to do and the call is not done", call)
+		for _, c := range comps {
+			require.NoError(t, m.Step(c))
+		}
+	}
+	out, err := arena.Read(m.Buffers().Dst)
+	require.NoError(t, err)
+	return out
+}
+
 // On the fake device, whose work finishes out of order (a batch as one
 // unit, its copies in a random order), the two levels' contents come out
 // right: a batch's steps completed before its copies ran, or a dependent
@@ -151,16 +171,7 @@ func TestFakeDeviceBatchContents(t *testing.T) {
 				m, err := exec.New(p, b, exec.Config{Collective: coll.Allgather, NRanks: 1, Local: loc})
 				require.NoError(t, err)
 				for call := range 2 {
-					require.NoError(t, m.Start())
-					for !m.Done() {
-						comps := loc.Poll(nil)
-						require.NotEmpty(t, comps, "call %d: the device has nothing to do and the call is not done", call)
-						for _, c := range comps {
-							require.NoError(t, m.Step(c))
-						}
-					}
-					out, err := arena.Read(b.Dst)
-					require.NoError(t, err)
+					out := runOnFakeDevice(t, arena, m, loc, call)
 					for i := range n {
 						j := (7 * i) % n
 						require.Equal(t, in[8*j:8*j+8], out[8*(n-1-i):8*(n-i)], "call %d: row %d", call, i)
@@ -168,6 +179,159 @@ func TestFakeDeviceBatchContents(t *testing.T) {
 				}
 				if n >= exec.BatchMin {
 					require.Positive(t, loc.Batches)
+				} else {
+					require.Zero(t, loc.Batches)
+				}
+			})
+		}
+	}
+}
+
+// reduceBatchLocal is a batchLocal that says whether it takes batches of
+// reductions (exec.BatchReduce).
+type reduceBatchLocal struct {
+	batchLocal
+	reduce bool
+}
+
+func (b *reduceBatchLocal) BatchesReduce() bool { return b.reduce }
+
+// rowSums is a program of n rows, each a copy src -> scratch row, then k
+// reductions of src values into the row, each after the one before (the
+// order of a row's sum is fixed), then a copy of the row to dst: the
+// rows' j-th reductions are ready together. Element size 8.
+func rowSums(n, k int) (p *sched.RankProgram, levels [][]int) {
+	p = &sched.RankProgram{Rank: 0, Sizes: sched.Sizes{Src: int64(8 * n * (k + 1)), Dst: int64(8 * n), Scratch: int64(8 * n)}}
+	levels = make([][]int, k+2)
+	last := make([]int, n)
+	for i := range n {
+		last[i] = p.Copy(src(int64(8*i*(k+1))), scratch(int64(8*i)), 8)
+		levels[0] = append(levels[0], last[i])
+	}
+	for j := 1; j <= k; j++ {
+		for i := range n {
+			last[i] = p.Reduce(src(int64(8*(i*(k+1)+j))), scratch(int64(8*i)), 8, last[i])
+			levels[j] = append(levels[j], last[i])
+		}
+	}
+	for i := range n {
+		levels[k+1] = append(levels[k+1], p.Copy(scratch(int64(8*i)), dst(int64(8*(n-1-i))), 8, last[i]))
+	}
+	return p, levels
+}
+
+// A BatchReduce that says so is handed the reductions that are ready
+// together as one batch (of the call's dtype and op), each row's next
+// reduction only after the batch of its last; one that says no, or a
+// BatchLocal that is not a BatchReduce, gets them one at a time.
+func TestMachineBatchesReadyReductions(t *testing.T) {
+	n, k := exec.BatchMin+1, 3
+	p, levels := rowSums(n, k)
+	cfg := exec.Config{Collective: coll.Allreduce, NRanks: 1, Dtype: coll.Float64, Op: coll.Sum}
+	a := &reduceBatchLocal{reduce: true}
+	cfg.Local = a
+	m, err := exec.New(p, bufs(8*n*(k+1), 8*n, 8*n), cfg)
+	require.NoError(t, err)
+	for call := range 2 {
+		a.batches, a.tokens, a.started = nil, nil, nil
+		require.NoError(t, m.Start(), "call %d", call)
+		for l, want := range levels {
+			require.Len(t, a.batches, l+1, "call %d: level %d is one batch, started only now", call, l)
+			b := a.batches[l]
+			require.ElementsMatch(t, want, stepsOf(b))
+			kind := sched.OpCopy
+			if l > 0 && l <= k {
+				kind = sched.OpReduce
+			}
+			for _, op := range b {
+				require.Equal(t, kind, op.Kind)
+				if kind == sched.OpReduce {
+					require.Equal(t, coll.Float64, op.Dtype)
+					require.Equal(t, coll.Sum, op.Op)
+				}
+			}
+			require.Equal(t, 1, m.InFlight())
+			require.NoError(t, m.Step(exec.Completion{Token: a.tokens[l]}))
+		}
+		require.True(t, m.Done())
+		require.Empty(t, a.started)
+	}
+
+	for _, le := range []exec.LocalExecutor{&reduceBatchLocal{reduce: false}, &batchLocal{}} {
+		cfg.Local = le
+		m, err := exec.New(p, bufs(8*n*(k+1), 8*n, 8*n), cfg)
+		require.NoError(t, err)
+		require.NoError(t, m.Start())
+		var batches [][]exec.LocalOp
+		var started []exec.LocalOp
+		step := func() {
+			switch l := le.(type) {
+			case *reduceBatchLocal:
+				batches, started = l.batches, l.started
+			case *batchLocal:
+				batches, started = l.batches, l.started
+			}
+		}
+		step()
+		require.Len(t, batches, 1, "the copies are a batch")
+		require.NoError(t, m.Step(exec.Completion{Token: batches[0][0].Token}))
+		step()
+		require.Len(t, batches, 1, "%T: no batch of reductions", le)
+		require.Len(t, started, n, "%T: the reductions go through Local", le)
+		for _, op := range started {
+			require.Equal(t, sched.OpReduce, op.Kind)
+		}
+	}
+}
+
+// On the fake device, which runs a batch's steps in a random order and
+// its queued work out of order, rows of float64 sums whose bits depend on
+// the order of their terms (1e20 + 1 - 1e20 is 0, 1e20 - 1e20 + 1 is 1)
+// come out as the host's serial sums: a reduction batch that completed
+// before its reductions ran, or two reductions of one row run out of
+// order (in one batch, or a later one started early), changes them.
+func TestFakeDeviceReduceBatchContents(t *testing.T) {
+	const k = 4
+	for _, n := range []int{exec.BatchMin - 1, exec.BatchMin, 37, 300} {
+		for seed := range uint64(8) {
+			t.Run(fmt.Sprintf("n%d/seed%d", n, seed), func(t *testing.T) {
+				p, _ := rowSums(n, k)
+				terms := make([]float64, n*(k+1))
+				want := make([]float64, n)
+				for i := range n {
+					row := terms[i*(k+1) : (i+1)*(k+1)]
+					row[0] = float64(i%5) * 0.25
+					big := 1e20 * float64(1+i%3)
+					// A rotation of (big, 1+i, -big, 0.5), differing by row.
+					vals := []float64{big, float64(1 + i), -big, 0.5}
+					for j := range k {
+						row[1+j] = vals[(j+i+int(seed))%k]
+					}
+					acc := row[0]
+					for _, v := range row[1:] {
+						acc += v
+					}
+					want[n-1-i] = acc
+				}
+				arena := fakedev.New(seed)
+				b := exec.Buffers{Src: arena.Alloc(0, int64(8*len(terms))), Dst: arena.Alloc(0, int64(8*n)), Scratch: arena.Alloc(0, int64(8*n))}
+				in := make([]uint64, len(terms))
+				for i, v := range terms {
+					in[i] = math.Float64bits(v)
+				}
+				require.NoError(t, arena.Write(b.Src, unsafeBytes(in)))
+				loc := arena.Local()
+				m, err := exec.New(p, b, exec.Config{Collective: coll.Allreduce, NRanks: 1, Dtype: coll.Float64, Op: coll.Sum, Local: loc})
+				require.NoError(t, err)
+				for call := range 2 {
+					out := runOnFakeDevice(t, arena, m, loc, call)
+					for r := range n {
+						got := binary.LittleEndian.Uint64(out[8*r:])
+						require.Equal(t, math.Float64bits(want[r]), got, "call %d: row %d: %v, want %v", call, r, math.Float64frombits(got), want[r])
+					}
+				}
+				if n >= exec.BatchMin {
+					require.Equal(t, 2*k, loc.ReduceBatches, "every level of reductions is a batch, in both calls")
 				} else {
 					require.Zero(t, loc.Batches)
 				}

@@ -30,8 +30,10 @@
 // completions). A BatchLocal (cudaexec's: one copy-list kernel and one
 // event) is handed every group of at least BatchMin copies that are ready
 // together as one batch, named by its first step's token, whose one
-// completion completes all of them; reductions and smaller groups go one
-// at a time.
+// completion completes all of them; a BatchReduce that says so (cudaexec's:
+// one reduce-list kernel) is handed such groups of reductions too (a batch
+// is all copies or all reductions). Smaller groups, and the reductions of
+// a BatchLocal that does not batch them, go one at a time.
 //
 // # Memory types
 //

@@ -60,29 +60,52 @@ func (HostLocal) Local(op *LocalOp) (bool, error) {
 // BatchLocal is a LocalExecutor that also runs many copy steps as one
 // device operation: one kernel over a list of copies and one event, where
 // Local would issue a copy and an event per step. A Machine hands it every
-// group of at least BatchMin copy steps that are ready together (they
-// are independent by the program's rules: none writes bytes another reads
-// or writes, so they may run in any order or at once); reductions, and
-// smaller groups, still go one at a time through Local.
+// group of at least BatchMin copy steps that are ready together, and,
+// where it is a BatchReduce that says so, every such group of reduce
+// steps (a batch is of one kind: all copies or all reductions); smaller
+// groups, and the reductions of any other BatchLocal, still go one at a
+// time through Local.
+//
+// Why a batch may run in any order, or all at once: its steps are ready
+// together, so none depends on another, and a program that passes the
+// sched verifier's race check has no two such steps where one writes
+// bytes the other reads or writes (writes to one range, such as the
+// reductions that accumulate into one row, are ordered by dependencies).
+// So one kernel over independent descriptors gives the results of the
+// steps run one by one, and the reductions into one range still run in
+// the program's order, each in a later batch than the one before it:
+// sums are bit-identical to the host's.
 type BatchLocal interface {
 	LocalExecutor
-	// LocalBatch starts every copy of ops (each of Kind sched.OpCopy,
-	// Dst and Src of one length) as one operation named token (the
-	// token of ops[0]). done is as Local's: true when every copy has
-	// finished during the call; else the executor delivers one
-	// Completion{Token: token} once every copy has finished, never
-	// before, and Cancel(token) withdraws the batch as a whole. ops is
-	// only valid during the call.
+	// LocalBatch starts every step of ops as one operation named token
+	// (the token of ops[0]). The steps are all copies or all
+	// reductions (Kind sched.OpCopy or sched.OpReduce, the reductions
+	// of one Dtype and Op), each with Dst and Src of one length. done
+	// is as Local's: true when every step has finished during the call;
+	// else the executor delivers one Completion{Token: token} once
+	// every step has finished, never before, and Cancel(token)
+	// withdraws the batch as a whole. ops is only valid during the
+	// call.
 	LocalBatch(token uint64, ops []LocalOp) (done bool, err error)
 }
 
-// BatchMin is the fewest ready copy steps a Machine hands a BatchLocal as
-// one batch. A batch costs a device executor two operations (the upload
-// of the copy list and one kernel) and one event, where single steps cost
-// an operation and an event each (cudaexec.Local: about 7-9 us a step on
-// an H200, docs/results.md "MoE dispatch and combine"), so from three
-// copies on a batch issues fewer operations; four leaves a margin for
-// the list's upload. Not yet measured on a GPU.
+// BatchReduce is a BatchLocal that may also be handed batches of reduce
+// steps: BatchesReduce, asked once when a Machine is built, says whether
+// it takes them. A BatchLocal that is not a BatchReduce, or says false,
+// is handed batches of copies only, and its reductions go through Local.
+type BatchReduce interface {
+	BatchLocal
+	BatchesReduce() bool
+}
+
+// BatchMin is the fewest ready steps of one kind (copies, or reductions)
+// a Machine hands a BatchLocal as one batch. A batch costs a device
+// executor two operations (the upload of the list and one kernel) and
+// one event, where single steps cost an operation and an event each
+// (cudaexec.Local: about 7-9 us a step on an H200, docs/results.md "MoE
+// dispatch and combine"), so from three steps on a batch issues fewer
+// operations; four leaves a margin for the list's upload. Not yet
+// measured on a GPU.
 const BatchMin = 4
 
 // MultiOp is a copy or reduction of several sources into several

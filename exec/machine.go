@@ -87,7 +87,7 @@ const (
 	stReady                 // in the current Ready batch or the local work list
 	stInFlight              // posted, or an asynchronous local step running
 	stDone
-	// stBatched: running as a member of a batch of copies (BatchLocal)
+	// stBatched: running as a member of a batch (BatchLocal)
 	// other than its first step, whose completion completes it.
 	stBatched
 )
@@ -110,6 +110,8 @@ type Machine struct {
 	kernel reduce.Func // reduce steps on the host path
 	local  LocalExecutor
 	batch  BatchLocal // local, where it runs batches of copies
+	// batchReduce: batch also runs batches of reductions (BatchReduce).
+	batchReduce bool
 
 	// Built once at New.
 	initPending []int32 // deps per step, +1 when an earlier post shares (op, peer, tag)
@@ -118,24 +120,25 @@ type Machine struct {
 	nextSame    []int32 // next step with the same (op, peer, tag), or -1
 
 	// Per call.
-	pending   []int32
-	state     []uint8
-	epoch     uint32
-	remaining int // steps not yet done
-	inFlight  int
-	err       error
-	recvs     []Post
-	sends     []Post
-	work      []int32 // local steps ready to run
-	workCopy  int     // how many of work are copies
-	localOp   LocalOp
-	// A batch of copies in flight is a chain from its first step (in
+	pending    []int32
+	state      []uint8
+	epoch      uint32
+	remaining  int // steps not yet done
+	inFlight   int
+	err        error
+	recvs      []Post
+	sends      []Post
+	work       []int32 // local steps ready to run
+	workCopy   int     // how many of work are copies
+	workReduce int     // how many of work are reductions
+	localOp    LocalOp
+	// A batch in flight is a chain from its first step (in
 	// state stInFlight, the batch's token) through batchNext to
 	// batchEnd, the others in state stBatched; a local step in flight
 	// on its own has notBatched. Set when a step starts, so never stale
 	// for a step in flight. Allocated only for a BatchLocal.
 	batchNext []int32
-	batchOps  []LocalOp    // the batch being handed over (room for every copy step)
+	batchOps  []LocalOp    // the batch being handed over (room for every step of its kind)
 	comps     []Completion // Run's completion buffer
 	started   bool
 	// deferLocal leaves ready local steps queued in Start and Step until
@@ -157,6 +160,9 @@ func New(prog *sched.RankProgram, bufs Buffers, cfg Config) (*Machine, error) {
 	}
 	m := &Machine{prog: prog, cfg: cfg, local: cfg.Local}
 	m.batch, _ = cfg.Local.(BatchLocal)
+	if br, ok := cfg.Local.(BatchReduce); ok {
+		m.batchReduce = br.BatchesReduce()
+	}
 	hasReduce := false
 	for i := range prog.Steps {
 		if prog.Steps[i].Op == sched.OpReduce {
@@ -299,13 +305,16 @@ func (m *Machine) build() error {
 	m.work = make([]int32, 0, n)
 	if m.batch != nil {
 		m.batchNext = make([]int32, n)
-		copies := 0
+		copies, reductions := 0, 0
 		for i := range m.prog.Steps {
-			if m.prog.Steps[i].Op == sched.OpCopy {
+			switch m.prog.Steps[i].Op {
+			case sched.OpCopy:
 				copies++
+			case sched.OpReduce:
+				reductions++
 			}
 		}
-		m.batchOps = make([]LocalOp, 0, copies)
+		m.batchOps = make([]LocalOp, 0, max(copies, reductions))
 	}
 	m.comps = make([]Completion, 0, g.Sends+g.Recvs+n)
 	return nil
@@ -351,7 +360,7 @@ func (m *Machine) Start() error {
 	m.remaining = len(m.prog.Steps)
 	m.inFlight = 0
 	m.recvs, m.sends, m.work = m.recvs[:0], m.sends[:0], m.work[:0]
-	m.workCopy = 0
+	m.workCopy, m.workReduce = 0, 0
 	copy(m.pending, m.initPending)
 	clear(m.state)
 	for id := range m.pending {
@@ -391,7 +400,7 @@ func (m *Machine) Done() bool { return m.started && m.remaining == 0 }
 func (m *Machine) Err() error { return m.err }
 
 // InFlight is the number of posted operations (and running asynchronous
-// local steps, a batch of copies counting once) not yet completed.
+// local steps, a batch counting once) not yet completed.
 func (m *Machine) InFlight() int { return m.inFlight }
 
 // Token is the token of step id in the current call: the call number in
@@ -424,7 +433,7 @@ func (m *Machine) Step(c Completion) error {
 		return m.err
 	}
 	m.inFlight--
-	if m.batchNext != nil && s.Op == sched.OpCopy && m.batchNext[id] != notBatched {
+	if m.batchNext != nil && (s.Op == sched.OpCopy || s.Op == sched.OpReduce) && m.batchNext[id] != notBatched {
 		m.completeBatch(int32(id))
 	} else {
 		m.complete(int32(id))
@@ -453,6 +462,8 @@ func (m *Machine) enqueue(id int32) {
 			m.work = append(m.work, id)
 			if s.Op == sched.OpCopy {
 				m.workCopy++
+			} else {
+				m.workReduce++
 			}
 			return
 		}
@@ -491,10 +502,15 @@ func (m *Machine) drain() {
 
 // runLocal runs the last queued local step (m.work is not empty), or,
 // where the executor runs batches and at least BatchMin copies are
-// queued, every queued copy as one batch.
+// queued, every queued copy as one batch, and likewise the queued
+// reductions where it runs batches of those (BatchReduce).
 func (m *Machine) runLocal() {
 	if m.batch != nil && m.workCopy >= BatchMin {
-		m.runBatch()
+		m.runBatch(sched.OpCopy)
+		return
+	}
+	if m.batchReduce && m.workReduce >= BatchMin {
+		m.runBatch(sched.OpReduce)
 		return
 	}
 	id := m.work[len(m.work)-1]
@@ -502,6 +518,8 @@ func (m *Machine) runLocal() {
 	s := &m.prog.Steps[id]
 	if s.Op == sched.OpCopy {
 		m.workCopy--
+	} else {
+		m.workReduce--
 	}
 	dst := m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len)
 	src := m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len)
@@ -532,20 +550,24 @@ func (m *Machine) runLocal() {
 	}
 }
 
-// runBatch hands every queued copy to the BatchLocal as one batch, in the
-// work list's order (the other queued steps stay queued), chained from
-// its first step; the batch counts as one operation in flight.
-func (m *Machine) runBatch() {
+// runBatch hands every queued step of kind (sched.OpCopy or
+// sched.OpReduce) to the BatchLocal as one batch, in the work list's
+// order (the other queued steps stay queued), chained from its first
+// step; the batch counts as one operation in flight. The steps are
+// independent (BatchLocal says why), so one device operation may run
+// them in any order.
+func (m *Machine) runBatch(kind sched.StepOp) {
 	ops, keep := m.batchOps[:0], m.work[:0]
 	first, prev := batchEnd, batchEnd
 	for _, id := range m.work {
 		s := &m.prog.Steps[id]
-		if s.Op != sched.OpCopy {
+		if s.Op != kind {
 			keep = append(keep, id)
 			continue
 		}
-		ops = append(ops, LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: sched.OpCopy,
-			Dst: m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len), Src: m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len)})
+		ops = append(ops, LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: kind,
+			Dst: m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len), Src: m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len),
+			Dtype: m.cfg.Dtype, Op: m.cfg.Op})
 		if prev == batchEnd {
 			first = id
 		} else {
@@ -554,10 +576,16 @@ func (m *Machine) runBatch() {
 		prev = id
 	}
 	m.batchNext[prev] = batchEnd
-	m.work, m.workCopy, m.batchOps = keep, 0, ops
+	m.work, m.batchOps = keep, ops
+	what := "copies"
+	if kind == sched.OpCopy {
+		m.workCopy = 0
+	} else {
+		m.workReduce, what = 0, "reductions"
+	}
 	done, err := m.batch.LocalBatch(ops[0].Token, ops)
 	if err != nil {
-		m.err = m.failStep(int(first), fmt.Errorf("batch of %d copies: %w", len(ops), err))
+		m.err = m.failStep(int(first), fmt.Errorf("batch of %d %s: %w", len(ops), what, err))
 		return
 	}
 	if done {

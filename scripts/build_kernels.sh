@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # build_kernels.sh: compiles the modules of cuda/kernels (reduce.cu, node.cu,
-# copylist.cu) into what package cuda embeds: cubins for the GPUs goring
-# supports natively and PTX that the driver compiles for newer ones, each
-# gzipped, and a MANIFEST that the tests compare with the sources (so an
+# copylist.cu, reducelist.cu) into what package cuda embeds: cubins for the
+# GPUs goring supports natively and PTX that the driver compiles for newer
+# ones, each gzipped, and a MANIFEST that the tests compare with the sources (so an
 # edited .cu without a rebuild fails `make test`).
 #
 #   scripts/build_kernels.sh [OUTDIR]     # default cuda/kernels
@@ -29,9 +29,9 @@ fi
 # kept, IEEE rounding).
 FLAGS=(-ccbin gcc -O3 -fmad=false -Xptxas -O3)
 # Each module (one .cu) becomes <module>_sm80.cubin.gz, <module>_sm90.cubin.gz
-# and <module>_compute80.ptx.gz. ops.cuh is shared by reduce and node and
-# hashed with the sources.
-MODULES=(reduce node copylist)
+# and <module>_compute80.ptx.gz. ops.cuh is shared by reduce, node and
+# reducelist and hashed with the sources.
+MODULES=(reduce node copylist reducelist)
 HEADERS=(ops.cuh)
 mkdir -p "$OUT"
 tmp=$(mktemp -d)

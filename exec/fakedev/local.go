@@ -11,7 +11,8 @@ import (
 )
 
 // Local is the fake device's exec.AsyncLocal: Local only queues a step
-// (LocalMulti a multi step, LocalBatch a batch of copies: each one unit);
+// (LocalMulti a multi step, LocalBatch a batch of copies or of
+// reductions: each one unit);
 // each Poll runs a random, non-empty part of the queue (in random order)
 // and reports those steps done. Steps the Machine starts together are
 // independent by the program's rules, so any order is one a device could
@@ -24,26 +25,28 @@ type Local struct {
 	// Started counts the steps handed to Local (LocalMulti's, and every
 	// copy of a batch, count one each), for tests.
 	Started int
-	// Batches counts the batches handed to LocalBatch, for tests.
-	Batches int
+	// Batches counts the batches handed to LocalBatch, for tests;
+	// ReduceBatches those of them that are reductions.
+	Batches, ReduceBatches int
 }
 
 var (
-	_ exec.AsyncLocal = (*Local)(nil)
-	_ exec.MultiLocal = (*Local)(nil)
-	_ exec.BatchLocal = (*Local)(nil)
+	_ exec.AsyncLocal  = (*Local)(nil)
+	_ exec.MultiLocal  = (*Local)(nil)
+	_ exec.BatchLocal  = (*Local)(nil)
+	_ exec.BatchReduce = (*Local)(nil)
 )
 
 // queued is a step waiting to run: one of a LocalOp, a MultiOp and a
-// batch of copies.
+// batch.
 type queued struct {
 	op    exec.LocalOp
 	multi *exec.MultiOp
 	batch *batch
 }
 
-// batch is a LocalBatch's copies, run as one unit: all of them (in a
-// random order) in the Poll that reports the batch's token.
+// batch is a LocalBatch's copies or reductions, run as one unit: all of
+// them (in a random order) in the Poll that reports the batch's token.
 type batch struct {
 	token uint64
 	ops   []exec.LocalOp
@@ -93,16 +96,26 @@ func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
 	return false, nil
 }
 
-// LocalBatch implements exec.BatchLocal: the copies are checked and
-// queued as one unit (a copy of ops: the caller's slice is reused).
+// LocalBatch implements exec.BatchLocal: the steps (all copies, or all
+// reductions of one dtype and op) are checked and queued as one unit (a
+// copy of ops: the caller's slice is reused).
 func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
 	if len(ops) == 0 {
 		return true, fmt.Errorf("fakedev: an empty batch")
 	}
+	first := &ops[0]
+	if first.Kind == sched.OpReduce {
+		if _, err := reduce.Kernel(first.Dtype, first.Op); err != nil {
+			return true, err
+		}
+	}
 	for i := range ops {
 		op := &ops[i]
-		if op.Kind != sched.OpCopy || op.Dst.Len() != op.Src.Len() {
+		if (op.Kind != sched.OpCopy && op.Kind != sched.OpReduce) || op.Dst.Len() != op.Src.Len() {
 			return true, fmt.Errorf("fakedev: batch step %d: %v of %d bytes into %d", op.Step, op.Kind, op.Src.Len(), op.Dst.Len())
+		}
+		if op.Kind != first.Kind || (op.Kind == sched.OpReduce && (op.Dtype != first.Dtype || op.Op != first.Op)) {
+			return true, fmt.Errorf("fakedev: batch step %d: %v %v %v in a batch of %v %v %v", op.Step, op.Kind, op.Dtype, op.Op, first.Kind, first.Dtype, first.Op)
 		}
 		if op.Dst.Mem().Kind != exec.MemFake && !op.Dst.IsHost() {
 			return true, fmt.Errorf("fakedev: cannot write %v memory", op.Dst.Mem())
@@ -111,8 +124,15 @@ func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
 	l.queue = append(l.queue, queued{batch: &batch{token: token, ops: append([]exec.LocalOp(nil), ops...)}})
 	l.Started += len(ops)
 	l.Batches++
+	if first.Kind == sched.OpReduce {
+		l.ReduceBatches++
+	}
 	return false, nil
 }
+
+// BatchesReduce implements exec.BatchReduce: batches of reductions are
+// run like batches of copies.
+func (l *Local) BatchesReduce() bool { return true }
 
 // Pending implements exec.AsyncLocal.
 func (l *Local) Pending() int { return len(l.queue) }
@@ -164,7 +184,7 @@ func (l *Local) run(op *exec.LocalOp) error {
 	return nil
 }
 
-// runBatch performs a batch's copies in a random order (they are
+// runBatch performs a batch's steps in a random order (they are
 // independent), stopping at the first that fails.
 func (l *Local) runBatch(b *batch) error {
 	l.rng.Shuffle(len(b.ops), func(i, j int) { b.ops[i], b.ops[j] = b.ops[j], b.ops[i] })
