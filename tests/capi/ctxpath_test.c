@@ -140,14 +140,8 @@ int main(int argc, char **argv)
     if (st != GORING_OK) die_status("context_create", st);
 
     /* Every rank's context card, as UCC's address exchange gives them. */
-    size_t len = 0;
-    if ((st = goring_context_card(ctx, NULL, &len)) != GORING_OK) die_status("context_card", st);
-    uint64_t mine = len, longest = 0;
-    MPI_Allreduce(&mine, &longest, 1, MPI_UINT64_T, MPI_MAX, MPI_COMM_WORLD);
-    char *card = calloc(1, longest), *slots = calloc(size, longest);
-    len = longest;
-    if ((st = goring_context_card(ctx, card, &len)) != GORING_OK) die_status("context_card", st);
-    MPI_Allgather(card, (int)longest, MPI_BYTE, slots, (int)longest, MPI_BYTE, MPI_COMM_WORLD);
+    size_t longest = 0;
+    char  *slots   = mpi_cards(goring_context_card, ctx, &longest, die_status);
 
     /* Two member lists over the same processes: world order and reversed. */
     uint32_t *ranks[2];
@@ -194,7 +188,6 @@ int main(int argc, char **argv)
         free(cards[o]);
         free(bounds[o]);
     }
-    free(card);
     free(slots);
     MPI_Finalize();
     return all ? 1 : 0;
