@@ -5,15 +5,17 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"runtime/pprof"
 	"sync"
 )
 
-// GORING_CPUPROFILE=FILE writes a CPU profile of the library's Go side
-// (runtime/pprof) from the first context's creation to the last one's
-// destruction, one file a process (FILE.PID): where a call's host time
-// goes inside goring, read with `go tool pprof build/libgoring.so
-// FILE.PID`. Time in C (UCX, CUDA, the C paths) shows as cgo calls.
+// GORING_CPUPROFILE_DIR=DIR (goring bench's ranks take the same) writes
+// a CPU profile of the library's Go side (runtime/pprof) from the first
+// context's creation to the last one's destruction, one file a process
+// (DIR/goring.PID.pprof): where a call's host time goes inside goring,
+// read with `go tool pprof build/libgoring.so FILE`. Time in C (UCX,
+// CUDA, the C paths) shows as cgo calls.
 var profile struct {
 	sync.Mutex
 	contexts int
@@ -21,8 +23,8 @@ var profile struct {
 }
 
 func profileStart() {
-	path := os.Getenv("GORING_CPUPROFILE")
-	if path == "" {
+	dir := os.Getenv("GORING_CPUPROFILE_DIR")
+	if dir == "" {
 		return
 	}
 	profile.Lock()
@@ -30,13 +32,13 @@ func profileStart() {
 	if profile.contexts++; profile.contexts > 1 {
 		return
 	}
-	f, err := os.Create(fmt.Sprintf("%s.%d", path, os.Getpid()))
+	f, err := os.Create(filepath.Join(dir, fmt.Sprintf("goring.%d.pprof", os.Getpid())))
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "goring: GORING_CPUPROFILE: %v\n", err)
+		fmt.Fprintf(os.Stderr, "goring: GORING_CPUPROFILE_DIR: %v\n", err)
 		return
 	}
 	if err := pprof.StartCPUProfile(f); err != nil {
-		fmt.Fprintf(os.Stderr, "goring: GORING_CPUPROFILE: %v\n", err)
+		fmt.Fprintf(os.Stderr, "goring: GORING_CPUPROFILE_DIR: %v\n", err)
 		_ = f.Close()
 		return
 	}
