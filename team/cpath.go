@@ -112,21 +112,7 @@ func (t *Team) OfferCPath(k cexec.Key, c *Coll, a Args) {
 		a.Mem != MemHost || len(a.Alg) > cexec.MaxAlgName {
 		return
 	}
-	B := int64(a.Count) * int64(a.Dtype.Size())
-	switch {
-	case a.Coll == coll.Allgather, a.Coll == coll.Allreduce, a.Coll == coll.ReduceScatter, a.Coll == coll.Bcast:
-	case a.Coll == coll.Alltoallv && a.A2A != nil && a.A2A.Uniform && !a.InPlace:
-		// Alltoall: the same counts every call, so the plan (pairwise,
-		// from this rank's counts alone) is the shape's. B counts what
-		// the rank sends in all.
-		B *= int64(t.size)
-	default:
-		return
-	}
-	if B > t.ctx.opts.cpathMax {
-		return
-	}
-	if t.cpath.Has(k) {
+	if !t.cpathShape(a, true) || t.cpath.Has(k) {
 		return
 	}
 	layout, shift := cpathLayout(a)
@@ -137,6 +123,28 @@ func (t *Team) OfferCPath(k cexec.Key, c *Coll, a Args) {
 	}
 	_, _ = t.cpath.Put(k, p)
 	p.Release()
+}
+
+// cpathShape says whether a C path serves the shape of call a: allgather,
+// allreduce, reduce_scatter or bcast, or with alltoall (the team's own C
+// path; the context path plans no count exchange) alltoall not in place,
+// at most cpath_max bytes (of the vector per rank; for alltoall, what a
+// rank sends in all) and not empty (an empty call is done at post). The
+// team's C path and the context path (shared.go) take the same shapes
+// but alltoall.
+func (t *Team) cpathShape(a Args, alltoall bool) bool {
+	B := int64(a.Count) * int64(a.Dtype.Size())
+	switch {
+	case a.Coll == coll.Allgather, a.Coll == coll.Allreduce, a.Coll == coll.ReduceScatter, a.Coll == coll.Bcast:
+	case alltoall && a.Coll == coll.Alltoallv && a.A2A != nil && a.A2A.Uniform && !a.InPlace:
+		// Alltoall: the same counts every call, so the plan (pairwise,
+		// from this rank's counts alone) is the shape's. B counts what
+		// the rank sends in all.
+		B *= int64(t.size)
+	default:
+		return false
+	}
+	return B > 0 && B <= t.ctx.opts.cpathMax
 }
 
 // CheckPeers is the C path's failure detector (goring_go_team_check): UCX's

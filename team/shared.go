@@ -5,7 +5,6 @@ import (
 	"fmt"
 
 	"github.com/goring-hpc/goring/cexec"
-	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/ucx"
 )
@@ -148,9 +147,7 @@ func (t *Team) SharedProgram(a Args, ranks []uint32) (*cexec.Program, error) {
 // selection gives to the sched program on one Machine (no engine, no
 // lanes). Caller holds t.mu.
 func (t *Team) sharedCall(a Args) (*Call, bool) {
-	switch a.Coll {
-	case coll.Allgather, coll.Allreduce, coll.ReduceScatter, coll.Bcast:
-	default:
+	if !t.cpathShape(a, false) {
 		return nil, false
 	}
 	mem, err := memoryOf(a)
@@ -161,8 +158,8 @@ func (t *Team) sharedCall(a Args) (*Call, bool) {
 	if err != nil || len(alg) > cexec.MaxAlgName || len(fallback) > cexec.MaxAlgName {
 		return nil, false
 	}
-	B, err := t.callBytes(a)
-	if err != nil || B == 0 || B > t.ctx.opts.cpathMax {
+	B, err := t.callBytes(a) // refuses an overflow and a bcast root out of range
+	if err != nil {
 		return nil, false
 	}
 	k := &Call{Args: a, mem: mem, alg: alg, fallback: fallback, bytes: B}
