@@ -8,6 +8,8 @@
  */
 #include "tl_goring.h"
 
+#include "core/ucc_ee.h"
+#include "schedule/ucc_schedule.h"
 #include "utils/ucc_coll_utils.h"
 #include "utils/ucc_malloc.h"
 
@@ -547,6 +549,50 @@ static ucc_status_t ucc_tl_goring_coll_post(ucc_coll_task_t *coll_task)
     return ucc_task_complete(coll_task);
 }
 
+/*
+ * Triggered post on a CUDA stream (ucc_collective_triggered_post; PyTorch's
+ * UCC backend posts its CUDA collectives so). Where goring runs the call
+ * as node kernels, they go straight onto the caller's stream
+ * (goring_coll_post_stream): they start when the caller's earlier work on
+ * it has, the caller's later work waits for them, and no executor kernel
+ * or host wait sits between. Every other call takes UCC's generic
+ * triggered post, which waits for the stream with an executor kernel of
+ * its own and then posts the task as usual. Either way the post event is
+ * on the execution engine when this returns, as the caller expects.
+ */
+static ucc_status_t ucc_tl_goring_triggered_post(ucc_ee_h ee, ucc_ev_t *ev,
+                                                 ucc_coll_task_t *coll_task)
+{
+    ucc_tl_goring_task_t *task = ucc_derived_of(coll_task, ucc_tl_goring_task_t);
+    ucc_ev_t              post_ev;
+    goring_status_t       st;
+
+    if (ee->ee_type != UCC_EE_CUDA_STREAM || ev->ev_type != UCC_EVENT_COMPUTE_COMPLETE) {
+        return ucc_triggered_post(ee, ev, coll_task);
+    }
+    st = goring_coll_post_stream(task->handle, ee->ee_context);
+    if (st == GORING_ERR_NOT_SUPPORTED) {
+        return ucc_triggered_post(ee, ev, coll_task);
+    }
+    if (st != GORING_OK) {
+        ucc_tl_goring_log_error(UCC_TASK_LIB(task), "goring_coll_post_stream", st);
+        coll_task->status = ucc_tl_goring_status(st);
+        return coll_task->status;
+    }
+    coll_task->ee        = ee;
+    coll_task->status    = UCC_INPROGRESS;
+    post_ev.ev_type         = UCC_EVENT_COLLECTIVE_POST;
+    post_ev.ev_context_size = 0;
+    post_ev.ev_context      = NULL;
+    post_ev.req             = &coll_task->super;
+    ucc_ee_set_event_internal(ee, &post_ev, &ee->event_out_queue);
+    ucc_tl_goring_coll_progress(coll_task);
+    if (coll_task->status == UCC_INPROGRESS) {
+        return ucc_progress_queue_enqueue(UCC_TASK_CORE_CTX(coll_task)->pq, coll_task);
+    }
+    return ucc_task_complete(coll_task);
+}
+
 ucc_status_t ucc_tl_goring_coll_init(ucc_base_coll_args_t *coll_args, ucc_base_team_t *team,
                                      ucc_coll_task_t **task_h)
 {
@@ -605,8 +651,9 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
         ucc_mpool_put(task);
         return status;
     }
-    task->super.post     = ucc_tl_goring_coll_post;
-    task->super.progress = ucc_tl_goring_coll_progress;
+    task->super.post           = ucc_tl_goring_coll_post;
+    task->super.triggered_post = ucc_tl_goring_triggered_post;
+    task->super.progress       = ucc_tl_goring_coll_progress;
     task->super.finalize = ucc_tl_goring_coll_finalize;
     tl_trace(team->context->lib, "goring task %p: %s", task, goring_coll_algorithm(task->handle));
     *task_h = &task->super;

@@ -52,6 +52,7 @@ GC_FN(cuStreamDestroy, gc_stream);
 GC_FN(cuStreamSynchronize, gc_stream);
 GC_FN(cuStreamQuery, gc_stream);
 GC_FN(cuStreamWaitEvent, gc_stream, gc_event, unsigned);
+GC_FN(cuStreamGetCtx, gc_stream, gc_ctx *);
 GC_FN(cuEventCreate, gc_event *, unsigned);
 GC_FN(cuEventDestroy, gc_event);
 GC_FN(cuEventRecord, gc_event, gc_stream);
@@ -132,6 +133,7 @@ int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
     GC_SYM(cuStreamSynchronize, "cuStreamSynchronize");
     GC_SYM(cuStreamQuery, "cuStreamQuery");
     GC_SYM(cuStreamWaitEvent, "cuStreamWaitEvent");
+    GC_SYM(cuStreamGetCtx, "cuStreamGetCtx");
     GC_SYM(cuEventCreate, "cuEventCreate");
     GC_SYM(cuEventDestroy, "cuEventDestroy_v2");
     GC_SYM(cuEventRecord, "cuEventRecord");
@@ -347,6 +349,11 @@ gc_result gc_stream_wait_event(gc_ctx ctx, gc_stream s, gc_event e)
 {
     GC_CURRENT(ctx);
     return p_cuStreamWaitEvent(s, e, 0);
+}
+
+gc_result gc_stream_ctx(gc_stream s, gc_ctx *ctx)
+{
+    return p_cuStreamGetCtx(s, ctx);
 }
 
 gc_result gc_event_create(gc_ctx ctx, gc_event *e, unsigned flags)

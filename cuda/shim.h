@@ -82,6 +82,8 @@ gc_result gc_stream_destroy(gc_ctx ctx, gc_stream s);
 gc_result gc_stream_synchronize(gc_ctx ctx, gc_stream s);
 gc_result gc_stream_query(gc_ctx ctx, gc_stream s);
 gc_result gc_stream_wait_event(gc_ctx ctx, gc_stream s, gc_event e);
+/* The context a stream belongs to (cuStreamGetCtx); needs no current one. */
+gc_result gc_stream_ctx(gc_stream s, gc_ctx *ctx);
 gc_result gc_event_create(gc_ctx ctx, gc_event *e, unsigned flags);
 gc_result gc_event_destroy(gc_ctx ctx, gc_event e);
 gc_result gc_event_record(gc_ctx ctx, gc_event e, gc_stream s);

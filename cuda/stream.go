@@ -8,6 +8,7 @@ import "C"
 import (
 	"fmt"
 	"sync"
+	"unsafe"
 )
 
 const (
@@ -25,6 +26,9 @@ type Stream struct {
 
 	mu        sync.Mutex
 	destroyed bool
+	// foreign: the caller's stream (ForeignStream), which Destroy leaves
+	// to its owner.
+	foreign bool
 
 	list copyList // CopyListAsync's and ReduceListAsync's descriptors
 }
@@ -41,6 +45,37 @@ func (d *Device) NewStream() (*Stream, error) {
 	}
 	return s, nil
 }
+
+// ForeignStream is a stream that the caller made and owns (a CUstream,
+// as UCC's execution engine or a framework hands it over), so that work
+// goring queues on it runs after the work the caller queued before, and
+// the caller's later work after goring's. It must be a stream of d's
+// primary context, the one goring works in (a framework's streams are,
+// PyTorch's included); the legacy default stream (0) is refused, as it
+// would also order goring's work against every blocking stream of the
+// context. Destroy forgets the stream and leaves it to its owner.
+func (d *Device) ForeignStream(handle uintptr) (*Stream, error) {
+	ctx, err := d.context()
+	if err != nil {
+		return nil, err
+	}
+	if handle == 0 {
+		return nil, fmt.Errorf("cuda: the legacy default stream is not taken as a caller's stream")
+	}
+	cs := *(*C.gc_stream)(unsafe.Pointer(&handle))
+	var owner C.gc_ctx
+	if err := check("cuStreamGetCtx", C.gc_stream_ctx(cs, &owner)); err != nil {
+		return nil, err
+	}
+	if owner != ctx {
+		return nil, fmt.Errorf("%w: the stream is of another context than device %d's primary one", ErrDeviceMismatch, d.ordinal)
+	}
+	return &Stream{dev: d, s: cs, foreign: true}, nil
+}
+
+// Handle is the stream's CUstream, for a caller that hands it to other
+// code (goring_coll_post_stream's callers, tests of it).
+func (s *Stream) Handle() uintptr { return uintptr(unsafe.Pointer(s.s)) }
 
 // Device is the stream's device.
 func (s *Stream) Device() *Device { return s.dev }
@@ -111,7 +146,7 @@ func (s *Stream) WaitEvent(e *Event) error {
 
 // Destroy releases the stream; work already queued still completes (a
 // stream that ran copy lists first waits for it, to free their device
-// array).
+// array). A ForeignStream is only forgotten: its owner destroys it.
 func (s *Stream) Destroy() error {
 	ctx, cs, err := s.live()
 	if err != nil {
@@ -126,5 +161,8 @@ func (s *Stream) Destroy() error {
 	s.mu.Lock()
 	s.destroyed = true
 	s.mu.Unlock()
+	if s.foreign {
+		return nil
+	}
 	return check("cuStreamDestroy", C.gc_stream_destroy(ctx, cs))
 }

@@ -241,9 +241,23 @@ func (l *Local) Algorithm(c Call) string {
 	return s.Alg.String()
 }
 
-// Begin launches this rank's kernel of c, the team's next call. Every
-// rank must begin the same calls in the same order.
-func (l *Local) Begin(c Call) error {
+// Begin launches this rank's kernel of c, the team's next call, on the
+// team's own stream. Every rank must begin the same calls in the same
+// order.
+func (l *Local) Begin(c Call) error { return l.BeginOn(c, nil) }
+
+// BeginOn is Begin on stream s, the caller's (nil: the team's own): the
+// call's kernels run after the work the caller queued on s before, and
+// the caller's later work on s runs after them, with no host round trip
+// between (UCC's triggered post on a CUDA stream, as a framework posts
+// its collectives). The previous call has completed (a call begins only
+// after Progress saw it end), so the kernels need no order against the
+// team's own stream; Progress polls an event recorded on s.
+func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
+	stream := l.stream
+	if on != nil {
+		stream = on
+	}
 	switch {
 	case l.broken != nil:
 		return l.broken
@@ -269,7 +283,7 @@ func (l *Local) Begin(c Call) error {
 		e := l.epoch.Next()
 		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
 			Count: s.Count, Stride: s.Stride, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr}
-		if err := cuda.NodeLaunchAsync(l.stream, nc, l.grid(bytes)); err != nil {
+		if err := cuda.NodeLaunchAsync(stream, nc, l.grid(bytes)); err != nil {
 			if i > 0 {
 				// Peers run the pieces this rank launched and wait in the
 				// next one: the team's node calls cannot go on.
@@ -279,7 +293,7 @@ func (l *Local) Begin(c Call) error {
 		}
 		l.epoch = e // launched: the peers' flags now count this piece
 	}
-	if err := l.done.Record(l.stream); err != nil {
+	if err := l.done.Record(stream); err != nil {
 		l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
 		return err
 	}

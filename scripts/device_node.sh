@@ -23,7 +23,10 @@
 # (seconds from the start after which no run starts; 560), INPLACE=1 (every
 # timed and traced call in place, ucc_perftest -i), PERSIST=1 (every
 # timed and traced call persistent, ucc_perftest -p: initialized once,
-# posted every iteration), CUDA_ALLREDUCE=1
+# posted every iteration), TRIGGERED=1 (every timed and traced call
+# triggered on a CUDA stream, ucc_perftest -T, as PyTorch's UCC backend
+# posts; goring's runs report how many of their node calls went on the
+# caller's stream), CUDA_ALLREDUCE=1
 # (time tl/cuda's allreduce, which is tl/ucp's: tl/cuda has it only over
 # NVLS, compiled out here).
 #
@@ -168,6 +171,10 @@ MAXCOUNT=${MAXCOUNT:-67108864}
 PT=(-m cuda -d float32 -b "$MINCOUNT" -e "$MAXCOUNT" -F)
 [ "${INPLACE:-0}" = 1 ] && PT+=(-i) # every column's calls in place (MPI_IN_PLACE)
 [ "${PERSIST:-0}" = 1 ] && PT+=(-p) # every column's calls persistent: one init, many posts
+if [ "${TRIGGERED:-0}" = 1 ]; then
+  PT+=(-T) # every column's calls triggered on the execution engine's CUDA stream
+  GE+=(-x GORING_NODE_STATS=1) # each rank's node calls, and those on the caller's stream
+fi
 # Every run bounded, and all of them by DEADLINE seconds from the start
 # (the device tool's 600 s a command): a hang costs its own run only.
 bounded() {
@@ -208,6 +215,12 @@ for k in $PEERS goring; do
     grep -iE "error|fail" "$R/perf_${k}_$c.txt" | head -3
   done
 done
+if [ "${TRIGGERED:-0}" = 1 ]; then
+  echo "-- goring's node calls on the caller's stream (rank 0 of each team, per collective):"
+  for c in $COLLS; do
+    grep -h "goring node: rank 0 of" "$R/perf_goring_$c.txt" 2>/dev/null | sed -E "s/^/   $c: /" | sort | uniq -c | sort -rn | head -3
+  done
+fi
 phase "timed runs (ucc_perftest)"
 
 # The table: µs (avg over ranks of each rank's mean) per column, and

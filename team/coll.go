@@ -282,6 +282,11 @@ func (c *Coll) Runner() string {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return c.runnerName()
+}
+
+// runnerName is Runner's answer; the caller holds the team's lock.
+func (c *Coll) runnerName() string {
 	if c.call == nil || c.run == nil || c.call.at < 0 || c.call.at >= len(selection) {
 		return ""
 	}
@@ -295,6 +300,12 @@ func (c *Coll) Post() error {
 	defer t.mu.Unlock()
 	defer t.lockC()()
 	defer t.noteBusy()
+	return c.post()
+}
+
+// post is Post's body; the caller holds the team's locks.
+func (c *Coll) post() error {
+	t := c.team
 	switch c.state {
 	case collInit, collDone, collFailed:
 	default:

@@ -38,12 +38,17 @@ type nodeState struct {
 	ready bool            // every rank mapped every region
 	off   error           // why the team runs no node calls (nil: it may)
 	stats nodeStats
+	// The caller's stream of the last call posted on one (PostOn),
+	// wrapped, and its handle.
+	stream       *cuda.Stream
+	streamHandle uintptr
 }
 
 // nodeStats is where a team's node calls spent their time on the host
 // (printed at the team's end with GORING_NODE_STATS set: a diagnostic).
 type nodeStats struct {
 	calls          int
+	onStream       int // of calls, those on the caller's stream (PostOn)
 	launch, finish time.Duration // in Begin; from Begin's return to the completion seen
 }
 
@@ -89,6 +94,9 @@ type nodeRunner struct {
 	exchange exec.Call
 	checked  time.Time // the watch's last check while the kernel runs
 	launched time.Time // when the kernel was launched
+	// on is the caller's stream for the post in progress (PostOn); nil:
+	// the team's own. Taken, and cleared, by the launch.
+	on *cuda.Stream
 }
 
 // nodeSetup is the team's first node call's exchanges: every rank's card,
@@ -217,7 +225,12 @@ func (r *nodeRunner) launch() error {
 	t := r.c.team
 	r.setup = nil
 	t0 := time.Now()
-	err := t.node.local.Begin(r.call)
+	on := r.on
+	r.on = nil
+	if on != nil {
+		t.node.stats.onStream++
+	}
+	err := t.node.local.BeginOn(r.call, on)
 	// The watch's first look comes a watch interval after the launch: a
 	// look costs a /proc read per peer, more than a small call.
 	r.launched = time.Now()
@@ -303,10 +316,10 @@ func (t *Team) closeNode() error {
 	}
 	if st := t.node.stats; st.calls > 0 && os.Getenv("GORING_NODE_STATS") != "" {
 		per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(st.calls) }
-		fmt.Fprintf(os.Stderr, "goring node: rank %d of %d, %d calls, us per call: launch %.1f, launch to completion seen %.1f\n",
-			t.rank, t.size, st.calls, per(st.launch), per(st.finish))
+		fmt.Fprintf(os.Stderr, "goring node: rank %d of %d, %d calls (%d on the caller's stream), us per call: launch %.1f, launch to completion seen %.1f\n",
+			t.rank, t.size, st.calls, st.onStream, per(st.launch), per(st.finish))
 	}
 	err := t.node.local.Close()
-	t.node.local = nil
+	t.node.local, t.node.stream = nil, nil // the caller's stream stays the caller's
 	return err
 }

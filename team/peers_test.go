@@ -46,7 +46,8 @@ func TestMain(m *testing.M) {
 // (the same with a small allreduce in the C path, see dieInC), "gpu" and
 // "gpu-pool" (CUDA buffers on one shared GPU, see sharedGPUChild),
 // "node-ok", "node-die" and "node-late:D" (a GPU each, node kernels:
-// nodeFaultChild).
+// nodeFaultChild), "node-stream" (node calls on the caller's stream:
+// nodeStreamChild).
 func runChild(spec string) error {
 	f := strings.SplitN(spec, ",", 4)
 	rank, _ := strconv.Atoi(f[0])
@@ -69,6 +70,9 @@ func runChild(spec string) error {
 	}
 	if mode == "gpu" || mode == "gpu-pool" {
 		return sharedGPUChild(t, ctx, rank, size, dir, mode == "gpu-pool")
+	}
+	if mode == "node-stream" {
+		return nodeStreamChild(t, ctx, rank, size, dir)
 	}
 	if strings.HasPrefix(mode, "node-") {
 		return nodeFaultChild(t, ctx, rank, size, dir, mode)

@@ -416,6 +416,20 @@ func goring_go_coll_post(h C.goring_coll_h) (status C.goring_status_t) {
 	return C.GORING_OK
 }
 
+//export goring_go_coll_post_stream
+func goring_go_coll_post_stream(h C.goring_coll_h, stream unsafe.Pointer) (status C.goring_status_t) {
+	defer guard(&status)
+	c, ok := lookup[*team.Coll](uint64(h))
+	if !ok {
+		return fail(team.Invalid("goring_coll_post_stream: unknown collective %d", h))
+	}
+	// A CUstream is a handle for the driver, never Go memory.
+	if err := c.PostOn(uintptr(stream)); err != nil {
+		return fail(err)
+	}
+	return C.GORING_OK
+}
+
 //export goring_go_coll_test
 func goring_go_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)

@@ -190,6 +190,17 @@ goring_status_t goring_coll_post(goring_coll_h h)
     return goring_go_coll_post(fc->go);
 }
 
+goring_status_t goring_coll_post_stream(goring_coll_h h, void *stream)
+{
+    tlg_call_t *fc = tlg_call(h);
+    if (fc == NULL) {
+        return goring_go_coll_post_stream(h, stream);
+    }
+    /* The C paths run small host calls only: none is a node call. */
+    return goring_go_set_error("goring_coll_post_stream: a host call of the C path",
+                               GORING_ERR_NOT_SUPPORTED);
+}
+
 goring_status_t goring_coll_test(goring_coll_h h)
 {
     tlg_call_t *fc = tlg_call(h);

@@ -29,8 +29,11 @@ extern "C" {
  * 4: GORING_ERR_DECLINED from goring_team_scores.
  * 5: MoE dispatch and combine: goring_moe_args_t, goring_moe_init (a
  *    goring_coll_h for goring_coll_post/test/finalize) and
- *    goring_moe_layout (a rank's expert rows, to size its buffers). */
-#define GORING_API_VERSION 7
+ *    goring_moe_layout (a rank's expert rows, to size its buffers).
+ * 6: goring_team_create_lazy takes the team's generation.
+ * 7: the context path (goring_cteam_*), GORING_NEED_TEAM, GORING_IN_TEAM.
+ * 8: goring_coll_post_stream (a call on the caller's CUDA stream). */
+#define GORING_API_VERSION 8
 
 typedef enum {
     GORING_OK                = 0,
@@ -319,6 +322,19 @@ goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *a
  * the order they were posted (MPI's collective ordering makes that order
  * the same on every rank); a later one starts when the earlier completes. */
 goring_status_t goring_coll_post(goring_coll_h coll);
+
+/* Posts the collective on the caller's CUDA stream, a CUstream of the
+ * primary context of the GPU that holds its buffers: its device work runs
+ * after the work queued on stream before this call, and work queued on
+ * stream after it runs after the collective, with no host step between;
+ * goring_coll_test still reports completion. goring runs it so where the
+ * call runs as kernels of a node team whose GPU regions are set up (an
+ * earlier call of the team has run) and the team has no other call in
+ * flight. Otherwise it returns GORING_ERR_NOT_SUPPORTED, posts nothing
+ * and leaves the call as it was: the caller then orders it against the
+ * stream itself and posts it with goring_coll_post (UCC's triggered post
+ * does). */
+goring_status_t goring_coll_post_stream(goring_coll_h coll, void *stream);
 
 /* Progresses the team without blocking: GORING_OK when this collective is
  * complete, GORING_INPROGRESS while it is not, an error otherwise. */

@@ -45,9 +45,16 @@ static void run(goring_team_h team, goring_coll_args_t *args, const char *what)
     goring_coll_h coll;
     double t0 = MPI_Wtime(), polls = 0;
     goring_status_t st = goring_coll_init(team, args, &coll);
-    double t1 = MPI_Wtime();
     if (st != GORING_OK) die_status(what, st);
     cpath_calls += (coll >> 63) != 0;
+    /* Host calls never go on a CUDA stream: refused, nothing posted (the
+     * handle is never dereferenced), and the call posts as usual. */
+    if ((st = goring_coll_post_stream(coll, (void *)0x1)) != GORING_ERR_NOT_SUPPORTED) {
+        fprintf(stderr, "%s: goring_coll_post_stream on host memory: %d, want %d\n", what, st,
+                GORING_ERR_NOT_SUPPORTED);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    double t1 = MPI_Wtime();
     if ((st = goring_coll_post(coll)) != GORING_OK) die_status(what, st);
     double t2 = MPI_Wtime();
     while ((st = goring_coll_test(coll)) == GORING_INPROGRESS) {

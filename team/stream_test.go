@@ -1,0 +1,49 @@
+package team
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// A call that is not a node call is refused on the caller's stream with
+// nothing posted (the caller then posts it as usual, and it runs right);
+// a call with nothing to move is done at once. The stream handle is never
+// touched for these: no GPU is needed. The node calls on a stream:
+// TestNodeCallsOnCallersStream.
+func TestPostOnRefusesWhatIsNotANodeCall(t *testing.T) {
+	const n, count = 3, 1001
+	teams := newTestTeams(t, n, "")
+	srcs, dsts := make([][]byte, n), make([][]byte, n)
+	colls := make([]*Coll, n)
+	for r, tm := range teams {
+		srcs[r], dsts[r] = cbuf(t, 4*count), cbuf(t, 4*count)
+		for i, v := range f32s(srcs[r]) {
+			f32s(srcs[r])[i] = v + float32(r+i%3)
+		}
+		c, err := NewColl(tm, Args{Coll: coll.Allreduce, Src: ptr(srcs[r]), Dst: ptr(dsts[r]), Count: count, Dtype: coll.Float32, Op: coll.Sum})
+		require.NoError(t, err)
+		t.Cleanup(c.Finalize)
+		colls[r] = c
+		err = c.PostOn(0xdead0000) // never dereferenced: the call is refused first
+		assert.Equal(t, StatusNotSupported, StatusOf(err), "rank %d: %v", r, err)
+		assert.Equal(t, collInit, c.state, "rank %d: a refused call stays unposted", r)
+	}
+	runColls(t, n, func(r int) (*Coll, error) { return colls[r], nil })
+	for r := range teams {
+		for i, v := range f32s(dsts[r]) {
+			require.Equal(t, float32(n*(n-1)/2+n*(i%3)), v, "rank %d element %d", r, i)
+		}
+	}
+	// Nothing to move: done at once, on a stream or not.
+	c, err := NewColl(teams[0], Args{Coll: coll.Allreduce, Src: ptr(srcs[0]), Dst: ptr(dsts[0]), Count: 0, Dtype: coll.Float32, Op: coll.Sum})
+	require.NoError(t, err)
+	defer c.Finalize()
+	require.NoError(t, c.PostOn(0xdead0000))
+	done, err := c.Test()
+	assert.True(t, done)
+	assert.NoError(t, err)
+}
