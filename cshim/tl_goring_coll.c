@@ -572,8 +572,14 @@ static ucc_status_t ucc_tl_goring_triggered_post(ucc_ee_h ee, ucc_ev_t *ev,
     }
     st = goring_coll_post_stream(task->handle, ee->ee_context);
     if (st == GORING_ERR_NOT_SUPPORTED) {
+        if (((ucc_base_lib_t *)UCC_TASK_LIB(task))->log_component.log_level >= UCC_LOG_LEVEL_DEBUG) {
+            char why[256];
+            goring_last_error(why, sizeof(why));
+            tl_debug(UCC_TASK_LIB(task), "goring task %p: UCC's triggered post (%s)", task, why);
+        }
         return ucc_triggered_post(ee, ev, coll_task);
     }
+    tl_debug(UCC_TASK_LIB(task), "goring task %p: on the caller's stream %p", task, ee->ee_context);
     if (st != GORING_OK) {
         ucc_tl_goring_log_error(UCC_TASK_LIB(task), "goring_coll_post_stream", st);
         coll_task->status = ucc_tl_goring_status(st);

@@ -64,15 +64,14 @@ type listModule struct {
 	err  error
 }
 
-// copyListModules and reduceListModules cache each device's loaded
-// modules.
-var copyListModules, reduceListModules sync.Map // *Device -> *listModule
-
-// listFunctions loads d's module of family (once per device, cached in
-// cache) and looks up names in it ("" names no function).
-func (d *Device) listFunctions(cache *sync.Map, family string, names func() []string) ([]C.gc_function, error) {
-	v, _ := cache.LoadOrStore(d, &listModule{})
-	o := v.(*listModule)
+// listFunctions loads the module of family into o (once per GPU:
+// modules.go) and looks up names in it ("" names no function).
+func (d *Device) listFunctions(pick func(*kernelHome) *listModule, family string, names func() []string) ([]C.gc_function, error) {
+	h, err := d.home()
+	if err != nil {
+		return nil, err
+	}
+	o := pick(h)
 	o.once.Do(func() {
 		ctx, m, err := d.loadModule(family)
 		if err != nil {
@@ -94,7 +93,7 @@ func (d *Device) listFunctions(cache *sync.Map, family string, names func() []st
 }
 
 func (d *Device) copyListKernel() (C.gc_function, error) {
-	fns, err := d.listFunctions(&copyListModules, "copylist", func() []string { return []string{"goring_copy_list"} })
+	fns, err := d.listFunctions(func(h *kernelHome) *listModule { return &h.copyList }, "copylist", func() []string { return []string{"goring_copy_list"} })
 	if err != nil {
 		return nil, err
 	}
@@ -107,7 +106,7 @@ func reduceListIndex(dt coll.Dtype, op coll.Op) int { return int(dt)*int(coll.Bx
 // reduceListKernel is d's goring_reduce_list_<dt>_<op> (dt and op
 // checked by the caller).
 func (d *Device) reduceListKernel(dt coll.Dtype, op coll.Op) (C.gc_function, error) {
-	fns, err := d.listFunctions(&reduceListModules, "reducelist", func() []string {
+	fns, err := d.listFunctions(func(h *kernelHome) *listModule { return &h.reduceList }, "reducelist", func() []string {
 		names := make([]string, reduceListIndex(coll.Float64, coll.Bxor)+1)
 		for _, dt := range coll.Dtypes {
 			for _, op := range coll.Ops {

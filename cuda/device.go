@@ -44,10 +44,6 @@ type Device struct {
 
 	mu     sync.Mutex
 	closed bool
-
-	kernels     *reduceModule // loaded on first use (kernels.go)
-	kernelsErr  error
-	kernelsOnce sync.Once
 }
 
 // DeviceName is the product name of device ordinal ("NVIDIA H200"),

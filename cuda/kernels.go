@@ -121,10 +121,28 @@ func (d *Device) loadModule(family string) (C.gc_ctx, *reduceModule, error) {
 	return ctx, m, nil
 }
 
-// reduceKernels loads d's kernels once.
-func (d *Device) reduceKernels() (*reduceModule, error) {
-	d.kernelsOnce.Do(func() { d.kernels, d.kernelsErr = d.loadReduceKernels() })
-	return d.kernels, d.kernelsErr
+// LoadKernels loads every kernel family goring launches on d (the
+// reductions, the node collectives, the copy and reduce lists) and looks
+// their functions up, once per device; later calls return at once.
+//
+// Why ahead of the first launch: loading a module, or a function under
+// CUDA's lazy loading, can wait for the device's queued work. A caller
+// that posts a collective behind work held on its stream (UCC's generic
+// triggered post holds the stream until the collective completes) would
+// then wait for itself. So a team loads them when it first opens the
+// GPU, before any call of it runs.
+func (d *Device) LoadKernels() error {
+	if _, err := d.reduceKernels(); err != nil {
+		return err
+	}
+	if _, err := d.nodeKernels(); err != nil {
+		return err
+	}
+	if _, err := d.copyListKernel(); err != nil {
+		return err
+	}
+	_, err := d.reduceListKernel(coll.Float32, coll.Sum)
+	return err
 }
 
 func (d *Device) loadReduceKernels() (*reduceModule, error) {

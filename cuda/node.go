@@ -8,7 +8,6 @@ import "C"
 
 import (
 	"fmt"
-	"sync"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/devsync"
@@ -37,23 +36,6 @@ type nodeModule struct {
 	mod       C.gc_module
 	fns       map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function
 	allgather C.gc_function
-}
-
-// nodeModules caches each device's module (kept out of Device, whose
-// fields are the reduce module's).
-var nodeModules sync.Map // *Device -> *nodeOnce
-
-type nodeOnce struct {
-	once sync.Once
-	m    *nodeModule
-	err  error
-}
-
-func (d *Device) nodeKernels() (*nodeModule, error) {
-	v, _ := nodeModules.LoadOrStore(d, &nodeOnce{})
-	o := v.(*nodeOnce)
-	o.once.Do(func() { o.m, o.err = d.loadNodeKernels() })
-	return o.m, o.err
 }
 
 func (d *Device) loadNodeKernels() (*nodeModule, error) {

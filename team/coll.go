@@ -87,6 +87,9 @@ func NewColl(t *Team, a Args) (_ *Coll, err error) {
 		return nil, err
 	}
 	if t.tr == nil {
+		if !mem.IsHost() {
+			loadKernels(mem.Device)
+		}
 		return t.pendingColl(a, alg)
 	}
 	c := &Coll{team: t, alg: alg}

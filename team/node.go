@@ -48,7 +48,7 @@ type nodeState struct {
 // (printed at the team's end with GORING_NODE_STATS set: a diagnostic).
 type nodeStats struct {
 	calls          int
-	onStream       int // of calls, those on the caller's stream (PostOn)
+	onStream       int           // of calls, those on the caller's stream (PostOn)
 	launch, finish time.Duration // in Begin; from Begin's return to the completion seen
 }
 
