@@ -23,6 +23,7 @@ var profile struct {
 }
 
 func profileStart() {
+	stacksAfter()
 	dir := os.Getenv("GORING_CPUPROFILE_DIR")
 	if dir == "" {
 		return
