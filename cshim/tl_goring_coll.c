@@ -555,7 +555,9 @@ static ucc_status_t ucc_tl_goring_coll_post(ucc_coll_task_t *coll_task)
  * as node kernels, they go straight onto the caller's stream
  * (goring_coll_post_stream): they start when the caller's earlier work on
  * it has, the caller's later work waits for them, and no executor kernel
- * or host wait sits between. Every other call takes UCC's generic
+ * or host wait sits between. A team's first such calls set the team up
+ * first, off the stream (goring_coll_prepare_stream: the set-up's GPU
+ * allocations could wait behind a held stream). Every other call takes UCC's generic
  * triggered post, which waits for the stream with an executor kernel of
  * its own and then posts the task as usual. Either way the post event is
  * on the execution engine when this returns, as the caller expects.
@@ -571,6 +573,10 @@ static ucc_status_t ucc_tl_goring_triggered_post(ucc_ee_h ee, ucc_ev_t *ev,
         return ucc_triggered_post(ee, ev, coll_task);
     }
     st = goring_coll_post_stream(task->handle, ee->ee_context);
+    if (st == GORING_ERR_NOT_SUPPORTED && goring_coll_prepare_stream(task->handle) == GORING_OK) {
+        /* The team's first calls: set up now, off the stream, then on it. */
+        st = goring_coll_post_stream(task->handle, ee->ee_context);
+    }
     if (st == GORING_ERR_NOT_SUPPORTED) {
         if (((ucc_base_lib_t *)UCC_TASK_LIB(task))->log_component.log_level >= UCC_LOG_LEVEL_DEBUG) {
             char why[256];

@@ -97,6 +97,10 @@ type nodeRunner struct {
 	// on is the caller's stream for the post in progress (PostOn); nil:
 	// the team's own. Taken, and cleared, by the launch.
 	on *cuda.Stream
+	// prepOnly: this post runs the team's set-up exchanges and ends
+	// without a kernel, the data untouched (PrepareStream); prepDone: it
+	// has nothing left to run.
+	prepOnly, prepDone bool
 }
 
 // nodeSetup is the team's first node call's exchanges: every rank's card,
@@ -185,6 +189,10 @@ const nodeCardSlot = 128
 func (r *nodeRunner) Begin() error {
 	t := r.c.team
 	if t.node.off != nil && t.node.ready {
+		if r.prepOnly {
+			r.prepDone = true // nothing to set up: the call runs as messages
+			return nil
+		}
 		return fallBack(t.node.off)
 	}
 	if r.setup != nil && t.node.ready {
@@ -204,6 +212,10 @@ func (r *nodeRunner) Begin() error {
 		// The first byte says whether the rank has a card at all.
 		mine := append([]byte{byte(min(len(card), 1))}, card...)
 		return r.beginSetup(mine, nodeCardSlot)
+	}
+	if r.prepOnly {
+		r.prepDone = true
+		return nil
 	}
 	return r.launch()
 }
@@ -243,6 +255,9 @@ func (r *nodeRunner) launch() error {
 // Progress progresses a node call: its set-up exchanges, then the kernel.
 func (r *nodeRunner) Progress() (bool, error) {
 	t := r.c.team
+	if r.prepDone {
+		return true, nil
+	}
 	if s := r.setup; s != nil {
 		done, err := r.exchange.Progress(time.Time{})
 		if err != nil || !done {
@@ -277,7 +292,15 @@ func (r *nodeRunner) Progress() (bool, error) {
 			}
 			if t.node.off != nil {
 				_ = t.closeNode() // its regions serve nothing now
+				if r.prepOnly {
+					r.setup = nil
+					return true, nil
+				}
 				return false, fallBack(t.node.off)
+			}
+			if r.prepOnly {
+				r.setup = nil
+				return true, nil
 			}
 			if err := r.launch(); err != nil {
 				return false, err

@@ -115,8 +115,12 @@ func nodeStreamChild(t *Team, ctx *Context, rank, size int, dir string) error {
 			time.Sleep(20 * time.Microsecond)
 		}
 	}
-	// Call 0 sets the team's node regions up: a first call is refused on
-	// the stream, as the set-up exchange runs on the host.
+	// Call 0: refused on the stream before the team's node regions are
+	// set up; PrepareStream sets them up, moving no data, and then the
+	// call goes on the stream.
+	if err := dst.Memset(0, bytes, 0); err != nil {
+		return err
+	}
 	fill(0)
 	if err := cuda.CopyHtoDAsync(us, src, 0, hin, 0, bytes); err != nil {
 		return err
@@ -125,19 +129,40 @@ func nodeStreamChild(t *Team, ctx *Context, rank, size int, dir string) error {
 	if err != nil {
 		return err
 	}
+	defer first.Finalize()
 	if err := first.PostOn(us.Handle()); StatusOf(err) != StatusNotSupported {
 		return fmt.Errorf("the team's first call on the stream: %v, want it refused", err)
+	}
+	ready, err := first.PrepareStream()
+	if err != nil || !ready {
+		return fmt.Errorf("PrepareStream: ready %v, %v", ready, err)
+	}
+	if err := dst.CopyToHost(hout.Bytes(), 0); err != nil {
+		return err
+	}
+	for i, v := range hout.Bytes() {
+		if v != 0 {
+			return fmt.Errorf("PrepareStream wrote byte %d of the output (%#x)", i, v)
+		}
+	}
+	if err := first.PostOn(us.Handle()); err != nil {
+		return fmt.Errorf("the first call on the stream after PrepareStream: %w", err)
+	}
+	if err := cuda.CopyDtoHAsync(us, hout, 0, dst, 0, bytes); err != nil {
+		return err
 	}
 	if err := us.Synchronize(); err != nil {
 		return err
 	}
-	if err := first.Post(); err != nil {
+	if err := check(0, "read behind the first call on the stream"); err != nil {
 		return err
 	}
 	if err := wait(first); err != nil {
 		return err
 	}
-	first.Finalize()
+	if ready, err := first.PrepareStream(); err != nil || !ready {
+		return fmt.Errorf("PrepareStream on a set-up team: ready %v, %v", ready, err)
+	}
 	// Calls 1-3 on the stream, one Coll posted again (UCC's persistent
 	// calls) and fresh ones.
 	again, err := NewColl(t, a)

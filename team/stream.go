@@ -2,6 +2,7 @@ package team
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/goring-hpc/goring/cuda"
 )
@@ -87,4 +88,94 @@ func (r *nodeRunner) foreignStream(handle uintptr) (*cuda.Stream, error) {
 	}
 	n.stream, n.streamHandle = s, handle
 	return s, nil
+}
+
+// PrepareStream readies the team so that PostOn takes this call, where
+// PostOn refuses it only because the team has not set itself up yet: a
+// lazy team not connected, or node regions not made and mapped (the
+// team's first calls). It runs that set-up now and blocks until it is
+// done, moving no data, and reports whether PostOn takes the call. Any
+// other refusal (host memory, not a node call, a call in flight) returns
+// false at once. Every rank must call it at the same call, as every rank
+// posts it: the set-up exchanges are collective, and every rank sees the
+// same reason to run them.
+//
+// Why block, rather than hand the call to UCC's generic triggered post:
+// that holds the caller's stream (an executor's wait) while the call
+// runs, and the set-up allocates, clears and maps GPU memory, which the
+// driver may order behind the held stream, so the job waits on itself.
+// ucc_perftest -T hung at its first call that way on two H200s
+// (docs/gpu.md "The caller's stream").
+func (c *Coll) PrepareStream() (bool, error) {
+	for {
+		ready, more, err := c.prepareStep()
+		if err != nil || !more {
+			return ready, err
+		}
+		time.Sleep(2 * time.Microsecond)
+	}
+}
+
+// prepareStep is one step of PrepareStream: ready says PostOn takes the
+// call, more that the set-up is still running.
+func (c *Coll) prepareStep() (ready, more bool, err error) {
+	t := c.team
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	defer t.lockC()()
+	defer t.noteBusy()
+	if r, ok := c.run.(*nodeRunner); ok && r.prepOnly {
+		// The set-up pass is posted: progress it to its end.
+		t.progress()
+		if c.state == collQueued || c.state == collRunning {
+			return false, true, nil
+		}
+		r.prepOnly, r.prepDone = false, false
+		if c.state == collFailed {
+			return false, false, c.err
+		}
+		c.state = collInit
+		_, why := c.streamRunner()
+		return why == nil, false, nil
+	}
+	switch {
+	case c.state == collQueued || c.state == collRunning:
+		return false, false, Invalid("collective prepared while in flight")
+	case c.trivial:
+		return true, false, nil // PostOn completes it at once
+	case t.cur != nil || len(t.queue) > 0:
+		return false, false, nil
+	case c.pending != nil:
+		if mem, err := memoryOf(*c.pending); err != nil || mem.IsHost() {
+			return false, false, err
+		}
+		if t.tr == nil {
+			t.progress() // the lazy team's card exchange
+			if t.link != nil && t.link.err != nil {
+				return false, false, t.link.err
+			}
+			return false, true, nil
+		}
+		if !c.finishInit() {
+			if c.state == collFailed {
+				return false, false, c.err
+			}
+			return true, false, nil // nothing to move
+		}
+		return false, true, nil
+	}
+	r, ok := c.run.(*nodeRunner)
+	switch {
+	case !ok:
+		return false, false, nil
+	case t.node != nil && t.node.ready:
+		_, why := c.streamRunner()
+		return why == nil, false, nil
+	}
+	r.prepOnly = true
+	if err := c.post(); err != nil {
+		r.prepOnly = false
+		return false, false, err
+	}
+	return false, true, nil
 }

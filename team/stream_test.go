@@ -30,6 +30,9 @@ func TestPostOnRefusesWhatIsNotANodeCall(t *testing.T) {
 		colls[r] = c
 		err = c.PostOn(0xdead0000) // never dereferenced: the call is refused first
 		assert.Equal(t, StatusNotSupported, StatusOf(err), "rank %d: %v", r, err)
+		ready, err := c.PrepareStream() // nothing to set up: false at once
+		assert.False(t, ready, "rank %d", r)
+		assert.NoError(t, err, "rank %d", r)
 		assert.Equal(t, collInit, c.state, "rank %d: a refused call stays unposted", r)
 	}
 	runColls(t, n, func(r int) (*Coll, error) { return colls[r], nil })

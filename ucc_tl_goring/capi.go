@@ -430,6 +430,23 @@ func goring_go_coll_post_stream(h C.goring_coll_h, stream unsafe.Pointer) (statu
 	return C.GORING_OK
 }
 
+//export goring_go_coll_prepare_stream
+func goring_go_coll_prepare_stream(h C.goring_coll_h) (status C.goring_status_t) {
+	defer guard(&status)
+	c, ok := lookup[*team.Coll](uint64(h))
+	if !ok {
+		return fail(team.Invalid("goring_coll_prepare_stream: unknown collective %d", h))
+	}
+	ready, err := c.PrepareStream()
+	switch {
+	case err != nil:
+		return fail(err)
+	case !ready:
+		return fail(team.NotSupported("goring_coll_prepare_stream: the call does not go on a caller's stream"))
+	}
+	return C.GORING_OK
+}
+
 //export goring_go_coll_test
 func goring_go_coll_test(h C.goring_coll_h) (status C.goring_status_t) {
 	defer guard(&status)

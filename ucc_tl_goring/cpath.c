@@ -201,6 +201,16 @@ goring_status_t goring_coll_post_stream(goring_coll_h h, void *stream)
                                GORING_ERR_NOT_SUPPORTED);
 }
 
+goring_status_t goring_coll_prepare_stream(goring_coll_h h)
+{
+    tlg_call_t *fc = tlg_call(h);
+    if (fc == NULL) {
+        return goring_go_coll_prepare_stream(h);
+    }
+    return goring_go_set_error("goring_coll_prepare_stream: a host call of the C path",
+                               GORING_ERR_NOT_SUPPORTED);
+}
+
 goring_status_t goring_coll_test(goring_coll_h h)
 {
     tlg_call_t *fc = tlg_call(h);

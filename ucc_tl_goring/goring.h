@@ -32,7 +32,8 @@ extern "C" {
  *    goring_moe_layout (a rank's expert rows, to size its buffers).
  * 6: goring_team_create_lazy takes the team's generation.
  * 7: the context path (goring_cteam_*), GORING_NEED_TEAM, GORING_IN_TEAM.
- * 8: goring_coll_post_stream (a call on the caller's CUDA stream). */
+ * 8: goring_coll_post_stream and goring_coll_prepare_stream (calls on
+ *    the caller's CUDA stream). */
 #define GORING_API_VERSION 8
 
 typedef enum {
@@ -335,6 +336,18 @@ goring_status_t goring_coll_post(goring_coll_h coll);
  * stream itself and posts it with goring_coll_post (UCC's triggered post
  * does). */
 goring_status_t goring_coll_post_stream(goring_coll_h coll, void *stream);
+
+/* Readies the team so that goring_coll_post_stream takes the collective,
+ * where it refuses it only because the team has not set itself up (a
+ * lazy team not connected, GPU regions not made and mapped: its first
+ * calls). It runs that set-up with the other ranks, which must make the
+ * same call at the same collective, and returns when it is done, having
+ * moved no data: GORING_OK if goring_coll_post_stream now takes the call,
+ * GORING_ERR_NOT_SUPPORTED at once if it never will (host memory, not a
+ * node call, another call of the team in flight). Why not post such a call
+ * behind a held stream instead: the set-up allocates and maps GPU memory,
+ * which the driver may order behind the held stream. */
+goring_status_t goring_coll_prepare_stream(goring_coll_h coll);
 
 /* Progresses the team without blocking: GORING_OK when this collective is
  * complete, GORING_INPROGRESS while it is not, an error otherwise. */
