@@ -40,20 +40,6 @@ func checkBenchMem(f *benchFlags) error {
 	return nil
 }
 
-// rankMemory is the bench.Memory of one rank for --mem: nil for host
-// (the runner's Alloc/Free), else the rank's GPU, rank % gpus
-// (bench.OpenRankGPU).
-func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
-	if f.mem == "host" || f.mem == "" {
-		return nil, func() error { return nil }, nil
-	}
-	g, err := bench.OpenRankGPU(f.gpus, rank, f.devicePoll)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, g.Close, nil
-}
-
 // gpuNote is rank 0's line on how device buffers move where goring does
 // not push them itself: on the testbed, inside a node and between nodes;
 // elsewhere, only where the UCX in use moves no CUDA memory, so that

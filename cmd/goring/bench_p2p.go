@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/measure"
 	"github.com/goring-hpc/goring/ucx"
@@ -87,12 +86,11 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 		return err
 	}
 	defer rj.Close()
-	mem, closeMem, err := rankMemory(f, role.Rank)
+	g, err := bench.OpenRankGPU(f.gpus, role.Rank, f.devicePoll)
 	if err != nil {
 		return err
 	}
-	defer closeMem()
-	g := mem.(*cudaexec.GPU)
+	defer g.Close()
 	r, top, err := measure.NewP2P(role.Rank, rj.Tr, rj.Sess, g, sizes, f.iters, f.warmup)
 	if err != nil {
 		return err
