@@ -2,9 +2,9 @@ package choose
 
 import "github.com/goring-hpc/goring/coll"
 
-// The shape goring bench and goring model scores give a team of one host
-// when no team exists to ask: the team layer's own shape (team/gpu.go)
-// comes from its ranks' cards.
+// The shape goring model scores gives a team of one host, where no team
+// exists to ask: the team layer's own shape (team/gpu.go) comes from its
+// ranks' cards.
 
 // OneHost is the shape of a team of size ranks on one host with gpus
 // GPUs: 0, host memory only; 1, every rank's process sees that one GPU,
