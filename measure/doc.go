@@ -11,6 +11,8 @@
 //     hosthops.go); P2PReport is the goring.p2p/v1 document;
 //   - HostPath (hostpath.go, `goring calibrate`): the host path between
 //     the two ranks of a job, timed by bench.PingPong and fitted;
+//     CalibrateRank (calibrate.go): one of goring calibrate's two ranks,
+//     its join, the host path, and on rank 0 the GPU paths;
 //   - HostCalibration and P2PCalibration (documents.go): the calibration
 //     documents of `goring calibrate` and of `goring bench p2p
 //     --calibration-out`, with what only the running process knows (its
