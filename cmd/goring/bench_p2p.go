@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/launch"
@@ -62,9 +61,7 @@ func runP2P(cmd *cobra.Command, f *benchFlags) error {
 	if err := ucx.Load(); err != nil {
 		return fmt.Errorf("cannot load UCX: %w", err)
 	}
-	args := []string{"bench", "p2p"}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { args = append(args, "--"+fl.Name+"="+fl.Value.String()) })
-	return launch.RunLocal(cmd.Context(), launch.LocalJob{NP: 2, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+	return launch.RunLocal(cmd.Context(), rankJob(cmd, 2, "bench", "p2p"))
 }
 
 // p2pRank is one of the two ranks: it joins and measures

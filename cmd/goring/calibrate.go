@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/calib"
@@ -130,9 +129,7 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := ucx.Load(); err != nil {
 		return fmt.Errorf("cannot load UCX: %w", err)
 	}
-	args := []string{"calibrate"}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { args = append(args, "--"+fl.Name+"="+fl.Value.String()) })
-	return launch.RunLocal(cmd.Context(), launch.LocalJob{NP: 2, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+	return launch.RunLocal(cmd.Context(), rankJob(cmd, 2, "calibrate"))
 }
 
 // calibrateRank is one of the two ping-pong processes
