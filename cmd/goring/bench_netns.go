@@ -92,18 +92,13 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 // connection close); only a stalled one waits this long.
 const netnsTimeout = 5 * time.Minute
 
-// topology is the testbed as a topology (topo.Testbed) for np ranks.
+// topology is the testbed as a topology (topo.MeasuredTestbed) for np
+// ranks.
 func (n *netnsFlags) topology(nodes, np int) (*topo.Topology, error) {
 	if nodes < 1 || np%nodes != 0 {
 		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
 	}
-	gbps, err := topo.ParseTCRate(n.rate)
-	if err != nil {
-		return nil, err
-	}
-	tb := topo.Testbed{Nodes: nodes, PPN: np / nodes, Rails: n.rails, RailGBps: gbps, RailAlphaUS: n.alpha,
-		CopyGBps: topo.TestbedCopyGBps, CopyAlphaUS: topo.TestbedCopyAlphaUS}
-	return tb.Topology()
+	return topo.MeasuredTestbed(nodes, np/nodes, n.rails, n.rate, n.alpha)
 }
 
 // benchTopology is the job's topology: the testbed's with --netns (unless
