@@ -51,6 +51,9 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 		return nil, err
 	}
 	job.cfg.Algorithms = job.algs
+	if err := checkMemWord(f.mem); err != nil {
+		return nil, err
+	}
 	return job, nil
 }
 
