@@ -59,6 +59,29 @@ func (c *Config) Admit(alg string, strict bool) (runs bool, skipped string, err 
 	return runs, skipped, nil
 }
 
+// AdmitAll admits each of candidates (Admit; strict where the user
+// named the algorithm): the ones that serve a size run, in order, and
+// skips names, for each that skipped some size, what it skipped. A job
+// where none runs is an error that lists the skips.
+func (c *Config) AdmitAll(candidates []string, strict bool) (algs, skips []string, err error) {
+	for _, alg := range candidates {
+		runs, skipped, err := c.Admit(alg, strict)
+		if err != nil {
+			return nil, nil, err
+		}
+		if skipped != "" {
+			skips = append(skips, skipped)
+		}
+		if runs {
+			algs = append(algs, alg)
+		}
+	}
+	if len(algs) == 0 {
+		return nil, skips, fmt.Errorf("no %s algorithm supports these sizes on %d ranks (%s)", c.Collective, c.Topo.NumGPUs(), strings.Join(skips, "; "))
+	}
+	return algs, skips, nil
+}
+
 // lanesNote names a lane count in messages ("" for one lane).
 func lanesNote(w int) string {
 	if w <= 1 {

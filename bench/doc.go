@@ -38,6 +38,12 @@
 //     rank's GPU;
 //     gpu_wiring.go: RankJob.UseGPU, the push engine and host staging its
 //     own transports need (on the testbed's rails: gpu_rails.go).
+//   - rank.go: one rank of goring bench from its join to its last barrier
+//     (JoinRank, RankRun.Run: the way it joins, ThroughTeam; its memory;
+//     the timed loop), given the flags' answers as a RankSpec;
+//     calibration.go: the push engine's planners of a job from a
+//     calibration (CalibrationPlanners); profile.go: a rank's CPU profile
+//     ($GORING_CPUPROFILE_DIR).
 //
 // It follows the OSU Micro-Benchmarks (OMB) conventions so that numbers
 // compare one to one with osu_allgather and friends:

@@ -137,3 +137,16 @@ func TestGenerate(t *testing.T) {
 	_, err = sched.Verify(plan)
 	require.NoError(t, err)
 }
+
+// A one-host team's shape: one GPU is shared, more are a GPU each, none
+// is host memory only; every shape of one host has a row to claim by.
+func TestOneHostClaim(t *testing.T) {
+	assert.Equal(t, Shape{Size: 4}, OneHost(4, 0))
+	assert.True(t, OneHost(4, 1).SharedGPU)
+	assert.False(t, OneHost(4, 4).SharedGPU)
+	assert.True(t, OneHost(4, 4).Push)
+	for _, gpus := range []int{0, 1, 4} {
+		alg, _ := OneHost(4, gpus).Claim(coll.Allreduce, 1<<20, gpus == 0)
+		assert.NotEmpty(t, alg, "gpus %d", gpus)
+	}
+}

@@ -22,7 +22,8 @@
 // (package team), goring plan and goring sim with --alg auto, and goring
 // bench with --alg auto, whose calls name none and run through the team. The
 // scores (package tune) predict the same choice: the team layer hands
-// its chooser to tune.Claims.
+// its chooser to tune.Claims, and goring model scores hands the one of a
+// one-host team it cannot ask (OneHost, Shape.Claim: onehost.go).
 //
 // The package is pure: no cgo, no I/O. It asks package direct only
 // whether the shared GPU's one-process engine serves a call

@@ -188,3 +188,7 @@ func Supports(o Op, d Dtype) bool {
 	}
 	return !(o.Bitwise() && d.IsFloat())
 }
+
+// CombineSums reports whether combine sums token rows of dtype d: its
+// reducing kernels serve bfloat16 and float32 rows only.
+func CombineSums(d Dtype) bool { return d == Bfloat16 || d == Float32 }

@@ -55,3 +55,11 @@ func TestReductionOnlyForReducingCollectives(t *testing.T) {
 		}
 	}
 }
+
+// Combine sums rows of bfloat16 and float32 only.
+func TestCombineSums(t *testing.T) {
+	assert.True(t, CombineSums(Bfloat16))
+	assert.True(t, CombineSums(Float32))
+	assert.False(t, CombineSums(Float16))
+	assert.False(t, CombineSums(Int32))
+}

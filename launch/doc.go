@@ -37,9 +37,10 @@
 // Where UCX_TLS is not set, a rank of goring's own jobs uses DefaultTLS
 // (shared memory on one host, TCP added across hosts). On the
 // network-namespace testbed a rank opens a worker per rail
-// (OpenRailWorker); CountRails and RailRate read a node namespace's rails
-// and their tc rate where the job's flags do not give them, and
-// LocalJob.OnTestbed starts each node's ranks in its namespace
+// (OpenRailWorker); a Testbed names a node namespace that is not up
+// (Testbed.Missing) and reads node 0's rails and their tc rate where the
+// job's flags do not give them (Testbed.Complete: CountRails, RailRate),
+// and LocalJob.OnTestbed starts each node's ranks in its namespace
 // (TestbedNetns) and the coordinator on node 0's rail 0.
 //
 // # Failure detection

@@ -8,9 +8,12 @@
 //     the transfer as goring's push engine moves it, alone, through UCX,
 //     split as the model says and at every static host share, with the
 //     model fitted in the same run (the host path's hops by HostHopFits,
-//     hosthops.go); P2PReport is the goring.p2p/v1 document;
+//     hosthops.go); P2PReport is the goring.p2p/v1 document; a rank's
+//     join, GPU and runs (JoinP2P, P2PRank: p2p_rank.go);
 //   - HostPath (hostpath.go, `goring calibrate`): the host path between
 //     the two ranks of a job, timed by bench.PingPong and fitted;
+//     CalibrateRank (calibrate.go): one of goring calibrate's two ranks,
+//     its join, the host path, and on rank 0 the GPU paths;
 //   - HostCalibration and P2PCalibration (documents.go): the calibration
 //     documents of `goring calibrate` and of `goring bench p2p
 //     --calibration-out`, with what only the running process knows (its

@@ -6,8 +6,10 @@
 // Job.Results and Job.LaneResults build the goring sim document (Doc and
 // its Rows, docs/contracts.md), "auto" included: goring's own choice
 // (choose.Auto) with this job's cost table where the measured table has
-// no row. Dispatch and combine, whose points are token counts of one
-// routing, are predicted a row at a time (PredictMoE, the MoEDoc).
+// no row; Algorithms are what --alg names. Dispatch and combine, whose
+// points are token counts of one routing, are predicted a row at a time
+// (PredictMoE), every count and algorithm into the MoEDoc (PredictMoEs,
+// MoEAlgorithms).
 //
 // It is apart from package sim because choose, which it asks for auto,
 // reads sim's cost figures. The package is pure: no cgo, no I/O; the CLI

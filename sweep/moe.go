@@ -74,3 +74,27 @@ func PredictMoE(spec sched.Spec, fallback string, t *topo.Topology, opt sim.Opti
 	}
 	return row, nil
 }
+
+// PredictMoEs appends to doc a row for every token count of counts and
+// every algorithm of algs (PredictMoE with fallback), in that order: the
+// points of one count side by side. specOf gives the spec of an
+// algorithm at a token count, its routing drawn alike for every algorithm
+// of a count; doc's token size is its routing's.
+func (doc *MoEDoc) PredictMoEs(counts []int, algs []string, fallback string, t *topo.Topology, opt sim.Options,
+	specOf func(alg string, tokens int) (sched.Spec, error)) error {
+	for _, tokens := range counts {
+		for _, alg := range algs {
+			spec, err := specOf(alg, tokens)
+			if err != nil {
+				return err
+			}
+			doc.TokenBytes = spec.Routing.TokenBytes
+			row, err := PredictMoE(spec, fallback, t, opt, tokens)
+			if err != nil {
+				return err
+			}
+			doc.Results = append(doc.Results, row)
+		}
+	}
+	return nil
+}

@@ -81,3 +81,19 @@ func TestTimeline(t *testing.T) {
 	assert.NotEmpty(t, res.Steps)
 	assert.NotNil(t, plan)
 }
+
+// --alg of goring sim: all and auto are every registered algorithm, a
+// name must be registered.
+func TestAlgorithms(t *testing.T) {
+	all, err := Algorithms(coll.Allgather, "all")
+	require.NoError(t, err)
+	assert.Equal(t, sched.AlgorithmNames(coll.Allgather), all)
+	auto, err := Algorithms(coll.Allgather, "auto")
+	require.NoError(t, err)
+	assert.Equal(t, all, auto)
+	one, err := Algorithms(coll.Allgather, "ring")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"ring"}, one)
+	_, err = Algorithms(coll.Allgather, "nope")
+	assert.Error(t, err)
+}

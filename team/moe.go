@@ -72,7 +72,7 @@ func (m MoEArgs) args(rank, n int) (Args, error) {
 	if m.Coll == coll.Dispatch {
 		a.Dtype = coll.Uint8 // rows move as bytes, any token size
 	} else {
-		if m.Dtype != coll.Bfloat16 && m.Dtype != coll.Float32 {
+		if !coll.CombineSums(m.Dtype) {
 			return Args{}, NotSupported("combine sums rows in bfloat16 or float32, not %s", m.Dtype)
 		}
 		if m.Routing.TokenBytes%int64(m.Dtype.Size()) != 0 {

@@ -67,7 +67,8 @@
 //
 // The network-namespace testbed (tests/netns/testbed.sh) is a topology too:
 // Testbed builds it from the testbed's parameters, its rails' rate as tc
-// writes it read by ParseTCRate.
+// writes it read by ParseTCRate; MeasuredTestbed is a run's, with the
+// copy figures measured.
 //
 // This package is pure: no cgo, no I/O beyond encoding the value it is given.
 package topo

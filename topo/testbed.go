@@ -66,3 +66,18 @@ func (tb Testbed) Topology() (*Topology, error) {
 	}
 	return t.Repeat(tb.Nodes)
 }
+
+// MeasuredTestbed is the topology of a testbed run: nodes x ppn ranks on
+// rails rails, each at tc's rate (as tc writes it: ParseTCRate) with a
+// message start-up of railAlphaUS, and the copy figures measured on the
+// development machine (TestbedCopyGBps, TestbedCopyAlphaUS). goring bench
+// --netns predicts its rows on it.
+func MeasuredTestbed(nodes, ppn, rails int, tcRate string, railAlphaUS float64) (*Topology, error) {
+	gbps, err := ParseTCRate(tcRate)
+	if err != nil {
+		return nil, err
+	}
+	tb := Testbed{Nodes: nodes, PPN: ppn, Rails: rails, RailGBps: gbps, RailAlphaUS: railAlphaUS,
+		CopyGBps: TestbedCopyGBps, CopyAlphaUS: TestbedCopyAlphaUS}
+	return tb.Topology()
+}

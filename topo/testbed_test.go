@@ -38,3 +38,15 @@ func TestTestbedTopology(t *testing.T) {
 		assert.Error(t, err)
 	}
 }
+
+// A testbed run's topology: tc's rate on the rails, the measured copy
+// figures shared by every rank; a rate tc would not write is refused.
+func TestMeasuredTestbed(t *testing.T) {
+	tp, err := MeasuredTestbed(2, 2, 2, "1gbit", TestbedRailAlphaUS)
+	require.NoError(t, err)
+	assert.Equal(t, "testbed-2x2x2", tp.Name)
+	assert.Equal(t, 0.125, tp.Rails[0].BetaGBps)
+	assert.Equal(t, float64(TestbedRailAlphaUS), tp.Rails[0].AlphaUS)
+	_, err = MeasuredTestbed(2, 2, 2, "fast", TestbedRailAlphaUS)
+	assert.Error(t, err)
+}

@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/exec"
@@ -148,11 +147,7 @@ func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	for _, s := range job.skips {
 		fmt.Fprintf(cmd.ErrOrStderr(), "goring: note: skipping %s\n", s)
 	}
-	args := []string{"bench", collName}
-	cmd.Flags().Visit(func(fl *pflag.Flag) {
-		args = append(args, "--"+fl.Name+"="+fl.Value.String())
-	})
-	lj := launch.LocalJob{NP: f.np, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()}
+	lj := rankJob(cmd, f.np, "bench", collName)
 	configureNetns(&lj, f)
 	start := time.Now()
 	if f.cpuReport {

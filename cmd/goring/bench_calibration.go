@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 
-	"github.com/goring-hpc/goring/cuda"
-	"github.com/goring-hpc/goring/cudaexec"
-	"github.com/goring-hpc/goring/pushplan"
+	"github.com/goring-hpc/goring/bench"
 )
 
 // useCalibration reads --calibration (goring bench COLL): the file must
@@ -13,9 +11,9 @@ import (
 // calib.Calibration.CheckNode says) with a pair it measured; it needs
 // --mem cuda and the push engine (--ipc). Each program is then annotated
 // with its step loads, and each rank's push engine splits its transfers
-// within the node as mpath.Planner decides (pushplan). The launcher
-// and every rank run the same check, so a bad file stops the job before
-// any rank starts.
+// within the node as mpath.Planner decides (bench.CalibrationPlanners).
+// The launcher and every rank run the same check, so a bad file stops the
+// job before any rank starts.
 func (j *benchJob) useCalibration(f *benchFlags) error {
 	if f.calibrationOut != "" {
 		return fmt.Errorf("--calibration-out is for bench p2p, which fits the paths it writes")
@@ -30,16 +28,7 @@ func (j *benchJob) useCalibration(f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	tp := j.cfg.Topo
-	// The emulated node (no --topo) names H100s; its GPUs are this
-	// machine's, so the file is checked against the driver's name.
-	gpuModel := ""
-	if f.topo == "" {
-		if name, err := cuda.DeviceName(0); err == nil {
-			gpuModel = name
-		}
-	}
-	planners, err := pushplan.TopologyPlanners(tp, cal, gpuModel, cudaexec.DefaultMaxStage)
+	planners, err := bench.CalibrationPlanners(j.cfg.Topo, cal, f.topo == "")
 	if err != nil {
 		return fmt.Errorf("--calibration %s: %w", f.calibration, err)
 	}
@@ -47,7 +36,3 @@ func (j *benchJob) useCalibration(f *benchFlags) error {
 	j.cfg.StepLoads = true
 	return nil
 }
-
-// planner is rank's engine planner (nil without --calibration): peers of
-// its node by their local GPU index, others never split.
-func (j *benchJob) planner(rank int) cudaexec.Planner { return j.planners.ForRank(rank) }

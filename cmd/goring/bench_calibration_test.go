@@ -59,7 +59,7 @@ func TestBenchCalibrationPlanner(t *testing.T) {
 	job, err := prepareBench(f, "allgather", 4)
 	require.NoError(t, err)
 	assert.True(t, job.cfg.StepLoads)
-	pl := job.planner(2) // node 1, GPU 0
+	pl := job.planners.ForRank(2) // node 1, GPU 0
 	require.NotNil(t, pl)
 	assert.NotNil(t, pl(3, 256<<20, sched.Path{}), "the idle pair of its node splits")
 	assert.Nil(t, pl(0, 256<<20, sched.Path{}), "a peer on another node")
@@ -67,6 +67,6 @@ func TestBenchCalibrationPlanner(t *testing.T) {
 	f.calibration = ""
 	job, err = prepareBench(f, "allgather", 4)
 	require.NoError(t, err)
-	assert.Nil(t, job.planner(0))
+	assert.Nil(t, job.planners.ForRank(0))
 	assert.False(t, job.cfg.StepLoads)
 }

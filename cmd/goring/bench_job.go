@@ -47,22 +47,13 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if f.autoLanes() && !benchThroughTeam(f, job) {
 		return nil, fmt.Errorf("--lanes auto: the team layer chooses, and %s", noTeamReason(f))
 	}
-	for _, alg := range candidates {
-		runs, skipped, err := job.cfg.Admit(alg, f.alg != "all")
-		if err != nil {
-			return nil, err
-		}
-		if skipped != "" {
-			job.skips = append(job.skips, skipped)
-		}
-		if runs {
-			job.algs = append(job.algs, alg)
-		}
-	}
-	if len(job.algs) == 0 {
-		return nil, fmt.Errorf("no %s algorithm supports these sizes on %d ranks (%s)", cfg.Collective, np, strings.Join(job.skips, "; "))
+	if job.algs, job.skips, err = job.cfg.AdmitAll(candidates, f.alg != "all"); err != nil {
+		return nil, err
 	}
 	job.cfg.Algorithms = job.algs
+	if err := checkMemWord(f.mem); err != nil {
+		return nil, err
+	}
 	return job, nil
 }
 

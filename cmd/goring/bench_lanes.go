@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
 )
 
@@ -41,7 +42,7 @@ func parseLanes(spec string, c coll.Collective, mem string) ([]int, error) {
 		}
 		lanes = append(lanes, w)
 	}
-	if mem != "host" && maxLanes(lanes) > 1 {
+	if mem != "host" && bench.MaxLanes(lanes) > 1 {
 		return nil, fmt.Errorf("--lanes %s: lanes run on host memory only so far (--mem %s: the push engine and the stager serve one lane)", spec, mem)
 	}
 	return lanes, nil
@@ -52,12 +53,3 @@ const lanesAuto = "auto"
 
 // autoLanes says whether f asks for --lanes auto.
 func (f *benchFlags) autoLanes() bool { return strings.TrimSpace(f.lanes) == lanesAuto }
-
-// maxLanes is how many lanes a rank opens for lanes (nil: one).
-func maxLanes(lanes []int) int {
-	n := 1
-	for _, w := range lanes {
-		n = max(n, w)
-	}
-	return n
-}

@@ -14,10 +14,10 @@ import (
 // --mem cuda and no driver, one line and exit 3 (as topo detect), nothing
 // else printed.
 func checkBenchMem(f *benchFlags) error {
-	m, err := exec.ParseMem(f.mem)
-	if err != nil || (m.Kind != exec.MemHost && m.Kind != exec.MemCUDA) || m.Device != 0 {
-		return fmt.Errorf("--mem %q: want host or cuda (ranks pick their GPU round-robin; see --gpus)", f.mem)
+	if err := checkMemWord(f.mem); err != nil {
+		return err
 	}
+	m, _ := exec.ParseMem(f.mem)
 	if m.IsHost() {
 		if f.gpus != 0 {
 			return fmt.Errorf("--gpus %d needs --mem cuda", f.gpus)
@@ -40,18 +40,15 @@ func checkBenchMem(f *benchFlags) error {
 	return nil
 }
 
-// rankMemory is the bench.Memory of one rank for --mem: nil for host
-// (the runner's Alloc/Free), else the rank's GPU, rank % gpus
-// (bench.OpenRankGPU).
-func rankMemory(f *benchFlags, rank int) (bench.Memory, func() error, error) {
-	if f.mem == "host" || f.mem == "" {
-		return nil, func() error { return nil }, nil
+// checkMemWord refuses a --mem other than the two words a bench job
+// runs: host, or cuda (each rank's GPU round-robin: bench.RankSpec.CUDA).
+// exec.ParseMem's other spellings ("cuda:0") would reach the ranks half
+// understood, so every rank checks too (prepareBench).
+func checkMemWord(mem string) error {
+	if mem != "host" && mem != "cuda" {
+		return fmt.Errorf("--mem %q: want host or cuda (ranks pick their GPU round-robin; see --gpus)", mem)
 	}
-	g, err := bench.OpenRankGPU(f.gpus, rank, f.devicePoll)
-	if err != nil {
-		return nil, nil, err
-	}
-	return g, g.Close, nil
+	return nil
 }
 
 // gpuNote is rank 0's line on how device buffers move where goring does

@@ -40,7 +40,7 @@ func moeBenchConfig(f *benchFlags, c coll.Collective, np int, flagErr error) (be
 		if dtype, err = coll.ParseDtype(f.dtype); err != nil {
 			return bench.Config{}, fmt.Errorf("--dtype: %w", err)
 		}
-		if dtype != coll.Bfloat16 && dtype != coll.Float32 {
+		if !coll.CombineSums(dtype) {
 			return bench.Config{}, fmt.Errorf("combine sums bfloat16 or float32 rows, not %v (--dtype)", dtype)
 		}
 		op, elem = coll.Sum, dtype.Size()

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"time"
 
@@ -43,11 +42,8 @@ func (n *netnsFlags) register(fl *pflag.FlagSet) {
 
 func (n *netnsFlags) on() bool { return n.prefix != "" }
 
-// nodeNetns is the namespace of node k.
-func (n *netnsFlags) nodeNetns(k int) string { return launch.TestbedNetns(n.prefix, k) }
-
-// resolveNetns completes the testbed flags on the launcher (rank count,
-// rails, rate) and sets them on cmd, so that every rank, which receives
+// resolveNetns completes the testbed flags on the launcher (rank count;
+// rails and rate as launch.Testbed finds them) and sets them on cmd, so that every rank, which receives
 // the flags the launcher saw, builds the same job.
 func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 	n := &f.netns
@@ -69,25 +65,14 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 	if f.np != f.nodes*n.ppn {
 		return fmt.Errorf("--np %d is not --nodes %d x --ppn %d", f.np, f.nodes, n.ppn)
 	}
-	for k := 0; k < f.nodes; k++ {
-		if _, err := os.Stat(launch.NetnsPath(n.nodeNetns(k))); err != nil {
-			return fmt.Errorf("--netns %s: no namespace %s (bring the testbed up: PREFIX=%s NODES=%d tests/netns/testbed.sh up)", n.prefix, n.nodeNetns(k), n.prefix, f.nodes)
-		}
+	tb := launch.Testbed{Prefix: n.prefix, Nodes: f.nodes, Rails: n.rails, Rate: n.rate}
+	if ns := tb.Missing(); ns != "" {
+		return fmt.Errorf("--netns %s: no namespace %s (bring the testbed up: PREFIX=%s NODES=%d tests/netns/testbed.sh up)", n.prefix, ns, n.prefix, f.nodes)
 	}
-	if n.rails == 0 {
-		r, err := launch.CountRails(n.nodeNetns(0))
-		if err != nil {
-			return err
-		}
-		n.rails = r
+	if err := tb.Complete(); err != nil {
+		return err
 	}
-	if n.rate == "" {
-		r, err := launch.RailRate(n.nodeNetns(0))
-		if err != nil {
-			return err
-		}
-		n.rate = r
-	}
+	n.rails, n.rate = tb.Rails, tb.Rate
 	settings := map[string]string{"np": strconv.Itoa(f.np), "rails": strconv.Itoa(n.rails), "rail-rate": n.rate}
 	if f.timeout == 0 {
 		// exec.TimeoutFor assumes at least 50 MB/s; a rail of the testbed
@@ -107,18 +92,13 @@ func resolveNetns(cmd *cobra.Command, f *benchFlags) error {
 // connection close); only a stalled one waits this long.
 const netnsTimeout = 5 * time.Minute
 
-// topology is the testbed as a topology (topo.Testbed) for np ranks.
+// topology is the testbed as a topology (topo.MeasuredTestbed) for np
+// ranks.
 func (n *netnsFlags) topology(nodes, np int) (*topo.Topology, error) {
 	if nodes < 1 || np%nodes != 0 {
 		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, nodes)
 	}
-	gbps, err := topo.ParseTCRate(n.rate)
-	if err != nil {
-		return nil, err
-	}
-	tb := topo.Testbed{Nodes: nodes, PPN: np / nodes, Rails: n.rails, RailGBps: gbps, RailAlphaUS: n.alpha,
-		CopyGBps: topo.TestbedCopyGBps, CopyAlphaUS: topo.TestbedCopyAlphaUS}
-	return tb.Topology()
+	return topo.MeasuredTestbed(nodes, np/nodes, n.rails, n.rate, n.alpha)
 }
 
 // benchTopology is the job's topology: the testbed's with --netns (unless

@@ -7,10 +7,8 @@ import (
 	"path/filepath"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/measure"
 	"github.com/goring-hpc/goring/ucx"
@@ -25,8 +23,9 @@ import (
 // is fitted in the same run (Multi-path model, section 4: Hockney figures
 // per hop), so its prediction is checked against what it is built from.
 //
-// The runs and the fits are package measure's (measure.P2P); this
-// file starts the ranks and writes what rank 0 gathered.
+// The ranks' runs and the fits are package measure's (measure.JoinP2P,
+// measure.P2P); this file starts the ranks and writes what rank 0
+// gathered.
 
 // runP2P is `goring bench p2p`: the launcher checks and starts two ranks.
 func runP2P(cmd *cobra.Command, f *benchFlags) error {
@@ -62,13 +61,12 @@ func runP2P(cmd *cobra.Command, f *benchFlags) error {
 	if err := ucx.Load(); err != nil {
 		return fmt.Errorf("cannot load UCX: %w", err)
 	}
-	args := []string{"bench", "p2p"}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { args = append(args, "--"+fl.Name+"="+fl.Value.String()) })
-	return launch.RunLocal(cmd.Context(), launch.LocalJob{NP: 2, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+	return launch.RunLocal(cmd.Context(), rankJob(cmd, 2, "bench", "p2p"))
 }
 
-// p2pRank is one of the two ranks: join, set up the buffers and the
-// engine, fit the model, check contents, measure every row; rank 0 prints.
+// p2pRank is one of the two ranks: it joins and measures
+// (measure.JoinP2P, P2PRank.Run: the buffers and the engine, the model's
+// fit, the contents, every row); rank 0 prints.
 func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	role, err := launch.FromEnv()
 	if err != nil {
@@ -82,27 +80,13 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	if err != nil {
 		return err
 	}
-	rj, err := bench.JoinLanes(ctx, bench.Join{Role: role, Local: role.Rank, OnFailure: exitOnJobFailure(role.Rank, cmd.ErrOrStderr())}, true, 1)
+	pr, err := measure.JoinP2P(ctx, bench.Join{Role: role, OnFailure: exitOnJobFailure(role.Rank, cmd.ErrOrStderr())}, f.gpus, f.devicePoll)
 	if err != nil {
 		return err
 	}
-	defer rj.Close()
-	mem, closeMem, err := rankMemory(f, role.Rank)
+	defer pr.Close()
+	rep, err := pr.Run(ctx, sizes, f.iters, f.warmup)
 	if err != nil {
-		return err
-	}
-	defer closeMem()
-	g := mem.(*cudaexec.GPU)
-	r, top, err := measure.NewP2P(role.Rank, rj.Tr, rj.Sess, g, sizes, f.iters, f.warmup)
-	if err != nil {
-		return err
-	}
-	defer r.Close()
-	rep, err := r.Report(ctx, sizes, top)
-	if err != nil {
-		return fmt.Errorf("rank %d: %w", role.Rank, err)
-	}
-	if err := rj.Sess.Barrier(ctx); err != nil {
 		return err
 	}
 	if role.Rank == 0 {
@@ -119,10 +103,10 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 			if err != nil {
 				return err
 			}
-			if err := writeP2PCalibration(f.calibrationOut, rep, g.Device().Ordinal(), g1); err != nil {
+			if err := writeP2PCalibration(f.calibrationOut, rep, pr.Ordinal(), g1); err != nil {
 				return err
 			}
 		}
 	}
-	return rj.Finish()
+	return pr.Finish()
 }

@@ -97,3 +97,10 @@ func formatProgress(coll string, p bench.Progress, elapsed time.Duration) string
 	fmt.Fprintf(&b, ", %s", elapsed.Round(time.Second))
 	return b.String()
 }
+
+// isTerminal reports whether w is a terminal: the progress line is drawn
+// only there, so logs and captured stderr stay clean.
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}

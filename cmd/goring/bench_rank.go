@@ -2,30 +2,23 @@ package main
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
-	"runtime/pprof"
 
 	"github.com/spf13/cobra"
-	"golang.org/x/term"
 
 	"github.com/goring-hpc/goring/bench"
-	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
-	"github.com/goring-hpc/goring/ucx"
 )
 
-// The rank side of goring bench: one process of the job joins it as the
-// flags say (bench.JoinTeams, JoinRails or JoinLanes), wires its memory
-// (bench.RankJob.UseGPU) and runs the timed loop (bench.RunLanes); rank 0
-// prints the results. A job's failure ends the process here
-// (exitOnJobFailure).
+// The rank side of goring bench: one process of the job joins and runs it
+// as the flags say (bench.JoinRank, RankRun.Run: the join, the memory, the
+// timed loop); rank 0 prints the results. A job's failure ends the process
+// here (exitOnJobFailure).
 
-// benchRank is one rank: join the job, connect UCX, run, and (rank 0)
-// print the results.
+// benchRank is one rank: join the job, run, and (rank 0) print the
+// results.
 func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 	role, err := launch.FromEnv()
 	if err != nil {
@@ -49,43 +42,17 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 		ctx = context.Background()
 	}
 	stderr := cmd.ErrOrStderr()
-	rj, err := joinBench(ctx, role, f, job, stderr)
+	rr, err := bench.JoinRank(ctx, rankSpec(role, f, job, stderr), &job.cfg)
 	if err != nil {
 		return err
 	}
-	defer rj.Close()
-	sess := rj.Sess
-	for _, d := range rj.Data {
-		bench.SetWait(d, f.spinPolls, f.yield)
-	}
+	defer rr.Close()
 
 	out := cmd.OutOrStdout()
 	progress := rankOutput(job, f, collName, role.Rank, out, stderr)
 	defer progress.clear()
-	job.cfg.Alloc = ucx.Alloc
-	job.cfg.Free = ucx.Free
-	mem, closeMem, err := benchRankMemory(f, rj, role.Rank, job, stderr)
+	rows, err := rr.Run(ctx, job.cfg)
 	if err != nil {
-		return err
-	}
-	defer closeMem()
-	job.cfg.Memory = mem
-	if job.cfg.Lanes == nil {
-		job.cfg.Team = rj.Teams[1]
-	} else {
-		job.cfg.LaneTeams = rj.Teams
-	}
-	stopProfile, err := startRankProfile(role.Rank)
-	if err != nil {
-		return err
-	}
-	defer stopProfile()
-	rows, err := bench.RunLanes(ctx, job.cfg, rj.Data, sess)
-	if err != nil {
-		rj.WaitVerdict()
-		return err
-	}
-	if err := sess.Barrier(ctx); err != nil {
 		return err
 	}
 	if role.Rank == 0 {
@@ -99,23 +66,26 @@ func benchRank(cmd *cobra.Command, f *benchFlags, collName string) (err error) {
 			}
 		}
 	}
-	return rj.Finish()
+	return rr.Finish()
 }
 
-// joinBench joins the rank's job the way the flags ask: through the team
-// layer (bench.JoinTeams), on the namespace testbed's rails
-// (bench.JoinRails), or over lanes of bench's own (bench.JoinLanes).
-func joinBench(ctx context.Context, role launch.Role, f *benchFlags, job *benchJob, stderr io.Writer) (*bench.RankJob, error) {
-	node, local, _ := job.cfg.Topo.Locate(role.Rank)
-	j := bench.Join{Role: role, Node: node, Local: local, OnFailure: exitOnJobFailure(role.Rank, stderr)}
-	switch {
-	case benchThroughTeam(f, job):
-		opts := bench.TeamOptions{AutoLanes: f.autoLanes(), CUDA: f.mem == "cuda", IPC: f.ipc, Calibration: f.calibration}
-		return bench.JoinTeams(ctx, j, &job.cfg, opts, f.devicePoll)
-	case f.netns.on():
-		return bench.JoinRails(ctx, j, job.cfg.Topo, f.netns.rails, f.mem == "cuda", maxLanes(job.cfg.Lanes))
-	default:
-		return bench.JoinLanes(ctx, j, f.mem == "cuda", maxLanes(job.cfg.Lanes))
+// rankSpec is the flags' answer to how a rank joins and runs
+// (bench.RankSpec); rank 0 notes how device buffers move (gpuNote).
+func rankSpec(role launch.Role, f *benchFlags, job *benchJob, stderr io.Writer) bench.RankSpec {
+	cuda := f.mem == "cuda"
+	return bench.RankSpec{
+		Join:       bench.Join{Role: role, OnFailure: exitOnJobFailure(role.Rank, stderr)},
+		Testbed:    f.netns.on(),
+		Rails:      f.netns.rails,
+		Team:       bench.TeamOptions{AutoLanes: f.autoLanes(), CUDA: cuda, IPC: f.ipc, Calibration: f.calibration},
+		CUDA:       cuda,
+		GPUs:       f.gpus,
+		IPC:        f.ipc,
+		DevicePoll: f.devicePoll,
+		Planners:   job.planners,
+		SpinPolls:  f.spinPolls,
+		Yield:      f.yield,
+		OnGPU:      func(w bench.GPUWiring) { gpuNote(stderr, f, w) },
 	}
 }
 
@@ -148,67 +118,4 @@ func rankOutput(job *benchJob, f *benchFlags, collName string, rank int, out, st
 		}
 	}
 	return progress
-}
-
-// benchRankMemory is the rank's memory for --mem (nil for host), wired
-// into its data plane (bench.RankJob.UseGPU); rank 0 says how device
-// buffers move where goring does not push them itself. The closer
-// releases them, newest first.
-func benchRankMemory(f *benchFlags, rj *bench.RankJob, rank int, job *benchJob, stderr io.Writer) (bench.Memory, func(), error) {
-	mem, closeMem, err := rankMemory(f, rank)
-	if err != nil {
-		return nil, nil, err
-	}
-	closers := []func(){func() { _ = closeMem() }}
-	closeAll := func() {
-		for i := len(closers) - 1; i >= 0; i-- {
-			closers[i]()
-		}
-	}
-	if mem == nil {
-		return mem, closeAll, nil
-	}
-	g, ok := mem.(*cudaexec.GPU)
-	if !ok {
-		closeAll()
-		return nil, nil, errors.New("the rank's memory is not a GPU")
-	}
-	cl, w, err := rj.UseGPU(g, rank, job.cfg.Topo, f.ipc, job.planner(rank))
-	closers = append(closers, cl...)
-	if err != nil {
-		closeAll()
-		return nil, nil, err
-	}
-	if rank == 0 {
-		gpuNote(stderr, f, w)
-	}
-	return mem, closeAll, nil
-}
-
-// startRankProfile writes this rank's CPU profile into
-// $GORING_CPUPROFILE_DIR, if set (a measurement aid).
-func startRankProfile(rank int) (func(), error) {
-	dir := os.Getenv("GORING_CPUPROFILE_DIR")
-	if dir == "" {
-		return func() {}, nil
-	}
-	pf, err := os.Create(filepath.Join(dir, fmt.Sprintf("rank%d.pprof", rank)))
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(pf); err != nil {
-		pf.Close()
-		return nil, err
-	}
-	return func() {
-		pprof.StopCPUProfile()
-		pf.Close()
-	}, nil
-}
-
-// isTerminal reports whether w is a terminal: the progress line is drawn
-// only there, so logs and captured stderr stay clean.
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	return ok && term.IsTerminal(int(f.Fd()))
 }

@@ -67,6 +67,7 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "allgather", "--np", "2", "--straggler", "x"}, "--straggler"},
 		{[]string{"bench", "allgather", "--np", "2", "--mem", "rocm"}, "--mem \"rocm\": want host or cuda"},
 		{[]string{"bench", "allgather", "--np", "2", "--mem", "cuda:1"}, "--mem \"cuda:1\""},
+		{[]string{"bench", "allgather", "--np", "2", "--mem", "cuda:0"}, "--mem \"cuda:0\": want host or cuda"},
 		{[]string{"bench", "allgather", "--np", "2", "--gpus", "2"}, "--gpus 2 needs --mem cuda"},
 		{[]string{"bench", "p2p"}, "bench p2p measures GPU paths: it needs --mem cuda"},
 		{[]string{"bench", "p2p", "--mem", "cuda", "--np", "3"}, "bench p2p runs 2 processes"},

@@ -7,7 +7,6 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/calib"
@@ -130,13 +129,11 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if err := ucx.Load(); err != nil {
 		return fmt.Errorf("cannot load UCX: %w", err)
 	}
-	args := []string{"calibrate"}
-	cmd.Flags().Visit(func(fl *pflag.Flag) { args = append(args, "--"+fl.Name+"="+fl.Value.String()) })
-	return launch.RunLocal(cmd.Context(), launch.LocalJob{NP: 2, Args: args, Stdout: cmd.OutOrStdout(), Stderr: cmd.ErrOrStderr()})
+	return launch.RunLocal(cmd.Context(), rankJob(cmd, 2, "calibrate"))
 }
 
-// calibrateRank is one of the two ping-pong processes; rank 0 fits and
-// reports.
+// calibrateRank is one of the two ping-pong processes
+// (measure.CalibrateRank); rank 0 reports.
 func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err error) {
 	role, err := launch.FromEnv()
 	if err != nil {
@@ -154,20 +151,15 @@ func calibrateRank(cmd *cobra.Command, f *calibrateFlags, sizes []int64) (err er
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	rj, err := bench.JoinLanes(ctx, bench.Join{Role: role, Local: role.Rank, OnFailure: exitOnJobFailure(role.Rank, cmd.ErrOrStderr())}, false, 1)
-	if err != nil {
-		return err
-	}
-	defer rj.Close()
-	cal, err := measure.HostPath(ctx, rj, role.Rank, sizes, f.iters, f.warmup)
-	if err != nil || role.Rank != 0 {
-		return err
-	}
-	// The GPU paths need no peer process: rank 0 measures them alone.
 	gsizes, _ := calibrateSizes("gpu-bytes", f.gpuBytes)
 	chunk, _ := units.ParseBytes(f.chunk)
 	shares, _ := parseShares(f.shares)
-	measure.GPUPaths(gsizes, chunk, f.gpuIters, shares).AddTo(cal)
+	j := bench.Join{Role: role, OnFailure: exitOnJobFailure(role.Rank, cmd.ErrOrStderr())}
+	cal, err := measure.CalibrateRank(ctx, j, measure.HostRun{Sizes: sizes, Iters: f.iters, Warmup: f.warmup},
+		measure.GPURun{Sizes: gsizes, Chunk: chunk, Iters: f.gpuIters, Shares: shares})
+	if err != nil || role.Rank != 0 {
+		return err
+	}
 	return writeCalibration(cmd.OutOrStdout(), f, cal)
 }
 

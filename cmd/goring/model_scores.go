@@ -98,18 +98,7 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 		}
 		s.Cal, s.CalName, s.GPUModel = cal, f.calib, cal.GPUModel
 	}
-	// One GPU for several ranks: every process sees that one GPU, as the
-	// team layer finds from its ranks' cards.
-	team := choose.Shape{Size: f.np, Push: f.gpus > 0, SharedGPU: f.gpus == 1}
-	str, points, summary := tune.Claims(s, func(c coll.Collective, b int64, host bool) (string, string) {
-		q := team
-		q.Coll, q.Bytes, q.Host = c, b, host
-		ch, err := choose.Auto(q, nil) // one host: the table has a row
-		if err != nil {
-			return "", ""
-		}
-		return ch.Alg, ch.Fallback
-	})
+	str, points, summary := tune.Claims(s, choose.OneHost(f.np, f.gpus).Claim)
 	if f.asJSON {
 		return writeScoresJSON(w, str, summary, points)
 	}

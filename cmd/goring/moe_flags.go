@@ -115,7 +115,7 @@ func (m *moeFlags) routing(tr *trafficFlags, n, tokens int, elem int) (*moe.Rout
 func moeSpec(c coll.Collective, alg string, t *topo.Topology, dtype coll.Dtype, chunks, tokens int, m *moeFlags, tr *trafficFlags) (sched.Spec, error) {
 	elem := 1
 	if c == coll.Combine {
-		if dtype != coll.Bfloat16 && dtype != coll.Float32 {
+		if !coll.CombineSums(dtype) {
 			return sched.Spec{}, fmt.Errorf("combine sums bfloat16 or float32 rows, not %v (--dtype)", dtype)
 		}
 		elem = dtype.Size()

@@ -109,22 +109,12 @@ func checkSimFlags(f *simFlags) error {
 }
 
 // simAlgorithms is --alg: one name, or every registered algorithm for all
-// and auto.
+// and auto (sweep.Algorithms).
 func simAlgorithms(c coll.Collective, alg string) ([]string, error) {
-	switch alg {
-	case "all", "auto":
-		algs := sched.AlgorithmNames(c)
-		if len(algs) == 0 {
-			return nil, fmt.Errorf("no %s algorithms are registered yet", c)
-		}
-		return algs, nil
-	case "":
+	if alg == "" {
 		return nil, fmt.Errorf("--alg is required (a name, all or auto)")
 	}
-	if _, err := sched.Lookup(c, alg); err != nil {
-		return nil, err
-	}
-	return []string{alg}, nil
+	return sweep.Algorithms(c, alg)
 }
 
 // writeGantt draws the timeline of the job's one run into png.

@@ -8,7 +8,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/goring-hpc/goring/choose"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/sim"
@@ -40,37 +39,17 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 	if err != nil {
 		return err
 	}
-	algs := []string{f.alg}
-	var fallback string // auto's, where its choice cannot serve a routing
-	switch f.alg {
-	case "auto":
-		ch, err := choose.Auto(choose.OnTopology(c, 0, t), nil)
-		if err != nil {
-			return err
-		}
-		algs[0], fallback = ch.Alg, ch.Fallback
-	case "all":
-		algs = sched.AlgorithmNames(c)
-	default:
-		if _, err := sched.Lookup(c, f.alg); err != nil {
-			return err
-		}
+	algs, fallback, err := sweep.MoEAlgorithms(c, f.alg, t)
+	if err != nil {
+		return err
 	}
 	doc := &sweep.MoEDoc{Collective: string(c), Topology: t.Name, Nodes: t.NumNodes(), NRanks: t.NumGPUs(), TopK: f.moe.topk, Experts: f.moe.experts, Hot: f.traffic.hot}
 	opt := sim.Options{CopyEngineSerial: f.serialCE}
-	for _, tokens := range counts {
-		for _, alg := range algs {
-			spec, err := moeSpec(c, alg, t, dt, f.chunks, tokens, &f.moe, &f.traffic)
-			if err != nil {
-				return err
-			}
-			doc.TokenBytes = spec.Routing.TokenBytes
-			row, err := sweep.PredictMoE(spec, fallback, t, opt, tokens)
-			if err != nil {
-				return err
-			}
-			doc.Results = append(doc.Results, row)
-		}
+	specOf := func(alg string, tokens int) (sched.Spec, error) {
+		return moeSpec(c, alg, t, dt, f.chunks, tokens, &f.moe, &f.traffic)
+	}
+	if err := doc.PredictMoEs(counts, algs, fallback, t, opt, specOf); err != nil {
+		return err
 	}
 	if f.json {
 		enc := json.NewEncoder(cmd.OutOrStdout())
