@@ -50,3 +50,25 @@ func TestPostOnRefusesWhatIsNotANodeCall(t *testing.T) {
 	assert.True(t, done)
 	assert.NoError(t, err)
 }
+
+// A lazy team's first host call: PrepareStream answers at once, without
+// connecting the team (a host call never goes on a stream), and the call
+// then runs as usual.
+func TestPrepareStreamLeavesHostCallsOfLazyTeams(t *testing.T) {
+	ctxs := newLazyContexts(t, 2)
+	teams := newLazyTeams(t, ctxs, 9)
+	for r, tm := range teams {
+		src, dst := cbuf(t, 4*64), cbuf(t, 4*64)
+		c, err := NewColl(tm, Args{Coll: coll.Allreduce, Src: ptr(src), Dst: ptr(dst), Count: 64, Dtype: coll.Float32, Op: coll.Sum})
+		require.NoError(t, err)
+		ready, err := c.PrepareStream()
+		assert.False(t, ready, "rank %d", r)
+		assert.NoError(t, err, "rank %d", r)
+		assert.Nil(t, tm.tr, "rank %d: PrepareStream connected the team for a host call", r)
+		c.Finalize()
+	}
+	allreduceOnce(t, teams, 64, 1)
+	for _, tm := range teams {
+		require.NoError(t, tm.Destroy())
+	}
+}
