@@ -34,16 +34,22 @@ func (b *benchLocal) Local(op *exec.LocalOp) (bool, error) {
 
 func (b *benchLocal) BatchesReduce() bool { return true }
 
-// LocalBatch builds the descriptors as cudaexec.Local does.
-func (b *benchLocal) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
+// LocalBatch builds the descriptors as cudaexec.Local does: the
+// buffers' addresses once, then per step two additions.
+func (b *benchLocal) LocalBatch(bt *exec.Batch) (bool, error) {
+	var base [4]uintptr
+	for k := sched.BufSrc; k <= sched.BufScratch; k++ {
+		base[k] = bt.Bufs.Of(k).Addr()
+	}
 	d := b.descs[:0]
-	for i := range ops {
-		op := &ops[i]
-		d = append(d, benchDesc{op.Dst.Addr(), op.Src.Addr(), int(op.Dst.Len())})
+	steps := bt.Prog.Steps
+	for _, id := range bt.Steps {
+		s := &steps[id]
+		d = append(d, benchDesc{base[s.DstBuf&3] + uintptr(s.DstOff), base[s.SrcBuf&3] + uintptr(s.SrcOff), int(s.Len)})
 	}
 	b.descs = d
-	b.steps += len(ops)
-	b.pending = append(b.pending, token)
+	b.steps += len(bt.Steps)
+	b.pending = append(b.pending, bt.Token)
 	return false, nil
 }
 
