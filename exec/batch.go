@@ -68,6 +68,8 @@ func (b *Batch) Step(i int) *sched.Step { return &b.Prog.Steps[b.Steps[i]] }
 func (b *Batch) LocalOp(i int) LocalOp {
 	id := b.Steps[i]
 	s := &b.Prog.Steps[id]
+	// The token of step id in the same call (Machine.Token): the call
+	// number of b.Token's high half, the step id in the low.
 	return LocalOp{Step: int(id), Token: uint64(b.Token>>32)<<32 | uint64(uint32(id)), Kind: s.Op,
 		Dst: b.Bufs.Of(s.DstBuf).Slice(s.DstOff, s.Len), Src: b.Bufs.Of(s.SrcBuf).Slice(s.SrcOff, s.Len),
 		Dtype: b.Dtype, Op: b.Op}
