@@ -143,12 +143,13 @@ func TestLocalBatch(t *testing.T) {
 		in[i] = byte(i*7 + 3)
 	}
 	require.NoError(t, g.Write(src, in))
-	var ops []exec.LocalOp
+	p := &sched.RankProgram{Sizes: sched.Sizes{Src: rows * row, Dst: rows * row}}
+	b := &exec.Batch{Token: 100, Kind: sched.OpCopy, Prog: p, Bufs: &exec.Buffers{Src: src, Dst: dst}}
 	for i := range rows {
 		j := rows - 1 - i
-		ops = append(ops, exec.LocalOp{Step: i, Token: uint64(100 + i), Kind: sched.OpCopy, Dst: dst.Slice(int64(j*row), row), Src: src.Slice(int64(i*row), row)})
+		b.Steps = append(b.Steps, int32(p.Copy(sched.Ref{Buf: sched.BufSrc, Off: int64(i * row)}, sched.Ref{Buf: sched.BufDst, Off: int64(j * row)}, row)))
 	}
-	done, err := l.LocalBatch(100, ops)
+	done, err := l.LocalBatch(b)
 	require.NoError(t, err)
 	require.False(t, done)
 	require.Equal(t, 1, l.Pending(), "one event for the batch")
@@ -192,16 +193,17 @@ func TestLocalReduceBatch(t *testing.T) {
 	}
 	require.NoError(t, g.Write(src, in))
 	require.NoError(t, g.Write(dst, want))
+	p := &sched.RankProgram{Sizes: sched.Sizes{Src: 2 * rows * row, Dst: rows * row}}
+	bufs := &exec.Buffers{Src: src, Dst: dst}
 	for b := range 2 {
-		var ops []exec.LocalOp
+		batch := &exec.Batch{Token: uint64(100 * (b + 1)), Kind: sched.OpReduce, Dtype: coll.Float32, Op: coll.Sum, Prog: p, Bufs: bufs}
 		for i := range rows {
 			j := rows - 1 - i
 			s := (b*rows + i) * row
-			ops = append(ops, exec.LocalOp{Step: i, Token: uint64(100*(b+1) + i), Kind: sched.OpReduce, Dtype: coll.Float32, Op: coll.Sum,
-				Dst: dst.Slice(int64(j*row), row), Src: src.Slice(int64(s), row)})
+			batch.Steps = append(batch.Steps, int32(p.Reduce(sched.Ref{Buf: sched.BufSrc, Off: int64(s)}, sched.Ref{Buf: sched.BufDst, Off: int64(j * row)}, row)))
 			host(want[j*row:(j+1)*row], in[s:s+row])
 		}
-		done, err := l.LocalBatch(uint64(100*(b+1)), ops)
+		done, err := l.LocalBatch(batch)
 		require.NoError(t, err)
 		require.False(t, done)
 	}
@@ -220,11 +222,47 @@ func TestLocalReduceBatch(t *testing.T) {
 	for j := range rows {
 		require.Equal(t, want[j*row:(j+1)*row], got[j*row:(j+1)*row], "row %d", j)
 	}
-	_, err = l.LocalBatch(1, []exec.LocalOp{
-		{Kind: sched.OpReduce, Dtype: coll.Float32, Op: coll.Sum, Dst: dst.Slice(0, 4), Src: src.Slice(0, 4)},
-		{Kind: sched.OpCopy, Dst: dst.Slice(4, 4), Src: src.Slice(4, 4)},
-	})
+	mixed := &sched.RankProgram{Sizes: p.Sizes}
+	r := mixed.Reduce(sched.Ref{Buf: sched.BufSrc}, sched.Ref{Buf: sched.BufDst}, 4)
+	c := mixed.Copy(sched.Ref{Buf: sched.BufSrc, Off: 4}, sched.Ref{Buf: sched.BufDst, Off: 4}, 4)
+	_, err = l.LocalBatch(&exec.Batch{Token: 1, Kind: sched.OpReduce, Dtype: coll.Float32, Op: coll.Sum, Prog: mixed, Bufs: bufs, Steps: []int32{int32(r), int32(c)}})
 	require.ErrorContains(t, err, "in a batch of", "a batch is of one kind")
+}
+
+// LocalBatch refuses, before it touches the device, a batch that is not
+// of one kind, a step outside its buffers or naming none, and a step of
+// bytes in a buffer that is not CUDA memory (checked once per buffer);
+// a step of no bytes needs no memory. No GPU needed.
+func TestLocalBatchChecks(t *testing.T) {
+	l := &Local{}
+	cudaAt := func(at uintptr, n int64) exec.Region { return exec.DeviceRegion(exec.CUDA(0), at, n) }
+	bufs := &exec.Buffers{Src: cudaAt(1<<30, 64), Dst: cudaAt(2<<30, 64), Scratch: exec.HostRegion(make([]byte, 64))}
+	ref := func(b sched.Buf, off int64) sched.Ref { return sched.Ref{Buf: b, Off: off} }
+	p := &sched.RankProgram{Sizes: sched.Sizes{Src: 64, Dst: 64, Scratch: 64}}
+	c0 := int32(p.Copy(ref(sched.BufSrc, 0), ref(sched.BufDst, 0), 8))
+	red := int32(p.Reduce(ref(sched.BufSrc, 8), ref(sched.BufDst, 8), 8))
+	over := int32(p.Copy(ref(sched.BufSrc, 60), ref(sched.BufDst, 16), 8))
+	toHost := int32(p.Copy(ref(sched.BufSrc, 24), ref(sched.BufScratch, 0), 8))
+	empty := int32(p.Copy(ref(sched.BufSrc, 0), ref(sched.BufScratch, 0), 0))
+	noBuf := int32(p.Copy(ref(sched.BufSrc, 0), ref(sched.BufDst, 32), 8))
+	p.Steps[noBuf].DstBuf = 0
+	for _, c := range []struct {
+		steps []int32
+		kind  sched.StepOp
+		want  string
+	}{
+		{[]int32{c0, red}, sched.OpCopy, "in a batch of"},
+		{[]int32{c0}, sched.OpSend, "a batch of send"},
+		{[]int32{c0, over}, sched.OpCopy, "outside its buffers"},
+		{[]int32{noBuf}, sched.OpCopy, "outside its buffers"},
+		{[]int32{c0, toHost}, sched.OpCopy, "scratch buffer on host"},
+	} {
+		_, err := l.LocalBatch(&exec.Batch{Token: 1, Kind: c.kind, Prog: p, Bufs: bufs, Steps: c.steps})
+		require.ErrorContains(t, err, c.want, "steps %v", c.steps)
+	}
+	done, err := l.LocalBatch(&exec.Batch{Token: 1, Kind: sched.OpCopy, Prog: p, Bufs: bufs, Steps: []int32{empty, empty}})
+	require.NoError(t, err, "no bytes: no memory to check, nothing to run")
+	require.True(t, done)
 }
 
 // Dispatch and combine, whose programs are hundreds of row copies and

@@ -106,52 +106,78 @@ func (l *Local) Local(op *exec.LocalOp) (bool, error) {
 // as one reduce-list kernel.
 func (l *Local) BatchesReduce() bool { return true }
 
-// LocalBatch implements exec.BatchLocal: every copy of ops in one
+// LocalBatch implements exec.BatchLocal: every copy of b in one
 // copy-list kernel on the stream (after the upload of its list), or
 // every reduction in one reduce-list kernel, then one event, which
 // reports the batch's token.
-func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
-	if len(ops) == 0 {
+//
+// A step's descriptor is its buffer's address plus its offsets, read
+// from the program (exec.Batch says why). What is checked: each step is
+// of the batch's kind (copy or reduce) and lies inside its buffers, and
+// every buffer a step of bytes reads or writes is CUDA memory; the
+// memory is checked once per buffer after the loop, not per step. A
+// step has one length, so its two sides cannot differ.
+func (l *Local) LocalBatch(b *exec.Batch) (bool, error) {
+	if len(b.Steps) == 0 {
 		return true, nil
 	}
-	first := &ops[0]
+	if b.Kind != sched.OpCopy && b.Kind != sched.OpReduce {
+		return true, fmt.Errorf("cudaexec: a batch of %v", b.Kind)
+	}
+	// Indexed by sched.Buf; index 0 (no buffer) has size 0, so a step
+	// that names no buffer fails the range check.
+	var base [4]uintptr
+	var size [4]int64
+	for k := sched.BufSrc; k <= sched.BufScratch; k++ {
+		r := b.Bufs.Of(k)
+		base[k], size[k] = r.Addr(), r.Len()
+	}
+	steps := b.Prog.Steps
 	d := l.descs[:0]
 	var n int64
-	for i := range ops {
-		op := &ops[i]
-		if (op.Kind != sched.OpCopy && op.Kind != sched.OpReduce) || op.Dst.Len() != op.Src.Len() {
-			return true, fmt.Errorf("cudaexec: batch step %d: %v of %d bytes into %d", op.Step, op.Kind, op.Src.Len(), op.Dst.Len())
+	var used uint8 // bit k: a step of bytes touches buffer k
+	for _, id := range b.Steps {
+		s := &steps[id]
+		if s.Op != b.Kind {
+			return true, fmt.Errorf("cudaexec: batch step %d: %v in a batch of %v", id, s.Op, b.Kind)
 		}
-		if op.Kind != first.Kind || (op.Kind == sched.OpReduce && (op.Dtype != first.Dtype || op.Op != first.Op)) {
-			return true, fmt.Errorf("cudaexec: batch step %d: %v %v %v in a batch of %v %v %v", op.Step, op.Kind, op.Dtype, op.Op, first.Kind, first.Dtype, first.Op)
-		}
-		if op.Dst.Len() == 0 {
+		if s.Len == 0 {
 			continue
 		}
-		if op.Dst.Mem().Kind != exec.MemCUDA || op.Src.Mem().Kind != exec.MemCUDA {
-			return true, fmt.Errorf("cudaexec: %v of %v into %v: both sides must be CUDA memory", op.Kind, op.Src.Mem(), op.Dst.Mem())
+		db, sb := s.DstBuf&3, s.SrcBuf&3
+		if db != s.DstBuf || sb != s.SrcBuf || !inside(s.DstOff, s.Len, size[db]) || !inside(s.SrcOff, s.Len, size[sb]) {
+			return true, fmt.Errorf("cudaexec: batch step %d: %v[%d:+%d] from %v[%d:+%d] is outside its buffers", id, s.DstBuf, s.DstOff, s.Len, s.SrcBuf, s.SrcOff, s.Len)
 		}
-		d = append(d, cuda.CopyDesc{Dst: cuda.DevicePtr(op.Dst.Addr()), Src: cuda.DevicePtr(op.Src.Addr()), Bytes: int(op.Dst.Len())})
-		n += op.Dst.Len()
+		used |= 1<<db | 1<<sb
+		d = append(d, cuda.CopyDesc{Dst: cuda.DevicePtr(base[db] + uintptr(s.DstOff)), Src: cuda.DevicePtr(base[sb] + uintptr(s.SrcOff)), Bytes: int(s.Len)})
+		n += s.Len
 	}
 	l.descs = d
+	for k := sched.BufSrc; k <= sched.BufScratch; k++ {
+		if used&(1<<k) != 0 && b.Bufs.Of(k).Mem().Kind != exec.MemCUDA {
+			return true, fmt.Errorf("cudaexec: a batch of %v with the %v buffer on %v: both sides must be CUDA memory", b.Kind, k, b.Bufs.Of(k).Mem())
+		}
+	}
 	if len(d) == 0 {
 		return true, nil
 	}
 	var err error
-	if first.Kind == sched.OpCopy {
+	if b.Kind == sched.OpCopy {
 		err = cuda.CopyListAsync(l.stream, d)
 	} else {
-		err = cuda.ReduceListAsync(l.stream, d, first.Dtype, first.Op)
+		err = cuda.ReduceListAsync(l.stream, d, b.Dtype, b.Op)
 	}
 	if err != nil {
 		return true, err
 	}
-	if err := l.record(token, n); err != nil {
+	if err := l.record(b.Token, n); err != nil {
 		return true, err
 	}
 	return false, nil
 }
+
+// inside reports whether [off, off+n) lies in a buffer of size bytes.
+func inside(off, n, size int64) bool { return off >= 0 && off <= size && n <= size-off }
 
 // LocalMulti implements exec.MultiLocal: one multi kernel on the stream.
 func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {

@@ -9,6 +9,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/exec/fakedev"
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/stretchr/testify/require"
 )
@@ -21,9 +22,13 @@ type batchLocal struct {
 	tokens  []uint64
 }
 
-func (b *batchLocal) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
-	b.batches = append(b.batches, append([]exec.LocalOp(nil), ops...))
-	b.tokens = append(b.tokens, token)
+func (b *batchLocal) LocalBatch(bt *exec.Batch) (bool, error) {
+	ops := make([]exec.LocalOp, len(bt.Steps))
+	for i := range ops {
+		ops[i] = bt.LocalOp(i)
+	}
+	b.batches = append(b.batches, ops)
+	b.tokens = append(b.tokens, bt.Token)
 	return false, nil
 }
 
@@ -336,6 +341,68 @@ func TestFakeDeviceReduceBatchContents(t *testing.T) {
 					require.Zero(t, loc.Batches)
 				}
 			})
+		}
+	}
+}
+
+// batchRecorder checks every Batch a Machine hands over against the
+// LocalOps of its steps built here from the program and the Machine's
+// buffers (what the Machine handed over step by step before Batch), and
+// the descriptors benchLocal builds from it as cudaexec does against
+// those LocalOps' addresses.
+type batchRecorder struct {
+	benchLocal
+	t    *testing.T
+	m    *exec.Machine
+	seen map[int32]bool // steps batched in this call
+	prog *sched.RankProgram
+}
+
+func (r *batchRecorder) LocalBatch(b *exec.Batch) (bool, error) {
+	t, m := r.t, r.m
+	require.GreaterOrEqual(t, len(b.Steps), exec.BatchMin)
+	require.Equal(t, m.Token(int(b.Steps[0])), b.Token, "a batch is named by its first step's token")
+	done, err := r.benchLocal.LocalBatch(b)
+	require.Len(t, r.descs, len(b.Steps))
+	bufs, cfg := m.Buffers(), m.Config()
+	for i, id := range b.Steps {
+		require.False(t, r.seen[id], "step %d batched twice", id)
+		r.seen[id] = true
+		s := &b.Prog.Steps[id]
+		require.Equal(t, b.Kind, s.Op)
+		want := exec.LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: s.Op,
+			Dst: bufs.Of(s.DstBuf).Slice(s.DstOff, s.Len), Src: bufs.Of(s.SrcBuf).Slice(s.SrcOff, s.Len), Dtype: cfg.Dtype, Op: cfg.Op}
+		require.Equal(t, want, b.LocalOp(i), "step %d", id)
+		require.Equal(t, benchDesc{want.Dst.Addr(), want.Src.Addr(), int(want.Dst.Len())}, r.descs[i], "step %d", id)
+	}
+	r.prog = b.Prog
+	return done, err
+}
+
+// Every batch of MoE dispatch and combine programs (every algorithm,
+// a hot expert, rows of 37 floats) names, through Batch, exactly the
+// bytes the LocalOps of its steps name, with their tokens, dtype and op;
+// every local step runs once a call, over two calls of one Machine.
+func TestBatchMatchesLocalOps(t *testing.T) {
+	for _, c := range []coll.Collective{coll.Dispatch, coll.Combine} {
+		for _, alg := range sched.Algorithms(c) {
+			for seed := range uint64(3) {
+				rec := &batchRecorder{t: t}
+				o := moe.Options{NRanks: 2 + int(seed), TokensPerRank: 300, TokenBytes: 4 * 37, TopK: 2, Experts: 6, Hot: map[int]float64{1: 0.5}, Seed: seed}
+				rec.m = moeMachine(t, c, alg.Name, o, rec)
+				for range 2 {
+					rec.seen, rec.steps = map[int32]bool{}, 0
+					benchCall(t, rec.m, &rec.benchLocal, nil)
+					require.NotNil(t, rec.prog, "%s/%s seed %d: no batch", c, alg.Name, seed)
+					local := 0
+					for i := range rec.prog.Steps {
+						if op := rec.prog.Steps[i].Op; op == sched.OpCopy || op == sched.OpReduce {
+							local++
+						}
+					}
+					require.Equal(t, local, rec.steps, "%s/%s: every local step once a call", c, alg.Name)
+				}
+			}
 		}
 	}
 }

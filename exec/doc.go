@@ -33,7 +33,12 @@
 // completion completes all of them; a BatchReduce that says so (cudaexec's:
 // one reduce-list kernel) is handed such groups of reductions too (a batch
 // is all copies or all reductions). Smaller groups, and the reductions of
-// a BatchLocal that does not batch them, go one at a time.
+// a BatchLocal that does not batch them, go one at a time. A batch goes
+// over as a Batch: the step ids with the program and the buffers, not a
+// LocalOp per step, so that handing over one of a large MoE call's
+// thousands of batched steps costs the Machine a few stores and the
+// executor two additions (Batch says why; BenchmarkMoEBatches measures
+// it).
 //
 // # Memory types
 //

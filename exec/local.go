@@ -57,57 +57,6 @@ func (HostLocal) Local(op *LocalOp) (bool, error) {
 	return true, nil
 }
 
-// BatchLocal is a LocalExecutor that also runs many copy steps as one
-// device operation: one kernel over a list of copies and one event, where
-// Local would issue a copy and an event per step. A Machine hands it every
-// group of at least BatchMin copy steps that are ready together, and,
-// where it is a BatchReduce that says so, every such group of reduce
-// steps (a batch is of one kind: all copies or all reductions); smaller
-// groups, and the reductions of any other BatchLocal, still go one at a
-// time through Local.
-//
-// Why a batch may run in any order, or all at once: its steps are ready
-// together, so none depends on another, and a program that passes the
-// sched verifier's race check has no two such steps where one writes
-// bytes the other reads or writes (writes to one range, such as the
-// reductions that accumulate into one row, are ordered by dependencies).
-// So one kernel over independent descriptors gives the results of the
-// steps run one by one, and the reductions into one range still run in
-// the program's order, each in a later batch than the one before it:
-// sums are bit-identical to the host's.
-type BatchLocal interface {
-	LocalExecutor
-	// LocalBatch starts every step of ops as one operation named token
-	// (the token of ops[0]). The steps are all copies or all
-	// reductions (Kind sched.OpCopy or sched.OpReduce, the reductions
-	// of one Dtype and Op), each with Dst and Src of one length. done
-	// is as Local's: true when every step has finished during the call;
-	// else the executor delivers one Completion{Token: token} once
-	// every step has finished, never before, and Cancel(token)
-	// withdraws the batch as a whole. ops is only valid during the
-	// call.
-	LocalBatch(token uint64, ops []LocalOp) (done bool, err error)
-}
-
-// BatchReduce is a BatchLocal that may also be handed batches of reduce
-// steps: BatchesReduce, asked once when a Machine is built, says whether
-// it takes them. A BatchLocal that is not a BatchReduce, or says false,
-// is handed batches of copies only, and its reductions go through Local.
-type BatchReduce interface {
-	BatchLocal
-	BatchesReduce() bool
-}
-
-// BatchMin is the fewest ready steps of one kind (copies, or reductions)
-// a Machine hands a BatchLocal as one batch. A batch costs a device
-// executor two operations (the upload of the list and one kernel) and
-// one event, where single steps cost an operation and an event each
-// (cudaexec.Local: about 7-9 us a step on an H200, docs/results.md "MoE
-// dispatch and combine"), so from three steps on a batch issues fewer
-// operations; four leaves a margin for the list's upload. Not yet
-// measured on a GPU.
-const BatchMin = 4
-
 // MultiOp is a copy or reduction of several sources into several
 // destinations in one step (one kernel): for every element, the sources
 // reduced in order (((Srcs[0] op Srcs[1]) op ...); a copy has one source)

@@ -24,7 +24,8 @@ func HostBuffers(src, dst, scratch []byte) Buffers {
 	return Buffers{Src: HostRegion(src), Dst: HostRegion(dst), Scratch: HostRegion(scratch)}
 }
 
-func (b *Buffers) of(k sched.Buf) Region {
+// Of is buffer k (the zero Region for a k that names none).
+func (b *Buffers) Of(k sched.Buf) Region {
 	switch k {
 	case sched.BufSrc:
 		return b.Src
@@ -138,7 +139,8 @@ type Machine struct {
 	// on its own has notBatched. Set when a step starts, so never stale
 	// for a step in flight. Allocated only for a BatchLocal.
 	batchNext []int32
-	batchOps  []LocalOp    // the batch being handed over (room for every step of its kind)
+	batchIDs  []int32      // the steps of the batch being handed over (room for every step: it trades places with work)
+	batchArg  Batch        // the batch being handed over (reused: handing one over allocates nothing)
 	comps     []Completion // Run's completion buffer
 	started   bool
 	// deferLocal leaves ready local steps queued in Start and Step until
@@ -268,8 +270,8 @@ func (m *Machine) check(bufs Buffers) error {
 			if s.SrcOff%size != 0 || s.DstOff%size != 0 {
 				return m.stepErr(id, "offsets %d and %d are not multiples of the %v size %d", s.SrcOff, s.DstOff, m.cfg.Dtype, size)
 			}
-			src := bufs.of(s.SrcBuf).Addr() + uintptr(s.SrcOff)
-			dst := bufs.of(s.DstBuf).Addr() + uintptr(s.DstOff)
+			src := bufs.Of(s.SrcBuf).Addr() + uintptr(s.SrcOff)
+			dst := bufs.Of(s.DstBuf).Addr() + uintptr(s.DstOff)
 			if s.Len > 0 && (src%uintptr(size) != 0 || dst%uintptr(size) != 0) {
 				return m.stepErr(id, "%v and %v buffers must be aligned to %d bytes for %v", s.SrcBuf, s.DstBuf, size, m.cfg.Dtype)
 			}
@@ -282,7 +284,7 @@ func (m *Machine) checkRange(id int, bufs Buffers, verb string, b sched.Buf, off
 	if b != sched.BufSrc && b != sched.BufDst && b != sched.BufScratch {
 		return m.stepErr(id, "%s unknown buffer %v", verb, b)
 	}
-	size := bufs.of(b).Len()
+	size := bufs.Of(b).Len()
 	if off < 0 || off > size || n > size-off {
 		return m.stepErr(id, "%s %v[%d:%d], outside the %d-byte %v buffer", verb, b, off, off+n, size, b)
 	}
@@ -305,16 +307,7 @@ func (m *Machine) build() error {
 	m.work = make([]int32, 0, n)
 	if m.batch != nil {
 		m.batchNext = make([]int32, n)
-		copies, reductions := 0, 0
-		for i := range m.prog.Steps {
-			switch m.prog.Steps[i].Op {
-			case sched.OpCopy:
-				copies++
-			case sched.OpReduce:
-				reductions++
-			}
-		}
-		m.batchOps = make([]LocalOp, 0, max(copies, reductions))
+		m.batchIDs = make([]int32, 0, n)
 	}
 	m.comps = make([]Completion, 0, g.Sends+g.Recvs+n)
 	return nil
@@ -454,10 +447,10 @@ func (m *Machine) enqueue(id int32) {
 		switch s.Op {
 		case sched.OpSend:
 			m.sends = append(m.sends, Post{Step: int(id), Peer: int(s.Peer), Tag: uint32(s.Tag),
-				Buf: m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len), Token: m.Token(int(id)), Path: s.Path})
+				Buf: m.bufs.Of(s.SrcBuf).Slice(s.SrcOff, s.Len), Token: m.Token(int(id)), Path: s.Path})
 		case sched.OpRecv:
 			m.recvs = append(m.recvs, Post{Step: int(id), Peer: int(s.Peer), Tag: uint32(s.Tag),
-				Buf: m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len), Token: m.Token(int(id))})
+				Buf: m.bufs.Of(s.DstBuf).Slice(s.DstOff, s.Len), Token: m.Token(int(id))})
 		default:
 			m.work = append(m.work, id)
 			if s.Op == sched.OpCopy {
@@ -521,8 +514,8 @@ func (m *Machine) runLocal() {
 	} else {
 		m.workReduce--
 	}
-	dst := m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len)
-	src := m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len)
+	dst := m.bufs.Of(s.DstBuf).Slice(s.DstOff, s.Len)
+	src := m.bufs.Of(s.SrcBuf).Slice(s.SrcOff, s.Len)
 	if m.local == nil {
 		// Host buffers only (check): the host path inline.
 		if s.Op == sched.OpCopy {
@@ -556,52 +549,75 @@ func (m *Machine) runLocal() {
 // step; the batch counts as one operation in flight. The steps are
 // independent (BatchLocal says why), so one device operation may run
 // them in any order.
+//
+// Per step this is a link in the chain and a state: the batch goes over
+// as step ids (Batch), and the executor reads each step's buffer and
+// offsets from the program itself. Where every queued step is of kind
+// (a dispatch's copies, a combine's level of reductions) the work list
+// itself becomes the batch, trading places with batchIDs (both hold
+// every step), so the steps are not even filtered.
 func (m *Machine) runBatch(kind sched.StepOp) {
-	ops, keep := m.batchOps[:0], m.work[:0]
-	first, prev := batchEnd, batchEnd
-	for _, id := range m.work {
-		s := &m.prog.Steps[id]
-		if s.Op != kind {
-			keep = append(keep, id)
-			continue
-		}
-		ops = append(ops, LocalOp{Step: int(id), Token: m.Token(int(id)), Kind: kind,
-			Dst: m.bufs.of(s.DstBuf).Slice(s.DstOff, s.Len), Src: m.bufs.of(s.SrcBuf).Slice(s.SrcOff, s.Len),
-			Dtype: m.cfg.Dtype, Op: m.cfg.Op})
-		if prev == batchEnd {
-			first = id
-		} else {
-			m.batchNext[prev] = id
-		}
-		prev = id
+	queued, what := &m.workCopy, "copies"
+	if kind == sched.OpReduce {
+		queued, what = &m.workReduce, "reductions"
 	}
-	m.batchNext[prev] = batchEnd
-	m.work, m.batchOps = keep, ops
-	what := "copies"
-	if kind == sched.OpCopy {
-		m.workCopy = 0
+	var ids []int32
+	if *queued == len(m.work) {
+		ids, m.work = m.work, m.batchIDs[:0]
 	} else {
-		m.workReduce, what = 0, "reductions"
+		keep := m.work[:0]
+		ids = m.batchIDs[:0]
+		for _, id := range m.work {
+			if m.prog.Steps[id].Op != kind {
+				keep = append(keep, id)
+				continue
+			}
+			ids = append(ids, id)
+		}
+		m.work = keep
 	}
-	done, err := m.batch.LocalBatch(ops[0].Token, ops)
+	m.batchIDs, *queued = ids, 0
+	// The chain, and every step but the first marked as batched (where
+	// the batch fails the call stops; where it is done at once
+	// completeBatch marks every step done).
+	for i := 0; i < len(ids)-1; i++ {
+		m.batchNext[ids[i]] = ids[i+1]
+		m.state[ids[i+1]] = stBatched
+	}
+	first := ids[0]
+	m.batchNext[ids[len(ids)-1]] = batchEnd
+	m.batchArg = Batch{Token: m.Token(int(first)), Kind: kind, Dtype: m.cfg.Dtype, Op: m.cfg.Op, Prog: m.prog, Bufs: &m.bufs, Steps: ids}
+	done, err := m.batch.LocalBatch(&m.batchArg)
+	m.batchArg.Steps = nil
 	if err != nil {
-		m.err = m.failStep(int(first), fmt.Errorf("batch of %d %s: %w", len(ops), what, err))
+		m.err = m.failStep(int(first), fmt.Errorf("batch of %d %s: %w", len(ids), what, err))
 		return
 	}
 	if done {
 		m.completeBatch(first)
 		return
 	}
-	for id := first; id != batchEnd; id = m.batchNext[id] {
-		m.state[id] = stBatched
-	}
 	m.state[first] = stInFlight
 	m.inFlight++
 }
 
-// completeBatch completes every step of the batch that starts at first.
+// completeBatch completes every step of the batch that starts at first:
+// complete's work per step, with the arrays it touches held in locals
+// (enqueue appends to the Machine's lists but never replaces these), so
+// the loop does not reload them from m around each call; that is about a
+// seventh of a batched MoE call's host time (BenchmarkMoEBatches).
 func (m *Machine) completeBatch(first int32) {
-	for id := first; id != batchEnd; id = m.batchNext[id] {
-		m.complete(id)
+	state, next, depOff, depList, pending := m.state, m.batchNext, m.depOff, m.depList, m.pending
+	n := 0
+	for id := first; id != batchEnd; id = next[id] {
+		state[id] = stDone
+		n++
+		for _, d := range depList[depOff[id]:depOff[id+1]] {
+			pending[d]--
+			if pending[d] == 0 {
+				m.enqueue(d)
+			}
+		}
 	}
+	m.remaining -= n
 }

@@ -97,34 +97,35 @@ func (l *Local) LocalMulti(op *exec.MultiOp) (bool, error) {
 }
 
 // LocalBatch implements exec.BatchLocal: the steps (all copies, or all
-// reductions of one dtype and op) are checked and queued as one unit (a
-// copy of ops: the caller's slice is reused).
-func (l *Local) LocalBatch(token uint64, ops []exec.LocalOp) (bool, error) {
-	if len(ops) == 0 {
+// reductions of one dtype and op) are checked and queued as one unit, as
+// the LocalOps Local would be handed (the Machine reuses b).
+func (l *Local) LocalBatch(b *exec.Batch) (bool, error) {
+	if len(b.Steps) == 0 {
 		return true, fmt.Errorf("fakedev: an empty batch")
 	}
-	first := &ops[0]
-	if first.Kind == sched.OpReduce {
-		if _, err := reduce.Kernel(first.Dtype, first.Op); err != nil {
+	if b.Kind != sched.OpCopy && b.Kind != sched.OpReduce {
+		return true, fmt.Errorf("fakedev: a batch of %v", b.Kind)
+	}
+	if b.Kind == sched.OpReduce {
+		if _, err := reduce.Kernel(b.Dtype, b.Op); err != nil {
 			return true, err
 		}
 	}
-	for i := range ops {
-		op := &ops[i]
-		if (op.Kind != sched.OpCopy && op.Kind != sched.OpReduce) || op.Dst.Len() != op.Src.Len() {
-			return true, fmt.Errorf("fakedev: batch step %d: %v of %d bytes into %d", op.Step, op.Kind, op.Src.Len(), op.Dst.Len())
+	ops := make([]exec.LocalOp, len(b.Steps))
+	for i := range b.Steps {
+		if s := b.Step(i); s.Op != b.Kind {
+			return true, fmt.Errorf("fakedev: batch step %d: %v in a batch of %v", b.Steps[i], s.Op, b.Kind)
 		}
-		if op.Kind != first.Kind || (op.Kind == sched.OpReduce && (op.Dtype != first.Dtype || op.Op != first.Op)) {
-			return true, fmt.Errorf("fakedev: batch step %d: %v %v %v in a batch of %v %v %v", op.Step, op.Kind, op.Dtype, op.Op, first.Kind, first.Dtype, first.Op)
-		}
+		op := b.LocalOp(i)
 		if op.Dst.Mem().Kind != exec.MemFake && !op.Dst.IsHost() {
 			return true, fmt.Errorf("fakedev: cannot write %v memory", op.Dst.Mem())
 		}
+		ops[i] = op
 	}
-	l.queue = append(l.queue, queued{batch: &batch{token: token, ops: append([]exec.LocalOp(nil), ops...)}})
+	l.queue = append(l.queue, queued{batch: &batch{token: b.Token, ops: ops}})
 	l.Started += len(ops)
 	l.Batches++
-	if first.Kind == sched.OpReduce {
+	if b.Kind == sched.OpReduce {
 		l.ReduceBatches++
 	}
 	return false, nil
