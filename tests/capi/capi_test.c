@@ -54,6 +54,11 @@ static void run(goring_team_h team, goring_coll_args_t *args, const char *what)
                 GORING_ERR_NOT_SUPPORTED);
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
+    if ((st = goring_coll_prepare_stream(coll)) != GORING_ERR_NOT_SUPPORTED) {
+        fprintf(stderr, "%s: goring_coll_prepare_stream on host memory: %d, want %d\n", what, st,
+                GORING_ERR_NOT_SUPPORTED);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     double t1 = MPI_Wtime();
     if ((st = goring_coll_post(coll)) != GORING_OK) die_status(what, st);
     double t2 = MPI_Wtime();

@@ -71,6 +71,7 @@ static int run(team_t *t, goring_coll_args_t *a, const char *what)
     if (st != GORING_OK) die_status(what, st);
     /* Host calls, of either path, never go on a CUDA stream. */
     if ((st = goring_coll_post_stream(h, (void *)0x1)) != GORING_ERR_NOT_SUPPORTED) die_status(what, st);
+    if ((st = goring_coll_prepare_stream(h)) != GORING_ERR_NOT_SUPPORTED) die_status(what, st);
     if ((st = goring_coll_post(h)) != GORING_OK) die_status(what, st);
     while ((st = goring_coll_test(h)) == GORING_INPROGRESS) sched_yield();
     if (st != GORING_OK) die_status(what, st);
