@@ -241,7 +241,8 @@ func (e *Engine) recordOn(d *cuda.Device, s *cuda.Stream) (*cuda.Event, error) {
 
 // mapping opens (or finds) the mapping of the allocation key names, in
 // d's context. A cached mapping of the same peer that overlaps the new
-// allocation's range belongs to memory the peer has freed: it is closed.
+// allocation's range belongs to memory the peer has freed: it is closed,
+// off this goroutine (closeStale says why).
 func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error) {
 	k := mapKey{peer: peer, dev: d.Ordinal(), id: binary.LittleEndian.Uint64(key[64:])}
 	if m := e.maps[k]; m != nil {
@@ -250,7 +251,8 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 	base, size := binary.LittleEndian.Uint64(key[72:]), int(binary.LittleEndian.Uint64(key[80:]))
 	for ok, om := range e.maps {
 		if ok.peer == peer && ok.dev == k.dev && om.inFlight == 0 && base < om.base+uint64(om.size) && om.base < base+uint64(size) {
-			e.unmap(ok, om)
+			delete(e.maps, ok)
+			closeStale(om)
 		}
 	}
 	if len(e.maps) >= maxMappings {
@@ -270,6 +272,21 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 func (e *Engine) unmap(k mapKey, m *mapping) {
 	_ = m.buf.Free()
 	delete(e.maps, k)
+}
+
+// closeStale closes the mapping of memory its peer has freed on a
+// goroutine of its own. cuIpcCloseMemHandle waits for the device's queued
+// work, and the caller's work may be waiting for this very call: UCC's
+// generic triggered post holds the caller's stream until the call
+// completes, and a call that closed a mapping there never completed (two
+// H200s, ucc_perftest -T through goring with node kernels off: every rank
+// stopped in cuIpcCloseMemHandle at the second size; docs/gpu.md "The
+// caller's stream"). Off the call's goroutine the call completes, the
+// stream moves on, and the close returns. Nothing else holds the mapping:
+// it has left the cache, no copy uses it (inFlight 0), and the peer's
+// memory behind it is gone, so no later call maps that handle again.
+func closeStale(m *mapping) {
+	go func() { _ = m.buf.Free() }()
 }
 
 // evictOldest closes the least recently used idle mapping.
