@@ -6,7 +6,7 @@
  *   robust late SECONDS     rank size-1 enters each collective SECONDS late
  *   robust split ROUNDS     MPI_Comm_split + allreduce + MPI_Comm_free, ROUNDS times
  *   robust kill             rank size-1 dies (SIGKILL) while the others wait
- *   robust pause CALLS      small allreduces, each after 5 ms of computation
+ *   robust pause CALLS [US] small allreduces, each after US µs of computation (5000)
  *
  * late: an MPI_Allreduce (float, sum) and an MPI_Allgather (int) of 1 MiB
  * per rank, then an allreduce of 16 floats (goring's C path: the same call
@@ -21,7 +21,8 @@
  * last, rank 0), to compare goring with UCC's own layers.
  *
  * pause: CALLS allreduces of 16 floats, each after every rank computed
- * for 5 ms (a busy loop, as an application between collectives); prints
+ * for US microseconds, 5 ms unless given (a busy loop, as an application
+ * between collectives); prints
  * the median time of one call on rank 0, and the same back to back. The
  * cost measured is waking the library, not moving bytes.
  *
@@ -156,7 +157,7 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-static int run_pause(int rank, int calls)
+static int run_pause(int rank, int calls, int us)
 {
     float s[16], r[16];
     double *took = malloc(calls * sizeof(double)), *b2b = malloc(calls * sizeof(double));
@@ -164,7 +165,7 @@ static int run_pause(int rank, int calls)
     for (int i = 0; i < 16; i++) s[i] = rank + 1;
     MPI_Allreduce(s, r, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD); /* plan and connections */
     for (int k = 0; k < calls; k++) {
-        for (double until = MPI_Wtime() + 5e-3; MPI_Wtime() < until;)
+        for (double until = MPI_Wtime() + us * 1e-6; MPI_Wtime() < until;)
             ;
         double t = MPI_Wtime();
         MPI_Allreduce(s, r, 16, MPI_FLOAT, MPI_SUM, MPI_COMM_WORLD);
@@ -181,8 +182,8 @@ static int run_pause(int rank, int calls)
     qsort(b2b, calls, sizeof(double), cmp_double);
     MPI_Allreduce(&bad, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("robust pause %d calls: 16-float allreduce after 5 ms of computation %.1f us, back to back %.1f us (medians, rank 0), %d wrong: %s\n",
-               calls, took[calls / 2], b2b[calls / 2], total, total ? "FAILED" : "ok");
+        printf("robust pause %d calls: 16-float allreduce after %g ms of computation %.1f us, back to back %.1f us (medians, rank 0), %d wrong: %s\n",
+               calls, us / 1e3, took[calls / 2], b2b[calls / 2], total, total ? "FAILED" : "ok");
     free(took); free(b2b);
     return total != 0;
 }
@@ -210,13 +211,19 @@ int main(int argc, char **argv)
         rc = run_late(rank, n, atoi(argv[2]));
     } else if (argc == 3 && !strcmp(argv[1], "split")) {
         rc = run_split(rank, atoi(argv[2]));
-    } else if (argc == 3 && !strcmp(argv[1], "pause")) {
-        rc = run_pause(rank, atoi(argv[2]));
+    } else if ((argc == 3 || argc == 4) && !strcmp(argv[1], "pause")) {
+        int us = argc == 4 ? atoi(argv[3]) : 5000;
+        if (us < 0 || us > 10000000) {
+            if (rank == 0) fprintf(stderr, "robust pause: %d µs of computation (0 to 10 s)\n", us);
+            rc = 2;
+        } else {
+            rc = run_pause(rank, atoi(argv[2]), us);
+        }
     } else if (argc == 2 && !strcmp(argv[1], "kill")) {
         run_kill(rank, n);
         rc = 1;
     } else {
-        if (rank == 0) fprintf(stderr, "usage: robust late SECONDS | split ROUNDS | pause CALLS | kill\n");
+        if (rank == 0) fprintf(stderr, "usage: robust late SECONDS | split ROUNDS | pause CALLS [US] | kill\n");
         rc = 2;
     }
     MPI_Finalize();
