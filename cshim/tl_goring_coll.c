@@ -557,9 +557,9 @@ static ucc_status_t ucc_tl_goring_coll_post(ucc_coll_task_t *coll_task)
  * it has, the caller's later work waits for them, and no executor kernel
  * or host wait sits between. A team's first such calls set the team up
  * first, off the stream (goring_coll_prepare_stream: the set-up's GPU
- * allocations could wait behind a held stream). Every other call takes UCC's generic
- * triggered post, which waits for the stream with an executor kernel of
- * its own and then posts the task as usual. Either way the post event is
+ * allocations could wait behind a held stream). Every other call takes
+ * UCC's generic triggered post, which holds the stream with an executor's
+ * wait until the task completes and posts the task as usual. Either way the post event is
  * on the execution engine when this returns, as the caller expects.
  */
 static ucc_status_t ucc_tl_goring_triggered_post(ucc_ee_h ee, ucc_ev_t *ev,
@@ -585,12 +585,12 @@ static ucc_status_t ucc_tl_goring_triggered_post(ucc_ee_h ee, ucc_ev_t *ev,
         }
         return ucc_triggered_post(ee, ev, coll_task);
     }
-    tl_debug(UCC_TASK_LIB(task), "goring task %p: on the caller's stream %p", task, ee->ee_context);
     if (st != GORING_OK) {
         ucc_tl_goring_log_error(UCC_TASK_LIB(task), "goring_coll_post_stream", st);
         coll_task->status = ucc_tl_goring_status(st);
         return coll_task->status;
     }
+    tl_debug(UCC_TASK_LIB(task), "goring task %p: on the caller's stream %p", task, ee->ee_context);
     coll_task->ee        = ee;
     coll_task->status    = UCC_INPROGRESS;
     post_ev.ev_type         = UCC_EVENT_COLLECTIVE_POST;
@@ -666,7 +666,7 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
     task->super.post           = ucc_tl_goring_coll_post;
     task->super.triggered_post = ucc_tl_goring_triggered_post;
     task->super.progress       = ucc_tl_goring_coll_progress;
-    task->super.finalize = ucc_tl_goring_coll_finalize;
+    task->super.finalize       = ucc_tl_goring_coll_finalize;
     tl_trace(team->context->lib, "goring task %p: %s", task, goring_coll_algorithm(task->handle));
     *task_h = &task->super;
     return UCC_OK;
