@@ -16,8 +16,8 @@ import (
 // and the call completes when an event recorded behind them has
 // (nodeexec.Local.BeginOn). Any other call would need the host to wait
 // for the stream first and to hold the stream until the call completes,
-// which UCC's own triggered post already does for any layer (a kernel of
-// its executor on the stream): PostOn refuses those, with a
+// which UCC's own triggered post already does for any layer (its
+// executor's wait on the stream): PostOn refuses those, with a
 // notSupportedErr, and the caller posts them that way.
 
 // PostOn posts the call on stream, the caller's CUstream of the GPU that
