@@ -15,8 +15,13 @@ type Testbed struct {
 	// CopyGBps is the machine's memory-copy throughput that all ranks
 	// share (GB/s): shared-memory messages are copies by the CPU, and so is
 	// every byte TCP moves, on the cores that run every node. CopyAlphaUS
-	// is a message's start-up cost between two ranks of one node.
+	// is a message's start-up cost between two ranks of one node (host
+	// form only: in the GPU form those messages go over NVLink).
 	CopyGBps, CopyAlphaUS float64
+	// GPU, when set, makes this the testbed of a --mem cuda run
+	// (testbed_gpu.go): the ranks are GPUs joined by NVLink, and only the
+	// rail bytes are copied by the CPU. Nil: the host testbed.
+	GPU *TestbedGPU
 }
 
 // Testbed figures measured on the shared 2-core development machine
@@ -36,14 +41,9 @@ const (
 // Topology is the testbed as a goring.topo/v1 cluster, so that the
 // simulator predicts what a testbed run measures. A rank stands where a GPU
 // stands in the other presets: local rank g of a node is "GPU g" and owns
-// rail g % Rails (GPU i owns HCA i, as in Parallel Rings III-A). Every
-// byte a rank moves crosses its link to the host ("pcie" in the format):
-// to a rank of its node (shared memory, host to host) and to its rail's
-// NIC (TCP copies it too). That link carries the rank's share of the
-// machine's copy throughput, CopyGBps / (Nodes x PPN) each way, which is
-// how the simulator, which has links and no CPUs, sees every rank of every
-// node compete for the same cores. The NIC port of rail r carries RailGBps
-// each way; the NIC's own host link is left at a rate no rail reaches.
+// rail g % Rails (GPU i owns HCA i, as in Parallel Rings III-A). The NIC
+// port of rail r carries RailGBps each way. The rest depends on the form:
+// the host form here (hostNode), the GPU form in testbed_gpu.go (gpuNode).
 func (tb Testbed) Topology() (*Topology, error) {
 	if tb.Nodes < 1 || tb.PPN < 1 || tb.Rails < 1 || tb.Rails > tb.PPN {
 		return nil, fmt.Errorf("testbed: %d nodes x %d ranks, %d rails: want at least one of each and no more rails than ranks per node", tb.Nodes, tb.PPN, tb.Rails)
@@ -51,20 +51,47 @@ func (tb Testbed) Topology() (*Topology, error) {
 	if tb.RailGBps <= 0 || tb.CopyGBps <= 0 || tb.RailAlphaUS < 0 || tb.CopyAlphaUS < 0 {
 		return nil, fmt.Errorf("testbed: rates must be positive and start-up costs not negative")
 	}
-	n := Node{Name: "node0", Sockets: 1}
-	for g := 0; g < tb.PPN; g++ {
-		n.addGPU("rank", 0, 0, g%tb.Rails)
-	}
-	n.hostLinks(tb.CopyAlphaUS, tb.CopyGBps/float64(tb.Nodes*tb.PPN))
 	r := rails(tb.Rails, tb.RailAlphaUS, tb.RailGBps)
-	for i := 0; i < tb.Rails; i++ {
-		n.addNIC(i, 0, -1, r[i], 0, 0, pcieGen5GBps)
+	n, name := tb.hostNode(r), "testbed"
+	if tb.GPU != nil {
+		var err error
+		if n, err = tb.gpuNode(r); err != nil {
+			return nil, err
+		}
+		name = "testbed-gpu"
 	}
-	t := &Topology{Schema: Schema, Name: fmt.Sprintf("testbed-%dx%dx%d", tb.Nodes, tb.PPN, tb.Rails), Nodes: []Node{n}, Rails: r}
+	n.Name = "node0"
+	t := &Topology{Schema: Schema, Name: fmt.Sprintf("%s-%dx%dx%d", name, tb.Nodes, tb.PPN, tb.Rails), Nodes: []Node{n}, Rails: r}
 	if err := t.Validate(); err != nil {
 		return nil, fmt.Errorf("testbed topology: %w", err)
 	}
 	return t.Repeat(tb.Nodes)
+}
+
+// hostNode is one node of the host testbed. Every byte a rank moves
+// crosses its link to the host ("pcie" in the format): to a rank of its
+// node (shared memory, host to host) and to its rail's NIC (TCP copies it
+// too). That link carries the rank's share of the machine's copy
+// throughput, CopyGBps / (Nodes x PPN) each way, which is how the
+// simulator, which has links and no CPUs, sees every rank of every node
+// compete for the same cores. The NIC's own host link is left at a rate
+// no rail reaches.
+func (tb Testbed) hostNode(r []Rail) Node {
+	n := Node{Sockets: 1}
+	for g := 0; g < tb.PPN; g++ {
+		n.addGPU("rank", 0, 0, g%tb.Rails)
+	}
+	n.hostLinks(tb.CopyAlphaUS, tb.copyShareGBps())
+	for i := 0; i < tb.Rails; i++ {
+		n.addNIC(i, 0, -1, r[i], 0, 0, pcieGen5GBps)
+	}
+	return n
+}
+
+// copyShareGBps is one rank's share of the machine's copy throughput:
+// every rank of every node copies on the same cores.
+func (tb Testbed) copyShareGBps() float64 {
+	return tb.CopyGBps / float64(tb.Nodes*tb.PPN)
 }
 
 // MeasuredTestbed is the topology of a testbed run: nodes x ppn ranks on
