@@ -33,3 +33,24 @@ func TestPredictUS(t *testing.T) {
 	_, err = cfg.PredictUS("pairwise", 1<<20, 0)
 	assert.Error(t, err, "alltoallv without a traffic matrix")
 }
+
+// With PredictTopo (a --mem cuda testbed run) the plan the rows ran, made
+// on Topo, is simulated on the GPU form.
+func TestPredictUSOnPredictTopo(t *testing.T) {
+	host, err := topo.MeasuredTestbed(2, 2, 2, "1gbit", topo.TestbedRailAlphaUS)
+	require.NoError(t, err)
+	gpu, err := topo.MeasuredGPUTestbed(2, 2, 2, "1gbit", topo.TestbedRailAlphaUS)
+	require.NoError(t, err)
+	cfg := &Config{Topo: host, PredictTopo: gpu, Collective: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum}
+	got, err := cfg.PredictUS("lane", 4<<20, 0)
+	require.NoError(t, err)
+	plan, err := sched.Generate(sched.Spec{Collective: coll.Allreduce, Algorithm: "lane", Topo: host, Bytes: 4 << 20, DtypeBytes: 4})
+	require.NoError(t, err)
+	res, err := sim.Simulate(gpu, plan, sim.Options{})
+	require.NoError(t, err)
+	assert.Equal(t, res.TotalUS, got)
+	cfg.PredictTopo = nil
+	onHost, err := cfg.PredictUS("lane", 4<<20, 0)
+	require.NoError(t, err)
+	assert.Greater(t, onHost, got, "the host form charges the NVLink bytes to the CPU's copies")
+}

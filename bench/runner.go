@@ -28,13 +28,17 @@ type Transport interface {
 
 // Config is one rank's share of a benchmark.
 type Config struct {
-	Rank       int
-	Topo       *topo.Topology
-	Collective coll.Collective
-	Algorithms []string
-	Sizes      []int64
-	Dtype      coll.Dtype
-	Op         coll.Op
+	Rank int
+	Topo *topo.Topology
+	// PredictTopo, when set, is the topology PredictUS simulates Topo's
+	// plans on: the testbed's GPU form for a --mem cuda run, whose plans
+	// are the host testbed's but whose bytes move as on GPUs. Nil: Topo.
+	PredictTopo *topo.Topology
+	Collective  coll.Collective
+	Algorithms  []string
+	Sizes       []int64
+	Dtype       coll.Dtype
+	Op          coll.Op
 	// Iters <= 0 and Warmup < 0 choose as OMB does (see Iterations).
 	Iters, Warmup int
 	Validate      bool

@@ -85,6 +85,10 @@ func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, err
 	}
+	predictTp, err := f.predictTopology(np)
+	if err != nil {
+		return bench.Config{}, err
+	}
 	if c == coll.Bcast && (f.root < 0 || f.root >= np) {
 		return bench.Config{}, fmt.Errorf("--root %d: out of range [0,%d)", f.root, np)
 	}
@@ -106,7 +110,7 @@ func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, err
 	}
-	return bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
+	return bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, PredictTopo: predictTp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
 		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout, Lanes: lanes}, nil
 }
 

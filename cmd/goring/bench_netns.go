@@ -101,6 +101,21 @@ func (n *netnsFlags) topology(nodes, np int) (*topo.Topology, error) {
 	return topo.MeasuredTestbed(nodes, np/nodes, n.rails, n.rate, n.alpha)
 }
 
+// predictTopology is the topology a --mem cuda testbed run's prediction
+// simulates its plans on (bench.Config.PredictTopo): the testbed's GPU
+// form (topo.MeasuredGPUTestbed), whose ranks are GPUs joined by NVLink.
+// Nil where the job's own topology is the right one: host memory, no
+// --netns, or a --topo given.
+func (f *benchFlags) predictTopology(np int) (*topo.Topology, error) {
+	if !f.netns.on() || f.topo != "" || f.mem != "cuda" {
+		return nil, nil
+	}
+	if f.nodes < 1 || np%f.nodes != 0 {
+		return nil, fmt.Errorf("--np %d does not split into --nodes %d equal nodes", np, f.nodes)
+	}
+	return topo.MeasuredGPUTestbed(f.nodes, np/f.nodes, f.netns.rails, f.netns.rate, f.netns.alpha)
+}
+
 // benchTopology is the job's topology: the testbed's with --netns (unless
 // --topo names another), else benchTopo's.
 func (f *benchFlags) benchTopology(np int) (*topo.Topology, error) {
@@ -124,7 +139,11 @@ func configureNetns(lj *launch.LocalJob, f *benchFlags) {
 // rank finishes, which the average hides where ranks finish far apart (a
 // hot destination's alltoallv).
 func writePredictions(out io.Writer, cfg bench.Config, rows []bench.Row) error {
-	fmt.Fprintf(out, "# prediction: goring sim on %s (rail %.4g GB/s, alpha %.3g us)\n", cfg.Topo.Name, cfg.Topo.Rails[0].BetaGBps, cfg.Topo.Rails[0].AlphaUS)
+	tp := cfg.Topo
+	if cfg.PredictTopo != nil {
+		tp = cfg.PredictTopo
+	}
+	fmt.Fprintf(out, "# prediction: goring sim on %s (rail %.4g GB/s, alpha %.3g us)\n", tp.Name, tp.Rails[0].BetaGBps, tp.Rails[0].AlphaUS)
 	fmt.Fprintf(out, "%-16s %12s %14s %14s %10s %10s\n", "# Algorithm", "Size(B)", "Measured(us)", "Predicted(us)", "meas/pred", "max/pred")
 	for _, r := range rows {
 		name := r.Algorithm

@@ -34,3 +34,33 @@ func TestTopoTestbed(t *testing.T) {
 	assert.NotEqual(t, 0, code)
 	assert.Contains(t, stderr, `rate "fast"`)
 }
+
+// --gpu prints the GPU form; its figures without --gpu are refused.
+func TestTopoTestbedGPU(t *testing.T) {
+	out, stderr, code := runCLI(t, "topo", "testbed", "--nodes", "2", "--ppn", "2", "--rails", "2", "--rate", "1gbit", "--gpu", "--json")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, `"name": "testbed-gpu-2x2x2"`)
+	assert.Contains(t, out, `"kind": "nvswitch"`)
+	_, stderr, code = runCLI(t, "topo", "testbed", "--nvlink-gbps", "100")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "add --gpu")
+}
+
+// A --mem cuda testbed run predicts on the GPU form; host memory, or a
+// topology of the user's, on the job's own.
+func TestBenchPredictTopology(t *testing.T) {
+	f := &benchFlags{nodes: 2, mem: "cuda"}
+	f.netns = netnsFlags{prefix: "gd", ppn: 2, rails: 2, rate: "1Gbit", alpha: 30}
+	tp, err := f.predictTopology(4)
+	require.NoError(t, err)
+	require.NotNil(t, tp)
+	assert.Equal(t, "testbed-gpu-2x2x2", tp.Name)
+	f.mem = "host"
+	tp, err = f.predictTopology(4)
+	require.NoError(t, err)
+	assert.Nil(t, tp)
+	f.mem, f.topo = "cuda", "some.json"
+	tp, err = f.predictTopology(4)
+	require.NoError(t, err)
+	assert.Nil(t, tp)
+}
