@@ -68,7 +68,9 @@
 // The network-namespace testbed (tests/netns/testbed.sh) is a topology too:
 // Testbed builds it from the testbed's parameters, its rails' rate as tc
 // writes it read by ParseTCRate; MeasuredTestbed is a run's, with the
-// copy figures measured.
+// copy figures measured. Its GPU form (Testbed.GPU, MeasuredGPUTestbed) is
+// the testbed of a run on device memory: GPUs joined by NVLink inside a
+// node, rail bytes staged over PCIe and copied by the CPU.
 //
 // This package is pure: no cgo, no I/O beyond encoding the value it is given.
 package topo

@@ -77,8 +77,9 @@ GORING_TOKEN and GORING_COORD_FILE (see package launch).
 (docs/netns.md): node k's ranks in namespace PREFIX-nodek, ranks of a node over shared memory,
 ranks of two nodes over the sender's rail (rank i of a node owns rail i mod rails; one UCX worker
 per rail, bound to that rail's device), the coordinator on node 0's rail 0; below the table, the
-simulator's prediction on the testbed's topology (tc's rate, --rail-alpha) for every row; --timeout
-defaults to 5m there (the rails are slow).`,
+simulator's prediction on the testbed's topology (tc's rate, --rail-alpha) for every row, with
+--mem cuda on its GPU form (goring topo testbed --gpu: NVLink inside a node, the CPU copies rail
+bytes only); --timeout defaults to 5m there (the rails are slow).`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.traffic.observe(cmd)
