@@ -52,8 +52,11 @@ func (tb Testbed) Topology() (*Topology, error) {
 		return nil, fmt.Errorf("testbed: rates must be positive and start-up costs not negative")
 	}
 	r := rails(tb.Rails, tb.RailAlphaUS, tb.RailGBps)
-	n, name := tb.hostNode(r), "testbed"
-	if tb.GPU != nil {
+	var n Node
+	name := "testbed"
+	if tb.GPU == nil {
+		n = tb.hostNode(r)
+	} else {
 		var err error
 		if n, err = tb.gpuNode(r); err != nil {
 			return nil, err
