@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -247,54 +246,4 @@ func hostCallTime(t *testing.T, tm *nodeTeam, c nodeCallSpec) float64 {
 	}
 	sort.Float64s(us)
 	return us[k/2]
-}
-
-// Hundreds of resident allreduces, each call's output the next one's
-// input, with no other host work on the GPUs between them (the kernel
-// stays on the GPU throughout): every rank ends with k^(calls-1) times the
-// first sum (int32, wrapping), which it gets only if every call read its
-// own slot and the right epoch's flags.
-func TestResidentBackToBack(t *testing.T) {
-	devs := nodeGPUs(t)
-	k := len(devs)
-	const count, calls = 4099, 300
-	tm := newNodeTeam(t, devs, count*4, count*4)
-	withResident(t, tm)
-	rng := rand.New(rand.NewPCG(7, 8))
-	for _, grid := range []NodeGrid{{1, ResidentThreads}, {4, ResidentThreads}, {16, ResidentThreads}} {
-		want := make([]uint32, count)
-		for r := range k {
-			in := make([]byte, count*4)
-			for i := range count {
-				v := rng.Uint32()
-				binary.LittleEndian.PutUint32(in[i*4:], v)
-				want[i] += v
-			}
-			require.NoError(t, tm.in[r].CopyFromHost(0, in))
-		}
-		for range calls - 1 {
-			for i := range want {
-				want[i] *= uint32(k)
-			}
-		}
-		for c := range calls {
-			require.NoError(t, tm.launch(nodeCallSpec{alg: devsync.OneShotAllreduce, dt: coll.Int32, op: coll.Sum, count: count, grid: grid, swap: c%2 == 1}))
-			tm.sync(t, 20*time.Second)
-		}
-		res := tm.out
-		if calls%2 == 0 {
-			res = tm.in
-		}
-		for _, rk := range tm.res {
-			rk.Leave()
-		}
-		for r := range k {
-			got := make([]byte, count*4)
-			require.NoError(t, res[r].CopyToHost(got, 0))
-			for i := range count {
-				require.Equal(t, want[i], binary.LittleEndian.Uint32(got[i*4:]), "grid %+v rank %d element %d after %d calls", grid, r, i, calls)
-			}
-		}
-	}
-	t.Logf("%d GPUs: resident calls back to back up to epoch %d", k, tm.epoch)
 }

@@ -575,10 +575,6 @@ extern "C" __global__ void __launch_bounds__(GORING_NODE_RESIDENT_THREADS)
         if (threadIdx.x == 0) {
             __threadfence_system();
             store_release_sys(reinterpret_cast<u64 *>(done) + blockIdx.x, seq);
-            // Push the word out now: a store to pinned host memory may
-            // otherwise wait in the GPU while this thread spins on the
-            // mailbox (measured: about 120 µs a call without this fence).
-            __threadfence_system();
         }
     }
 }
