@@ -81,12 +81,6 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "(an allreduce's vector, a reduce_scatter's input, an allgather's output); each GPU of such a "
      "team holds two slots of it. 0: off",
      ucc_offsetof(ucc_tl_goring_context_config_t, node_max), UCC_CONFIG_TYPE_STRING},
-    {"NODE_RESIDENT", "1M",
-     "node kernel calls up to this many bytes run on a kernel that stays on each GPU while calls "
-     "keep coming (posted through pinned memory: no kernel launch a call) and leaves after 200 us "
-     "without one or before a larger call; meanwhile it holds 16 CTAs and a cudaDeviceSynchronize "
-     "waits for it to leave. 0: off, every call its own launch",
-     ucc_offsetof(ucc_tl_goring_context_config_t, node_resident), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

@@ -31,11 +31,6 @@ type Local struct {
 	running    bool
 	broken     error // an aborted call leaves the flags unusable: every later call fails with it
 	grid       func(bytes int) cuda.NodeGrid
-	// The resident kernel (resident.go): nil until a call needs it.
-	res    *cuda.Resident
-	resMax int        // the largest call it runs (bytes); 0: none
-	idle   *idleTimer // makes it leave after ResidentIdle without a call
-	onRes  bool       // the running call is on it
 }
 
 // New allocates rank's scratch region on dev for slots of slotBytes (a
@@ -48,8 +43,7 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	case slotBytes <= 0 || slotBytes%devsync.Align != 0:
 		return nil, fmt.Errorf("nodeexec: slots of %d bytes (a positive multiple of %d)", slotBytes, devsync.Align)
 	}
-	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: cuda.DefaultNodeGrid,
-		resMax: DefaultResidentMax}
+	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: cuda.DefaultNodeGrid}
 	defer func() {
 		if err != nil {
 			_ = l.Close()
@@ -282,19 +276,6 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 			return fmt.Errorf("nodeexec: a %s of %d bytes needs slots of %d bytes, the team's are %d", c.Collective, bytes, s.SlotBytes(), l.slot)
 		}
 	}
-	if on == nil && len(pieces) == 1 && bytes <= l.resMax {
-		e := l.epoch.Next()
-		nc := cuda.NodeCall{Alg: s.Alg, Dtype: c.Dtype, Op: c.Op, Scratch: l.ptrs, Rank: l.rank, In: c.In, Out: c.Out,
-			Count: s.Count, Stride: s.Stride, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr}
-		switch ok, err := l.beginResident(nc, l.grid(bytes)); {
-		case err != nil:
-			return err
-		case ok:
-			l.epoch, l.running, l.onRes = e, true, true
-			return nil
-		}
-	}
-	l.leaveResident()
 	for i, p := range pieces {
 		if s, bytes, err = l.shape(p); err != nil {
 			return err
@@ -326,25 +307,16 @@ func (l *Local) Progress() (bool, error) {
 	if !l.running {
 		return true, nil
 	}
-	var done bool
-	var err error
-	if l.onRes {
-		done, err = l.res.Done()
-		if done {
-			l.idle.reset()
-		}
-	} else {
-		done, err = l.done.Done()
-	}
+	done, err := l.done.Done()
 	if err != nil {
-		l.running, l.onRes = false, false
+		l.running = false
 		l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
 		return false, err
 	}
 	if !done {
 		return false, nil
 	}
-	l.running, l.onRes = false, false
+	l.running = false
 	if st := l.status.Load(); st != 0 {
 		l.broken = fmt.Errorf("nodeexec: call %d was aborted", st)
 		return false, l.broken
@@ -360,13 +332,8 @@ func (l *Local) Abort(cause error) error {
 		return nil
 	}
 	l.abort.Store(devsync.AbortWord(l.size)) // non-zero: every wait ends
-	var err error
-	if l.onRes {
-		err = l.res.Wait() // the abort word also ends its wait for the next call
-	} else {
-		err = l.done.Synchronize()
-	}
-	l.running, l.onRes = false, false
+	err := l.done.Synchronize()
+	l.running = false
 	return err
 }
 
@@ -377,7 +344,6 @@ func (l *Local) Close() error {
 	if l.running {
 		errs = append(errs, l.Abort(errors.New("closed")))
 	}
-	errs = append(errs, l.closeResident())
 	for _, p := range l.peers {
 		if p != nil {
 			errs = append(errs, p.Free())

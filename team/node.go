@@ -139,9 +139,6 @@ func newNodeRunner(k *Call) (Runner, error) {
 			// rank runs the call as messages.
 			t.node.off = err
 		}
-		if l != nil {
-			l.SetResident(int(t.ctx.opts.nodeResident))
-		}
 		t.node.local = l
 	}
 	if !t.node.ready {

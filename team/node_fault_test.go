@@ -38,15 +38,9 @@ func nodeGPUs(t *testing.T) int {
 }
 
 // nodeFaultChild is one rank of mode "node-ok", "node-die" or
-// "node-late:D" on GPU rank; with "-small" after "node-ok" or "node-die",
-// the calls are small enough for the resident kernel
-// (nodeexec/resident.go) instead of a kernel launch each.
+// "node-late:D" on GPU rank.
 func nodeFaultChild(t *Team, ctx *Context, rank, size int, dir, mode string) error {
 	runtime.LockOSThread()
-	n := 1 << 20 // float32 elements, 4 MiB: launched
-	if m, ok := strings.CutSuffix(mode, "-small"); ok {
-		mode, n = m, 1<<14 // 64 KiB: resident
-	}
 	d, err := cuda.Open(rank)
 	if err != nil {
 		return err
@@ -55,6 +49,7 @@ func nodeFaultChild(t *Team, ctx *Context, rank, size int, dir, mode string) err
 	if err := d.MakeCurrent(); err != nil {
 		return err
 	}
+	const n = 1 << 20 // float32 elements, 4 MiB
 	in := make([]byte, 4*n)
 	for i := range n {
 		binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(float32(rank+i%5)))
@@ -74,7 +69,7 @@ func nodeFaultChild(t *Team, ctx *Context, rank, size int, dir, mode string) err
 	}
 	sp, dp := src.Ptr(), dst.Ptr()
 	a := Args{Coll: coll.Allreduce, Src: *(*unsafe.Pointer)(unsafe.Pointer(&sp)), Dst: *(*unsafe.Pointer)(unsafe.Pointer(&dp)),
-		Count: uint64(n), Dtype: coll.Float32, Op: coll.Sum, Mem: MemCUDA}
+		Count: n, Dtype: coll.Float32, Op: coll.Sum, Mem: MemCUDA}
 	call := func(which string) error {
 		c, err := NewColl(t, a)
 		if err != nil {
@@ -152,17 +147,10 @@ func waitFiles(t *testing.T, dir string, n int, outs []*syncBuffer) {
 
 // A rank killed while the others' kernels wait for its flags: the
 // watch sets the abort word, the others end within 10 s with an error
-// naming it, and a new job on the same GPUs runs correctly. Both with
-// calls launched one by one and with calls on the resident kernel.
+// naming it, and a new job on the same GPUs runs correctly.
 func TestNodeKernelsDeadRank(t *testing.T) {
 	n := nodeGPUs(t)
-	for _, size := range []string{"", "-small"} {
-		t.Run("calls"+size, func(t *testing.T) { nodeDeadRank(t, n, size) })
-	}
-}
-
-func nodeDeadRank(t *testing.T, n int, size string) {
-	cmds, outs, dir := startRanks(t, n, "node-die"+size)
+	cmds, outs, dir := startRanks(t, n, "node-die")
 	waitFiles(t, dir, n, outs)
 	time.Sleep(500 * time.Millisecond) // the others are in their kernels by now
 	killed := time.Now()
@@ -187,7 +175,7 @@ func nodeDeadRank(t *testing.T, n int, size string) {
 		assert.Contains(t, o, fmt.Sprintf("rank %d", n-1), "rank %d: the error names the dead rank: %s", r, o)
 	}
 	// The GPUs serve the next job.
-	cmds2, outs2, dir2 := startRanks(t, n, "node-ok"+size)
+	cmds2, outs2, dir2 := startRanks(t, n, "node-ok")
 	waitFiles(t, dir2, n, outs2)
 	require.NoError(t, os.WriteFile(filepath.Join(dir2, "exit"), nil, 0o644))
 	waitAll(t, cmds2, outs2, 60*time.Second)

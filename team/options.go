@@ -11,7 +11,6 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/devsync"
 	"github.com/goring-hpc/goring/direct"
-	"github.com/goring-hpc/goring/nodeexec"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/units"
 )
@@ -44,9 +43,6 @@ type options struct {
 	// vector, a reduce_scatter's input, an allgather's output, bytes) that
 	// runs as a node kernel (node.go); 0: none.
 	nodeMax int64
-	// nodeResident is the largest node call that runs on the resident
-	// kernel (nodeexec.SetResident); 0: none.
-	nodeResident int64
 }
 
 // defaultNodeMax is the default slot of the node kernels: two slots of it
@@ -65,8 +61,7 @@ const (
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax,
-		nodeResident: nodeexec.DefaultResidentMax}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax}
 	for _, c := range coll.Collectives {
 		if a := choose.Base(c); a != "" && !c.Routed() {
 			o.algs[c] = a
@@ -143,12 +138,6 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option node_max=%q: want a byte count from 0 (node kernels off) to %d, with an optional suffix (K, M, KiB, MiB)", v, maxNodeMax)
 			}
 			o.nodeMax = n / devsync.Align * devsync.Align
-		case k == "node_resident":
-			n, err := units.ParseBytes(v)
-			if err != nil || n < 0 || n > nodeexec.DefaultResidentMax {
-				return o, fmt.Errorf("option node_resident=%q: want a byte count from 0 (the resident kernel off) to %d, with an optional suffix (K, M, KiB, MiB)", v, nodeexec.DefaultResidentMax)
-			}
-			o.nodeResident = n
 		case k == "crossmem":
 			switch n, err := strconv.Atoi(v); {
 			case strings.EqualFold(v, "off") || v == "n" || v == "no":
@@ -178,7 +167,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = v != "auto"
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, crossmem, node_max, node_resident, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, crossmem, node_max, alg_<collective>)", k)
 		}
 	}
 	return o, nil
