@@ -33,12 +33,9 @@ var nodeAlgs = map[devsync.Algorithm]string{
 
 // nodeModule is a device's loaded node kernels.
 type nodeModule struct {
-	ctx       C.gc_ctx
 	mod       C.gc_module
 	fns       map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function
 	allgather C.gc_function
-	resident  C.gc_function
-	kinds     residentKinds
 }
 
 func (d *Device) loadNodeKernels() (*nodeModule, error) {
@@ -47,7 +44,7 @@ func (d *Device) loadNodeKernels() (*nodeModule, error) {
 		return nil, err
 	}
 	name := rm.image
-	m := &nodeModule{ctx: ctx, mod: rm.mod, fns: map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function{}}
+	m := &nodeModule{mod: rm.mod, fns: map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function{}}
 	for alg, an := range nodeAlgs {
 		if !alg.Reduces() {
 			continue
@@ -73,11 +70,6 @@ func (d *Device) loadNodeKernels() (*nodeModule, error) {
 		return nil, err
 	}
 	m.allgather = f
-	var r C.gc_function
-	if err := moduleFunction(ctx, rm, &r, "goring_node_resident", name); err != nil {
-		return nil, err
-	}
-	m.resident = r
 	return m, nil
 }
 
@@ -143,25 +135,59 @@ func DefaultNodeGrid(bytes int) NodeGrid {
 // must be the rank's). It returns at once; the kernel ends when every
 // rank's kernel of the call has signalled it (or the abort word is set).
 func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
-	if g.Threads < 32 || g.Threads > 1024 {
-		return fmt.Errorf("cuda: node grid of %d threads a block (32 to 1024)", g.Threads)
+	n := len(c.Scratch)
+	switch {
+	case n < 1 || n > devsync.MaxRanks:
+		return fmt.Errorf("cuda: node call of %d ranks (1 to %d)", n, devsync.MaxRanks)
+	case c.Rank < 0 || c.Rank >= n:
+		return fmt.Errorf("cuda: node call: rank %d of %d", c.Rank, n)
+	case g.Blocks < 1 || g.Blocks > devsync.MaxBlocks || g.Threads < 32 || g.Threads > 1024 || g.Threads < n:
+		return fmt.Errorf("cuda: node grid %d blocks of %d threads (1 to %d blocks, 32 to 1024 threads)", g.Blocks, g.Threads, devsync.MaxBlocks)
+	case c.Count < 0 || c.SlotBytes%devsync.Align != 0:
+		return fmt.Errorf("cuda: node call: count %d, slot of %d bytes (a multiple of %d)", c.Count, c.SlotBytes, devsync.Align)
+	case c.Epoch < devsync.FirstEpoch:
+		return fmt.Errorf("cuda: node call: epoch %d (the first is %d)", c.Epoch, devsync.FirstEpoch)
 	}
 	m, err := s.dev.nodeKernels()
 	if err != nil {
 		return err
 	}
-	a, err := nodeArgs(c, g)
-	if err != nil {
-		return err
-	}
 	f := m.allgather
+	size := 1
 	if c.Alg != devsync.Allgather {
 		fns, ok := m.fns[c.Alg]
 		if !ok {
 			return fmt.Errorf("cuda: no node kernel for %v", c.Alg)
 		}
-		f = fns[c.Dtype][c.Op]
+		if !coll.Supports(c.Op, c.Dtype) {
+			return fmt.Errorf("cuda: node %v: %v is not defined on %v", c.Alg, c.Op, c.Dtype)
+		}
+		f, size = fns[c.Dtype][c.Op], c.Dtype.Size()
 	}
+	if uintptr(c.In)%uintptr(size) != 0 || uintptr(c.Out)%uintptr(size) != 0 {
+		return fmt.Errorf("cuda: node %v: buffers %#x and %#x are not aligned to %d bytes", c.Alg, c.In, c.Out, size)
+	}
+	// The kernel stores into every rank's slot by the plan's layout: a
+	// slot too small would be overrun, not refused, on the device.
+	sh := devsync.Shape{Alg: c.Alg, Ranks: n, Blocks: g.Blocks, Count: c.Count, ElemSize: size, Stride: c.Stride}
+	if err := sh.Validate(); err != nil {
+		return fmt.Errorf("cuda: node call: %w", err)
+	}
+	if need := sh.SlotBytes(); need > c.SlotBytes {
+		return fmt.Errorf("cuda: node %v of %d elements on %d ranks needs slots of %d bytes, not %d", c.Alg, c.Count, n, need, c.SlotBytes)
+	}
+	var a C.gc_node_args
+	for q, p := range c.Scratch {
+		if uintptr(p)%devsync.Align != 0 {
+			return fmt.Errorf("cuda: node call: scratch region %d at %#x is not %d-byte aligned", q, p, devsync.Align)
+		}
+		a.peer[q] = C.ulonglong(p)
+	}
+	a.in, a.out = C.ulonglong(c.In), C.ulonglong(c.Out)
+	a.abort_word, a.status = C.ulonglong(c.Abort), C.ulonglong(c.Status)
+	a.epoch, a.count, a.slot_bytes = C.ulonglong(c.Epoch), C.ulonglong(c.Count), C.ulonglong(c.SlotBytes)
+	a.stride = C.ulonglong(sh.BlockStride())
+	a.rank, a.nranks = C.uint(c.Rank), C.uint(n)
 	ctx, cs, err := s.live()
 	if err != nil {
 		return err
@@ -170,58 +196,4 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 		return check("cuLaunchKernel(goring_node_"+nodeAlgs[c.Alg]+")", r) // named only on failure: a launch per call
 	}
 	return nil
-}
-
-// nodeArgs checks call c on a grid of g.Blocks CTAs and lays it out as
-// the kernels' argument (node.cu's node_args), the same for a kernel of
-// its own and for the resident kernel.
-func nodeArgs(c NodeCall, g NodeGrid) (C.gc_node_args, error) {
-	var a C.gc_node_args
-	n := len(c.Scratch)
-	switch {
-	case n < 1 || n > devsync.MaxRanks:
-		return a, fmt.Errorf("cuda: node call of %d ranks (1 to %d)", n, devsync.MaxRanks)
-	case c.Rank < 0 || c.Rank >= n:
-		return a, fmt.Errorf("cuda: node call: rank %d of %d", c.Rank, n)
-	case g.Blocks < 1 || g.Blocks > devsync.MaxBlocks || g.Threads < n:
-		return a, fmt.Errorf("cuda: node grid %d blocks of %d threads (1 to %d blocks, at least a thread a rank)", g.Blocks, g.Threads, devsync.MaxBlocks)
-	case c.Count < 0 || c.SlotBytes%devsync.Align != 0:
-		return a, fmt.Errorf("cuda: node call: count %d, slot of %d bytes (a multiple of %d)", c.Count, c.SlotBytes, devsync.Align)
-	case c.Epoch < devsync.FirstEpoch:
-		return a, fmt.Errorf("cuda: node call: epoch %d (the first is %d)", c.Epoch, devsync.FirstEpoch)
-	}
-	size := 1
-	if c.Alg != devsync.Allgather {
-		if _, ok := nodeAlgs[c.Alg]; !ok {
-			return a, fmt.Errorf("cuda: no node kernel for %v", c.Alg)
-		}
-		if !coll.Supports(c.Op, c.Dtype) {
-			return a, fmt.Errorf("cuda: node %v: %v is not defined on %v", c.Alg, c.Op, c.Dtype)
-		}
-		size = c.Dtype.Size()
-	}
-	if uintptr(c.In)%uintptr(size) != 0 || uintptr(c.Out)%uintptr(size) != 0 {
-		return a, fmt.Errorf("cuda: node %v: buffers %#x and %#x are not aligned to %d bytes", c.Alg, c.In, c.Out, size)
-	}
-	// The kernel stores into every rank's slot by the plan's layout: a
-	// slot too small would be overrun, not refused, on the device.
-	sh := devsync.Shape{Alg: c.Alg, Ranks: n, Blocks: g.Blocks, Count: c.Count, ElemSize: size, Stride: c.Stride}
-	if err := sh.Validate(); err != nil {
-		return a, fmt.Errorf("cuda: node call: %w", err)
-	}
-	if need := sh.SlotBytes(); need > c.SlotBytes {
-		return a, fmt.Errorf("cuda: node %v of %d elements on %d ranks needs slots of %d bytes, not %d", c.Alg, c.Count, n, need, c.SlotBytes)
-	}
-	for q, p := range c.Scratch {
-		if uintptr(p)%devsync.Align != 0 {
-			return a, fmt.Errorf("cuda: node call: scratch region %d at %#x is not %d-byte aligned", q, p, devsync.Align)
-		}
-		a.peer[q] = C.ulonglong(p)
-	}
-	a.in, a.out = C.ulonglong(c.In), C.ulonglong(c.Out)
-	a.abort_word, a.status = C.ulonglong(c.Abort), C.ulonglong(c.Status)
-	a.epoch, a.count, a.slot_bytes = C.ulonglong(c.Epoch), C.ulonglong(c.Count), C.ulonglong(c.SlotBytes)
-	a.stride = C.ulonglong(sh.BlockStride())
-	a.rank, a.nranks, a.blocks = C.uint(c.Rank), C.uint(n), C.uint(g.Blocks)
-	return a, nil
 }

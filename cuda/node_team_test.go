@@ -49,11 +49,6 @@ type nodeTeam struct {
 	abortAddr        []DevicePtr
 	statusAddr       []DevicePtr
 	epoch            devsync.Epoch
-	// res: every rank's resident kernel (resident_test.go); nil: calls
-	// are launched as their own kernels. A call with ownKernel set is
-	// launched even so (after its rank's resident kernel was told to
-	// leave).
-	res []*Resident
 }
 
 // newNodeTeam sets up a team whose slots hold slotPayload bytes and whose
@@ -104,9 +99,8 @@ type nodeCallSpec struct {
 	// allreduce's input is its output, a reduce_scatter's input is the
 	// whole of it and its output the rank's block, an allgather's input is
 	// the rank's block of its output (inOff is not used).
-	inPlace   bool
-	ranks     []int
-	ownKernel bool
+	inPlace bool
+	ranks   []int
 }
 
 // inPlaceBuffers are where an in-place call of rank r reads and writes,
@@ -162,13 +156,9 @@ func (tm *nodeTeam) launchRank(c nodeCallSpec, r int) error {
 		i, o := c.inPlaceBuffers(r, ib, ob)
 		inAt, outAt = out.Ptr()+DevicePtr(i), out.Ptr()+DevicePtr(o)
 	}
-	call := NodeCall{Alg: c.alg, Dtype: c.dt, Op: c.op, Scratch: scratch, Rank: r,
+	return NodeLaunchAsync(tm.streams[r], NodeCall{Alg: c.alg, Dtype: c.dt, Op: c.op, Scratch: scratch, Rank: r,
 		In: inAt, Out: outAt, Count: c.count, SlotBytes: tm.slotBytes,
-		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r]}
-	if tm.res != nil && !c.ownKernel {
-		return tm.res[r].Post(call, c.grid)
-	}
-	return NodeLaunchAsync(tm.streams[r], call, c.grid)
+		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r]}, c.grid)
 }
 
 // sync waits for every rank's stream; past timeout it sets the abort word
@@ -177,22 +167,6 @@ func (tm *nodeTeam) launchRank(c nodeCallSpec, r int) error {
 func (tm *nodeTeam) sync(t *testing.T, timeout time.Duration) {
 	t.Helper()
 	deadline := time.Now().Add(timeout)
-	for r, res := range tm.res {
-		for {
-			done, err := res.Done()
-			require.NoError(t, err, "rank %d", r)
-			if done {
-				break
-			}
-			if time.Now().After(deadline) {
-				tm.abort.Store(1 << 62)
-				for _, res := range tm.res {
-					_ = res.Wait()
-				}
-				t.Fatalf("rank %d's resident call of epoch %d still running after %v: aborted", r, tm.epoch, timeout)
-			}
-		}
-	}
 	for r, s := range tm.streams {
 		for {
 			done, err := s.Done()

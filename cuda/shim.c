@@ -65,7 +65,6 @@ GC_FN(cuIpcCloseMemHandle, gc_dptr);
 GC_FN(cuModuleLoadDataEx, gc_module *, const void *, unsigned, int *, void **);
 GC_FN(cuModuleGetFunction, gc_function *, gc_module, const char *);
 GC_FN(cuModuleUnload, gc_module);
-GC_FN(cuModuleGetGlobal, gc_dptr *, size_t *, gc_module, const char *);
 GC_FN(cuLaunchKernel, gc_function, unsigned, unsigned, unsigned, unsigned, unsigned, unsigned,
       unsigned, gc_stream, void **, void **);
 GC_FN(cuPointerGetAttribute, void *, int, gc_dptr);
@@ -148,7 +147,6 @@ int gc_load(const char *libname, int *no_driver, char *err, size_t errlen)
     GC_SYM(cuModuleLoadDataEx, "cuModuleLoadDataEx");
     GC_SYM(cuModuleGetFunction, "cuModuleGetFunction");
     GC_SYM(cuModuleUnload, "cuModuleUnload");
-    GC_SYM(cuModuleGetGlobal, "cuModuleGetGlobal_v2");
     GC_SYM(cuLaunchKernel, "cuLaunchKernel");
     GC_SYM(cuPointerGetAttribute, "cuPointerGetAttribute");
     GC_SYM(cuMemGetAddressRange, "cuMemGetAddressRange_v2");
@@ -459,29 +457,6 @@ gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned bloc
     GC_CURRENT(ctx);
     gc_node_args copy = *a;
     void        *params[] = {&copy};
-    return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
-}
-
-gc_result gc_module_global_u64(gc_ctx ctx, gc_module m, const char *name, unsigned long long *v)
-{
-    GC_CURRENT(ctx);
-    gc_dptr   p;
-    size_t    n;
-    gc_result r = p_cuModuleGetGlobal(&p, &n, m, name);
-    if (r != 0) {
-        return r;
-    }
-    if (n != sizeof *v) {
-        return 1; /* CUDA_ERROR_INVALID_VALUE: not a 64-bit word */
-    }
-    return p_cuMemcpyDtoH(v, p, sizeof *v);
-}
-
-gc_result gc_launch_resident(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
-                             gc_dptr mail, gc_dptr done, unsigned long long first, gc_dptr abort_word)
-{
-    GC_CURRENT(ctx);
-    void *params[] = {&mail, &done, &first, &abort_word};
     return p_cuLaunchKernel(f, grid, 1, 1, block, 1, 1, 0, s, params, NULL);
 }
 

@@ -127,20 +127,9 @@ typedef struct {
     unsigned long long abort_word, status;
     unsigned long long epoch, count, slot_bytes, stride;
     unsigned int       rank, nranks;
-    unsigned int       blocks;
 } gc_node_args;
 gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
                          const gc_node_args *a);
-
-/* The value of the module's 64-bit __device__ word name (cuModuleGetGlobal
- * and a copy to the host): the resident kernel's call numbers. */
-gc_result gc_module_global_u64(gc_ctx ctx, gc_module m, const char *name, unsigned long long *v);
-
-/* The resident node kernel (kernels/node.cu goring_node_resident): its
- * mailbox and done words (device addresses of mapped pinned memory), the
- * first call number it waits for, and the abort word. */
-gc_result gc_launch_resident(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
-                             gc_dptr mail, gc_dptr done, unsigned long long first, gc_dptr abort_word);
 
 /* The copy list's descriptors, laid out as kernels/copylist.cu's
  * copy_desc. gc_launch_copy_list uploads n of them from host memory

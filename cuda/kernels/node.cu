@@ -56,7 +56,6 @@ struct node_args {
     unsigned long long slot_bytes; // one data slot, a multiple of 16
     unsigned long long stride;     // reduce_scatter: elements between input blocks (devsync.Shape.BlockStride)
     unsigned int       rank, nranks;
-    unsigned int       blocks; // CTAs that take part (the grid's, or fewer of a resident kernel's)
 };
 
 namespace {
@@ -353,7 +352,7 @@ template <typename T, typename Op> __device__ void oneshot(const node_args &a)
 {
     const u64 sz = sizeof(T), vec = 16 / sizeof(T);
     u64       off, n;
-    part(a.count, a.blocks, blockIdx.x, vec, &off, &n);
+    part(a.count, gridDim.x, blockIdx.x, vec, &off, &n);
     copy1(slot(a, a.rank) + off * sz, a.in + off * sz, n * sz);
     signal(a, 0);
     if (!wait(a, 0)) return;
@@ -375,7 +374,7 @@ __device__ __forceinline__ void twoshot_part(const node_args &a, unsigned q, u64
 {
     u64 co, cn;
     part(a.count, a.nranks, q, vec, &co, &cn);
-    part(cn, a.blocks, blockIdx.x, vec, in, n);
+    part(cn, gridDim.x, blockIdx.x, vec, in, n);
     *off = co + *in;
 }
 
@@ -429,7 +428,7 @@ template <typename T, typename Op> __device__ void reduce_scatter(const node_arg
 {
     const u64 sz = sizeof(T), vec = 16 / sizeof(T);
     u64       off, n;
-    part(a.count, a.blocks, blockIdx.x, vec, &off, &n);
+    part(a.count, gridDim.x, blockIdx.x, vec, &off, &n);
     // This block's part of every peer's block, stored straight from the
     // input into the peer's slot, all peers at once.
     u64      src[GORING_NODE_MAX_RANKS], dst[GORING_NODE_MAX_RANKS], nb[GORING_NODE_MAX_RANKS];
@@ -449,12 +448,14 @@ template <typename T, typename Op> __device__ void reduce_scatter(const node_arg
     fold_sources<T, Op>(src, a.nranks, n, a.out + off * sz, 0);
 }
 
+} // namespace
+
 // Allgather by stores (devsync/plan_allgather.go), on bytes: count is each
 // rank's input in bytes.
-__device__ void allgather(const node_args &a)
+extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a)
 {
     u64 off, n;
-    part(a.count, a.blocks, blockIdx.x, 16, &off, &n);
+    part(a.count, gridDim.x, blockIdx.x, 16, &off, &n);
     u64 dst[GORING_NODE_MAX_RANKS];
     for (unsigned q = 0; q < a.nranks; q++) dst[q] = slot(a, q) + a.rank * a.count + off;
     copy_to(dst, a.nranks, a.in + off, n);
@@ -466,11 +467,6 @@ __device__ void allgather(const node_args &a)
     }
 }
 
-} // namespace
-
-// goring_node_allgather: the allgather as a kernel of its own.
-extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a) { allgather(a); }
-
 // goring_node_{oneshot,twoshot,reduce_scatter}_<dtype>_<op>.
 #define GORING_NODE_KERNELS(name, T, Op)                                                                    \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
@@ -481,100 +477,3 @@ extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_nod
         goring_node_reduce_scatter_##name(node_args a) { reduce_scatter<T, Op>(a); }
 
 GORING_FOR_EACH_REDUCTION(GORING_NODE_KERNELS)
-
-// The calls the resident kernel runs: the small calls of the common
-// reductions (sums of the floating types and of 32- and 64-bit integers)
-// and the allgather. X(kind, kernel, body): kind is the call's number in
-// the mailbox, and goring_node_kind_<kernel> holds it, so that the host
-// learns the numbers by name (cuModuleGetGlobal) and a call without one
-// is launched as its own kernel.
-#define GORING_NODE_RESIDENT_SUM(X, k, name, T, Op) \
-    X(k, oneshot_##name, (oneshot<T, Op>))          \
-    X(k + 1, reduce_scatter_##name, (reduce_scatter<T, Op>))
-#define GORING_NODE_RESIDENT_CALLS(X)                                      \
-    X(1, allgather, allgather)                                             \
-    GORING_NODE_RESIDENT_SUM(X, 2, float32_sum, float, fsum<float>)        \
-    GORING_NODE_RESIDENT_SUM(X, 4, float64_sum, double, fsum<double>)      \
-    GORING_NODE_RESIDENT_SUM(X, 6, float16_sum, uint16_t, hsum<as_half>)   \
-    GORING_NODE_RESIDENT_SUM(X, 8, bfloat16_sum, uint16_t, hsum<as_bf16>)  \
-    GORING_NODE_RESIDENT_SUM(X, 10, int32_sum, int32_t, isum<int32_t>)     \
-    GORING_NODE_RESIDENT_SUM(X, 12, int64_sum, int64_t, isum<int64_t>)
-
-#define GORING_NODE_KIND(kind, kernel, body) extern "C" __device__ const unsigned long long goring_node_kind_##kernel = kind;
-GORING_NODE_RESIDENT_CALLS(GORING_NODE_KIND)
-
-// The resident kernel (cuda/resident.go): one launch that runs a team's
-// small calls one after another, so that a call costs the host a few
-// stores into pinned memory instead of a kernel launch (about 12 µs of
-// host time on the GPU machines measured, docs/gpu.md) and its end is a
-// load of pinned memory instead of an event query.
-//
-// The mailbox, host-mapped, written by the host only while no call runs:
-// seq (the last call posted; the host stores the call's fields first),
-// kind (the call's goring_node_kind_* number; 0: leave), then the
-// call's node_args. CTA b of the kernel waits for seq to reach its next
-// call number, copies the call into shared memory, runs its part if b <
-// args.blocks (a call may use fewer CTAs than the kernel has: the grid is
-// the call's, as if launched alone), then stores the call number into its
-// done word (done + 8b, host-mapped) after a fence: the host reads the
-// call as ended when every CTA's word holds it. Only thread 0 of each
-// CTA polls the mailbox over PCIe; the abort word ends the wait too.
-struct resident_mail {
-    u64       seq;
-    u64       kind;
-    node_args args;
-};
-
-#define GORING_NODE_ARG_WORDS (sizeof(node_args) / 8)
-
-// The resident kernel runs CTAs of at most this many threads (cuda's
-// ResidentThreads), which leaves it 128 registers a thread: every body is
-// inlined into its switch.
-#define GORING_NODE_RESIDENT_THREADS 512
-
-extern "C" __global__ void __launch_bounds__(GORING_NODE_RESIDENT_THREADS)
-    goring_node_resident(u64 mail, u64 done, u64 first, u64 abort_word)
-{
-    __shared__ node_args a;
-    __shared__ u64       kind;
-    static_assert(sizeof(node_args) % 8 == 0, "node_args is copied in 8-byte words");
-    const resident_mail *m = reinterpret_cast<const resident_mail *>(mail);
-    for (u64 seq = first;; seq++) {
-        if (threadIdx.x == 0) {
-            u64 f = 0;
-            for (unsigned spins = 1;; spins++) {
-                if (load_acquire_sys(&m->seq) >= seq) {
-                    f = load_relaxed_sys(&m->kind);
-                    break;
-                }
-                if (spins % GORING_NODE_ABORT_EVERY == 0 && abort_word != 0 &&
-                    load_relaxed_sys(reinterpret_cast<const u64 *>(abort_word)) != 0)
-                    break;
-            }
-            kind = f;
-        }
-        __syncthreads();
-        if (kind == 0) return;
-        if (threadIdx.x < GORING_NODE_ARG_WORDS)
-            reinterpret_cast<u64 *>(&a)[threadIdx.x] =
-                load_relaxed_sys(reinterpret_cast<const u64 *>(&m->args) + threadIdx.x);
-        __syncthreads();
-        if (blockIdx.x < a.blocks) {
-            switch (kind) {
-#define GORING_NODE_CASE(k, kernel, body) \
-    case k: body(a); break;
-                GORING_NODE_RESIDENT_CALLS(GORING_NODE_CASE)
-#undef GORING_NODE_CASE
-            }
-        }
-        // The call's stores to its output before the done word: visible
-        // to the next kernel and copy of this GPU that the host starts
-        // once it has read the word.
-        __threadfence();
-        __syncthreads();
-        if (threadIdx.x == 0) {
-            __threadfence_system();
-            store_release_sys(reinterpret_cast<u64 *>(done) + blockIdx.x, seq);
-        }
-    }
-}
