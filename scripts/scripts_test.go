@@ -296,3 +296,17 @@ func TestNCCLBenchCountsMatchGoring(t *testing.T) {
 		assert.Contains(t, string(out), "--hot", "--hot %s", hot)
 	}
 }
+
+// netns_table.py sets NCCL's alltoallv row (nccl_bench.py's, after NCCL's
+// version line) beside goring's of the same size, with the ratio.
+func TestNetnsTableAlltoallv(t *testing.T) {
+	py := python(t)
+	d := t.TempDir()
+	g, n := filepath.Join(d, "g.json"), filepath.Join(d, "n.json")
+	require.NoError(t, os.WriteFile(g, []byte(`{"results":[{"collective":"alltoallv","algorithm":"nimble","bytes":1048576,"avg_us":7400}]}`), 0o644))
+	require.NoError(t, os.WriteFile(n, []byte("NCCL version 2.27.3+cuda12.9\n"+
+		`{"results":[{"collective":"alltoallv","algorithm":"nccl","bytes":1048576,"avg_us":8000}]}`), 0o644))
+	out, err := exec.Command(py, "netns_table.py", "--goring", g, "--nccl", n).Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^\s+1048576\s+7400\.0\s+8000\.0\s+nimble\s+0\.925$`, string(out))
+}
