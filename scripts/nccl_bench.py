@@ -13,9 +13,10 @@ n*BYTES, the rest spread evenly, remainders to the lowest ranks);
 Each size is checked once (every element compared on every rank; for
 alltoallv every byte carries its sender, receiver and index), then timed
 the way nccl-tests time it: the iterations issued back to back on the
-stream between two CUDA events, the elapsed time divided by their number. That is the kindest clock for NCCL (launch latency overlaps
-the previous call); goring's rows wait for each call, so a ratio against
-this baseline errs against goring. Rows are printed in goring bench's JSON
+stream between two CUDA events, the elapsed time divided by their number.
+That is the kindest clock for NCCL (launch latency overlaps the previous
+call); goring's rows wait for each call, so a ratio against this baseline
+errs against goring. Rows are printed in goring bench's JSON
 schema (algorithm "nccl") for scripts/peer_table.py:
 
     NCCL_NVLS_ENABLE=0 python3 scripts/nccl_bench.py --np 2 --bytes 4MiB:256MiB --json
