@@ -20,7 +20,8 @@
 # 3. (time) allgather and allreduce with every algorithm, alltoallv nimble
 #    with --hot 0:0.7, SIZES (1MiB:64MiB), and NCCL over sockets on the same
 #    rails (torch.distributed, scripts/nccl_bench.py --rank, one rank per
-#    GPU in its node's namespace, NCCL_HOSTID per node), then one table
+#    GPU in its node's namespace, NCCL_HOSTID per node; its alltoallv is
+#    all_to_all_single with the same --hot 0:0.7 counts), then one table
 #    with goring/NCCL (scripts/netns_table.py) and the bytes each rail
 #    carried.
 # The last line says whether everything passed; the exit status too.
@@ -197,7 +198,7 @@ if [ "$MODE" = all ] || [ "$MODE" = time ]; then
       ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="goring-netns-node$k" NCCL_SOCKET_IFNAME="$ifs" NCCL_IB_DISABLE=1 \
         NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
         timeout 300 python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --rank "$r" --addr 198.18.0.1 --port 29533 \
-        --colls allgather,allreduce --bytes "$SIZES" --iters "$ITERS" --warmup 1 --json >"$o" 2>"$LOGS/nccl_rank$r.err" &
+        --colls allgather,allreduce,alltoallv --hot 0:0.7 --bytes "$SIZES" --iters "$ITERS" --warmup 1 --json >"$o" 2>"$LOGS/nccl_rank$r.err" &
       pids+=($!)
     done
     nfail=0

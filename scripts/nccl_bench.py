@@ -5,12 +5,18 @@ NCCL's allgather, allreduce and reduce_scatter through torch.distributed,
 one process per GPU (the machine's python3 holds PyTorch; nothing else is
 needed), on float32 CUDA tensors, sizes in goring bench's meaning (UCC's):
 allgather bytes per rank, allreduce the vector, reduce_scatter each rank's
-output block. Each size is checked once (every element compared on every
-rank), then timed the way nccl-tests time it: the iterations issued back to
-back on the stream between two CUDA events, the elapsed time divided by
-their number. That is the kindest clock for NCCL (launch latency overlaps
-the previous call); goring's rows wait for each call, so a ratio against
-this baseline errs against goring. Rows are printed in goring bench's JSON
+output block. alltoallv is all_to_all_single on uint8 tensors with goring
+bench's byte matrix: BYTES to every rank (itself included), or with
+--hot R:F bench.HotCounts's (rank R receives fraction F of every rank's
+n*BYTES, the rest spread evenly, remainders to the lowest ranks);
+--print-counts prints those matrices as JSON and needs no PyTorch.
+Each size is checked once (every element compared on every rank; for
+alltoallv every byte carries its sender, receiver and index), then timed
+the way nccl-tests time it: the iterations issued back to back on the
+stream between two CUDA events, the elapsed time divided by their number.
+That is the kindest clock for NCCL (launch latency overlaps the previous
+call); goring's rows wait for each call, so a ratio against this baseline
+errs against goring. Rows are printed in goring bench's JSON
 schema (algorithm "nccl") for scripts/peer_table.py:
 
     NCCL_NVLS_ENABLE=0 python3 scripts/nccl_bench.py --np 2 --bytes 4MiB:256MiB --json
@@ -22,6 +28,7 @@ each rank in its node's network namespace.
 import argparse
 import json
 import os
+import re
 import sys
 
 UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
@@ -34,8 +41,10 @@ def parse_bytes(s):
     return int(s)
 
 
-def sizes(spec):
-    """'4MiB:256MiB' doubles from the first to the last; '1,2MiB' lists."""
+def sizes(spec, whole=True):
+    """'4MiB:256MiB' doubles from the first to the last; '1,2MiB' lists.
+    whole: every size must be whole float32 elements (alltoallv moves
+    bytes and takes any)."""
     out = []
     for part in spec.split(","):
         if ":" in part:
@@ -46,14 +55,97 @@ def sizes(spec):
         else:
             out.append(parse_bytes(part))
     for b in out:
-        if b <= 0 or b % 4:
+        if b <= 0:
+            sys.exit(f"nccl_bench: {b} bytes: want a positive size")
+        if whole and b % 4:
             sys.exit(f"nccl_bench: {b} bytes is not a whole number of float32 elements")
     return out
 
 
-def bus_bytes(coll, n, b):
-    # The same definition as goring's coll.BusBytes (nccl-tests').
+def parse_hot(spec):
+    """--hot 'R:F' as (R, F), or None for ''."""
+    if not spec:
+        return None
+    rs, sep, fs = spec.partition(":")
+    try:
+        if not sep or not re.fullmatch(r"[+-]?[0-9]+", rs):
+            raise ValueError
+        return int(rs), float(fs)
+    except ValueError:
+        sys.exit(f"nccl_bench: --hot {spec!r}: want RANK:FRACTION, e.g. 0:0.5")
+
+
+def hot_counts(n, b, hot, frac):
+    """goring's bench.HotCounts, entry for entry: counts[i][j] is the
+    bytes rank i sends rank j; rank hot receives int(frac * n*b) of every
+    row, the rest goes evenly to the other ranks, the remainder one byte
+    each to the lowest of them, so that each row keeps n*b."""
+    if not 0 <= hot < n:
+        sys.exit(f"nccl_bench: --hot {hot}:{frac:g}: rank out of range [0,{n})")
+    if not 0 <= frac <= 1:  # NaN fails too, as in Go
+        sys.exit(f"nccl_bench: --hot {hot}:{frac:g}: fraction must be in [0,1]")
+    total = n * b
+    m = []
+    for _ in range(n):
+        row = [0] * n
+        # Go's int64(frac * float64(total)): the same IEEE product, truncated.
+        to_hot = total if n == 1 else int(frac * float(total))
+        row[hot] = to_hot
+        rest = total - to_hot
+        others = n - 1
+        k = 0
+        for j in range(n):
+            if j == hot:
+                continue
+            row[j] = rest // others + (1 if k < rest % others else 0)
+            k += 1
+        m.append(row)
+    return m
+
+
+def counts(n, b, hot):
+    """alltoallv's byte matrix for size b: goring bench's, uniform (b to
+    every rank) without --hot, bench.HotCounts with it."""
+    if hot is None:
+        return [[b] * n for _ in range(n)]
+    return hot_counts(n, b, *hot)
+
+
+def bus_bytes(coll, n, b, m=None):
+    # The same definition as goring's coll.BusBytes (nccl-tests'); for
+    # alltoallv the bytes that leave their rank, per rank.
+    if coll == "alltoallv":
+        return sum(v for i, row in enumerate(m) for j, v in enumerate(row) if i != j) / n
     return 2 * (n - 1) / n * b if coll == "allreduce" else (n - 1) * b
+
+
+def pattern_ramp(torch, dev, length):
+    """uint8 values (k % 251) for k < length + 251: block (src, dst) of
+    alltoallv is the slice from offset(src, dst), so that every byte
+    depends on its sender, its receiver and its index."""
+    return torch.arange(251, dtype=torch.uint8, device=dev).repeat(length // 251 + 2)
+
+
+def offset(src, dst):
+    return (7 * src + 13 * dst + 1) % 251
+
+
+def one_alltoallv(dist, torch, n, rank, b, hot, iters, warmup):
+    dev = torch.device("cuda", torch.cuda.current_device())
+    m = counts(n, b, hot)
+    send = m[rank]
+    recv = [m[i][rank] for i in range(n)]
+    ramp = pattern_ramp(torch, dev, max(max(send), max(recv)))
+    src = torch.cat([ramp[offset(rank, j):offset(rank, j) + send[j]] for j in range(n)])
+    want = torch.cat([ramp[offset(i, rank):offset(i, rank) + recv[i]] for i in range(n)])
+    del ramp
+    dst = torch.zeros(sum(recv), dtype=torch.uint8, device=dev)
+    op = lambda: dist.all_to_all_single(dst, src, output_split_sizes=recv, input_split_sizes=send)
+    op()
+    torch.cuda.synchronize()
+    ok = bool(torch.equal(dst, want))
+    del want
+    return timed(dist, torch, op, n, iters, warmup, ok), m
 
 
 def one_size(dist, torch, coll, n, rank, b, iters, warmup):
@@ -121,14 +213,19 @@ def run_rank(rank, n, args):
     dist.init_process_group("nccl", init_method=f"tcp://{args.addr}:{args.port}", rank=rank, world_size=n,
                             device_id=torch.device("cuda", torch.cuda.current_device()))
     rows = []
+    hot = parse_hot(args.hot)
     for coll in args.colls.split(","):
-        for b in sizes(args.bytes):
-            per = one_size(dist, torch, coll, n, rank, b, args.iters, args.warmup)
+        for b in sizes(args.bytes, coll != "alltoallv"):
+            m = None
+            if coll == "alltoallv":
+                per, m = one_alltoallv(dist, torch, n, rank, b, hot, args.iters, args.warmup)
+            else:
+                per = one_size(dist, torch, coll, n, rank, b, args.iters, args.warmup)
             us = [p[0] for p in per]
             avg = sum(us) / n
             rows.append({"collective": coll, "algorithm": "nccl", "bytes": b, "avg_us": avg,
                          "min_us": min(us), "max_us": max(us), "iterations": args.iters,
-                         "busbw_GBps": bus_bytes(coll, n, b) / (avg * 1e3),
+                         "busbw_GBps": bus_bytes(coll, n, b, m) / (avg * 1e3),
                          "validated": all(p[1] for p in per), "mem": "cuda"})
             if rank == 0 and not args.json:
                 print(f"{coll:15s} {b:>12d} {avg:12.2f} us {rows[-1]['busbw_GBps']:8.1f} GB/s"
@@ -146,15 +243,32 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--port", type=int, default=29517)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--hot", default="", help="alltoallv: R:F, rank R receives fraction F of every rank's traffic "
+                    "(goring bench --hot); without it every rank sends --bytes to every rank")
+    ap.add_argument("--print-counts", action="store_true",
+                    help="print alltoallv's byte matrix of every --bytes size for --np ranks as JSON, and exit (no PyTorch)")
     # One rank per command, for ranks another launcher starts (one per
     # network namespace: scripts/device_netns.sh); rank 0 prints the rows.
     ap.add_argument("--rank", type=int, default=-1, help="run this one rank of --np (default: spawn every rank here)")
     ap.add_argument("--addr", default="127.0.0.1", help="rank 0's address for the rendezvous (with --rank)")
     args = ap.parse_args()
-    for c in args.colls.split(","):
-        if c not in ("allgather", "allreduce", "reduce_scatter"):
-            sys.exit(f"nccl_bench: unknown collective {c!r} (allgather, allreduce, reduce_scatter)")
-    sizes(args.bytes)
+    colls = args.colls.split(",")
+    for c in colls:
+        if c not in ("allgather", "allreduce", "reduce_scatter", "alltoallv"):
+            sys.exit(f"nccl_bench: unknown collective {c!r} (allgather, allreduce, reduce_scatter, alltoallv)")
+    hot = parse_hot(args.hot)
+    if args.print_counts:
+        if args.np < 1:
+            sys.exit("nccl_bench: --print-counts needs --np")
+        json.dump([{"bytes": b, "counts": counts(args.np, b, hot)} for b in sizes(args.bytes, False)], sys.stdout)
+        print()
+        return
+    if hot is not None and "alltoallv" not in colls:
+        sys.exit("nccl_bench: --hot applies to alltoallv only, and --colls has none")
+    if hot is not None and args.np:
+        counts(args.np, 1, hot)  # the rank and fraction, before any GPU
+    for c in colls:
+        sizes(args.bytes, c != "alltoallv")
     if args.rank >= 0 and not 0 <= args.rank < args.np:
         sys.exit(f"nccl_bench: --rank {args.rank} out of range for --np {args.np} (--rank needs --np)")
     if os.environ.get("NCCL_NVLS_ENABLE") != "0":
@@ -170,6 +284,8 @@ def main():
         print(f"nccl_bench: NCCL needs two processes, one per GPU; this machine has {torch.cuda.device_count()} GPU(s)",
               file=sys.stderr)
         sys.exit(3)
+    if hot is not None:
+        counts(n, 1, hot)
     if args.rank >= 0:
         rows = run_rank(args.rank, n, args)
         if args.rank != 0:

@@ -6,8 +6,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/goring-hpc/goring/bench"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -234,4 +237,76 @@ func TestNetnsTable(t *testing.T) {
 	require.Len(t, lines, 4, "%s", out)
 	assert.Equal(t, []string{"1048576", "80.0", "100.0", "160.0", "parallel_rings", "0.500"}, strings.Fields(lines[2]))
 	assert.Equal(t, []string{"2097152", "-", "200.0", "-", "ring", "-"}, strings.Fields(lines[3]))
+}
+
+// nccl_bench.py's alltoallv sends what goring bench sends: its
+// --print-counts matrices equal bench.HotCounts's (and, without --hot,
+// bench.UniformCounts's) entry for entry, on odd sizes, a hot rank other
+// than 0, and fractions whose product truncates.
+func TestNCCLBenchCountsMatchGoring(t *testing.T) {
+	py := python(t)
+	for _, c := range []struct {
+		n    int
+		hot  int
+		frac float64
+		raw  string // --hot as typed; "" for uniform
+	}{
+		{2, 0, 0.7, "0:0.7"},
+		{3, 1, 0.7, "1:0.7"},
+		{4, 3, 0.25, "3:0.25"},
+		{5, 2, 0.333, "2:0.333"},
+		{7, 6, 0.1, "6:0.1"},
+		{8, 4, 1, "4:1"},
+		{6, 5, 0, "5:0"},
+		{1, 0, 0.3, "0:0.3"},
+		{4, 0, 0, ""},
+		{3, 0, 0, ""},
+	} {
+		sizes := []int64{1, 7, 4099, 70001, 1 << 20, 3<<20 + 5}
+		var spec []string
+		for _, b := range sizes {
+			spec = append(spec, strconv.FormatInt(b, 10))
+		}
+		args := []string{"nccl_bench.py", "--print-counts", "--np", strconv.Itoa(c.n), "--bytes", strings.Join(spec, ",")}
+		if c.raw != "" {
+			args = append(args, "--hot", c.raw)
+		}
+		out, err := exec.Command(py, args...).Output()
+		require.NoError(t, err, "%v", args)
+		var got []struct {
+			Bytes  int64
+			Counts [][]int64
+		}
+		require.NoError(t, json.Unmarshal(out, &got), "%s", out)
+		require.Len(t, got, len(sizes))
+		for k, b := range sizes {
+			want := bench.UniformCounts(c.n, b)
+			if c.raw != "" {
+				want, err = bench.HotCounts(c.n, b, c.hot, c.frac)
+				require.NoError(t, err)
+			}
+			assert.Equal(t, b, got[k].Bytes)
+			assert.Equal(t, want, got[k].Counts, "n %d bytes %d --hot %q", c.n, b, c.raw)
+		}
+	}
+	// What goring refuses, nccl_bench.py refuses.
+	for _, hot := range []string{"4:0.5", "0:1.5", "x:0.5", "0:nan"} {
+		out, err := exec.Command(py, "nccl_bench.py", "--print-counts", "--np", "4", "--bytes", "8", "--hot", hot).CombinedOutput()
+		require.Error(t, err, "--hot %s", hot)
+		assert.Contains(t, string(out), "--hot", "--hot %s", hot)
+	}
+}
+
+// netns_table.py sets NCCL's alltoallv row (nccl_bench.py's, after NCCL's
+// version line) beside goring's of the same size, with the ratio.
+func TestNetnsTableAlltoallv(t *testing.T) {
+	py := python(t)
+	d := t.TempDir()
+	g, n := filepath.Join(d, "g.json"), filepath.Join(d, "n.json")
+	require.NoError(t, os.WriteFile(g, []byte(`{"results":[{"collective":"alltoallv","algorithm":"nimble","bytes":1048576,"avg_us":7400}]}`), 0o644))
+	require.NoError(t, os.WriteFile(n, []byte("NCCL version 2.27.3+cuda12.9\n"+
+		`{"results":[{"collective":"alltoallv","algorithm":"nccl","bytes":1048576,"avg_us":8000}]}`), 0o644))
+	out, err := exec.Command(py, "netns_table.py", "--goring", g, "--nccl", n).Output()
+	require.NoError(t, err)
+	assert.Regexp(t, `(?m)^\s+1048576\s+7400\.0\s+8000\.0\s+nimble\s+0\.925$`, string(out))
 }
