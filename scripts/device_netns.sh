@@ -18,7 +18,7 @@
 #    each GPU between the nodes: the push engine inside a node, the staged
 #    rails between them), --ipc=false once (UCX's cuda_ipc inside a node);
 # 3. (time) allgather and allreduce with every algorithm, alltoallv nimble
-#    with --hot 0:0.7, SIZES (1MiB:64MiB), and NCCL over sockets on the same
+#    with --hot 0:0.7 (COLLS: a subset), SIZES (1MiB:64MiB), and NCCL over sockets on the same
 #    rails (torch.distributed, scripts/nccl_bench.py --rank, one rank per
 #    GPU in its node's namespace, NCCL_HOSTID per node; its alltoallv is
 #    all_to_all_single with the same --hot 0:0.7 counts), then one table
@@ -101,6 +101,8 @@ PPN=${PPN:-$((GPUS / NODES))}
 RAILS=${RAILS:-$((PPN > 2 ? PPN : 2))}
 RATE=${RATE:-1gbit}
 SIZES=${SIZES:-1MiB:64MiB}
+# COLLS: the collectives timed, goring and NCCL alike (a subset of the three).
+COLLS=${COLLS:-allgather,allreduce,alltoallv}
 ITERS=${ITERS:-5}
 export PREFIX=${PREFIX:-gd} NODES RAILS RATE
 TB=$ROOT/tests/netns/testbed.sh
@@ -172,6 +174,7 @@ if [ "$MODE" = all ] || [ "$MODE" = time ]; then
   gj=()
   for spec in "allgather:all" "allreduce:all" "alltoallv:nimble"; do
     c=${spec%%:*} a=${spec##*:}
+    [[ ",$COLLS," == *",$c,"* ]] || continue
     extra=()
     [ "$c" = allreduce ] && extra=(--dtype float32 --op sum)
     [ "$c" = alltoallv ] && extra=(--hot 0:0.7)
@@ -192,13 +195,14 @@ if [ "$MODE" = all ] || [ "$MODE" = time ]; then
     echo "skipped: NCCL needs one GPU per rank ($NP ranks, $GPUS GPUs)"
   else
     pids=()
+    hot=(); [[ ",$COLLS," == *",alltoallv,"* ]] && hot=(--hot 0:0.7) # goring's alltoallv counts
     for ((r = NP - 1; r >= 0; r--)); do
       k=$((r / PPN))
       o=/dev/null; [ $r = 0 ] && o=$OUT/nccl.json
       ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="goring-netns-node$k" NCCL_SOCKET_IFNAME="$ifs" NCCL_IB_DISABLE=1 \
         NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
         timeout 300 python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --rank "$r" --addr 198.18.0.1 --port 29533 \
-        --colls allgather,allreduce,alltoallv --hot 0:0.7 --bytes "$SIZES" --iters "$ITERS" --warmup 1 --json >"$o" 2>"$LOGS/nccl_rank$r.err" &
+        --colls "$COLLS" "${hot[@]}" --bytes "$SIZES" --iters "$ITERS" --warmup 1 --json >"$o" 2>"$LOGS/nccl_rank$r.err" &
       pids+=($!)
     done
     nfail=0
