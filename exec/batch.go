@@ -88,8 +88,8 @@ type BatchReduce interface {
 // a Machine hands a BatchLocal as one batch. A batch costs a device
 // executor two operations (the upload of the list and one kernel) and
 // one event, where single steps cost an operation and an event each
-// (cudaexec.Local: about 7-9 us a step on an H200, docs/results.md "MoE
-// dispatch and combine"), so from three steps on a batch issues fewer
-// operations; four leaves a margin for the list's upload. Not yet
-// measured on a GPU.
+// (cudaexec.Local: about 7-9 us a step on an H200, docs/log/results-runs.md
+// "MoE dispatch and combine on GPUs: the earlier runs"), so from three
+// steps on a batch issues fewer operations; four leaves a margin for the
+// list's upload. Not yet measured on a GPU.
 const BatchMin = 4
