@@ -27,7 +27,7 @@
 //   - admit.go: which algorithms a job runs (Candidates, Config.Admit:
 //     the sizes each serves, the rest skipped); emulated.go: the
 //     topology of a job that names none (EmulatedTopology); predict.go:
-//     the simulator's time of a row's plan (Config.PredictUS, printed
+//     the simulator's time of a row's plan (Config.Predict, printed
 //     beside a testbed run's rows).
 //   - join.go: how a rank of goring's own jobs (goring bench, goring
 //     calibrate, bench p2p) joins its job (a RankJob: its launch.Session

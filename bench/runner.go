@@ -30,7 +30,7 @@ type Transport interface {
 type Config struct {
 	Rank int
 	Topo *topo.Topology
-	// PredictTopo, when set, is the topology PredictUS simulates Topo's
+	// PredictTopo, when set, is the topology Predict simulates Topo's
 	// plans on: the testbed's GPU form for a --mem cuda run, whose plans
 	// are the host testbed's but whose bytes move as on GPUs. Nil: Topo.
 	PredictTopo *topo.Topology

@@ -45,6 +45,11 @@
 //	res, err := sim.Simulate(topology, plan, sim.Options{})
 //	fmt.Println(res.TotalUS, res.Bottleneck)
 //
+// TotalUS is when the last rank finishes; RankEndUS says when each one
+// did and MeanRankEndUS averages them, the prediction of a time measured
+// per rank and averaged over ranks (goring bench --netns, goring sim
+// --rank-avg).
+//
 // Run generates the plan from a sched.Spec first (package choose and
 // goring sim wrap it as the predictor of a model.CostTable: the model's
 // answer to auto where no measured row covers a shape).

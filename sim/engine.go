@@ -68,6 +68,10 @@ type engine struct {
 	start, end []float64 // per global step, only with Timeline
 	memBytes   []float64 // reduce costs more memory passes than copy: scale
 
+	// rankEnd is, per rank, when its latest step completed: once the run
+	// is over, when the rank finished (Result.RankEndUS).
+	rankEnd []float64
+
 	flows    []flow
 	free     []int32
 	onLink   [][]int32 // active flows per link
@@ -129,6 +133,7 @@ func newEngine(nw *network, plan *sched.Plan, opt Options, lanes *laneSteps) (*e
 	nr := len(plan.Ranks)
 	e.rankBase = make([]int32, nr+1)
 	e.gpuOf = make([]int32, nr)
+	e.rankEnd = make([]float64, nr)
 	total := 0
 	for r := range plan.Ranks {
 		p := &plan.Ranks[r]
@@ -558,6 +563,7 @@ func (e *engine) finish(fi int32) error {
 // only on it (dependencies never cross ranks).
 func (e *engine) complete(r int, g int32) error {
 	e.done++
+	e.rankEnd[r] = e.now // time never goes back: the last call is the rank's end
 	if e.opt.Timeline {
 		e.end[g] = e.now
 	}
@@ -620,7 +626,7 @@ func (e *engine) deadlock() error {
 }
 
 func (e *engine) result() *Result {
-	res := &Result{TotalUS: e.now}
+	res := &Result{TotalUS: e.now, RankEndUS: e.rankEnd}
 	best := -1.0
 	for l := range e.nw.capBpus {
 		if !e.nw.used[l] || e.linkBytes[l] == 0 {

@@ -4,6 +4,12 @@ package sim
 type Result struct {
 	// TotalUS is the time from the start until the last step completes.
 	TotalUS float64 `json:"total_us"`
+	// RankEndUS is, per rank, when its last step completed (0 for a rank
+	// with no steps); TotalUS is the largest. A testbed's measured time
+	// is each rank's own, averaged over ranks (MeanRankEndUS compares with
+	// it), which for plans whose ranks finish far apart is well below
+	// TotalUS.
+	RankEndUS []float64 `json:"rank_end_us,omitempty"`
 	// Steps is the timeline of every step (only with Options.Timeline), in
 	// rank order then step order. A send and its recv share start and end:
 	// start is when both were posted (the rendezvous), end is when the last
@@ -64,4 +70,18 @@ type Transfer struct {
 type Overlap struct {
 	Other int
 	Link  string
+}
+
+// MeanRankEndUS is the average over ranks of when each rank finished
+// (RankEndUS): the prediction of a time measured per rank and averaged
+// over ranks, where TotalUS predicts the slowest rank's.
+func (r *Result) MeanRankEndUS() float64 {
+	if len(r.RankEndUS) == 0 {
+		return 0
+	}
+	sum := 0.0
+	for _, t := range r.RankEndUS {
+		sum += t
+	}
+	return sum / float64(len(r.RankEndUS))
 }

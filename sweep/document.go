@@ -8,10 +8,14 @@ type Row struct {
 	Chosen      string   `json:"chosen,omitempty"` // what auto picked
 	Bytes       int64    `json:"bytes"`
 	PredictedUS *float64 `json:"predicted_us,omitempty"`
-	BusBWGBps   *float64 `json:"busbw_GBps,omitempty"`
-	Bottleneck  string   `json:"bottleneck,omitempty"`
-	Error       string   `json:"error,omitempty"`
-	Lanes       int      `json:"lanes,omitempty"` // lane runs
+	// PredictedAvgUS, only with Job.RankAvg, is each rank's finish
+	// averaged over ranks (sim.Result.MeanRankEndUS); PredictedUS is the
+	// last rank's.
+	PredictedAvgUS *float64 `json:"predicted_avg_us,omitempty"`
+	BusBWGBps      *float64 `json:"busbw_GBps,omitempty"`
+	Bottleneck     string   `json:"bottleneck,omitempty"`
+	Error          string   `json:"error,omitempty"`
+	Lanes          int      `json:"lanes,omitempty"` // lane runs
 }
 
 // Doc is the goring sim document (goring sim --json).

@@ -25,6 +25,10 @@ type Job struct {
 	Opt   sim.Options
 	Notes []string // what a calibration changed in Topo
 	Lanes *Lanes   // nil: no lanes, the simulation of before lanes
+	// RankAvg has every row carry the ranks' average finish too
+	// (Row.PredictedAvgUS), what a time measured per rank and averaged
+	// over ranks compares with.
+	RankAvg bool
 }
 
 // key is what the cost table's predictions depend on: the topology and

@@ -10,7 +10,8 @@ import (
 
 // run is one simulated (algorithm, size[, lanes]).
 type run struct {
-	us         float64
+	us         float64 // the last rank's finish (sim.Result.TotalUS)
+	avgUS      float64 // the ranks' average finish (sim.Result.MeanRankEndUS)
 	err        error
 	bottleneck string
 	counts     [][]int64 // alltoallv's matrix, for the bus bandwidth
@@ -57,7 +58,7 @@ func (s *Runner) memo(k, alg string, bytes int64, simulate func(sched.Spec) (*si
 		m.counts = spec.Counts
 		var res *sim.Result
 		if res, err = simulate(spec); err == nil {
-			m.us, m.bottleneck = res.TotalUS, res.Bottleneck
+			m.us, m.avgUS, m.bottleneck = res.TotalUS, res.MeanRankEndUS(), res.Bottleneck
 		}
 	}
 	m.err = err
@@ -78,6 +79,10 @@ func (s *Runner) row(alg string, n int64, lanes int, m run, counts [][]int64) Ro
 	}
 	us := m.us
 	r.PredictedUS = &us
+	if s.j.RankAvg {
+		avg := m.avgUS
+		r.PredictedAvgUS = &avg
+	}
 	if bw, err := coll.BusBandwidthGBps(s.j.Coll, s.j.Topo.NumGPUs(), n, counts, us); err == nil {
 		r.BusBWGBps = &bw
 	}

@@ -97,3 +97,22 @@ func TestAlgorithms(t *testing.T) {
 	_, err = Algorithms(coll.Allgather, "nope")
 	assert.Error(t, err)
 }
+
+// RankAvg adds the ranks' average finish to every row, and only then.
+func TestRankAvg(t *testing.T) {
+	j := job(t, "ring")
+	doc, err := j.Results(j.NewRunner(), false)
+	require.NoError(t, err)
+	assert.Nil(t, doc.Results[1].PredictedAvgUS)
+
+	j.RankAvg = true
+	doc, err = j.Results(j.NewRunner(), false)
+	require.NoError(t, err)
+	spec, err := j.Spec("ring", 1<<20)
+	require.NoError(t, err)
+	res, _, err := sim.Run(spec, sim.Options{})
+	require.NoError(t, err)
+	require.NotNil(t, doc.Results[1].PredictedAvgUS)
+	assert.Equal(t, res.MeanRankEndUS(), *doc.Results[1].PredictedAvgUS)
+	assert.LessOrEqual(t, *doc.Results[1].PredictedAvgUS, *doc.Results[1].PredictedUS)
+}

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/spf13/cobra"
 
@@ -23,6 +24,7 @@ type simFlags struct {
 	lanesOnRails                        bool
 	nodes, chunks                       int
 	json, gantt, serialCE, noProgress   bool
+	rankAvg                             bool // --rank-avg: rows carry the ranks' average finish too
 }
 
 func newSimCmd() *cobra.Command {
@@ -61,6 +63,7 @@ versus size, or with --gantt the timeline of one run (one algorithm, one size).`
 	fl.StringVar(&f.png, "png", "", "draw latency versus size (or a Gantt timeline with --gantt) into FILE")
 	fl.BoolVar(&f.gantt, "gantt", false, "with --png: draw the timeline of one run")
 	fl.BoolVar(&f.serialCE, "serial-ce", false, "each GPU's copy engine sends one intra-node transfer at a time")
+	fl.BoolVar(&f.rankAvg, "rank-avg", false, "also predict each rank's finish averaged over ranks (what goring bench --netns's Measured averages; the latency column is the last rank's): an avg(us) column per algorithm, predicted_avg_us in --json")
 	fl.BoolVar(&f.noProgress, "no-progress", false, "no progress bar on stderr")
 	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file: the links it measured take its figures instead of the topology's")
 	fl.StringVar(&f.lanes, "lanes", "", "lanes per rank (Multi-lane): a count, a comma list, or auto (the fewest lanes within 5% of the best, over 1..--max-lanes); turns on the host worker model")
@@ -117,9 +120,13 @@ func printSimTable(w io.Writer, doc *sweep.Doc, auto, lanesAuto bool) {
 	if doc.WorkerGBps > 0 {
 		fmt.Fprintf(w, "# lanes: one host worker per lane at %g GB/s, %d cores per node (0: unlimited)\n", doc.WorkerGBps, doc.NodeCores)
 	}
+	rankAvg := slices.ContainsFunc(doc.Results, func(r sweep.Row) bool { return r.PredictedAvgUS != nil })
 	fmt.Fprintf(w, "%-12s", "# Size")
 	for _, a := range algs {
 		fmt.Fprintf(w, " %20s %12s", a+"(us)", "busbw(GB/s)")
+		if rankAvg {
+			fmt.Fprintf(w, " %14s", "avg(us)")
+		}
 	}
 	if auto {
 		fmt.Fprintf(w, "  %s", "chosen")
@@ -142,6 +149,9 @@ func printSimTable(w io.Writer, doc *sweep.Doc, auto, lanesAuto bool) {
 			r := byKey[fmt.Sprint(a, "@", n)]
 			if r.PredictedUS == nil {
 				fmt.Fprintf(w, " %20s %12s", "-", "-")
+				if rankAvg {
+					fmt.Fprintf(w, " %14s", "-")
+				}
 				if r.Error != "" && len(errs) < 8 && !contains(errs, r.Error) {
 					errs = append(errs, r.Error)
 				}
@@ -152,6 +162,9 @@ func printSimTable(w io.Writer, doc *sweep.Doc, auto, lanesAuto bool) {
 				bw = *r.BusBWGBps
 			}
 			fmt.Fprintf(w, " %20.2f %12.2f", *r.PredictedUS, bw)
+			if rankAvg {
+				fmt.Fprintf(w, " %14.2f", *r.PredictedAvgUS)
+			}
 			chosen = r.Chosen
 		}
 		if auto {

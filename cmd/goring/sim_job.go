@@ -75,7 +75,7 @@ func newSimJob(collName string, f *simFlags) (*sweep.Job, error) {
 	}
 	return &sweep.Job{Coll: c, Sizes: sizes, Algs: algs, Topo: t, Counts: counts, Lanes: lanes,
 		Base: sched.Spec{Collective: c, Topo: t, Intra: f.intra, DtypeBytes: dt.Size(), Chunks: f.chunks},
-		Opt:  opt, Notes: notes}, nil
+		Opt:  opt, Notes: notes, RankAvg: f.rankAvg}, nil
 }
 
 // calibrateTopo is t with the figures a calibration file measured on the
@@ -104,6 +104,8 @@ func checkSimFlags(f *simFlags) error {
 		return fmt.Errorf("--json and --png exclude each other")
 	case f.gantt && f.png == "":
 		return fmt.Errorf("--gantt draws into the --png file: give --png FILE")
+	case f.rankAvg && f.png != "":
+		return fmt.Errorf("--rank-avg adds to the table and --json, not to --png")
 	}
 	return nil
 }

@@ -24,8 +24,8 @@ func runSimMoE(cmd *cobra.Command, c coll.Collective, f *simFlags) error {
 	switch {
 	case f.bytes != "":
 		return fmt.Errorf("%s takes --hidden-bytes (one token row) and --tokens, not --bytes", c)
-	case f.lanes != "" || f.gantt || f.png != "" || f.calib != "" || f.intra != "":
-		return fmt.Errorf("%s: --lanes, --gantt, --png, --calibration and --intra are not supported", c)
+	case f.lanes != "" || f.gantt || f.png != "" || f.calib != "" || f.intra != "" || f.rankAvg:
+		return fmt.Errorf("%s: --lanes, --gantt, --png, --calibration, --intra and --rank-avg are not supported", c)
 	}
 	counts, err := f.moe.tokenCounts(true)
 	if err != nil {
