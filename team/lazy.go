@@ -51,6 +51,7 @@ func NewLazyTeam(ctx *Context, rank, size int, key, gen uint32, cards [][]byte) 
 	if err != nil {
 		return nil, err
 	}
+	sayPlacement(rank, hosts, tp)
 	t := &Team{ctx: ctx, rank: rank, size: size, topo: tp}
 	t.placeFrom(all)
 	_, t.crossDecide = crossAgreement(all)

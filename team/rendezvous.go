@@ -73,7 +73,7 @@ func openRendezvous(ctx *Context) (*rendezvous, error) {
 		return nil, err
 	}
 	w, addr := rw.Worker, rw.Address
-	host, _ := os.Hostname()
+	host := nodeName()
 	pid := os.Getpid()
 	start, err := launch.ProcStart(pid)
 	if err != nil {

@@ -93,7 +93,7 @@ func NewTeam(ctx *Context, rank, size int) (*Team, error) {
 		_ = rw.Close()
 		return nil, resourceErr{err}
 	}
-	host, _ := os.Hostname()
+	host := nodeName()
 	pid := os.Getpid()
 	start, err := launch.ProcStart(pid)
 	if err != nil {
@@ -141,6 +141,7 @@ func (t *Team) connectLocked(cards []byte, slot int) error {
 			return err
 		}
 	}
+	sayPlacement(t.rank, hosts, tp)
 	// How a failed peer is noticed without a deadline: a peer on this host
 	// by its process (newPeerWatch); a peer elsewhere by UCX, whose
 	// endpoints to other hosts run in peer-error mode (a closed connection

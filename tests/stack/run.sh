@@ -20,6 +20,9 @@
 # 3. tests/stack/robust.sh: a rank 10 s late (no error, no fallback, no
 #    leftovers), 1000 communicators created and freed (RSS against
 #    tl/ucp's), a rank killed in a collective (the job ends).
+# 4. tests/netns/ucc.sh: ucc_test_mpi through goring across two nodes of
+#    the namespace testbed, each rank in its node's namespace (skipped
+#    without root, ip and tc).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 T0=$SECONDS
@@ -125,4 +128,6 @@ rm -rf "$OUT"
 echo "== tests/stack/robust.sh $NP"
 tests/stack/robust.sh "$NP"
 LATE_S=1 NP=2 LAYERS=goring tests/stack/late_cpu.sh
+echo "== tests/netns/ucc.sh (2 nodes of 2 ranks in network namespaces)"
+tests/netns/ucc.sh
 echo "tests/stack: passed in $((SECONDS - T0)) s"
