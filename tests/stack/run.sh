@@ -129,5 +129,5 @@ echo "== tests/stack/robust.sh $NP"
 tests/stack/robust.sh "$NP"
 LATE_S=1 NP=2 LAYERS=goring tests/stack/late_cpu.sh
 echo "== tests/netns/ucc.sh (2 nodes of 2 ranks in network namespaces)"
-tests/netns/ucc.sh
+UCX_PREFIX=$UCX_PREFIX tests/netns/ucc.sh # un-exported above for OMB
 echo "tests/stack: passed in $((SECONDS - T0)) s"
