@@ -157,15 +157,7 @@ if [ "$MODE" = all ] || [ "$MODE" = validate ]; then
   fi
 fi
 
-railbytes() { # bytes sent on every node's rails so far, one line
-  local k r
-  for ((k = 0; k < NODES; k++)); do
-    for ((r = 0; r < PPN; r++)); do
-      printf 'node%d/rail%d %s  ' "$k" "$r" "$(tc -n "$PREFIX-node$k" -s qdisc show dev "rail$r" | awk '/Sent/ {print $2; exit}')"
-    done
-  done
-  echo
-}
+railbytes() { "$TB" sent | tr '\n' ' '; echo; } # bytes sent on every node's rails so far, one line
 
 if [ "$MODE" = all ] || [ "$MODE" = time ]; then
   NP=$((NODES * PPN))

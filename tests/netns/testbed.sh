@@ -7,6 +7,8 @@
 #   testbed.sh status  list its namespaces, addresses and qdiscs
 #   testbed.sh run K CMD...   run CMD inside node K's namespace
 #   testbed.sh ping    check every rail between every pair of nodes
+#   testbed.sh sent    bytes each node's rails have sent so far, a line each:
+#                      nodeK/railR BYTES (tc's counter of the rail's qdisc)
 #   testbed.sh with CMD...    up, run CMD in the root namespace, down
 #                              (teardown always runs, also after a failure)
 #
@@ -138,6 +140,16 @@ status() {
   done
 }
 
+# sent prints the bytes every rail of every node has sent (tc's counter).
+sent() {
+  local k r
+  for ((k = 0; k < NODES; k++)); do
+    for ((r = 0; r < RAILS; r++)); do
+      echo "node$k/rail$r $(tc -n "$(node "$k")" -s qdisc show dev "rail$r" | awk '/Sent/ {print $2; exit}')"
+    done
+  done
+}
+
 # pingall checks each rail from node 0 to every other node: a TCP connect
 # to a closed port is refused by the peer's kernel, which proves the path
 # both ways (no ping on a bare Debian; bash's /dev/tcp is enough). A
@@ -166,7 +178,7 @@ trap 'exit 130' INT TERM
 
 cmd=${1:-}
 mode=$cmd
-[ -n "$cmd" ] || die "usage: testbed.sh up|down|status|ping|run K CMD...|with CMD..."
+[ -n "$cmd" ] || die "usage: testbed.sh up|down|status|ping|sent|run K CMD...|with CMD..."
 shift
 check_params
 case $cmd in
@@ -174,6 +186,7 @@ case $cmd in
   down) down ;;
   status) status ;;
   ping) pingall ;;
+  sent) sent ;;
   run)
     [ $# -ge 2 ] || die "usage: testbed.sh run K CMD..."
     k=$1; shift
@@ -183,5 +196,5 @@ case $cmd in
     teardown=1
     up
     "$@" ;;
-  *) die "unknown command $cmd: want up|down|status|ping|run|with" ;;
+  *) die "unknown command $cmd: want up|down|status|ping|sent|run|with" ;;
 esac

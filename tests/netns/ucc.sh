@@ -35,16 +35,7 @@ export -n UCX_PREFIX
 export LD_LIBRARY_PATH="$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf GORING_TEAM_PLACEMENT=1
 log=$(mktemp)
-railbytes() { # bytes sent on every rail of every node
-  local k r t=0 b
-  for ((k = 0; k < NODES; k++)); do
-    for ((r = 0; r < RAILS; r++)); do
-      b=$(tc -n "$PREFIX-node$k" -s qdisc show dev "rail$r" | awk '/Sent/ {print $2; exit}')
-      t=$((t + ${b:-0}))
-    done
-  done
-  echo $t
-}
+railbytes() { "$TB" sent | awk '{t += $2} END {print t + 0}'; } # all rails of all nodes
 before=$(railbytes)
 # Open MPI's own traffic stays on shared memory; UCC and goring use UCX,
 # whose network device is each rank's rail.
