@@ -15,6 +15,9 @@
 #                                       # UCC, OMB sources autogen'd here); carry
 #                                       # [".carry", ".carry-osu"] (64 MiB in all: .carry
 #                                       # then keeps goring and UCX only, no test binaries)
+#   scripts/device_bundle.sh cluster    # .carry/cluster.tar.xz alone: osu's two folders,
+#                                       # device_node.sh's UCC, iproute2 and the PMIx relay,
+#                                       # for device_netns.sh's mpi mode (unpacked there)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 # The pinned release sources (scripts/stack.sh reads the same folder).
@@ -79,7 +82,7 @@ fi
 [ "${1:-}" = node ] && rm -f "$out"/bin/*.test "$out/bin/goring"
 du -sh "$out"
 
-[ "${1:-}" = osu ] || exit 0
+[ "${1:-}" = osu ] || [ "${1:-}" = cluster ] || exit 0
 # .carry-osu: what device_osu.sh builds Open MPI + coll/ucc, UCC and OMB
 # from, and the team layer; the UCX wheel and the goring binary stay in
 # .carry, carried beside it. Open MPI's release tarball is a source tree
@@ -109,3 +112,18 @@ tar xzf "$VENDOR/ompi-4.1.8.tar.gz" -C "$t/ompi" --strip-components=1
 )
 tar cf - -C "$t" ompi | xz -9 -T0 >"$o/ompi-4.1.8.tar.xz" && rm -rf "$t"
 du -shc "$out" "$o"
+
+[ "${1:-}" = cluster ] || exit 0
+# cluster: both folders in one xz archive, with what device_netns.sh adds:
+# UCC's sources for device_node.sh, iproute2 and the PMIx relay of
+# in_node.sh. One copy each of libgoring.so and UCC's sources, the other a
+# link (the call carries 64 MiB with the working tree).
+ln -sf "../$o/ucc-autogen.tar.gz" "$out/ucc-autogen.tar.gz"
+ln -sf "../../$out/lib/libgoring.so" "$o/lib/libgoring.so"
+cp scripts/device_node.sh "$out/"
+scripts/carry_iproute2.sh >/dev/null
+go build -ldflags="-s -w" -o "$out/bin/pmixrelay" ./tests/netns/pmixrelay
+t=$(mktemp)
+tar cf - "$out" "$o" | xz -9 -T0 >"$t"
+rm -rf "$out" "$o" && mkdir -p "$out" && mv "$t" "$out/cluster.tar.xz"
+du -sh "$out/cluster.tar.xz"

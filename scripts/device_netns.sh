@@ -7,7 +7,7 @@
 # for an image without ip/tc); the machine's python3 with PyTorch runs the
 # NCCL baseline. Nothing else is needed.
 #
-#   bash scripts/device_netns.sh [all|validate|time]     # OUT=dir keeps the logs
+#   bash scripts/device_netns.sh [all|validate|time|mpi|"mpi time"...]   # OUT=dir keeps the logs
 #
 # 1. the testbed: NODES nodes (2) of PPN ranks (GPUs / NODES), RAILS rails
 #    (max(PPN, 2)) at RATE (1gbit: far below what a veth and the staging
@@ -23,7 +23,12 @@
 #    GPU in its node's namespace, NCCL_HOSTID per node; its alltoallv is
 #    all_to_all_single with the same --hot 0:0.7 counts), then one table
 #    with goring/NCCL (scripts/netns_table.py) and the bytes each rail
-#    carried.
+#    carried;
+# 4. (mpi, with .carry/cluster.tar.xz from `scripts/device_bundle.sh
+#    cluster`) the users' stacks across the nodes: ucc_test_mpi -M cuda
+#    through goring, and OMB -d cuda through Open MPI + UCX, coll/ucc with
+#    tl/ucp and with tl/goring (scripts/device_netns_mpi.sh).
+# MODE is one of these words or several; all is validate and time.
 # The last line says whether everything passed; the exit status too.
 set -uo pipefail
 cd "$(dirname "$0")/.." || exit 2
@@ -49,7 +54,12 @@ run() { # run NAME CMD...: log to $LOGS/NAME.log, one line of verdict
 }
 
 [ "$(id -u)" = 0 ] || die "must run as root (network namespaces)"
-if [ -f "$C/netns.tar.xz" ]; then
+if [ -f "$C/cluster.tar.xz" ]; then
+  # .carry and .carry-osu in one archive (device_bundle.sh cluster).
+  tar xJf "$C/cluster.tar.xz" -C "$ROOT" 2>/dev/null ||
+    python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$C/cluster.tar.xz" "$ROOT" ||
+    die "cannot unpack $C/cluster.tar.xz"
+elif [ -f "$C/netns.tar.xz" ]; then
   # Python's lzma where the image has no xz.
   tar xJf "$C/netns.tar.xz" -C "$C" 2>/dev/null ||
     python3 -c 'import sys, tarfile; tarfile.open(sys.argv[1]).extractall(sys.argv[2])' "$C/netns.tar.xz" "$C" ||
@@ -121,9 +131,10 @@ step "testbed"
 "$TB" up 2>&1 | tail -3 || true
 "$TB" ping || die "the testbed did not come up (network namespaces, veth, bridge and tbf must be allowed here); see above"
 
+want() { [[ " $MODE " == *" $1 "* ]] || { [ "$1" != mpi ] && [[ " $MODE " == *" all "* ]]; }; }
 gbench() { "$B/goring" bench "$@" --netns "$PREFIX" --mem cuda --gpus "$GPUS"; }
 
-if [ "$MODE" = all ] || [ "$MODE" = validate ]; then
+if want validate; then
   step "host memory first (the testbed and the launcher alone)"
   run validate_host_allgather "$B/goring" bench allgather --netns "$PREFIX" --nodes "$NODES" --ppn 1 --rails 1 \
     --alg parallel_rings --bytes 7,1MiB --iters 2 --warmup 1 --validate --json
@@ -159,7 +170,10 @@ fi
 
 railbytes() { "$TB" sent | tr '\n' ' '; echo; } # bytes sent on every node's rails so far, one line
 
-if [ "$MODE" = all ] || [ "$MODE" = time ]; then
+# shellcheck source=scripts/device_netns_mpi.sh
+want mpi && source "$ROOT/scripts/device_netns_mpi.sh"
+
+if want time; then
   NP=$((NODES * PPN))
   step "speed: $NODES nodes x $PPN GPUs, $PPN rail(s) at $RATE, $SIZES, us per call"
   echo "rail bytes before: $(railbytes)"

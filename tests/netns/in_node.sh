@@ -8,7 +8,8 @@
 #
 # Environment (pass it with mpirun -x): PREFIX (the testbed's, gn), PPN
 # (ranks a node, 2), RAILS (rails a node, 2), RELAY (the pmixrelay binary,
-# build/pmixrelay). Rank r (OMPI_COMM_WORLD_RANK, else PMIX_RANK) is local
+# build/pmixrelay), UCX_TLS (default self,tcp; with GPU buffers
+# self,tcp,cuda_copy: below says why). Rank r (OMPI_COMM_WORLD_RANK, else PMIX_RANK) is local
 # rank r % PPN of node r / PPN: it runs in namespace PREFIX-node<r/PPN>
 # with UCX_NET_DEVICES naming the node's rails. The job's PMIx server listens
 # on the loopback of mpirun's namespace, which a node namespace cannot
@@ -45,4 +46,13 @@ done
 # to its own one: UCX picks among them per peer.
 devs=$(seq -s, -f 'rail%g' 0 $((RAILS - 1)))
 export UCX_NET_DEVICES=$devs
+# UCX's transports that reach only the same host, shared memory and
+# cuda_ipc, tell hosts apart by IPC and PID namespace and by boot id, which
+# the nodes of this testbed share: left on, they would carry traffic
+# between nodes past the rails. So UCX gets TCP (the rails, and the node's
+# own address inside a node) unless the caller names other transports.
+export UCX_TLS=${UCX_TLS:-self,tcp}
+# NCCL tells hosts apart by host id; one per node makes it use its network
+# transport (sockets on the rails) between nodes, as between hosts.
+export NCCL_HOSTID=${NCCL_HOSTID:-$ns} NCCL_SOCKET_IFNAME=${NCCL_SOCKET_IFNAME:-$devs}
 exec ip netns exec "$ns" "$@"
