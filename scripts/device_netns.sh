@@ -119,7 +119,7 @@ TB=$ROOT/tests/netns/testbed.sh
 # Always down: also after a failure or a signal (the ranks a killed run
 # left in the namespaces go with them, testbed.sh down).
 # shellcheck disable=SC2317 # called by the trap
-cleanup() { "$TB" down >/dev/null 2>&1 || echo "device_netns: testbed $PREFIX not removed: $TB down" >&2; rm -rf "$W"; }
+cleanup() { tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null; "$TB" down >/dev/null 2>&1 || echo "device_netns: testbed $PREFIX not removed: $TB down" >&2; rm -rf "$W"; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
@@ -170,7 +170,7 @@ fi
 
 railbytes() { "$TB" sent | tr '\n' ' '; echo; } # bytes sent on every node's rails so far, one line
 
-# shellcheck source=scripts/device_netns_mpi.sh
+# shellcheck source=/dev/null # scripts/device_netns_mpi.sh, checked on its own
 want mpi && source "$ROOT/scripts/device_netns_mpi.sh"
 
 if want time; then
@@ -227,7 +227,6 @@ if want time; then
   [ ${#gj[@]} -gt 0 ] && python3 "$ROOT/scripts/netns_table.py" --goring "${gj[@]}" "${n[@]}" | tee "$OUT/table.txt"
 fi
 
-tar czf "$OUT/logs.tgz" -C "$LOGS" . 2>/dev/null
 echo
 [ $fail = 0 ] && echo "device_netns: all passed" || echo "device_netns: FAILURES above (logs in $OUT/logs.tgz)"
 exit $fail
