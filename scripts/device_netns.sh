@@ -172,6 +172,7 @@ railbytes() { "$TB" sent | tr '\n' ' '; echo; } # bytes sent on every node's rai
 
 # shellcheck source=/dev/null # scripts/device_netns_mpi.sh, checked on its own
 want mpi && source "$ROOT/scripts/device_netns_mpi.sh"
+want mpi && { mpi_start; mpi_check; mpi_perf; }
 
 if want time; then
   NP=$((NODES * PPN))
@@ -227,6 +228,7 @@ if want time; then
   [ ${#gj[@]} -gt 0 ] && python3 "$ROOT/scripts/netns_table.py" --goring "${gj[@]}" "${n[@]}" | tee "$OUT/table.txt"
 fi
 
+want mpi && mpi_omb
 echo
 [ $fail = 0 ] && echo "device_netns: all passed" || echo "device_netns: FAILURES above (logs in $OUT/logs.tgz)"
 exit $fail

@@ -3,6 +3,9 @@
 # sourced by it for its mode "mpi" once the testbed is up: the users' own
 # stacks across the namespaced nodes, every rank started in its node's
 # namespace on its node's rails (tests/netns/in_node.sh), CUDA buffers.
+# It defines mpi_start (1), mpi_check (2), mpi_perf (3) and mpi_omb (4);
+# device_netns.sh runs 1-3, its own timing (mode time), then 4, so that
+# Open MPI's long build overlaps the rest.
 #
 # 1. builds, side by side: UCC 1.8.0 with tl/goring against the image's MPI
 #    (.carry/device_node.sh BUILD_ONLY=1, for ucc_test_mpi), and Open MPI
@@ -13,7 +16,12 @@
 #    collective goring runs forced onto goring, teams world, half, reverse
 #    and odd_even, odd sizes (CHECK_MSG, 7:4194304:5), in place and not: 0
 #    failures, every rank's team placed on NODES nodes, bytes on the rails;
-# 3. (OMB=1) osu_allgather and osu_allreduce -d cuda, 1-64 MiB, through
+# 3. (PERF=1) ucc_perftest -m cuda, allgather and allreduce, 1-64 MiB a
+#    rank (PERF_COLLS, PERF_MIN/PERF_MAX in floats, PERF_ITERS): tl/goring
+#    forced, tl/ucp with UCX's defaults and with a lane per rail
+#    (UCX_MAX_EAGER_LANES=RAILS, what goring's context sets itself), and
+#    tl/nccl over sockets (NCCL_HOSTID per node), each run's rail bytes;
+# 4. (OMB=1) osu_allgather and osu_allreduce -d cuda, 1-64 MiB, through
 #    Open MPI's own collectives over UCX (coll/ucc off: the papers' baseline),
 #    through coll/ucc with UCC's tl/ucp, and with tl/goring forced; the
 #    bytes each run put on the rails.
@@ -34,25 +42,31 @@ RELAY=$B/pmixrelay
 export RELAY PPN RAILS PREFIX
 MT=${MPI_TIMEOUT:-240}
 
-step "MPI stacks: UCC with tl/goring for the image's MPI, Open MPI 4.1.8 + coll/ucc + OMB 7.4 (side by side)"
-{ command -v mpirun && mpirun --version 2>&1 | head -2; } >"$LOGS/image_mpi.txt" 2>&1
-t0=$SECONDS
-(BUILD_ONLY=1 OUT="$MW/node" bash "$C/device_node.sh" >"$LOGS/build_node.log" 2>&1) &
-nb=$!
-(bash "$ROOT/.carry-osu/device_osu.sh" build >"$LOGS/build_osu.log" 2>&1) &
-ob=$!
-if wait $nb && [ -x "$NW/bin/ucc_test_mpi" ]; then
-  echo "ok   build_ucc_node ($((SECONDS - t0)) s)" | tee -a "$OUT/summary.txt"
-else
-  echo "FAIL build_ucc_node" | tee -a "$OUT/summary.txt"; tail -15 "$LOGS/build_node.log"; fail=1
-fi
+mpi_start() { # both builds in the background; waits for the first
+  step "MPI stacks: UCC with tl/goring for the image's MPI, Open MPI 4.1.8 + coll/ucc + OMB 7.4 (side by side)"
+  { command -v mpirun && mpirun --version 2>&1 | head -2; } >"$LOGS/image_mpi.txt" 2>&1
+  t0=$SECONDS
+  (BUILD_ONLY=1 OUT="$MW/node" bash "$C/device_node.sh" >"$LOGS/build_node.log" 2>&1) &
+  nb=$!
+  ob=
+  if [ "${OMB:-1}" = 1 ]; then
+    (bash "$ROOT/.carry-osu/device_osu.sh" build >"$LOGS/build_osu.log" 2>&1) &
+    ob=$!
+  fi
+  if wait $nb && [ -x "$NW/bin/ucc_test_mpi" ]; then
+    echo "ok   build_ucc_node ($((SECONDS - t0)) s)" | tee -a "$OUT/summary.txt"
+  else
+    echo "FAIL build_ucc_node" | tee -a "$OUT/summary.txt"; tail -15 "$LOGS/build_node.log"; fail=1
+  fi
+}
 
 # The image's MPI launches; UCC and goring carry the data (ob1 on shared
 # memory holds Open MPI's own few messages off UCX).
 NLIBS=$NW/lib:$UCX/lib
 nl=$(find / -path /proc -prune -o -name libnccl.so.2 -path '*nvidia/nccl*' -print 2>/dev/null | head -1)
 [ -n "$nl" ] && NLIBS=$NLIBS:$(dirname "$nl")
-if [ "${CHECK:-1}" = 1 ] && [ -x "$NW/bin/ucc_test_mpi" ]; then
+mpi_check() {
+  [ "${CHECK:-1}" = 1 ] && [ -x "$NW/bin/ucc_test_mpi" ] || return 0
   step "ucc_test_mpi -M cuda through goring across $NODES nodes x $PPN GPUs, $RAILS rails at $RATE"
   before=$("$TB" sent | awk '{t += $2} END {print t + 0}')
   tune=allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf
@@ -71,19 +85,52 @@ if [ "${CHECK:-1}" = 1 ] && [ -x "$NW/bin/ucc_test_mpi" ]; then
   n=$(grep -c "goring team: rank [0-9]* of $NP, $NODES node(s) of $PPN rank(s)" "$l" || true)
   echo "ucc_test_mpi_cuda: $n team placements on $NODES nodes, $((after - before)) bytes on the rails" | tee -a "$OUT/summary.txt"
   [ "$n" -ge "$NP" ] || { echo "FAIL ucc_test_mpi_cuda: ranks not placed on $NODES nodes" | tee -a "$OUT/summary.txt"; fail=1; }
-fi
+}
 
-if wait $ob && [ -x "$OW/omb-src/c/mpi/collective/blocking/osu_allgather" ]; then
-  echo "ok   build_ompi_omb ($((SECONDS - t0)) s)" | tee -a "$OUT/summary.txt"
-else
-  echo "FAIL build_ompi_omb" | tee -a "$OUT/summary.txt"; tail -15 "$LOGS/build_osu.log"; fail=1
-fi
-if [ "${OMB:-1}" = 1 ] && [ -x "$OW/omb-src/c/mpi/collective/blocking/osu_allgather" ]; then
+# rails: bytes each rail index carried so far, all nodes together, one line.
+rails() { "$TB" sent | sed 's|^node[0-9]*/rail||' | awk '{t[$1] += $2} END {for (r in t) printf "rail%s %d ", r, t[r]}'; }
+railsum() { "$TB" sent | awk '{t += $2} END {print t + 0}'; }
+
+mpi_perf() {
+  [ "${PERF:-1}" = 1 ] && [ -x "$NW/bin/ucc_perftest" ] || return 0
+  step "ucc_perftest -m cuda across $NODES nodes x $PPN GPUs, $RAILS rails at $RATE: tl/goring, tl/ucp, tl/nccl"
+  : >"$OUT/perf.txt"
+  for c in ${PERF_COLLS:-allgather allreduce}; do
+    for cfg in goring ucp ucp_striped nccl; do
+      case $cfg in
+        goring) x=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$c:cuda:inf") ;;
+        ucp) x=(-x UCC_TLS=ucp) ;;
+        ucp_striped) x=(-x UCC_TLS=ucp -x "UCX_MAX_EAGER_LANES=$RAILS") ;;
+        nccl) x=(-x UCC_TLS=ucp,nccl -x UCC_TL_NCCL_TUNE=inf -x NCCL_IB_DISABLE=1) ;;
+      esac
+      b=$(railsum)
+      run "perf_${c}_$cfg" timeout -k 5 "${PERF_TIMEOUT:-120}" env LD_LIBRARY_PATH="$NLIBS" \
+        mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca pml ob1 --mca btl self,vader \
+        -x LD_LIBRARY_PATH -x UCX_TLS=self,tcp,cuda_copy -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE=0 \
+        -x PREFIX -x PPN -x RAILS -x RELAY "${x[@]}" \
+        "$ROOT/tests/netns/in_node.sh" "$NW/bin/ucc_perftest" -c "$c" -m cuda -d float32 \
+        -b "${PERF_MIN:-262144}" -e "${PERF_MAX:-16777216}" -n "${PERF_ITERS:-5}" -w 1 -F
+      a=$(railsum)
+      {
+        echo "== $c $cfg: $((a - b)) bytes on the rails; all runs so far: $(rails)"
+        grep -E '^ *[0-9]+ +[0-9]+ +[0-9.]+' "$LOGS/perf_${c}_$cfg.log"
+      } | tee -a "$OUT/perf.txt"
+    done
+  done
+}
+
+mpi_omb() {
+  [ -n "${ob:-}" ] || return 0
+  if wait "$ob" && [ -x "$OW/omb-src/c/mpi/collective/blocking/osu_allgather" ]; then
+    echo "ok   build_ompi_omb ($((SECONDS - t0)) s)" | tee -a "$OUT/summary.txt"
+  else
+    echo "FAIL build_ompi_omb" | tee -a "$OUT/summary.txt"; tail -15 "$LOGS/build_osu.log"; fail=1; return 0
+  fi
   step "OMB -d cuda across $NODES nodes x $PPN GPUs: Open MPI + UCX, coll/ucc with tl/ucp, with tl/goring"
   OB=$OW/omb-src/c/mpi/collective/blocking
   : >"$OUT/omb.txt"
   for c in ${OMB_COLLS:-allgather allreduce}; do
-    for cfg in ompi ucc_ucp ucc_goring; do
+    for cfg in ${OMB_CFGS:-ompi ucc_ucp ucc_goring}; do
       case $cfg in
         ompi) x=(--mca coll_ucc_enable 0) ;;
         ucc_ucp) x=(--mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x UCC_TLS=ucp) ;;
@@ -105,4 +152,5 @@ if [ "${OMB:-1}" = 1 ] && [ -x "$OW/omb-src/c/mpi/collective/blocking/osu_allgat
       } | tee -a "$OUT/omb.txt"
     done
   done
-fi
+}
+

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"time"
 
 	"github.com/goring-hpc/goring/ucx"
@@ -45,6 +46,9 @@ func NewContext(optStr string, cpath CPathTable) (*Context, error) {
 	cfg := map[string]string{}
 	if opts.tls != "" {
 		cfg["TLS"] = opts.tls
+	}
+	if n, ok := stripeLanes(os.Getenv("UCX_NET_DEVICES"), os.Getenv("UCX_MAX_EAGER_LANES")); ok {
+		cfg["MAX_EAGER_LANES"] = n // every rail of the node (stripe.go)
 	}
 	uctx, err := ucx.Init(ucx.Options{Config: cfg})
 	if err != nil {

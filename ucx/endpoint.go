@@ -127,7 +127,11 @@ func (ep *Endpoint) CloseNB(force bool, cb Callback) (*Request, error) {
 
 // Close is CloseNB followed by WaitRequest for at most CloseTimeout: it
 // runs this worker's progress (and delivers its completions) meanwhile.
-// An error from a failed endpoint's close is not reported again.
+// An error from a failed endpoint's close is not reported again, and
+// neither is a peer that went first: at the end of a job every rank
+// closes at once, and over TCP the peer that closes first resets the
+// connection under the other's flush (UCX ends the flush with the reset,
+// or cancels it), when there is nothing left to deliver.
 func (ep *Endpoint) Close() error {
 	if ep.ep == nil || ep.w.h == nil {
 		return nil
@@ -137,7 +141,7 @@ func (ep *Endpoint) Close() error {
 	if err != nil {
 		return err
 	}
-	if err := ep.w.WaitRequest(r, CloseTimeout); err != nil && !failed {
+	if err := ep.w.WaitRequest(r, CloseTimeout); err != nil && !failed && !IsPeerFailure(err) && !errors.Is(err, ErrCanceled) {
 		return fmt.Errorf("ucx: endpoint close: %w", err)
 	}
 	return nil
