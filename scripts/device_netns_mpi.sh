@@ -21,6 +21,10 @@
 #    forced, tl/ucp with UCX's defaults and with a lane per rail
 #    (UCX_MAX_EAGER_LANES=RAILS, what goring's context sets itself), and
 #    tl/nccl over sockets (NCCL_HOSTID per node), each run's rail bytes;
+#    PERF_CFGS picks among those and goring_staged (UCX given no CUDA
+#    transport: goring stages device buffers through pinned host memory
+#    itself, as goring bench does on the rails) and goring_pull (UCX's
+#    rendezvous pulled, UCX_RNDV_SCHEME=get_zcopy);
 # 4. (OMB=1) osu_allgather and osu_allreduce -d cuda, 1-64 MiB, through
 #    Open MPI's own collectives over UCX (coll/ucc off: the papers' baseline),
 #    through coll/ucc with UCC's tl/ucp, and with tl/goring forced; the
@@ -96,9 +100,13 @@ mpi_perf() {
   step "ucc_perftest -m cuda across $NODES nodes x $PPN GPUs, $RAILS rails at $RATE: tl/goring, tl/ucp, tl/nccl"
   : >"$OUT/perf.txt"
   for c in ${PERF_COLLS:-allgather allreduce}; do
-    for cfg in goring ucp ucp_striped nccl; do
+    for cfg in ${PERF_CFGS:-goring ucp ucp_striped nccl}; do
+      tls=self,tcp,cuda_copy
       case $cfg in
         goring) x=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$c:cuda:inf") ;;
+        goring_staged) # UCX moves host memory only: goring stages device buffers itself
+          tls=self,tcp; x=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$c:cuda:inf") ;;
+        goring_pull) x=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$c:cuda:inf" -x UCX_RNDV_SCHEME=get_zcopy) ;;
         ucp) x=(-x UCC_TLS=ucp) ;;
         ucp_striped) x=(-x UCC_TLS=ucp -x "UCX_MAX_EAGER_LANES=$RAILS") ;;
         nccl) x=(-x UCC_TLS=ucp,nccl -x UCC_TL_NCCL_TUNE=inf -x NCCL_IB_DISABLE=1) ;;
@@ -106,7 +114,7 @@ mpi_perf() {
       b=$(railsum)
       run "perf_${c}_$cfg" timeout -k 5 "${PERF_TIMEOUT:-120}" env LD_LIBRARY_PATH="$NLIBS" \
         mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca pml ob1 --mca btl self,vader \
-        -x LD_LIBRARY_PATH -x UCX_TLS=self,tcp,cuda_copy -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE=0 \
+        -x LD_LIBRARY_PATH -x "UCX_TLS=$tls" -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE=0 \
         -x PREFIX -x PPN -x RAILS -x RELAY "${x[@]}" \
         "$ROOT/tests/netns/in_node.sh" "$NW/bin/ucc_perftest" -c "$c" -m cuda -d float32 \
         -b "${PERF_MIN:-262144}" -e "${PERF_MAX:-16777216}" -n "${PERF_ITERS:-5}" -w 1 -F

@@ -3,6 +3,7 @@ package team
 import (
 	"errors"
 	"fmt"
+	"os"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/choose"
@@ -77,14 +78,25 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 	}
 	// Without CUDA in UCX, device messages the push engine does not carry
 	// (peers on other hosts, or ipc=n) are staged through pinned host
-	// memory: slower, but the collective runs.
-	if !t.memTypes.Has(ucx.MemCUDA) && t.stager == nil && (t.engine == nil || !t.oneHost) {
+	// memory: slower, but the collective runs. With CUDA in UCX, those of
+	// peers on other nodes are staged too where the nodes are joined by
+	// TCP only (stage.go): faster there than UCX's own pipeline.
+	moves := t.memTypes.Has(ucx.MemCUDA)
+	remote := !moves || (!t.oneHost && t.otherNode != nil && stageRemoteWanted(os.Getenv(stageRemoteEnv), rdmaDevices()))
+	if remote && t.stager == nil && (t.engine == nil || !t.oneHost) {
 		st, err := cudaexec.NewStager(ord)
 		if err != nil {
+			if moves {
+				return nil, resourceErr{fmt.Errorf("CUDA memory: host staging for peers on other nodes cannot start (%s=0 leaves them to UCX): %w", stageRemoteEnv, err)}
+			}
 			return nil, notSupportedErr{fmt.Errorf("CUDA memory: the UCX in use (%s) moves none, and host staging cannot start: %w", ucx.Library(), err)}
 		}
 		t.stager = st
-		t.tr.UseStager(st)
+		if moves {
+			t.tr.StageRemote(st, t.otherNode)
+		} else {
+			t.tr.UseStager(st)
+		}
 	}
 	g, err := cudaexec.Open(ord)
 	if err != nil {

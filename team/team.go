@@ -42,6 +42,9 @@ type Team struct {
 	oneHost   bool             // every rank runs on this host
 	sharedGPU bool             // every rank's process sees one GPU, the same one
 	stager    *cudaexec.Stager // host staging where UCX moves no CUDA memory; nil: none yet
+	// otherNode says whether a peer is on another node (set at connect);
+	// their device messages may be staged (stage.go).
+	otherNode func(peer int) bool
 	// gpuCount is cuda.DeviceCount, asked once (deviceCount).
 	gpuCountOnce sync.Once
 	gpuCount     int
@@ -162,6 +165,7 @@ func (t *Team) connectLocked(cards []byte, slot int) error {
 		return err
 	}
 	t.tr, t.topo, t.memTypes = tr, tp, mts
+	t.otherNode = peerErrorsTo
 	t.placeFrom(all)
 	// The push engine serves CUDA buffers of peers on this host. Whether
 	// a rank has one must be the same on both ends of a pair: it depends

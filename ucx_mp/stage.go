@@ -9,12 +9,12 @@ import (
 
 // Stager copies between device memory and host staging buffers, for
 // device transfers that neither the push engine (a peer on another host)
-// nor UCX (built without CUDA) can move: the sender copies its bytes to a
-// host buffer and sends that, the receiver receives into a host buffer
-// and copies it to the device. Each message pays two synchronous copies,
-// so this path is for correctness where nothing better exists, never for
-// speed. Package cudaexec implements it with pinned buffers; exec/fakedev
-// for the tests.
+// nor UCX (built without CUDA) can move, or that UCX moves slower than
+// staging does (StageRemote): the sender copies its bytes to a host buffer
+// and sends that, the receiver receives into a host buffer and copies it
+// to the device. Each message pays two synchronous copies at PCIe rate:
+// nothing beside a network of a few GB/s, too much beside RDMA. Package
+// cudaexec implements it with pinned buffers; exec/fakedev for the tests.
 type Stager interface {
 	// Buffer returns a host buffer of n bytes that UCX may send from and
 	// receive into; Release hands it back.
@@ -33,6 +33,25 @@ func (t *Transport) MovesCUDA() bool { return t.memTypes.Has(ucx.MemCUDA) }
 // ordinary UCX message of host memory, so the two ends need not agree on
 // staging, and it may be set at any time between calls.
 func (t *Transport) UseStager(s Stager) { t.stager = s }
+
+// StageRemote sets the stager and stages device messages to and from the
+// peers remote names even where UCX moves CUDA memory itself: over TCP,
+// UCX's own pipeline through host buffers ran the team layer's allgather
+// 5x slower than staging did (docs/netns.md "UCC across the testbed's
+// nodes"). Messages to other peers go as before.
+func (t *Transport) StageRemote(s Stager, remote func(peer int) bool) {
+	t.stager, t.remote = s, remote
+}
+
+// useStagingFor reports whether a transfer of b to or from peer goes
+// through host staging: device memory of a peer StageRemote names, or
+// what useStaging says.
+func (t *Transport) useStagingFor(peer int, b exec.Region) bool {
+	if t.stager != nil && t.remote != nil && !b.IsHost() && t.remote(peer) {
+		return true
+	}
+	return t.useStaging(b)
+}
 
 // useStaging reports whether a transfer of b goes through host staging:
 // device memory that UCX cannot move, with a stager set.

@@ -64,7 +64,8 @@ type Transport struct {
 	ipcOps   map[uint64]*ipcOp
 	ctsReady []*ipcOp
 	copying  []*ipcOp
-	stager   Stager // host staging where neither the engine nor UCX moves device memory (stage.go)
+	stager   Stager              // host staging where neither the engine nor UCX moves device memory (stage.go)
+	remote   func(peer int) bool // peers whose device messages are staged anyway (StageRemote); nil: none
 	// Each peer's address and error mode, as New connected it (Release).
 	addrs    [][]byte
 	peerErrs []bool
@@ -232,7 +233,7 @@ func (t *Transport) PostSend(p *exec.Post) error {
 	if t.useIPC(p.Peer, p.Tag, p.Buf) {
 		return t.postIPCSend(p)
 	}
-	if t.useStaging(p.Buf) {
+	if t.useStagingFor(p.Peer, p.Buf) {
 		return t.postStagedSend(p)
 	}
 	return t.postUCXSend(p)
@@ -276,7 +277,7 @@ func (t *Transport) PostRecv(p *exec.Post) error {
 	if t.useIPC(p.Peer, p.Tag, p.Buf) {
 		return t.postIPCRecv(p)
 	}
-	if t.useStaging(p.Buf) {
+	if t.useStagingFor(p.Peer, p.Buf) {
 		return t.postStagedRecv(p)
 	}
 	return t.postUCXRecv(p)
