@@ -130,7 +130,7 @@ else
   # no exchange and no Go (docs/ucc.md "The context path"). Forced within
   # twice UCC without goring, as promised; installed with room for a
   # loaded 2-core machine (the ratios are what docs/ucc.md records). A
-  # team that opened workers at creation (12 ms each), or exchanged cards
+  # team that opened workers at creation, or exchanged cards
   # at its first call, misses them by several times.
   echo "robust split: installed/without = $(awk -v a="$ti" -v b="$tu" 'BEGIN { printf "%.2f", a / b }'), forced/without = $(awk -v a="$tg" -v b="$tu" 'BEGIN { printf "%.2f", a / b }')"
   awk -v a="$ti" -v b="$tu" 'BEGIN { exit !(a <= 1.6 * b + 0.05) }' ||
