@@ -72,7 +72,7 @@ nl=$(find / -path /proc -prune -o -name libnccl.so.2 -path '*nvidia/nccl*' -prin
 mpi_check() {
   [ "${CHECK:-1}" = 1 ] && [ -x "$NW/bin/ucc_test_mpi" ] || return 0
   step "ucc_test_mpi -M cuda through goring across $NODES nodes x $PPN GPUs, $RAILS rails at $RATE"
-  before=$("$TB" sent | awk '{t += $2} END {print t + 0}')
+  before=$(railsum)
   tune=allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf
   run ucc_test_mpi_cuda timeout -k 5 "$MT" env LD_LIBRARY_PATH="$NLIBS" \
     mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca pml ob1 --mca btl self,vader \
@@ -82,7 +82,7 @@ mpi_check() {
     "$ROOT/tests/netns/in_node.sh" "$NW/bin/ucc_test_mpi" -S 1 \
     -c allgather,allreduce,reduce_scatter,bcast,alltoallv -t world,half,reverse,odd_even -M cuda \
     -d int32,float32,float64 -o sum,max -m "${CHECK_MSG:-7:4194304:5}" -I 2
-  after=$("$TB" sent | awk '{t += $2} END {print t + 0}')
+  after=$(railsum)
   l=$LOGS/ucc_test_mpi_cuda.log
   sed -n '/TEST SUMMARY/,/elapsed/p' "$l"
   grep -q 'failed: *0' "$l" || { echo "FAIL ucc_test_mpi_cuda: failures (or no summary)" | tee -a "$OUT/summary.txt"; fail=1; }
@@ -91,9 +91,9 @@ mpi_check() {
   [ "$n" -ge "$NP" ] || { echo "FAIL ucc_test_mpi_cuda: ranks not placed on $NODES nodes" | tee -a "$OUT/summary.txt"; fail=1; }
 }
 
-# rails: bytes each rail index carried so far, all nodes together, one line.
-rails() { "$TB" sent | sed 's|^node[0-9]*/rail||' | awk '{t[$1] += $2} END {for (r in t) printf "rail%s %d ", r, t[r]}'; }
-railsum() { "$TB" sent | awk '{t += $2} END {print t + 0}'; }
+# rails: bytes each rail carried so far, all nodes together, one line.
+rails() { "$TB" sent rails | tr '\n' ' '; }
+railsum() { "$TB" sent total; }
 
 mpi_perf() {
   [ "${PERF:-1}" = 1 ] && [ -x "$NW/bin/ucc_perftest" ] || return 0
@@ -145,7 +145,7 @@ mpi_omb() {
         ucc_goring) x=(--mca coll_ucc_enable 1 --mca coll_ucc_priority 100 -x UCC_TLS=ucp,goring
           -x "UCC_TL_GORING_TUNE=$c:cuda:inf" -x GORING_TEAM_PLACEMENT=1) ;;
       esac
-      before=$("$TB" sent | awk '{t += $2} END {print t + 0}')
+      before=$(railsum)
       run "omb_${c}_$cfg" timeout -k 5 "$MT" env LD_LIBRARY_PATH="$OW/ucc/lib:$UCX/lib:$OW/ompi/lib" \
         "$OW/ompi/bin/mpirun" --allow-run-as-root --oversubscribe -np "$NP" --mca btl ^openib,uct \
         --mca pml ucx --mca pml_ucx_tls any --mca pml_ucx_devices any \
@@ -153,7 +153,7 @@ mpi_omb() {
         -x PREFIX -x PPN -x RAILS -x RELAY "${x[@]}" \
         "$ROOT/tests/netns/in_node.sh" "$OB/osu_$c" -d cuda -m "${OMB_SIZES:-1048576:67108864}" \
         -i "${OMB_ITERS:-5}" -x 1
-      after=$("$TB" sent | awk '{t += $2} END {print t + 0}')
+      after=$(railsum)
       {
         echo "== $c $cfg: $NODES nodes x $PPN GPUs, $RAILS rails at $RATE; $((after - before)) bytes on the rails"
         grep -E '^[0-9]+ ' "$LOGS/omb_${c}_$cfg.log"

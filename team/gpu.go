@@ -82,8 +82,8 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 	// peers on other nodes are staged too where the nodes are joined by
 	// TCP only (stage.go): faster there than UCX's own pipeline.
 	moves := t.memTypes.Has(ucx.MemCUDA)
-	remote := !moves || (!t.oneHost && t.otherNode != nil && stageRemoteWanted(os.Getenv(stageRemoteEnv), rdmaDevices()))
-	if remote && t.stager == nil && (t.engine == nil || !t.oneHost) {
+	stage := !moves || (!t.oneHost && t.otherNode != nil && stageRemoteWanted(os.Getenv(stageRemoteEnv), rdmaDevices()))
+	if stage && t.stager == nil && (t.engine == nil || !t.oneHost) {
 		st, err := cudaexec.NewStager(ord)
 		if err != nil {
 			if moves {

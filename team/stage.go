@@ -4,13 +4,12 @@ import "os"
 
 // Device buffers of peers on other nodes go through goring's own host
 // staging (ucxmp.Transport.StageRemote) rather than UCX's CUDA pipeline
-// where the nodes are joined by TCP only: on the testbed of two nodes of
-// two H200s, two 1 Gbit/s rails, the team's allgather of 64 MiB a rank
-// took 548 ms staged by goring (the rails' bound) and 2922 ms through
-// UCX's cuda_copy over TCP, and the allreduce 276 against 1416 ms
-// (docs/netns.md "UCC across the testbed's nodes"). Over RDMA UCX moves
-// device memory without host copies (GPUDirect), which staging would only
-// slow; so a machine with an RDMA device keeps UCX's path.
+// where the nodes are joined by TCP only: on the GPU testbed the team's
+// allgather and allreduce ran about 5x faster staged, at the rails' bound
+// (docs/netns.md "The users' stacks across the nodes" has the runs). Over
+// RDMA UCX moves device memory without host copies (GPUDirect), which
+// staging would only slow; so a machine with an RDMA device keeps UCX's
+// path.
 
 // stageRemoteEnv forces the choice: "1" stages, "0" leaves device
 // messages to UCX; unset or anything else, stageRemoteWanted decides.

@@ -37,8 +37,8 @@ func (t *Transport) UseStager(s Stager) { t.stager = s }
 // StageRemote sets the stager and stages device messages to and from the
 // peers remote names even where UCX moves CUDA memory itself: over TCP,
 // UCX's own pipeline through host buffers ran the team layer's allgather
-// 5x slower than staging did (docs/netns.md "UCC across the testbed's
-// nodes"). Messages to other peers go as before.
+// 5x slower than staging did (docs/netns.md "The users' stacks across
+// the nodes"). Messages to other peers go as before.
 func (t *Transport) StageRemote(s Stager, remote func(peer int) bool) {
 	t.stager, t.remote = s, remote
 }

@@ -9,6 +9,8 @@
 #   testbed.sh ping    check every rail between every pair of nodes
 #   testbed.sh sent    bytes each node's rails have sent so far, a line each:
 #                      nodeK/railR BYTES (tc's counter of the rail's qdisc)
+#   testbed.sh sent rails   the same summed over the nodes: railR BYTES
+#   testbed.sh sent total   the same summed over everything: BYTES
 #   testbed.sh with CMD...    up, run CMD in the root namespace, down
 #                              (teardown always runs, also after a failure)
 #
@@ -147,7 +149,12 @@ sent() {
     for ((r = 0; r < RAILS; r++)); do
       echo "node$k/rail$r $(tc -n "$(node "$k")" -s qdisc show dev "rail$r" | awk '/Sent/ {print $2; exit}')"
     done
-  done
+  done | case ${1:-} in
+    rails) sed 's|^node[0-9]*/||' | awk '{t[$1] += $2} END {for (r in t) print r, t[r]}' | sort -V ;;
+    total) awk '{t += $2} END {print t + 0}' ;;
+    "") cat ;;
+    *) die "usage: testbed.sh sent [rails|total]" ;;
+  esac
 }
 
 # pingall checks each rail from node 0 to every other node: a TCP connect
@@ -178,7 +185,7 @@ trap 'exit 130' INT TERM
 
 cmd=${1:-}
 mode=$cmd
-[ -n "$cmd" ] || die "usage: testbed.sh up|down|status|ping|sent|run K CMD...|with CMD..."
+[ -n "$cmd" ] || die "usage: testbed.sh up|down|status|ping|sent [rails|total]|run K CMD...|with CMD..."
 shift
 check_params
 case $cmd in
@@ -186,7 +193,7 @@ case $cmd in
   down) down ;;
   status) status ;;
   ping) pingall ;;
-  sent) sent ;;
+  sent) sent "$@" ;;
   run)
     [ $# -ge 2 ] || die "usage: testbed.sh run K CMD..."
     k=$1; shift

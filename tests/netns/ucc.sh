@@ -35,9 +35,7 @@ export -n UCX_PREFIX
 export LD_LIBRARY_PATH="$UCC_PREFIX/lib:$UCX_PREFIX/lib${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 export UCC_TL_GORING_TUNE=allgather,allreduce,reduce_scatter,bcast,alltoall,alltoallv:inf GORING_TEAM_PLACEMENT=1
 log=$(mktemp)
-# Bytes each rail index carried so far, all nodes together: "R BYTES" lines.
-railbytes() { "$TB" sent | sed 's|^node[0-9]*/rail||' | awk '{t[$1] += $2} END {for (r in t) print r, t[r]}' | sort -n; }
-before=$(railbytes)
+before=$("$TB" sent rails)
 # Open MPI's own traffic stays on shared memory; UCC and goring use UCX,
 # whose network device is each rank's rail.
 mpirun -np "$NP" --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader \
@@ -45,12 +43,12 @@ mpirun -np "$NP" --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl sel
   "$ROOT/tests/netns/in_node.sh" "$UCC_PREFIX/bin/ucc_test_mpi" \
   -c allgather,allreduce,reduce_scatter,bcast,alltoallv -t world,half -M host \
   -d int32,float32,float64 -m 1:1048576 -i 2 >"$log" 2>&1 || { head -60 "$log"; exit 1; }
-after=$(railbytes)
+after=$("$TB" sent rails)
 # sent[r]: what rail r carried during the test.
 declare -A sent
 total=0
-while read -r r b; do sent[$r]=$b; done <<<"$before"
-while read -r r b; do sent[$r]=$((b - ${sent[$r]:-0})); total=$((total + sent[$r])); done <<<"$after"
+while read -r r b; do sent[${r#rail}]=$b; done <<<"$before"
+while read -r r b; do r=${r#rail}; sent[$r]=$((b - ${sent[$r]:-0})); total=$((total + sent[$r])); done <<<"$after"
 fail=0
 sed -n '/TEST REPORT/,/elapsed/p' "$log"
 grep -q 'failed: *0' "$log" || { echo "tests/netns/ucc: ucc_test_mpi reports failures"; fail=1; }
