@@ -66,10 +66,11 @@ mpi_start() { # both builds in the background; waits for the first
 
 # The image's MPI launches; UCC and goring carry the data (ob1 on shared
 # memory holds Open MPI's own few messages off UCX).
-NLIBS=$NW/lib:$UCX/lib
-nl=$(find / -path /proc -prune -o -name libnccl.so.2 -path '*nvidia/nccl*' -print 2>/dev/null | head -1)
-[ -n "$nl" ] && NLIBS=$NLIBS:$(dirname "$nl")
+# NLIBS: UCC's, UCX's and NCCL's libraries (the folder device_node.sh
+# found NCCL in), known once that build has run.
+nlibs() { NLIBS=$NW/lib:$UCX/lib$(sed -n 's/^\(.\)/:\1/p' "$NW/../nccl_libdir" 2>/dev/null); }
 mpi_check() {
+  nlibs
   [ "${CHECK:-1}" = 1 ] && [ -x "$NW/bin/ucc_test_mpi" ] || return 0
   step "ucc_test_mpi -M cuda through goring across $NODES nodes x $PPN GPUs, $RAILS rails at $RATE"
   before=$(railsum)
@@ -97,6 +98,7 @@ railsum() { "$TB" sent total; }
 
 mpi_perf() {
   [ "${PERF:-1}" = 1 ] && [ -x "$NW/bin/ucc_perftest" ] || return 0
+  nlibs
   step "ucc_perftest -m cuda across $NODES nodes x $PPN GPUs, $RAILS rails at $RATE: tl/goring, tl/ucp, tl/nccl"
   : >"$OUT/perf.txt"
   for c in ${PERF_COLLS:-allgather allreduce}; do

@@ -138,6 +138,9 @@ gcc -shared -fPIC -O2 -I"$W/ucc" -I"$W/ucc/src" -I"$W/install/include" -I"$UCX/i
   { echo "device_node: tl/goring does not compile"; cat "$R/tl_goring_cc.log"; exit 1; }
 cp "$C/lib/libgoring.so" "$W/install/lib/ucc/"
 echo "device_node: layers installed: $(cd "$W/install/lib/ucc" && ls libucc_tl_*.so | sed 's/libucc_tl_\(.*\)\.so/\1/' | paste -sd' ')"
+# Where this UCC's tl/nccl finds NCCL at run time, for other scripts that
+# run it (device_netns_mpi.sh); empty: no tl/nccl.
+echo "$NCCL_LIBDIR" >"$W/nccl_libdir"
 phase "build (UCC + tl/goring)"
 [ "${BUILD_ONLY:-0}" = 1 ] && exit 0
 
