@@ -14,22 +14,6 @@ import (
 // for it, the same on every rank. Rows carry that token count in Bytes
 // (the table's size column) and the routing's token bytes in the plan.
 
-// moePlan is Config.Plan for dispatch and combine.
-func (c *Config) moePlan(alg string, tokens int64) (*sched.Plan, error) {
-	if c.Routing == nil {
-		return nil, fmt.Errorf("%s needs a routing", c.Collective)
-	}
-	r, err := c.Routing(int(tokens))
-	if err != nil {
-		return nil, err
-	}
-	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: r.TokenBytes, DtypeBytes: 1, Chunks: c.Chunks, Routing: r}
-	if c.Collective == coll.Combine {
-		spec.DtypeBytes = c.Dtype.Size()
-	}
-	return sched.GenerateRank(spec, c.Rank)
-}
-
 // rowSize is the size a row reports: tokens per rank for dispatch and
 // combine, else the plan's bytes.
 func rowSize(plan *sched.Plan) int64 {

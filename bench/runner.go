@@ -117,22 +117,22 @@ func (c *Config) Plan(alg string, bytes int64) (*sched.Plan, error) {
 	if alg == Auto {
 		return c.autoPlan(bytes) // auto.go
 	}
-	if c.Collective.Routed() {
-		return c.moePlan(alg, bytes)
-	}
 	spec, err := c.spec(alg, bytes)
 	if err != nil {
 		return nil, err
 	}
 	plan, err := sched.GenerateRank(spec, c.Rank)
-	if err == nil && c.StepLoads {
+	// A routed call's steps are token rows: the step loads serve the push
+	// engine's splitting of whole-buffer transfers, not those.
+	if err == nil && c.StepLoads && !c.Collective.Routed() {
 		plan.AnnotateRankLoads(c.Rank)
 	}
 	return plan, err
 }
 
-// spec is the whole collective's plan spec of one (algorithm, size) of a
-// collective other than dispatch and combine, with alltoallv's counts.
+// spec is the whole collective's plan spec of one (algorithm, size), with
+// alltoallv's counts and dispatch's and combine's routing (size: tokens
+// per rank).
 func (c *Config) spec(alg string, bytes int64) (sched.Spec, error) {
 	spec := sched.Spec{Collective: c.Collective, Algorithm: alg, Topo: c.Topo, Bytes: bytes, Root: c.Root, DtypeBytes: 1, Chunks: c.Chunks}
 	if c.Collective.Reduces() {
@@ -147,6 +147,20 @@ func (c *Config) spec(alg string, bytes int64) (sched.Spec, error) {
 			return spec, err
 		}
 		spec.Counts = counts
+	}
+	if c.Collective.Routed() {
+		// A point's size is the tokens each rank owns (dispatch.go).
+		if c.Routing == nil {
+			return spec, fmt.Errorf("%s needs a routing", c.Collective)
+		}
+		r, err := c.Routing(int(bytes))
+		if err != nil {
+			return spec, err
+		}
+		spec.Routing, spec.Bytes = r, r.TokenBytes
+		if c.Collective == coll.Combine {
+			spec.DtypeBytes = c.Dtype.Size()
+		}
 	}
 	return spec, nil
 }
