@@ -150,8 +150,8 @@ sent() {
       echo "node$k/rail$r $(tc -n "$(node "$k")" -s qdisc show dev "rail$r" | awk '/Sent/ {print $2; exit}')"
     done
   done | case ${1:-} in
-    rails) sed 's|^node[0-9]*/||' | awk '{t[$1] += $2} END {for (r in t) print r, t[r]}' | sort -V ;;
-    total) awk '{t += $2} END {print t + 0}' ;;
+    rails) sed 's|^node[0-9]*/||' | awk '{t[$1] += $2} END {for (r in t) printf "%s %.0f\n", r, t[r]}' | sort -V ;;
+    total) awk '{t += $2} END {printf "%.0f\n", t}' ;;
     "") cat ;;
     *) die "usage: testbed.sh sent [rails|total]" ;;
   esac
