@@ -7,7 +7,7 @@
 # for an image without ip/tc); the machine's python3 with PyTorch runs the
 # NCCL baseline. Nothing else is needed.
 #
-#   bash scripts/device_netns.sh [all|validate|time|mpi|"mpi time"...]   # OUT=dir keeps the logs
+#   bash scripts/device_netns.sh [all|validate|time|mpi|moe|"mpi time"...]   # OUT=dir keeps the logs
 #
 # 1. the testbed: NODES nodes (2) of PPN ranks (GPUs / NODES), RAILS rails
 #    (max(PPN, 2)) at RATE (1gbit: far below what a veth and the staging
@@ -27,7 +27,11 @@
 # 4. (mpi, with .carry/cluster.tar.xz from `scripts/device_bundle.sh
 #    cluster`) the users' stacks across the nodes: ucc_test_mpi -M cuda
 #    through goring, and OMB -d cuda through Open MPI + UCX, coll/ucc with
-#    tl/ucp and with tl/goring (scripts/device_netns_mpi.sh).
+#    tl/ucp and with tl/goring (scripts/device_netns_mpi.sh);
+# 5. (moe) MoE dispatch and combine: every algorithm validated, each timed
+#    beside NCCL's all_to_all_single with the same routing, and the bytes
+#    each put on the rails beside goring's plan
+#    (scripts/device_netns_moe.sh).
 # MODE is one of these words or several; all is validate and time.
 # The last line says whether everything passed; the exit status too.
 set -uo pipefail
@@ -131,7 +135,7 @@ step "testbed"
 "$TB" up 2>&1 | tail -3 || true
 "$TB" ping || die "the testbed did not come up (network namespaces, veth, bridge and tbf must be allowed here); see above"
 
-want() { [[ " $MODE " == *" $1 "* ]] || { [ "$1" != mpi ] && [[ " $MODE " == *" all "* ]]; }; }
+want() { [[ " $MODE " == *" $1 "* ]] || { [ "$1" != mpi ] && [ "$1" != moe ] && [[ " $MODE " == *" all "* ]]; }; }
 gbench() { "$B/goring" bench "$@" --netns "$PREFIX" --mem cuda --gpus "$GPUS"; }
 
 if want validate; then
@@ -229,6 +233,9 @@ if want time; then
 fi
 
 want mpi && mpi_omb
+
+# shellcheck source=/dev/null # scripts/device_netns_moe.sh, checked on its own
+want moe && { source "$ROOT/scripts/device_netns_moe.sh"; moe_run; }
 echo
 [ $fail = 0 ] && echo "device_netns: all passed" || echo "device_netns: FAILURES above (logs in $OUT/logs.tgz)"
 exit $fail

@@ -17,6 +17,9 @@ Two modes.
 
              NCCL_NVLS_ENABLE=0 python3 scripts/moe_nccl.py run --routing r.json --json
 
+         --rank R --addr A runs rank R alone (another launcher starts the
+         others, one per network namespace); rank 0 prints the rows.
+
   table: goring bench JSON files and NCCL's, one line per (collective,
          tokens): each goring algorithm's time and NCCL's time divided by
          it (> 1: goring is faster).
@@ -80,11 +83,18 @@ def one(dist, torch, coll, routing, rows, rank, iters, warmup):
 
 
 def worker(rank, n, args, routing, q):
+    out = run_rank(rank, n, args, routing)
+    if rank == 0:
+        q.put(out)
+
+
+def run_rank(rank, n, args, routing):
+    """One rank's rows (rank 0's are the table); GPU rank % GPUs."""
     import torch
     import torch.distributed as dist
 
     torch.cuda.set_device(rank % torch.cuda.device_count())
-    dist.init_process_group("nccl", init_method=f"tcp://127.0.0.1:{args.port}", rank=rank, world_size=n,
+    dist.init_process_group("nccl", init_method=f"tcp://{args.addr}:{args.port}", rank=rank, world_size=n,
                             device_id=torch.device("cuda", torch.cuda.current_device()))
     rows = pair_rows(routing)
     out = []
@@ -95,8 +105,7 @@ def worker(rank, n, args, routing, q):
                     "avg_us": sum(us) / n, "min_us": min(us), "max_us": max(us), "iterations": args.iters,
                     "busbw_GBps": 0.0, "validated": all(p[1] for p in per), "mem": "cuda"})
     dist.destroy_process_group()
-    if rank == 0:
-        q.put(out)
+    return out
 
 
 def run(args):
@@ -114,10 +123,20 @@ def run(args):
     if not torch.cuda.is_available() or torch.cuda.device_count() < 1:
         print("moe_nccl: no CUDA device visible to PyTorch", file=sys.stderr)
         sys.exit(3)
-    q = mp.get_context("spawn").SimpleQueue()
-    mp.spawn(worker, args=(n, args, routing, q), nprocs=n, join=True)
-    rows = q.get()
-    if args.json:
+    if args.rank >= n:
+        sys.exit(f"moe_nccl: --rank {args.rank} out of range for the routing's {n} ranks")
+    if args.rank >= 0:
+        rows = run_rank(args.rank, n, args, routing)
+        if args.rank != 0:
+            return
+    else:
+        q = mp.get_context("spawn").SimpleQueue()
+        mp.spawn(worker, args=(n, args, routing, q), nprocs=n, join=True)
+        rows = q.get()
+    if args.out:
+        with open(args.out, "w") as f:
+            json.dump({"results": rows}, f, indent=2)
+    elif args.json:
         json.dump({"results": rows}, sys.stdout, indent=2)
         print()
     else:
@@ -166,9 +185,15 @@ def main():
     r.add_argument("--warmup", type=int, default=5)
     r.add_argument("--port", type=int, default=29519)
     r.add_argument("--json", action="store_true")
+    # NCCL_DEBUG's lines go to stdout: a file keeps the rows apart.
+    r.add_argument("--out", default="", help="write the rows as JSON to this file (rank 0), not to stdout")
+    # One rank per command, for ranks another launcher starts (one per
+    # network namespace: scripts/device_netns_moe.sh); rank 0 prints the rows.
+    r.add_argument("--rank", type=int, default=-1, help="run this one rank of the routing's (default: spawn every rank here)")
+    r.add_argument("--addr", default="127.0.0.1", help="rank 0's address for the rendezvous")
     t = sub.add_parser("table")
     t.add_argument("--goring", nargs="+", required=True)
-    t.add_argument("--nccl", nargs="+", required=True)
+    t.add_argument("--nccl", nargs="*", default=[], help="NCCL's rows (none: goring's alone, ratios nan)")
     args = ap.parse_args()
     run(args) if args.mode == "run" else table(args)
 

@@ -1,0 +1,126 @@
+# shellcheck shell=bash disable=SC2154,SC2034 # sourced: ROOT, B, OUT, LOGS, NODES, RAILS, RATE, PREFIX, TB, GPUS, run, step, gbench, fail (set here too)
+# device_netns_moe.sh: the MoE half of device_netns.sh's testbed runs,
+# sourced by it for its mode "moe" once the testbed is up. It defines
+# moe_run: goring's dispatch and combine on GPU buffers across the
+# namespaced nodes beside NCCL's all_to_all_single with unicast's counts
+# (scripts/moe_nccl.py, one rank per command in its node's namespace,
+# NCCL_HOSTID per node, on the same rails), and the bytes every run put on
+# the rails beside what goring's plan predicts (goring plan ... "bytes
+# cross nodes").
+#
+# For each shape NODES x PPN in MOE_PPN ("1 2"; PPN rails each) and each
+# routing in MOE_ROUTINGS ("relay hot"):
+#   relay: MultiWrite's prefill setting, MOE_TOKENS (2048) tokens a rank
+#          of 7168 bytes, top-8 of 64 experts, no hot expert: a token
+#          reaches most ranks, and the relay sends it across once a node;
+#   hot:   NIMBLE's skewed setting, 8192-byte tokens, top-2 of 8 experts,
+#          expert 0 in 70% of the tokens: one rank receives most rows;
+# block placement;
+#   1. every algorithm validated on odd and full token counts (7 and
+#      MOE_TOKENS, dispatch in bytes, combine in bfloat16);
+#   2. each algorithm timed alone (MOE_ITERS after one warm-up), the rails'
+#      bytes read before and after: bytes a call = the difference over the
+#      calls;
+#   3. NCCL with the same routing, timed and its rail bytes read alike;
+#   4. the table (moe_nccl.py table) and the bytes table.
+# A shape with more ranks than GPUs shares each GPU between the nodes
+# (rank r on GPU r % GPUS, goring and NCCL alike; a node's ranks on
+# distinct GPUs, so NCCL accepts it).
+
+MOE_PPN=${MOE_PPN:-1 2}
+MOE_ROUTINGS=${MOE_ROUTINGS:-relay hot}
+MOE_TOKENS=${MOE_TOKENS:-2048}
+MOE_ITERS=${MOE_ITERS:-5}
+MOE_ALGS=${MOE_ALGS:-unicast multiwrite nimble}
+MT=${MOE_TIMEOUT:-300}
+
+# moe_bytes DIFF CALLS: bytes a call, from tc's counters' difference.
+moe_bytes() { awk -v d="$1" -v n="$2" 'BEGIN { printf "%.0f", d / n }'; }
+
+moe_run() {
+  local ppn np v rflags c dt alg a b tag n k tb
+  local bt=$OUT/moe_bytes.txt
+  : >"$bt"
+  for ppn in $MOE_PPN; do
+    np=$((NODES * ppn))
+    [ "$ppn" -le "$RAILS" ] || { echo "skipped: $NODES x $ppn needs $ppn rails ($RAILS)"; continue; }
+    # The routing depends on the ranks only (and the seed), not on the
+    # topology's links: the testbed's own, for plan's predictions.
+    tb=$OUT/moe_topo_${NODES}x$ppn.json
+    "$B/goring" topo testbed --nodes "$NODES" --ppn "$ppn" --rails "$ppn" --rate "$RATE" --gpu --json >"$tb" || {
+      echo "FAIL moe topology ${NODES}x$ppn" | tee -a "$OUT/summary.txt"; fail=1; continue; }
+    for v in $MOE_ROUTINGS; do
+      case $v in
+        relay) rflags=(--hidden-bytes 7168 --topk 8 --experts 64) ;;
+        hot) rflags=(--hidden-bytes 8192 --topk 2 --experts 8 --hot 0:0.7) ;;
+        *) echo "FAIL moe: unknown routing $v (relay, hot)" | tee -a "$OUT/summary.txt"; fail=1; continue ;;
+      esac
+      tag="${NODES}x${ppn}_$v"
+      step "MoE on $NODES nodes x $ppn ranks ($np ranks, $ppn rail(s) at $RATE), routing $v: $MOE_TOKENS tokens a rank, ${rflags[*]}"
+      local gj=()
+      for c in dispatch combine; do
+        dt=(); [ $c = combine ] && dt=(--dtype bfloat16)
+        run "moe_validate_${c}_$tag" gbench "$c" --nodes "$NODES" --ppn "$ppn" --rails "$ppn" --alg all \
+          --tokens "7,$MOE_TOKENS" "${rflags[@]}" "${dt[@]}" --iters 1 --warmup 1 --validate --json
+        for alg in $MOE_ALGS; do
+          a=$("$TB" sent total)
+          if gbench "$c" --nodes "$NODES" --ppn "$ppn" --rails "$ppn" --alg "$alg" --tokens "$MOE_TOKENS" \
+            "${rflags[@]}" "${dt[@]}" --iters "$MOE_ITERS" --warmup 1 --json \
+            >"$OUT/moe_goring_${c}_${alg}_$tag.json" 2>"$LOGS/moe_goring_${c}_${alg}_$tag.err"; then
+            b=$("$TB" sent total)
+            gj+=("$OUT/moe_goring_${c}_${alg}_$tag.json")
+            printf '%-8s %-5s %-8s %-10s measured %12s predicted %12s\n' "$c" "$tag" "$alg" goring \
+              "$(moe_bytes "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" $((MOE_ITERS + 1)))" \
+              "$("$B/goring" plan "$c" --alg "$alg" --topo "$tb" --tokens "$MOE_TOKENS" "${rflags[@]}" "${dt[@]}" |
+                sed -n 's/.*; \([0-9]*\) bytes cross nodes.*/\1/p')" | tee -a "$bt"
+          else
+            echo "FAIL moe_time_${c}_${alg}_$tag" | tee -a "$OUT/summary.txt"
+            tail -6 "$LOGS/moe_goring_${c}_${alg}_$tag.err" | tee -a "$OUT/summary.txt"; fail=1
+          fi
+        done
+      done
+      # NCCL, the same routing (goring's bench draws it from the same
+      # flags and seed), both collectives in one job.
+      local routing=$OUT/moe_routing_$tag.json
+      "$B/goring" plan dispatch --alg unicast --topo "$tb" --tokens "$MOE_TOKENS" "${rflags[@]}" \
+        --routing-out "$routing" >/dev/null 2>"$LOGS/moe_routing_$tag.err" ||
+        { echo "FAIL moe routing $tag" | tee -a "$OUT/summary.txt"; fail=1; continue; }
+      local nj=$OUT/moe_nccl_$tag.json ifs pids=() nfail=0 r o p
+      rm -f "$nj"
+      ifs=$(seq -s, -f 'rail%g' 0 $((ppn - 1)))
+      if [ "$ppn" -gt "$GPUS" ]; then
+        echo "skipped NCCL: a node's $ppn ranks need distinct GPUs ($GPUS)"
+      else
+        a=$("$TB" sent total)
+        for ((r = np - 1; r >= 0; r--)); do
+          k=$((r / ppn))
+          o=(); [ $r = 0 ] && o=(--out "$nj")
+          ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="goring-netns-node$k" NCCL_SOCKET_IFNAME="$ifs" NCCL_IB_DISABLE=1 \
+            NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
+            timeout "$MT" python3 "$ROOT/scripts/moe_nccl.py" run --routing "$routing" --rank "$r" --addr 198.18.0.1 \
+            --port 29541 --iters "$MOE_ITERS" --warmup 1 "${o[@]}" >"$LOGS/moe_nccl_${tag}_rank$r.err" 2>&1 &
+          pids+=($!)
+        done
+        for p in "${pids[@]}"; do wait "$p" || nfail=1; done
+        b=$("$TB" sent total)
+        if [ $nfail = 0 ] && [ -s "$nj" ]; then
+          echo "ok   moe_nccl_$tag" | tee -a "$OUT/summary.txt"
+          # Each collective: one checked call, the warm-up, the timed ones.
+          printf '%-8s %-5s %-8s %-10s measured %12s\n' "both" "$tag" nccl nccl \
+            "$(moe_bytes "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" $((2 * (MOE_ITERS + 2))))" | tee -a "$bt"
+        else
+          echo "FAIL moe_nccl_$tag (baseline only)" | tee -a "$OUT/summary.txt"
+          tail -6 "$LOGS/moe_nccl_${tag}_rank0.err" | tee -a "$OUT/summary.txt"; rm -f "$nj"
+        fi
+      fi
+      if [ ${#gj[@]} -gt 0 ]; then
+        local n=(); [ -s "$nj" ] && n=(--nccl "$nj")
+        python3 "$ROOT/scripts/moe_nccl.py" table --goring "${gj[@]}" "${n[@]}" | tee "$OUT/moe_table_$tag.txt"
+      fi
+    done
+  done
+  step "MoE: bytes a call on the rails (tc's counters), and what goring's plan predicts"
+  cat "$bt"
+  # One archive of the rows and tables (the device tool returns few files).
+  (cd "$OUT" && tar czf moe.tgz moe_*.json moe_*.txt && rm -f moe_*.json)
+}
