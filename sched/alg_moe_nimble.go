@@ -2,6 +2,7 @@ package sched
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/moe"
@@ -18,9 +19,12 @@ import (
 // a pair take the first path, the next rows the next, and so on; each
 // path is a chain of legs whose relays only forward, so a hot expert's
 // rank receives its rows over every link that reaches it instead of its
-// one default path. Combine sends the same rows back along the same
-// chains reversed (the topologies' links are symmetric, so the reversed
-// split loads the reversed links equally).
+// one default path. Combine sends the rows back along chains reversed,
+// planned on the transposed demand: a path's links depend on who sends
+// (a rank's transfers to another node leave on its own rail), so the
+// reverse of dispatch's split would put a hot expert's rank's whole
+// reply on its one rail; planned in combine's direction, part of it goes
+// through a peer of its node onto that peer's rail.
 
 func init() {
 	registerMoE("nimble",
@@ -69,7 +73,12 @@ func GenerateMoENimble(spec Spec, o nimble.MWUOptions) (*Plan, *nimble.MWUPlan, 
 func nimbleMoELegs(spec *Spec, lay *moe.Layout, o nimble.MWUOptions) ([]moeLeg, *nimble.MWUPlan, error) {
 	H := lay.R.TokenBytes
 	o.ElemBytes = int(H)
-	mw, err := nimble.PlanMWU(spec.Topo, MoEDemand(lay), o)
+	demand := MoEDemand(lay)
+	combine := spec.Collective == coll.Combine
+	if combine {
+		demand = transpose(demand)
+	}
+	mw, err := nimble.PlanMWU(spec.Topo, demand, o)
 	if err != nil {
 		// The demand is valid by now: the topology is what the planner
 		// cannot route (a NIC that reaches only its own GPU, say).
@@ -85,6 +94,9 @@ func nimbleMoELegs(spec *Spec, lay *moe.Layout, o nimble.MWUOptions) ([]moeLeg, 
 				continue
 			}
 			dm := mw.Demand(s, d)
+			if combine {
+				dm = mw.Demand(d, s)
+			}
 			start := 0
 			for p, path := range dm.Paths {
 				k := int(dm.SplitBytes[p] / H)
@@ -93,10 +105,17 @@ func nimbleMoELegs(spec *Spec, lay *moe.Layout, o nimble.MWUOptions) ([]moeLeg, 
 				}
 				part := toks[start : start+k]
 				start += k
+				ranks := path.Ranks
+				if combine {
+					// Legs run from the token's owner; combine walks
+					// them backwards, along the path planned for it.
+					ranks = slices.Clone(ranks)
+					slices.Reverse(ranks)
+				}
 				parent := -1
-				for h := 0; h+1 < len(path.Ranks); h++ {
-					last := h+2 == len(path.Ranks)
-					legs = append(legs, moeLeg{From: path.Ranks[h], To: path.Ranks[h+1], Parent: parent,
+				for h := 0; h+1 < len(ranks); h++ {
+					last := h+2 == len(ranks)
+					legs = append(legs, moeLeg{From: ranks[h], To: ranks[h+1], Parent: parent,
 						Tokens: append([]int32(nil), part...), Deliver: last})
 					parent = len(legs) - 1
 				}
@@ -122,4 +141,16 @@ func generateMoE(spec *Spec, build moeLegs) (*Plan, error) {
 		}
 	}
 	return plan, nil
+}
+
+// transpose is m's transpose (m square): combine's demand from dispatch's.
+func transpose(m [][]int64) [][]int64 {
+	t := make([][]int64, len(m))
+	for i := range t {
+		t[i] = make([]int64, len(m))
+		for j := range m {
+			t[i][j] = m[j][i]
+		}
+	}
+	return t
 }

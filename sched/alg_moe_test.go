@@ -194,6 +194,36 @@ func TestMoENimbleSplitsHotDemand(t *testing.T) {
 	}
 }
 
+// A rank's transfers to another node leave on its own rail (the testbed),
+// so with a hot expert combine's busy sender is the hot rank: nimble plans
+// combine in its own direction and moves part of that rank's reply to a
+// peer of its node, whose rail carries it; dispatch's split reversed
+// would leave it all on the hot rank's rail.
+func TestMoENimbleCombineOffloadsTheHotSender(t *testing.T) {
+	r, err := moe.Generate(moe.Options{NRanks: 4, TokensPerRank: 512, TokenBytes: 8192, TopK: 2, Experts: 8, Hot: map[int]float64{0: 0.7}, Seed: 1})
+	require.NoError(t, err)
+	tp, err := topo.MeasuredGPUTestbed(2, 2, 2, "1gbit", topo.TestbedRailAlphaUS)
+	require.NoError(t, err)
+	interNodeSent := func(alg string) []int64 {
+		plan, err := Generate(Spec{Collective: coll.Combine, Algorithm: alg, Topo: tp, DtypeBytes: 2, Routing: r})
+		require.NoError(t, err)
+		_, err = Verify(plan)
+		require.NoError(t, err, alg)
+		out := make([]int64, len(plan.Ranks))
+		for q := range plan.Ranks {
+			for _, s := range plan.Ranks[q].Steps {
+				if s.Op == OpSend && plan.Ranks[q].Node != plan.Ranks[s.Peer].Node {
+					out[q] += s.Len
+				}
+			}
+		}
+		return out
+	}
+	uni, nim := interNodeSent("unicast"), interNodeSent("nimble")
+	require.Less(t, nim[0], uni[0]*3/4, "the hot rank's own rail: unicast %v, nimble %v", uni, nim)
+	require.Greater(t, nim[1], uni[1], "its node peer's rail takes the rest: unicast %v, nimble %v", uni, nim)
+}
+
 // A dispatch plan survives its JSON round trip, routing included, and
 // still verifies.
 func TestMoEProgramJSONRoundTrip(t *testing.T) {
