@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -89,6 +90,34 @@ func TestBenchNetnsSmall(t *testing.T) {
 			assert.Greater(t, len(m[1]), 6, "rail %d sent megabytes (4 iterations x 1 MiB): %s", r, m[1])
 		}
 	})
+	t.Run("dispatch and combine validated, the relay putting fewer bytes on the rails", func(t *testing.T) {
+		// MultiWrite's relay crosses once a node where unicast crosses
+		// once a destination rank: the rails' counters must show it, in
+		// the ratio the plans predict (top-8 of 64 experts on 4 ranks).
+		routing := []string{"--tokens", "96", "--hidden-bytes", "7168", "--topk", "8", "--experts", "64"}
+		tb := cliOutput(t, exe, "topo", "testbed", "--nodes", "2", "--ppn", "2", "--rails", "2", "--json")
+		tbFile := filepath.Join(t.TempDir(), "testbed.json")
+		require.NoError(t, os.WriteFile(tbFile, tb, 0o644))
+		sent, planned := map[string]float64{}, map[string]float64{}
+		for _, alg := range []string{"unicast", "multiwrite", "nimble"} {
+			for _, c := range []string{"dispatch", "combine"} {
+				before := railBytes(t, prefix)
+				out := netnsBench(t, exe, prefix, c, append([]string{"--alg", alg, "--dtype", "bfloat16"}, routing...)...)
+				sent[alg] += float64(railBytes(t, prefix) - before)
+				assert.Contains(t, out, "validated", "%s %s", c, alg)
+				assert.Regexp(t, regexp.MustCompile(`(?m)^`+alg+` +96 +[0-9.]+ +[0-9.]+ +[0-9.]+ +[0-9.]+$`), out, "%s's prediction row", c)
+				plan := cliOutput(t, exe, append([]string{"plan", c, "--alg", alg, "--topo", tbFile, "--dtype", "bfloat16"}, routing...)...)
+				m := regexp.MustCompile(`; (\d+) bytes cross nodes`).FindSubmatch(plan)
+				require.NotNil(t, m, "%s", plan)
+				b, _ := strconv.ParseFloat(string(m[1]), 64)
+				planned[alg] += b
+			}
+		}
+		want := planned["multiwrite"] / planned["unicast"]
+		require.Less(t, want, 0.7, "the routing must give the relay something to save: %v", planned)
+		assert.InDelta(t, want, sent["multiwrite"]/sent["unicast"], 0.05, "multiwrite's rail bytes over unicast's, measured %v, planned %v", sent, planned)
+		assert.InDelta(t, 1, sent["nimble"]/sent["unicast"], 0.05, "nimble moves unicast's bytes: %v", sent)
+	})
 	t.Run("lanes on rails validated with their prediction", func(t *testing.T) {
 		// Lane w on rail w (Multi-lane, §3): a ring allreduce of odd size
 		// whose lanes' parts differ, every lane's contents checked, and
@@ -134,4 +163,34 @@ func netnsBench(t *testing.T, exe, prefix, coll string, flags ...string) string 
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	require.NoError(t, cmd.Run(), "stderr: %s", stderr.String())
 	return stdout.String()
+}
+
+// cliOutput runs the CLI (this test binary as goring) and returns its
+// standard output.
+func cliOutput(t *testing.T, exe string, args ...string) []byte {
+	t.Helper()
+	cmd := exec.Command(exe, args...)
+	cmd.Env = append(os.Environ(), envRunCLI+"=1")
+	out, err := cmd.Output()
+	require.NoError(t, err, "goring %s", strings.Join(args, " "))
+	return out
+}
+
+// railBytes is what every rail of every node has sent so far (tc's
+// counters of the rails' qdiscs).
+func railBytes(t *testing.T, prefix string) int64 {
+	t.Helper()
+	var sum int64
+	for k := 0; k < 2; k++ {
+		for r := 0; r < 2; r++ {
+			tc, err := exec.Command("tc", "-s", "-n", fmt.Sprintf("%s-node%d", prefix, k), "qdisc", "show", "dev", fmt.Sprintf("rail%d", r)).CombinedOutput()
+			require.NoError(t, err)
+			m := regexp.MustCompile(`Sent (\d+) bytes`).FindSubmatch(tc)
+			require.NotNil(t, m, "%s", tc)
+			n, err := strconv.ParseInt(string(m[1]), 10, 64)
+			require.NoError(t, err)
+			sum += n
+		}
+	}
+	return sum
 }
