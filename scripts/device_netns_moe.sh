@@ -32,13 +32,13 @@ MOE_ROUTINGS=${MOE_ROUTINGS:-relay hot}
 MOE_TOKENS=${MOE_TOKENS:-2048}
 MOE_ITERS=${MOE_ITERS:-5}
 MOE_ALGS=${MOE_ALGS:-unicast multiwrite nimble}
-MT=${MOE_TIMEOUT:-300}
+MOE_TIMEOUT=${MOE_TIMEOUT:-300} # seconds an NCCL rank may take
 
 # moe_bytes DIFF CALLS: bytes a call, from tc's counters' difference.
 moe_bytes() { awk -v d="$1" -v n="$2" 'BEGIN { printf "%.0f", d / n }'; }
 
 moe_run() {
-  local ppn np v rflags c dt alg a b tag n k tb
+  local ppn np v rflags c dt alg a b tag k tb
   local bt=$OUT/moe_bytes.txt
   : >"$bt"
   for ppn in $MOE_PPN; do
@@ -97,7 +97,7 @@ moe_run() {
           o=(); [ $r = 0 ] && o=(--out "$nj")
           ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="goring-netns-node$k" NCCL_SOCKET_IFNAME="$ifs" NCCL_IB_DISABLE=1 \
             NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
-            timeout "$MT" python3 "$ROOT/scripts/moe_nccl.py" run --routing "$routing" --rank "$r" --addr 198.18.0.1 \
+            timeout "$MOE_TIMEOUT" python3 "$ROOT/scripts/moe_nccl.py" run --routing "$routing" --rank "$r" --addr 198.18.0.1 \
             --port 29541 --iters "$MOE_ITERS" --warmup 1 "${o[@]}" >"$LOGS/moe_nccl_${tag}_rank$r.err" 2>&1 &
           pids+=($!)
         done

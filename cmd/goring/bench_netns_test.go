@@ -176,21 +176,17 @@ func cliOutput(t *testing.T, exe string, args ...string) []byte {
 	return out
 }
 
-// railBytes is what every rail of every node has sent so far (tc's
-// counters of the rails' qdiscs).
+// railBytes is what every rail of every node of the test's testbed (2
+// nodes x 2 rails) has sent so far: testbed.sh's own count.
 func railBytes(t *testing.T, prefix string) int64 {
 	t.Helper()
-	var sum int64
-	for k := 0; k < 2; k++ {
-		for r := 0; r < 2; r++ {
-			tc, err := exec.Command("tc", "-s", "-n", fmt.Sprintf("%s-node%d", prefix, k), "qdisc", "show", "dev", fmt.Sprintf("rail%d", r)).CombinedOutput()
-			require.NoError(t, err)
-			m := regexp.MustCompile(`Sent (\d+) bytes`).FindSubmatch(tc)
-			require.NotNil(t, m, "%s", tc)
-			n, err := strconv.ParseInt(string(m[1]), 10, 64)
-			require.NoError(t, err)
-			sum += n
-		}
-	}
-	return sum
+	script, err := filepath.Abs("../../tests/netns/testbed.sh")
+	require.NoError(t, err)
+	cmd := exec.Command(script, "sent", "total")
+	cmd.Env = append(os.Environ(), "PREFIX="+prefix, "NODES=2", "RAILS=2")
+	out, err := cmd.Output()
+	require.NoError(t, err, "testbed.sh sent total")
+	n, err := strconv.ParseInt(strings.TrimSpace(string(out)), 10, 64)
+	require.NoError(t, err, "testbed.sh sent total: %q", out)
+	return n
 }
