@@ -39,8 +39,10 @@ type Config struct {
 // backend is what differs between the two ways of reaching the peers'
 // buffers; the protocol (Call) is the same for both.
 type backend interface {
-	// check refuses a call the backend cannot run (Begin's checks).
-	check(cfg *Config) error
+	// check refuses a call the backend cannot run (Begin's checks). It
+	// takes the configuration by value: a pointer through this interface
+	// would move every Begin's Config to the heap.
+	check(cfg Config) error
 	// everyone reports whether every rank works on the peers' buffers
 	// (host) or rank 0 alone does (device).
 	everyone() bool
@@ -114,6 +116,8 @@ type Call struct {
 	inflight map[uint64]bool // transport operations posted and not completed
 	comps    []exec.Completion
 	mark     time.Time // the end of the last phase timed (Stats)
+	wait     time.Time // Progress's wait (see there)
+	posting  exec.Post // the message being posted (see post)
 
 	bodies  [][]byte // the peers' ARRIVE bodies, index rank
 	scratch Stats    // the phases' times where the backend keeps none
@@ -166,7 +170,7 @@ func (c *Call) Begin(cfg Config) error {
 	if cfg.Size < 1 || cfg.Rank < 0 || cfg.Rank >= cfg.Size || cfg.Size > 1<<12 {
 		return fmt.Errorf("direct: rank %d of a team of %d", cfg.Rank, cfg.Size)
 	}
-	if err := be.check(&cfg); err != nil {
+	if err := be.check(cfg); err != nil {
 		return fmt.Errorf("direct: %w", err)
 	}
 	P := cfg.Size
@@ -217,12 +221,21 @@ func (c *Call) Begin(cfg Config) error {
 }
 
 func (c *Call) recv(kind, q int) error {
-	p := exec.Post{Peer: q, Tag: uint32(kind), Buf: exec.HostRegion(c.in[kind*c.cfg.Size+q][:]), Token: c.token(kind, q, false)}
-	return c.post(c.cfg.Transport.PostRecv, &p)
+	return c.post(false, exec.Post{Peer: q, Tag: uint32(kind), Buf: exec.HostRegion(c.in[kind*c.cfg.Size+q][:]), Token: c.token(kind, q, false)})
 }
 
-func (c *Call) post(f func(*exec.Post) error, p *exec.Post) error {
-	if err := f(p); err != nil {
+// post hands p to the transport from the call's own storage (a Post is
+// only read during the call): a local whose address went to the
+// interface, or a method value, would be a heap allocation per message.
+func (c *Call) post(send bool, p exec.Post) error {
+	c.posting = p
+	var err error
+	if send {
+		err = c.cfg.Transport.PostSend(&c.posting)
+	} else {
+		err = c.cfg.Transport.PostRecv(&c.posting)
+	}
+	if err != nil {
 		return fmt.Errorf("direct: rank %d, message to or from rank %d: %w", c.cfg.Rank, p.Peer, err)
 	}
 	c.inflight[p.Token] = true
@@ -236,8 +249,7 @@ func (c *Call) sendAll(kind int) error {
 		if q == c.cfg.Rank || (kind != tagDone && !c.worker(q)) {
 			continue
 		}
-		p := exec.Post{Peer: q, Tag: uint32(kind), Buf: exec.HostRegion(c.out[kind][:]), Token: c.token(kind, q, true)}
-		if err := c.post(c.cfg.Transport.PostSend, &p); err != nil {
+		if err := c.post(true, exec.Post{Peer: q, Tag: uint32(kind), Buf: exec.HostRegion(c.out[kind][:]), Token: c.token(kind, q, true)}); err != nil {
 			return err
 		}
 	}
@@ -249,6 +261,10 @@ func (c *Call) sendAll(kind int) error {
 // (its results are in its buffers and no rank works on its buffers any
 // more), and the call's error on failure; later calls return the same.
 func (c *Call) Progress(wait time.Time) (bool, error) {
+	// The wait lives in the call: its address goes to the backend's poll,
+	// an interface, and a parameter's would move to the heap at every
+	// poll (a progress function polls millions of times a second).
+	c.wait = wait
 	for {
 		switch c.state {
 		case stDone:
@@ -262,11 +278,11 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 			continue
 		}
 		now := time.Now()
-		if err := c.pace.Check(now, &wait); err != nil {
+		if err := c.pace.Check(now, &c.wait); err != nil {
 			return false, c.fail(fmt.Errorf("direct: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), err))
 		}
 		if c.state == stWorking {
-			stepped, err := c.be.poll(c, now, &wait)
+			stepped, err := c.be.poll(c, now, &c.wait)
 			if err != nil {
 				if err := c.workFailed(err); err != nil {
 					return false, c.fail(err)
@@ -277,7 +293,7 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 				continue
 			}
 		}
-		comps, err := c.cfg.Transport.Wait(wait, c.comps[:0])
+		comps, err := c.cfg.Transport.Wait(c.wait, c.comps[:0])
 		c.comps = comps[:0]
 		if err != nil {
 			return false, c.fail(fmt.Errorf("direct: rank %d: transport: %w", c.cfg.Rank, err))

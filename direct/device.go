@@ -86,7 +86,7 @@ func (d deviceCall) reuse() deviceCall {
 	return deviceCall{mapped: d.mapped[:0], run: d.run}
 }
 
-func (*Device) check(cfg *Config) error {
+func (*Device) check(cfg Config) error {
 	if !Serves(cfg.Collective, cfg.Size) {
 		return fmt.Errorf("no leader algorithm for %s on %d ranks", cfg.Collective, cfg.Size)
 	}

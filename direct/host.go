@@ -170,7 +170,7 @@ func readHostArrive(b []byte) arrive {
 		src: le.Uint64(b[24:]), dst: le.Uint64(b[32:])}
 }
 
-func (*Host) check(cfg *Config) error {
+func (*Host) check(cfg Config) error {
 	switch {
 	case !HostServes(cfg.Collective):
 		return fmt.Errorf("no host algorithm for %s", cfg.Collective)

@@ -301,7 +301,7 @@ func (c *Coll) Post() error {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lockC()()
+	defer unlockC(t.lockC())
 	defer t.noteBusy()
 	return c.post()
 }
@@ -330,7 +330,7 @@ func (c *Coll) Test() (done bool, err error) {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lockC()()
+	defer unlockC(t.lockC())
 	defer t.noteBusy()
 	t.progress()
 	switch c.state {
@@ -421,7 +421,7 @@ func (c *Coll) Finalize() {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lockC()()
+	defer unlockC(t.lockC())
 	defer t.noteBusy()
 	switch c.state {
 	case collRunning:

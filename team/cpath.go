@@ -75,16 +75,25 @@ func (t *Team) closeCPath() {
 }
 
 // lockC takes the C path's lock of the team (cexec.Team.Lock) for a Go
-// entry point that touches the team's worker or C cache, after t.mu; the
-// returned function releases it. Without a C side there is nothing to
-// take.
-func (t *Team) lockC() func() {
-	if t.cpath == nil {
-		return func() {}
-	}
+// entry point that touches the team's worker or C cache, after t.mu, and
+// returns the C side it locked for unlockC (`defer unlockC(t.lockC())`):
+// the one locked is the one released, even where the call sets t.cpath.
+// Without a C side there is nothing to take (nil). No closure: a Test
+// of a call in flight runs this millions of times a second, and a method
+// value would be an allocation each time.
+func (t *Team) lockC() *cexec.Team {
 	ct := t.cpath
-	ct.Lock()
-	return ct.Unlock
+	if ct != nil {
+		ct.Lock()
+	}
+	return ct
+}
+
+// unlockC releases what lockC took.
+func unlockC(ct *cexec.Team) {
+	if ct != nil {
+		ct.Unlock()
+	}
 }
 
 // noteBusy tells the C path whether Go has a call on the wire or queued.
@@ -104,7 +113,7 @@ func (t *Team) noteBusy() {
 func (t *Team) OfferCPath(k cexec.Key, c *Coll, a Args) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lockC()()
+	defer unlockC(t.lockC())
 	// Only a plan's program on one Machine from the first message on (no
 	// lanes, no count exchange, no engine of its own) is C's to run.
 	r, oneMachine := c.run.(*machineRunner)
@@ -153,7 +162,7 @@ func (t *Team) cpathShape(a Args, alltoall bool) bool {
 func (t *Team) CheckPeers() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lockC()()
+	defer unlockC(t.lockC())
 	if t.tr != nil {
 		if err := t.tr.PeerErr(); err != nil {
 			return err // as the Go path's call would report it

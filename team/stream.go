@@ -31,7 +31,7 @@ func (c *Coll) PostOn(stream uintptr) error {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lockC()()
+	defer unlockC(t.lockC())
 	defer t.noteBusy()
 	if c.trivial || c.state == collQueued || c.state == collRunning {
 		return c.post() // done at once, or Post's error
@@ -122,7 +122,7 @@ func (c *Coll) prepareStep() (ready, more bool, err error) {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer t.lockC()()
+	defer unlockC(t.lockC())
 	defer t.noteBusy()
 	if r, ok := c.run.(*nodeRunner); ok && r.prepOnly {
 		// The set-up pass is posted: progress it to its end.
