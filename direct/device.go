@@ -65,6 +65,9 @@ type Device struct {
 	// Fuse bounds the operands of one op where Local runs exec.MultiOps
 	// (0: exec.MultiMax; 1: pairwise ops only). Only rank 0's counts.
 	Fuse int
+	// Stats is where the calls' phases are summed (nil: nowhere); a team
+	// shares one across its calls' Devices.
+	Stats *Stats
 }
 
 // deviceCall is a call's state on the device backend (the leader's).
@@ -101,7 +104,7 @@ func (*Device) fallback() error   { return ErrUnmapped }
 func (*Device) verdict() bool     { return false }
 func (*Device) probe(*Call) error { return nil }
 func (*Device) passed()           {}
-func (*Device) timing() *Stats    { return nil }
+func (d *Device) timing() *Stats  { return d.Stats }
 
 // The device body of ARRIVE: the rank's two buffers as the leader maps
 // them.

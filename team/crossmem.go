@@ -130,18 +130,26 @@ func newCrossRunner(k *Call) (Runner, error) {
 		Dtype: dtype, Op: op, Host: t.cross}}, nil
 }
 
-// reportCrossmem prints where the team's calls by cross-memory reads
-// spent their time, per call, to stderr when GORING_CROSSMEM_STATS is set
-// (a diagnostic: docs/ucc.md "Reading the peers' memory").
-func (t *Team) reportCrossmem() {
-	if t.cross == nil || os.Getenv("GORING_CROSSMEM_STATS") == "" {
+// reportDirect prints where the team's calls on package direct's engine
+// spent their time, per call, to stderr when GORING_DIRECT_STATS is set
+// (a diagnostic: docs/ucc.md "Reading the peers' memory", docs/gpu.md
+// "The leader's speed"): the cross-memory reads on the host, the leader
+// on a shared GPU.
+func (t *Team) reportDirect() {
+	if os.Getenv("GORING_DIRECT_STATS") == "" {
 		return
 	}
-	s := t.cross.Stats()
+	if t.cross != nil {
+		printDirectStats("crossmem", t.rank, t.size, t.cross.Stats())
+	}
+	printDirectStats("leader", t.rank, t.size, t.leaderStats)
+}
+
+func printDirectStats(what string, rank, size int, s direct.Stats) {
 	if s.Calls == 0 {
 		return
 	}
-	per := func(d time.Duration) float64 { return float64(d.Microseconds()) / float64(s.Calls) }
-	fmt.Fprintf(os.Stderr, "goring crossmem: rank %d of %d, %d calls, us per call: arrive %.1f verdict %.1f work %.1f done %.1f\n",
-		t.rank, t.size, s.Calls, per(s.Arrive), per(s.Verdict), per(s.Work), per(s.Done))
+	per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(s.Calls) }
+	fmt.Fprintf(os.Stderr, "goring %s: rank %d of %d, %d calls, us per call: arrive %.1f verdict %.1f work %.1f done %.1f\n",
+		what, rank, size, s.Calls, per(s.Arrive), per(s.Verdict), per(s.Work), per(s.Done))
 }

@@ -54,5 +54,5 @@ func newOneDeviceRunner(k *Call) (Runner, error) {
 	src, dst := place(a, t.rank, B, srcLen, dstLen, view)
 	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
 	return &directRunner{c: c, cfg: direct.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
-		Dtype: dtype, Op: op, Device: &direct.Device{Mapper: t.engine, Local: c.gpu.local}}}, nil
+		Dtype: dtype, Op: op, Device: &direct.Device{Mapper: t.engine, Local: c.gpu.local, Stats: &t.leaderStats}}}, nil
 }

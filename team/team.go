@@ -61,6 +61,9 @@ type Team struct {
 	cross       *direct.Host
 	crossOff    bool
 	crossDecide int
+	// leaderStats sums the phases of the team's calls by the leader on a
+	// shared GPU (onedevice.go; printed by reportDirect).
+	leaderStats direct.Stats
 	// link is a lazy team's card exchange (lazy.go); nil for a team whose
 	// cards came at creation (goring_team_connect).
 	link *teamLink
@@ -344,7 +347,7 @@ func (t *Team) Destroy() error {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.closeCPath()
-	t.reportCrossmem()
+	t.reportDirect()
 	if t.link != nil && t.tr == nil && t.link.started {
 		t.link.cancel(t.ctx.rv)
 	}
