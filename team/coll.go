@@ -260,6 +260,9 @@ func (c *Coll) free() {
 		_ = c.gpu.g.Free(r)
 	}
 	c.devOwn = nil
+	if rl, ok := c.run.(releaser); ok {
+		rl.release(c.state == collDone || c.state == collInit)
+	}
 	if c.pm == nil {
 		return
 	}

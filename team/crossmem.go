@@ -126,7 +126,7 @@ func newCrossRunner(k *Call) (Runner, error) {
 		dtype = coll.Uint8 // an allgather moves bytes
 	}
 	c.alg = "crossmem"
-	return &directRunner{c: c, cfg: direct.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
+	return &directRunner{c: c, call: t.directCall(), cfg: direct.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Src: src, Dst: dst,
 		Dtype: dtype, Op: op, Host: t.cross}}, nil
 }
 

@@ -53,6 +53,6 @@ func newOneDeviceRunner(k *Call) (Runner, error) {
 	view := func(p unsafe.Pointer, n int64) exec.Region { return deviceRegion(mem, p, n) }
 	src, dst := place(a, t.rank, B, srcLen, dstLen, view)
 	dtype, op := a.Coll.Reduction(a.Dtype, a.Op)
-	return &directRunner{c: c, cfg: direct.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
+	return &directRunner{c: c, call: t.directCall(), cfg: direct.Config{Collective: a.Coll, Rank: t.rank, Size: t.size, Root: a.Root, Src: src, Dst: dst,
 		Dtype: dtype, Op: op, Device: &direct.Device{Mapper: t.engine, Local: c.gpu.local, Stats: &t.leaderStats}}}, nil
 }

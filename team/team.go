@@ -64,6 +64,9 @@ type Team struct {
 	// leaderStats sums the phases of the team's calls by the leader on a
 	// shared GPU (onedevice.go; printed by reportDirect).
 	leaderStats direct.Stats
+	// directFree are finished calls of package direct's engine, kept for
+	// the next (direct.go).
+	directFree []*direct.Call
 	// link is a lazy team's card exchange (lazy.go); nil for a team whose
 	// cards came at creation (goring_team_connect).
 	link *teamLink
