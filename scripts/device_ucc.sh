@@ -57,12 +57,16 @@ MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca pml ob1 --mca
   -x LD_LIBRARY_PATH -x UCC_TLS=ucp -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE)
 # -b/-e are element counts: float32, 4 MiB to 256 MiB per rank (MAXCOUNT
 # lowers the top; BASELINE=0 skips tl/ucp, GORING=0 skips tl/goring).
+# ITERS/WARMUP: iterations a size (20 after 5, the recorded tables'; a
+# 20-call average at 4 MiB moves by 10% between runs, more iterations
+# steady it).
 MAXCOUNT=${MAXCOUNT:-67108864}
+NW=(-n "${ITERS:-20}" -w "${WARMUP:-5}")
 [ "${BASELINE:-1}" = 1 ] && for c in ${BASELINE_COLLS:-allgather allreduce}; do
   echo "== ucc_perftest -c $c -m cuda, $NP processes, UCC_TLS=ucp (tl/ucp over UCX cuda_ipc)"
   # tl/ucp's allreduce on CUDA buffers of 8 MiB and more never finished
   # here (UCX 1.22, UCC 1.8.0): bounded, so the rest of the run happens.
-  timeout "${BASELINE_TIMEOUT:-90}" "${MPIRUN[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR" || echo "device_ucc: tl/ucp $c did not finish within ${BASELINE_TIMEOUT:-90} s"
+  timeout "${BASELINE_TIMEOUT:-90}" "${MPIRUN[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" "${NW[@]}" -F 2>&1 | tee "$OUT/ucc_perftest_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR" || echo "device_ucc: tl/ucp $c did not finish within ${BASELINE_TIMEOUT:-90} s"
 done
 # goring's score raised to inf for its collectives so UCC picks it, and
 # UCC's trace shows it.
@@ -93,6 +97,6 @@ if [ -f "$C/lib/libgoring.so" ] && [ "${GORING:-1}" = 1 ]; then
       "${MPIRUN[@]}" "${G[@]}" -x UCC_COLL_TRACE=info -x UCC_TL_GORING_LOG_LEVEL=debug "$P" -c "$c" -m cuda -b "$n" -e "$n" -n 2 -w 0 -F 2>&1 |
         tee "$OUT/trace_${c}_$n.txt" | grep -o "TL_[A-Z]*}\|goring's model on a team .*" | sort | uniq -c | head -5
     done
-    timeout 120 "${MPIRUN[@]}" "${G[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" -n 20 -w 5 -F 2>&1 | tee "$OUT/ucc_perftest_goring_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR|rror"
+    timeout 120 "${MPIRUN[@]}" "${G[@]}" "$P" -c "$c" -m cuda -b 1048576 -e "$MAXCOUNT" "${NW[@]}" -F 2>&1 | tee "$OUT/ucc_perftest_goring_$c.txt" | grep -E "^ +[0-9]+ |Count|ERROR|rror"
   done
 fi
