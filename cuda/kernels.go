@@ -10,6 +10,7 @@ import (
 	"bytes"
 	"compress/gzip"
 	"embed"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"strings"
@@ -69,22 +70,55 @@ func kernelImage(major, minor int) (string, error) {
 	return "kernels/reduce_compute80.ptx.gz", nil
 }
 
+// readImage inflates an embedded image, NUL-terminated (PTX must be; a
+// cubin ignores it), into Go memory.
 func readImage(name string) ([]byte, error) {
-	f, err := kernelImages.Open(name)
+	return inflateImage(name, func(n int) []byte { return make([]byte, n) })
+}
+
+// inflateImage inflates an embedded image, NUL-terminated, into the
+// buffer alloc gives for its size (nil: no memory).
+func inflateImage(name string, alloc func(n int) []byte) ([]byte, error) {
+	gz, err := kernelImages.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}
-	defer f.Close()
-	z, err := gzip.NewReader(f)
+	img, err := inflate(gz, alloc)
 	if err != nil {
 		return nil, fmt.Errorf("cuda: %s: %w", name, err)
 	}
-	var b bytes.Buffer
-	if _, err := io.Copy(&b, z); err != nil {
-		return nil, fmt.Errorf("cuda: %s: %w", name, err)
+	return img, nil
+}
+
+// inflate is one gzip stream, NUL-terminated, in the buffer alloc gives.
+// The trailer gives the inflated size, so the stream is inflated in
+// place once: the node family's cubin is 19 MB, and growing a buffer to
+// it had cost 68 MB of copies, then one more copy into C memory (a
+// process's first GPU call inflates one image of each family;
+// loadModule inflates straight into C memory).
+func inflate(gz []byte, alloc func(n int) []byte) ([]byte, error) {
+	if len(gz) < 18 { // a gzip header and trailer
+		return nil, fmt.Errorf("%d bytes is no gzip stream", len(gz))
 	}
-	b.WriteByte(0) // PTX must be NUL-terminated; a cubin ignores it
-	return b.Bytes(), nil
+	size := int(binary.LittleEndian.Uint32(gz[len(gz)-4:])) // ISIZE: the size mod 2^32
+	z, err := gzip.NewReader(bytes.NewReader(gz))
+	if err != nil {
+		return nil, err
+	}
+	img := alloc(size + 1)
+	if img == nil {
+		return nil, fmt.Errorf("no memory for its %d bytes", size+1)
+	}
+	if _, err := io.ReadFull(z, img[:size]); err != nil {
+		return nil, err
+	}
+	// The stream must end there, its checksum good: a stream of 4 GiB or
+	// more (ISIZE wraps), a longer one or a damaged one fails here.
+	if n, err := z.Read(img[size:]); n != 0 || err != io.EOF {
+		return nil, fmt.Errorf("more than its trailer's %d bytes, or a bad checksum (%v)", size, err)
+	}
+	img[size] = 0
+	return img, nil
 }
 
 // loadModule loads the embedded image of a kernel family ("reduce",
@@ -99,8 +133,14 @@ func (d *Device) loadModule(family string) (C.gc_ctx, *reduceModule, error) {
 		return nil, nil, err
 	}
 	name = strings.Replace(name, "kernels/reduce_", "kernels/"+family+"_", 1)
-	img, err := readImage(name)
-	if err != nil {
+	var cimg unsafe.Pointer
+	defer func() { C.free(cimg) }()
+	if _, err := inflateImage(name, func(n int) []byte {
+		if cimg = C.malloc(C.size_t(n)); cimg == nil {
+			return nil
+		}
+		return unsafe.Slice((*byte)(cimg), n)
+	}); err != nil {
 		return nil, nil, err
 	}
 	ctx, err := d.context()
@@ -108,8 +148,6 @@ func (d *Device) loadModule(family string) (C.gc_ctx, *reduceModule, error) {
 		return nil, nil, err
 	}
 	m := &reduceModule{image: name}
-	cimg := C.CBytes(img)
-	defer C.free(cimg)
 	var log [4096]C.char
 	if r := C.gc_module_load(ctx, &m.mod, cimg, &log[0], C.size_t(len(log))); r != 0 {
 		err := check(fmt.Sprintf("cuModuleLoadDataEx(%s on device %d, compute capability %d.%d)", name, d.ordinal, major, minor), r)
