@@ -15,9 +15,9 @@ import (
 // A progress function polls a call millions of times a second while it
 // waits for its peers (UCC's ucc_collective_test). A poll must allocate
 // nothing: one allocation a poll is a garbage collection every few
-// milliseconds in every process of a job. Each
-// case begins one rank's call alone, so that it waits as it does behind a
-// late peer, and polls it with a zero wait, as a progress function does.
+// milliseconds in every process of a job. Each case begins one rank's
+// call alone, so that it waits as it does behind a late peer, and polls
+// it with a zero wait, as a progress function does.
 func TestWaitingCallPollsWithoutAllocating(t *testing.T) {
 	const p, B = 3, 1024
 	dev := newJob(t, coll.Allreduce, p, B, false, 1, true)

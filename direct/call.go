@@ -77,6 +77,17 @@ type backend interface {
 	timing() *Stats
 }
 
+// Stats is where a rank's calls of a team spent their time, summed over
+// the calls that completed: waiting for every ARRIVE, the verdict round,
+// the work (on the host: reducing its block and writing it out, or
+// reading the blocks; on the device, the leader's mapping, plan and
+// device work), and waiting for every DONE (a device backend's rank
+// other than the leader: its whole call).
+type Stats struct {
+	Calls                       int
+	Arrive, Verdict, Work, Done time.Duration
+}
+
 type callState int
 
 const (

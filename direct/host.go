@@ -66,17 +66,6 @@ type Host struct {
 	stats    Stats
 }
 
-// Stats is where a rank's calls of a team spent their time, summed over
-// the calls that completed: waiting for every ARRIVE, the verdict round,
-// the work (on the host: reducing its block and writing it out, or
-// reading the blocks; on the device, the leader's mapping, plan and
-// device work), and waiting for every DONE (a device backend's rank
-// other than the leader: its whole call).
-type Stats struct {
-	Calls                       int
-	Arrive, Verdict, Work, Done time.Duration
-}
-
 // Stats is what the team's calls have spent so far.
 func (t *Host) Stats() Stats { return t.stats }
 
