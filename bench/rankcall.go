@@ -26,6 +26,7 @@ type rankCall struct {
 	team             *team.Team      // the team the call runs through (Config.Team, teamcall.go); nil: none
 	laneCount        int             // the lanes the call runs on
 	coll             *team.Coll      // the call on team
+	ran              *team.Coll      // the call last posted on team: coll, or with InitPerCall its own
 	hostSrc, hostDst []byte
 	timeout          time.Duration // deadline of one call
 	release          []func()      // run newest first by close
@@ -43,6 +44,9 @@ func newRankCall(cfg *Config, lp *lanePlans) (_ *rankCall, err error) {
 			rc.close()
 		}
 	}()
+	if rc.team == nil && cfg.InitPerCall {
+		return nil, fmt.Errorf("%s/%s: a new call per iteration needs the team layer (Config.Team)", plan.Collective, plan.Algorithm)
+	}
 	if rc.team == nil && plan.Algorithm == Auto {
 		return nil, fmt.Errorf("%s/%s: the team's choice needs a team (Config.Team)", plan.Collective, Auto)
 	}

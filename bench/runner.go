@@ -78,6 +78,12 @@ type Config struct {
 	// that count's calls in place of Team; the team's lanes runner splits
 	// them (team/lanes.go).
 	LaneTeams map[int]*team.Team
+	// InitPerCall makes every timed call a new team.Coll, made and
+	// finalized inside the timed region, as a UCC user's non-persistent
+	// call is (Open MPI's coll/ucc; ucc_perftest without -p); otherwise
+	// one Coll per (algorithm, size) is posted again (ucc_perftest -p).
+	// It needs Team.
+	InitPerCall bool
 	// Straggler, when StragglerDelay > 0, is a rank that sleeps that long
 	// before every iteration: an emulated slow peer, to see how the others
 	// wait (and what CPU they burn meanwhile).
@@ -260,7 +266,11 @@ func runOne(ctx context.Context, cfg *Config, lp *lanePlans, ts []Transport, ctr
 	if err == nil && plan.Algorithm == Auto {
 		// What the team chose, after the iterations: a runner that falls
 		// back does so at a post, on every rank alike.
-		row.Ran, row.Runner = rc.coll.Algorithm(), rc.coll.Runner()
+		ran := rc.ran
+		if ran == nil {
+			ran = rc.coll
+		}
+		row.Ran, row.Runner = ran.Algorithm(), ran.Runner()
 	}
 	return row, err
 }

@@ -79,6 +79,18 @@ func regionPtr(r exec.Region) unsafe.Pointer {
 
 // newTeamCall makes rc's call on the team; rc.close finalizes it.
 func (rc *rankCall) newTeamCall() error {
+	c, err := rc.makeTeamColl()
+	if err != nil {
+		return err
+	}
+	rc.coll = c
+	rc.release = append(rc.release, c.Finalize)
+	return nil
+}
+
+// makeTeamColl is a new call over rc's buffers on the team, as a UCC
+// user's ucc_collective_init makes one.
+func (rc *rankCall) makeTeamColl() (*team.Coll, error) {
 	a := rc.teamArgs()
 	var c *team.Coll
 	var err error
@@ -88,11 +100,9 @@ func (rc *rankCall) newTeamCall() error {
 		c, err = team.NewColl(rc.team, a)
 	}
 	if err != nil {
-		return fmt.Errorf("%s/%s %d bytes: %w", a.Coll, a.Alg, rc.plan.Bytes, err)
+		return nil, fmt.Errorf("%s/%s %d bytes: %w", a.Coll, a.Alg, rc.plan.Bytes, err)
 	}
-	rc.coll = c
-	rc.release = append(rc.release, c.Finalize)
-	return nil
+	return c, nil
 }
 
 // runTeamCall posts the call and tests it until it completes, as UCC's
@@ -108,14 +118,28 @@ func (rc *rankCall) newTeamCall() error {
 // which wakes no fd: it never sleeps. A call on lanes has goroutines of
 // its own on the workers (team/lanes.go), whose fds they sleep on: it
 // naps idleWait/20 at a time instead.
+//
+// With Config.InitPerCall the call is a new team.Coll, made before the
+// post and finalized after it completes, all inside the timed region:
+// what a UCC user's non-persistent call costs (Open MPI's coll/ucc,
+// ucc_perftest without -p), where the default reposts one Coll (-p).
 func (rc *rankCall) runTeamCall(ctx context.Context, deadline time.Time) error {
-	if err := rc.coll.Post(); err != nil {
+	c := rc.coll
+	if rc.cfg.InitPerCall {
+		var err error
+		if c, err = rc.makeTeamColl(); err != nil {
+			return err
+		}
+		defer c.Finalize()
+	}
+	rc.ran = c
+	if err := c.Post(); err != nil {
 		return err
 	}
 	tr := rc.team.Transport()
 	var yieldUntil time.Time
 	for polls := 1; ; polls++ {
-		done, err := rc.coll.Test()
+		done, err := c.Test()
 		switch {
 		case err != nil:
 			return err

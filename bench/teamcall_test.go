@@ -151,3 +151,30 @@ func runThroughTeams(t *testing.T, teams []*team.Team, cfg func(r int) Config) [
 	}
 	return rows[0]
 }
+
+// Config.InitPerCall: each iteration's call is a new team.Coll, made and
+// finalized around its post, as a UCC user's non-persistent call; every
+// iteration validated. Without a team there is no such call to make.
+func TestRunThroughTeamInitPerCall(t *testing.T) {
+	tp := synthTopo(t, 2)
+	teams := newBenchTeams(t, tp, "tls=self,sm")
+	for _, c := range []coll.Collective{coll.Allgather, coll.Allreduce, coll.Alltoallv} {
+		dtype, op := coll.DtypeInvalid, coll.OpInvalid
+		if c.Reduces() {
+			dtype, op = coll.Float32, coll.Sum
+		}
+		n := tp.NumGPUs()
+		rows := runThroughTeams(t, teams, func(rank int) Config {
+			return Config{Rank: rank, Topo: tp, Collective: c, Algorithms: []string{Auto}, Sizes: []int64{8, 40004}, Dtype: dtype, Op: op,
+				Iters: 3, Warmup: 1, Validate: true, CallTimeout: 20 * time.Second, Team: teams[rank], InitPerCall: true,
+				Traffic: func(b int64) ([][]int64, error) { return UniformCounts(n, b), nil }}
+		})
+		require.Len(t, rows, 2, "%s", c)
+		for _, row := range rows {
+			assert.True(t, row.Validated, "%s", c)
+			assert.NotEmpty(t, row.Ran, "%s", c)
+		}
+	}
+	_, err := newRankCall(&Config{Rank: 0, Collective: coll.Allgather, InitPerCall: true}, &lanePlans{whole: &sched.Plan{Collective: coll.Allgather, Algorithm: "ring", NRanks: 2, Ranks: make([]sched.RankProgram, 2)}})
+	assert.ErrorContains(t, err, "needs the team layer")
+}

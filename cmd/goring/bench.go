@@ -40,6 +40,8 @@ type benchFlags struct {
 	gpus     int
 	ipc      bool
 	lanes    string // --lanes: lane counts (bench_lanes.go)
+	// initPerCall: a new collective every call (bench.Config.InitPerCall).
+	initPerCall bool
 	// calibration: goring.calibration/v1 file whose figures split device
 	// transfers within a node (bench_calibration.go).
 	calibration    string
@@ -96,6 +98,7 @@ bytes only); --timeout defaults to 5m there (the rails are slow).`,
 	fl.IntVar(&f.iters, "iters", 0, "timed iterations per size (default: as OMB, 1000 up to 8 KiB, 100 above)")
 	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per size (default: as OMB, 200 up to 8 KiB, 10 above)")
 	fl.BoolVar(&f.validate, "validate", false, "check buffer contents after every iteration (OMB --validation)")
+	fl.BoolVar(&f.initPerCall, "init-per-call", false, "make, post and finalize a new collective every call, timed, as Open MPI's coll/ucc and ucc_perftest without -p do (default: one collective a size, posted again, as ucc_perftest -p)")
 	fl.StringVar(&f.dtype, "dtype", "float32", "datatype of reductions")
 	fl.StringVar(&f.op, "op", "sum", "reduction operator")
 	fl.BoolVar(&f.json, "json", false, "print results as one JSON document")

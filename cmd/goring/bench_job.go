@@ -47,6 +47,9 @@ func prepareBench(f *benchFlags, collName string, np int) (*benchJob, error) {
 	if f.autoLanes() && !benchThroughTeam(f, job) {
 		return nil, fmt.Errorf("--lanes auto: the team layer chooses, and %s", noTeamReason(f))
 	}
+	if f.initPerCall && !benchThroughTeam(f, job) {
+		return nil, fmt.Errorf("--init-per-call: the calls are the team layer's, and %s", noTeamReason(f))
+	}
 	if job.algs, job.skips, err = job.cfg.AdmitAll(candidates, f.alg != "all"); err != nil {
 		return nil, err
 	}
@@ -111,7 +114,7 @@ func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
 		return bench.Config{}, err
 	}
 	return bench.Config{Straggler: straggler, StragglerDelay: delay, Topo: tp, PredictTopo: predictTp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op,
-		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout, Lanes: lanes}, nil
+		Iters: f.iters, Warmup: f.warmup, Validate: f.validate, Root: f.root, Chunks: f.chunks, Traffic: traffic, CallTimeout: f.timeout, Lanes: lanes, InitPerCall: f.initPerCall}, nil
 }
 
 // benchReduction parses --dtype and --op for a reducing collective; a

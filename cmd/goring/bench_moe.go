@@ -59,5 +59,5 @@ func moeBenchConfig(f *benchFlags, c coll.Collective, np int, flagErr error) (be
 	}
 	routing := func(tokens int) (*moe.Routing, error) { return f.moe.routing(&f.traffic, np, tokens, elem) }
 	return bench.Config{Topo: tp, Collective: c, Sizes: sizes, Dtype: dtype, Op: op, Iters: f.iters, Warmup: f.warmup,
-		Validate: f.validate, Chunks: f.chunks, CallTimeout: f.timeout, Routing: routing}, nil
+		Validate: f.validate, Chunks: f.chunks, CallTimeout: f.timeout, Routing: routing, InitPerCall: f.initPerCall}, nil
 }

@@ -15,7 +15,7 @@ func benchThroughTeam(f *benchFlags, job *benchJob) bool {
 }
 
 // noTeamReason says why a job does not run through the team layer
-// (benchThroughTeam false), for --alg auto's error.
+// (benchThroughTeam false), for the errors of the flags that need it.
 func noTeamReason(f *benchFlags) string {
 	if f.netns.on() {
 		return "the namespace testbed (--netns) runs bench's own executor"

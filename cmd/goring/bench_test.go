@@ -481,3 +481,21 @@ func TestBenchAutoLanes(t *testing.T) {
 	assert.NotZero(t, code)
 	assert.Contains(t, stderr, "--lanes auto: lanes run on host memory only")
 }
+
+// --init-per-call: every timed call is a new collective of the team
+// layer, made and finalized in the timed region, as Open MPI's coll/ucc
+// makes one per MPI call; rows are validated and name what ran.
+func TestBenchInitPerCall(t *testing.T) {
+	needUCX(t)
+	rows := benchJSON(t, "allreduce", "--alg", "auto", "--np", "2", "--bytes", "4,64KiB", "--iters", "3", "--warmup", "1", "--validate", "--init-per-call")
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.True(t, r.Validated)
+		assert.NotEmpty(t, r.Ran)
+	}
+	rows = benchJSON(t, "allgather", "--alg", "ring", "--np", "3", "--bytes", "1,4099", "--iters", "3", "--warmup", "1", "--validate", "--init-per-call")
+	require.Len(t, rows, 2)
+	for _, r := range rows {
+		assert.True(t, r.Validated)
+	}
+}
