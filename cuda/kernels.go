@@ -170,10 +170,20 @@ func (d *Device) loadModule(family string) (C.gc_ctx, *reduceModule, error) {
 // then wait for itself. So a team loads them when it first opens the
 // GPU, before any call of it runs.
 func (d *Device) LoadKernels() error {
-	if _, err := d.reduceKernels(); err != nil {
+	if err := d.LoadKernelsButNode(); err != nil {
 		return err
 	}
-	if _, err := d.nodeKernels(); err != nil {
+	_, err := d.nodeKernels()
+	return err
+}
+
+// LoadKernelsButNode is LoadKernels without the node collectives, for a
+// caller that never launches them (processes sharing one GPU, teams
+// across hosts): their image is most of the embedded bytes (19 MB of the
+// 9.x cubins), which a process would otherwise inflate and load at its
+// first GPU call for nothing.
+func (d *Device) LoadKernelsButNode() error {
+	if _, err := d.reduceKernels(); err != nil {
 		return err
 	}
 	if _, err := d.copyListKernel(); err != nil {

@@ -88,7 +88,7 @@ func NewColl(t *Team, a Args) (_ *Coll, err error) {
 	}
 	if t.tr == nil {
 		if !mem.IsHost() {
-			loadKernels(mem.Device)
+			t.loadKernelsOn(mem.Device)
 		}
 		return t.pendingColl(a, alg)
 	}

@@ -103,11 +103,12 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 		return nil, notSupportedErr{fmt.Errorf("CUDA device %d: %w", ord, err)}
 	}
 	g.PollEvery = t.ctx.devicePoll
-	// Every kernel loaded now, before a call of the team can run behind
-	// work its caller holds on a stream (cuda.Device.LoadKernels says
-	// why). A family that does not load fails the calls that launch it,
-	// with the same error, and the copy-only calls still run.
-	_ = g.Device().LoadKernels()
+	// Every kernel the team may launch loaded now, before a call of the
+	// team can run behind work its caller holds on a stream
+	// (cuda.Device.LoadKernels says why). A family that does not load
+	// fails the calls that launch it, with the same error, and the
+	// copy-only calls still run.
+	_ = t.loadKernels(g.Device())
 	l, err := g.Local()
 	if err != nil {
 		_ = g.Close()
@@ -121,17 +122,27 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 	return tg, nil
 }
 
-// loadKernels loads GPU ord's kernels now, for a call whose GPU the team
-// opens only when it has connected, which may be behind work the caller
-// holds on a stream (cuda.Device.LoadKernels says why). They stay loaded
-// for the process; a failure here is the later launch's to report.
-func loadKernels(ord int) {
+// loadKernelsOn loads GPU ord's kernels now, for a call whose GPU the
+// team opens only when it has connected, which may be behind work the
+// caller holds on a stream (cuda.Device.LoadKernels says why). They stay
+// loaded for the process; a failure here is the later launch's to
+// report.
+func (t *Team) loadKernelsOn(ord int) {
 	d, err := cuda.Open(ord)
 	if err != nil {
 		return
 	}
-	_ = d.LoadKernels()
+	_ = t.loadKernels(d)
 	_ = d.Close()
+}
+
+// loadKernels loads on d the kernel families the team may launch: the
+// node collectives only where its shape can run them (mayRunNode).
+func (t *Team) loadKernels(d *cuda.Device) error {
+	if t.mayRunNode() {
+		return d.LoadKernels()
+	}
+	return d.LoadKernelsButNode()
 }
 
 // deviceRegion is n bytes of the caller's device memory at p.

@@ -79,9 +79,17 @@ func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 // nodeCapable says whether the team's CUDA calls can run as node kernels
 // (runsNode's conditions that do not depend on the call).
 func (t *Team) nodeCapable() bool {
+	return t.mayRunNode() && t.engine != nil && (t.node == nil || t.node.off == nil)
+}
+
+// mayRunNode says whether the team's shape and options allow node calls
+// at all: one host, a GPU of its own each, 2 to devsync.MaxRanks ranks,
+// the node kernels and IPC not turned off. What the cards tell at
+// creation decides it, so a team that cannot run them need not load
+// them (loadKernels).
+func (t *Team) mayRunNode() bool {
 	o := t.ctx.opts
-	return o.nodeMax > 0 && !o.noIPC && t.oneHost && !t.sharedGPU && t.size >= 2 && t.size <= devsync.MaxRanks &&
-		t.engine != nil && (t.node == nil || t.node.off == nil)
+	return o.nodeMax > 0 && !o.noIPC && t.oneHost && !t.sharedGPU && t.size >= 2 && t.size <= devsync.MaxRanks
 }
 
 // nodeRunner is a node call: the kernel's call, the set-up exchange
