@@ -175,6 +175,53 @@ func TestRunThroughTeamInitPerCall(t *testing.T) {
 			assert.NotEmpty(t, row.Ran, "%s", c)
 		}
 	}
+	// Each call posted is a new Coll, never the one newRankCall made;
+	// without InitPerCall that one is reposted.
+	for _, perCall := range []bool{true, false} {
+		n := tp.NumGPUs()
+		posted := make([][]*team.Coll, n)
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for r := range n {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cfg := &Config{Rank: r, Topo: tp, Collective: coll.Allgather, Sizes: []int64{64}, CallTimeout: 20 * time.Second,
+					Team: teams[r], InitPerCall: perCall}
+				lp, err := cfg.planLanes("ring", 64, 1)
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				rc, err := newRankCall(cfg, lp)
+				if err != nil {
+					errs[r] = err
+					return
+				}
+				defer rc.close()
+				for range 3 {
+					if errs[r] = rc.runTeamCall(context.Background(), time.Now().Add(20*time.Second)); errs[r] != nil {
+						return
+					}
+					posted[r] = append(posted[r], rc.ran)
+				}
+				posted[r] = append(posted[r], rc.coll)
+			}()
+		}
+		wg.Wait()
+		for r := range n {
+			require.NoError(t, errs[r], "rank %d", r)
+			p := posted[r]
+			if perCall {
+				assert.NotSame(t, p[0], p[1], "rank %d", r)
+				assert.NotSame(t, p[1], p[2], "rank %d", r)
+				assert.NotSame(t, p[3], p[2], "rank %d: the first Coll is never posted", r)
+			} else {
+				assert.Same(t, p[0], p[3], "rank %d", r)
+				assert.Same(t, p[2], p[3], "rank %d", r)
+			}
+		}
+	}
 	_, err := newRankCall(&Config{Rank: 0, Collective: coll.Allgather, InitPerCall: true}, &lanePlans{whole: &sched.Plan{Collective: coll.Allgather, Algorithm: "ring", NRanks: 2, Ranks: make([]sched.RankProgram, 2)}})
 	assert.ErrorContains(t, err, "needs the team layer")
 }
