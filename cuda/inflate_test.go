@@ -58,3 +58,9 @@ func TestInflateImages(t *testing.T) {
 	_, err = inflate(good, func(int) []byte { return nil })
 	assert.Error(t, err, "no memory")
 }
+
+// readImage inflates an embedded image, NUL-terminated (PTX must be; a
+// cubin ignores it), into Go memory.
+func readImage(name string) ([]byte, error) {
+	return inflateImage(name, func(n int) []byte { return make([]byte, n) })
+}

@@ -70,12 +70,6 @@ func kernelImage(major, minor int) (string, error) {
 	return "kernels/reduce_compute80.ptx.gz", nil
 }
 
-// readImage inflates an embedded image, NUL-terminated (PTX must be; a
-// cubin ignores it), into Go memory.
-func readImage(name string) ([]byte, error) {
-	return inflateImage(name, func(n int) []byte { return make([]byte, n) })
-}
-
 // inflateImage inflates an embedded image, NUL-terminated, into the
 // buffer alloc gives for its size (nil: no memory).
 func inflateImage(name string, alloc func(n int) []byte) ([]byte, error) {
