@@ -52,17 +52,27 @@ func (h *HostBuffer) MappedAddr(dev *Device, off int) (DevicePtr, error) {
 // Word is the 8-byte word at byte off of h (8-byte aligned), for the host
 // side of a word kernels poll or set: atomic loads and stores.
 func (h *HostBuffer) Word(off int) (*atomic.Uint64, error) {
-	if off%8 != 0 {
-		return nil, fmt.Errorf("cuda: host word at %d is not 8-byte aligned", off)
+	w, err := h.Words(off, 1)
+	if err != nil {
+		return nil, err
 	}
-	if err := checkRange("host word", off, 8, h.bytes); err != nil {
+	return &w[0], nil
+}
+
+// Words is n 8-byte words of h from byte off (8-byte aligned), for the
+// host side of words kernels set: atomic loads and stores.
+func (h *HostBuffer) Words(off, n int) ([]atomic.Uint64, error) {
+	if off%8 != 0 {
+		return nil, fmt.Errorf("cuda: host words at %d are not 8-byte aligned", off)
+	}
+	if err := checkRange("host words", off, 8*n, h.bytes); err != nil {
 		return nil, err
 	}
 	p, err := h.livePtr()
 	if err != nil {
 		return nil, err
 	}
-	return (*atomic.Uint64)(unsafe.Add(p, off)), nil
+	return unsafe.Slice((*atomic.Uint64)(unsafe.Add(p, off)), n), nil
 }
 
 // livePtr is h's memory, or ErrFreed.

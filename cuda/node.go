@@ -100,6 +100,10 @@ type NodeCall struct {
 	// abort); Status, of a host-mapped word the kernel sets to Epoch when
 	// the abort word stopped it (0: none).
 	Abort, Status DevicePtr
+	// Done is the device address of host-mapped done words, one per CTA
+	// (devsync.DoneBytes, 8-byte aligned): CTA b releases Epoch into word
+	// b when it ends, call completed or aborted (devsync.Ended). 0: none.
+	Done DevicePtr
 }
 
 // NodeGrid is a launch's shape: Blocks CTAs (the same on every rank, at
@@ -184,7 +188,10 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 		a.peer[q] = C.ulonglong(p)
 	}
 	a.in, a.out = C.ulonglong(c.In), C.ulonglong(c.Out)
-	a.abort_word, a.status = C.ulonglong(c.Abort), C.ulonglong(c.Status)
+	if c.Done%8 != 0 {
+		return fmt.Errorf("cuda: node call: done words at %#x are not 8-byte aligned", c.Done)
+	}
+	a.abort_word, a.status, a.done = C.ulonglong(c.Abort), C.ulonglong(c.Status), C.ulonglong(c.Done)
 	a.epoch, a.count, a.slot_bytes = C.ulonglong(c.Epoch), C.ulonglong(c.Count), C.ulonglong(c.SlotBytes)
 	a.stride = C.ulonglong(sh.BlockStride())
 	a.rank, a.nranks = C.uint(c.Rank), C.uint(n)

@@ -16,15 +16,19 @@ import (
 // nodeGPUs opens every GPU (up to devsync.MaxRanks) with peer access
 // between all pairs, or skips with the reason: no driver, fewer than two
 // GPUs, or GPUs that cannot reach each other.
-func nodeGPUs(t *testing.T) []*Device {
+func nodeGPUs(t *testing.T) []*Device { return nodeGPUsFrom(t, 2) }
+
+// nodeGPUsFrom is nodeGPUs for tests that run on fewer GPUs: teams of
+// one rank too (no peer, no wait: the kernels' host side alone).
+func nodeGPUsFrom(t *testing.T, least int) []*Device {
 	t.Helper()
 	n, err := DeviceCount()
 	if IsNoDriver(err) {
 		t.Skipf("skipping GPU test: %v", err)
 	}
 	require.NoError(t, err, "driver present but broken")
-	if n < 2 {
-		t.Skipf("skipping: the node collectives need 2 GPUs, the driver shows %d", n)
+	if n < least {
+		t.Skipf("skipping: the test needs %d GPUs, the driver shows %d", least, n)
 	}
 	devs := devices(t, min(n, devsync.MaxRanks))
 	for i := range devs {
@@ -36,9 +40,9 @@ func nodeGPUs(t *testing.T) []*Device {
 }
 
 // nodeTeam is one process driving a node collective on several GPUs: a
-// scratch region, input and output per GPU, a stream per GPU, one
-// host-mapped page with the abort word (word 0) and a status word per
-// rank (word 1+r), and the team's epoch.
+// scratch region, input and output per GPU, a stream per GPU, host-mapped
+// words (the abort word at byte 0, rank r's status word at 8*(1+r), its
+// done words at nodeDoneAt + r*devsync.DoneBytes), and the team's epoch.
 type nodeTeam struct {
 	devs             []*Device
 	streams          []*Stream
@@ -48,8 +52,15 @@ type nodeTeam struct {
 	abort            *atomic.Uint64
 	abortAddr        []DevicePtr
 	statusAddr       []DevicePtr
+	doneAddr         []DevicePtr
+	done             [][]atomic.Uint64
 	epoch            devsync.Epoch
+	blocks           int  // CTAs of the last launch
+	noDone           bool // launch without done words (the kernels' path before them)
 }
+
+// nodeDoneAt is where the ranks' done words start in nodeTeam's words.
+const nodeDoneAt = 1024
 
 // newNodeTeam sets up a team whose slots hold slotPayload bytes and whose
 // buffers ioBytes.
@@ -57,7 +68,7 @@ func newNodeTeam(t *testing.T, devs []*Device, slotPayload, ioBytes int) *nodeTe
 	t.Helper()
 	tm := &nodeTeam{devs: devs, slotBytes: devsync.SlotBytes(slotPayload), epoch: devsync.FirstEpoch - 1}
 	var err error
-	tm.flags, err = devs[0].AllocMappedHost(4096)
+	tm.flags, err = devs[0].AllocMappedHost(nodeDoneAt + devsync.MaxRanks*devsync.DoneBytes)
 	require.NoError(t, err)
 	t.Cleanup(func() { tm.flags.Free() })
 	tm.abort, err = tm.flags.Word(0)
@@ -81,6 +92,11 @@ func newNodeTeam(t *testing.T, devs []*Device, slotPayload, ioBytes int) *nodeTe
 		st, err := tm.flags.MappedAddr(d, 8*(1+r))
 		require.NoError(t, err)
 		tm.abortAddr, tm.statusAddr = append(tm.abortAddr, a), append(tm.statusAddr, st)
+		dn, err := tm.flags.MappedAddr(d, nodeDoneAt+r*devsync.DoneBytes)
+		require.NoError(t, err)
+		w, err := tm.flags.Words(nodeDoneAt+r*devsync.DoneBytes, devsync.DoneBytes/8)
+		require.NoError(t, err)
+		tm.doneAddr, tm.done = append(tm.doneAddr, dn), append(tm.done, w)
 	}
 	return tm
 }
@@ -156,9 +172,20 @@ func (tm *nodeTeam) launchRank(c nodeCallSpec, r int) error {
 		i, o := c.inPlaceBuffers(r, ib, ob)
 		inAt, outAt = out.Ptr()+DevicePtr(i), out.Ptr()+DevicePtr(o)
 	}
+	tm.blocks = c.grid.Blocks
+	done := tm.doneAddr[r]
+	if tm.noDone {
+		done = 0
+	}
 	return NodeLaunchAsync(tm.streams[r], NodeCall{Alg: c.alg, Dtype: c.dt, Op: c.op, Scratch: scratch, Rank: r,
 		In: inAt, Out: outAt, Count: c.count, SlotBytes: tm.slotBytes,
-		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r]}, c.grid)
+		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r], Done: done}, c.grid)
+}
+
+// ended says whether rank r's kernel of the last call has released the
+// epoch into every done word of its grid.
+func (tm *nodeTeam) ended(r int) bool {
+	return devsync.Ended(func(b int) uint64 { return tm.done[r][b].Load() }, tm.blocks, tm.epoch)
 }
 
 // sync waits for every rank's stream; past timeout it sets the abort word

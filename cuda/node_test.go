@@ -71,6 +71,16 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 // rank's output with the host reference.
 func checkNodeCall(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec) {
 	t.Helper()
+	checkNodeCallRun(t, tm, rng, c, func() {
+		require.NoError(t, tm.launch(c))
+		tm.sync(t, 20*time.Second)
+	})
+}
+
+// checkNodeCallRun is checkNodeCall with run launching the call and
+// waiting for its end.
+func checkNodeCallRun(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec, run func()) {
+	t.Helper()
 	k := len(tm.devs)
 	inBytes, outBytes := c.shapeBytes(k)
 	ins := make([][]byte, k)
@@ -87,8 +97,7 @@ func checkNodeCall(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec) {
 			require.NoError(t, tm.in[r].CopyFromHost(c.inOff, ins[r]))
 		}
 	}
-	require.NoError(t, tm.launch(c))
-	tm.sync(t, 20*time.Second)
+	run()
 	want := append([]byte(nil), ins[0]...)
 	if c.alg.Reduces() {
 		host, err := reduce.Kernel(c.dt, c.op)
@@ -192,6 +201,7 @@ func TestNodeAbort(t *testing.T) {
 		tm.abort.Store(devsync.AbortWord(k - 1))
 		tm.sync(t, 5*time.Second)
 		for _, r := range live {
+			require.True(t, tm.ended(r), "%v: rank %d's done words after its aborted kernel", alg, r)
 			w, err := tm.flags.Word(8 * (1 + r))
 			require.NoError(t, err)
 			require.Equal(t, uint64(tm.epoch), w.Load(), "%v: rank %d's status word", alg, r)

@@ -124,7 +124,7 @@ gc_result gc_launch_multi(gc_ctx ctx, gc_function f, unsigned grid, unsigned blo
 typedef struct {
     unsigned long long peer[GC_NODE_MAX_RANKS];
     unsigned long long in, out;
-    unsigned long long abort_word, status;
+    unsigned long long abort_word, status, done;
     unsigned long long epoch, count, slot_bytes, stride;
     unsigned int       rank, nranks;
 } gc_node_args;

@@ -66,6 +66,22 @@
 // r died. A wait that sees it set ends with an *AbortError naming the dead
 // rank instead of spinning forever (Poll).
 //
+// # Completion
+//
+// The host learns that a call ended from the GPU itself, not from a
+// stream event: every block, when it is done with the call (its last
+// store made, or its wait ended by the abort word), meets its CTA at a
+// barrier, and one thread releases the call's epoch at system scope into
+// the block's own done word (host-mapped memory, one word per block:
+// DoneBytes). The call has ended on this rank when the done word of every
+// block of its last kernel holds its epoch (Ended): the release orders
+// every store of the block, outputs included, before the word. This
+// saves the host an event recorded behind the kernel (a second stream
+// operation, which costs as much host time as the launch) and the driver
+// query of every poll. A call in several kernels on one stream (pieces)
+// needs the last kernel's words only: stream order ends the earlier ones
+// first.
+//
 // # User buffers
 //
 // No plan reads a peer's user buffers: data crosses between ranks only

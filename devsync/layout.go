@@ -32,3 +32,7 @@ func SlotOffset(parity, slotBytes int) int { return FlagBytes + parity*slotBytes
 // ScratchBytes is the size of a scratch region with two slots of
 // slotBytes (already rounded by SlotBytes).
 func ScratchBytes(slotBytes int) int { return FlagBytes + 2*slotBytes }
+
+// DoneBytes is the size of a rank's done words: one 8-byte word per block
+// of a kernel, in host-mapped memory (doc.go, "Completion").
+const DoneBytes = MaxBlocks * 8

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"sync/atomic"
+	"time"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
@@ -20,22 +21,35 @@ type Local struct {
 	scratch    *cuda.Buffer
 	peers      []*cuda.Buffer   // the peers' regions, mapped (nil at rank)
 	ptrs       []cuda.DevicePtr // every rank's region as this device addresses it
-	words      *cuda.HostBuffer // the abort word (offset 0) and the status word (8)
+	words      *cuda.HostBuffer // the abort word (offset 0), the status word (8), the done words (doneAt)
 	abortPtr   cuda.DevicePtr
 	statusPtr  cuda.DevicePtr
+	donePtr    cuda.DevicePtr
 	abort      *atomic.Uint64
 	status     *atomic.Uint64
+	done       []atomic.Uint64 // one per CTA of a kernel (devsync "Completion")
 	stream     *cuda.Stream
-	done       *cuda.Event
 	epoch      devsync.Epoch // the last call's; the next is epoch.Next()
 	running    bool
+	blocks     int // CTAs of the running call's last kernel
+	polls      int // Progress's looks at the running call
 	broken     error // an aborted call leaves the flags unusable: every later call fails with it
 	grid       func(bytes int) cuda.NodeGrid
 }
 
+// doneAt is the done words' offset in the host-mapped words: a cache line
+// of their own, away from the words the host writes.
+const doneAt = 64
+
+// errorCheckEvery is how many looks at a running call's done words
+// Progress takes between two driver queries for an error (a kernel that
+// faulted never writes its words; the query reports the context's error).
+const errorCheckEvery = 1024
+
 // New allocates rank's scratch region on dev for slots of slotBytes (a
-// multiple of devsync.Align), zeroes its flags, and prepares the abort
-// word, the stream and the event. The region is not usable until Open.
+// multiple of devsync.Align), zeroes its flags, and prepares the abort,
+// status and done words and the stream. The region is not usable until
+// Open.
 func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	switch {
 	case size < 2 || size > devsync.MaxRanks || rank < 0 || rank >= size:
@@ -55,7 +69,7 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	if err = l.scratch.Memset(0, devsync.FlagBytes, 0); err != nil {
 		return nil, err
 	}
-	if l.words, err = dev.AllocMappedHost(16); err != nil {
+	if l.words, err = dev.AllocMappedHost(doneAt + devsync.DoneBytes); err != nil {
 		return nil, err
 	}
 	if l.abort, err = l.words.Word(0); err != nil {
@@ -72,10 +86,13 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	if l.statusPtr, err = l.words.MappedAddr(dev, 8); err != nil {
 		return nil, err
 	}
-	if l.stream, err = dev.NewStream(); err != nil {
+	if l.done, err = l.words.Words(doneAt, devsync.DoneBytes/8); err != nil {
 		return nil, err
 	}
-	if l.done, err = dev.NewEvent(false); err != nil {
+	if l.donePtr, err = l.words.MappedAddr(dev, doneAt); err != nil {
+		return nil, err
+	}
+	if l.stream, err = dev.NewStream(); err != nil {
 		return nil, err
 	}
 	return l, nil
@@ -252,7 +269,8 @@ func (l *Local) Begin(c Call) error { return l.BeginOn(c, nil) }
 // between (UCC's triggered post on a CUDA stream, as a framework posts
 // its collectives). The previous call has completed (a call begins only
 // after Progress saw it end), so the kernels need no order against the
-// team's own stream; Progress polls an event recorded on s.
+// team's own stream; Progress looks at the done words of the last
+// kernel, with no operation on s after it.
 func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 	stream := l.stream
 	if on != nil {
@@ -280,10 +298,10 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 		if s, bytes, err = l.shape(p); err != nil {
 			return err
 		}
-		e := l.epoch.Next()
+		e, g := l.epoch.Next(), l.grid(bytes)
 		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
-			Count: s.Count, Stride: s.Stride, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr}
-		if err := cuda.NodeLaunchAsync(stream, nc, l.grid(bytes)); err != nil {
+			Count: s.Count, Stride: s.Stride, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr, Done: l.donePtr}
+		if err := cuda.NodeLaunchAsync(stream, nc, g); err != nil {
 			if i > 0 {
 				// Peers run the pieces this rank launched and wait in the
 				// next one: the team's node calls cannot go on.
@@ -291,13 +309,26 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 			}
 			return err
 		}
-		l.epoch = e // launched: the peers' flags now count this piece
+		l.epoch, l.blocks = e, g.Blocks // launched: the peers' flags now count this piece
 	}
-	if err := l.done.Record(stream); err != nil {
+	l.running, l.polls = true, 0
+	return nil
+}
+
+// ended reports whether every CTA of the running call's last kernel has
+// released its epoch into its done word.
+func (l *Local) ended() bool {
+	return devsync.Ended(func(b int) uint64 { return l.done[b].Load() }, l.blocks, l.epoch)
+}
+
+// checkDevice reports a sticky error of the device (a kernel that
+// faulted: its done words never come), through the team's own stream.
+func (l *Local) checkDevice() error {
+	if _, err := l.stream.Done(); err != nil {
+		l.running = false
 		l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
-		return err
+		return l.broken
 	}
-	l.running = true
 	return nil
 }
 
@@ -307,13 +338,10 @@ func (l *Local) Progress() (bool, error) {
 	if !l.running {
 		return true, nil
 	}
-	done, err := l.done.Done()
-	if err != nil {
-		l.running = false
-		l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
-		return false, err
-	}
-	if !done {
+	if !l.ended() {
+		if l.polls++; l.polls%errorCheckEvery == 0 {
+			return false, l.checkDevice()
+		}
 		return false, nil
 	}
 	l.running = false
@@ -332,13 +360,18 @@ func (l *Local) Abort(cause error) error {
 		return nil
 	}
 	l.abort.Store(devsync.AbortWord(l.size)) // non-zero: every wait ends
-	err := l.done.Synchronize()
+	for !l.ended() {
+		if err := l.checkDevice(); err != nil {
+			return err
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
 	l.running = false
-	return err
+	return nil
 }
 
-// Close releases the mappings, the region, the words, the stream and the
-// event; a call still running is aborted first.
+// Close releases the mappings, the region, the words and the stream; a
+// call still running is aborted first.
 func (l *Local) Close() error {
 	var errs []error
 	if l.running {
@@ -350,9 +383,6 @@ func (l *Local) Close() error {
 		}
 	}
 	l.peers, l.ptrs = nil, nil
-	if l.done != nil {
-		errs = append(errs, l.done.Destroy())
-	}
 	if l.stream != nil {
 		errs = append(errs, l.stream.Destroy())
 	}

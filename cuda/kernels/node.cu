@@ -26,8 +26,10 @@
 // ld.acquire.sys until it holds the epoch, and the CTA meets at a barrier
 // before any thread loads the peer's data. Spinning threads look at the
 // abort word every GORING_NODE_ABORT_EVERY loads; when it is set the
-// kernel writes its epoch to its status word (if given) and returns
-// without finishing.
+// kernel writes its epoch to its status word (if given) and leaves the
+// call unfinished. Either way every CTA ends by releasing the epoch into
+// its host-mapped done word (finish), which is how the host sees a call
+// end.
 //
 // Reductions read every rank's element, rank 0 first, and fold them in
 // that order: every rank gets the same bits, those of the host's left
@@ -51,6 +53,7 @@ struct node_args {
     unsigned long long in, out;                     // this rank's buffers
     unsigned long long abort_word;                  // host-mapped, device address; 0: none
     unsigned long long status;                      // host-mapped word set to the epoch on abort; 0: none
+    unsigned long long done;                        // host-mapped done words, one per block; 0: none
     unsigned long long epoch;
     unsigned long long count;      // elements (allgather: bytes) per devsync.Shape.Count
     unsigned long long slot_bytes; // one data slot, a multiple of 16
@@ -143,6 +146,17 @@ __device__ __forceinline__ bool wait(const node_args &a, unsigned phase)
         return false;
     }
     return true;
+}
+
+// finish: the CTA's end (devsync/doc.go "Completion"), after its last
+// store or an aborted wait: the CTA meets at a barrier and thread 0
+// releases the epoch into the block's host-mapped done word, so that the
+// host can see the call end without an event behind the kernel.
+__device__ __forceinline__ void finish(const node_args &a)
+{
+    if (a.done == 0) return;
+    __syncthreads();
+    if (threadIdx.x == 0) store_release_sys(reinterpret_cast<u64 *>(a.done) + blockIdx.x, a.epoch);
 }
 
 // Memory-level parallelism. A load over NVLink takes microseconds, so a
@@ -448,11 +462,9 @@ template <typename T, typename Op> __device__ void reduce_scatter(const node_arg
     fold_sources<T, Op>(src, a.nranks, n, a.out + off * sz, 0);
 }
 
-} // namespace
-
 // Allgather by stores (devsync/plan_allgather.go), on bytes: count is each
 // rank's input in bytes.
-extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a)
+__device__ __forceinline__ void allgather(const node_args &a)
 {
     u64 off, n;
     part(a.count, gridDim.x, blockIdx.x, 16, &off, &n);
@@ -467,13 +479,22 @@ extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_nod
     }
 }
 
-// goring_node_{oneshot,twoshot,reduce_scatter}_<dtype>_<op>.
+} // namespace
+
+extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a)
+{
+    allgather(a);
+    finish(a);
+}
+
+// goring_node_{oneshot,twoshot,reduce_scatter}_<dtype>_<op>. Every kernel
+// ends with finish, whether its call completed or an abort stopped it.
 #define GORING_NODE_KERNELS(name, T, Op)                                                                    \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
-        goring_node_oneshot_##name(node_args a) { oneshot<T, Op>(a); }                                      \
+        goring_node_oneshot_##name(node_args a) { oneshot<T, Op>(a); finish(a); }                           \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
-        goring_node_twoshot_##name(node_args a) { twoshot<T, Op>(a); }                                      \
+        goring_node_twoshot_##name(node_args a) { twoshot<T, Op>(a); finish(a); }                           \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
-        goring_node_reduce_scatter_##name(node_args a) { reduce_scatter<T, Op>(a); }
+        goring_node_reduce_scatter_##name(node_args a) { reduce_scatter<T, Op>(a); finish(a); }
 
 GORING_FOR_EACH_REDUCTION(GORING_NODE_KERNELS)
