@@ -13,8 +13,8 @@ import (
 // collective must see what the caller queued on the stream before it, and
 // what the caller queues after must see its results. A node call does
 // that with no host in the way: its kernels go on the caller's stream,
-// and the call completes when an event recorded behind them has
-// (nodeexec.Local.BeginOn). Any other call would need the host to wait
+// and the call completes when their done words say so
+// (nodeexec.Local.BeginOn, devsync "Completion"). Any other call would need the host to wait
 // for the stream first and to hold the stream until the call completes,
 // which UCC's own triggered post already does for any layer (its
 // executor's wait on the stream): PostOn refuses those, with a
