@@ -4,7 +4,8 @@
 # moe_run: goring's dispatch and combine on GPU buffers across the
 # namespaced nodes beside NCCL's all_to_all_single with unicast's counts
 # (scripts/moe_nccl.py, one rank per command in its node's namespace,
-# NCCL_HOSTID per node, on the same rails), and the bytes every run put on
+# NCCL_HOSTID per node, or per rank where a node's ranks share a GPU:
+# MOE_NCCL_HOSTID; on the same rails), and the bytes every run put on
 # the rails beside what goring's plan predicts (goring plan ... "bytes
 # cross nodes").
 #
@@ -23,9 +24,45 @@
 #      calls;
 #   3. NCCL with the same routing, timed and its rail bytes read alike;
 #   4. the table (moe_nccl.py table) and the bytes table.
-# A shape with more ranks than GPUs shares each GPU between the nodes
-# (rank r on GPU r % GPUS, goring and NCCL alike; a node's ranks on
-# distinct GPUs, so NCCL accepts it).
+# A shape with more ranks than GPUs shares the GPUs (rank r on GPU
+# r % GPUS, goring and NCCL alike): with PPN <= GPUS each GPU holds ranks
+# of different nodes only; with PPN > GPUS (2 x 4 on one GPU) a node's
+# ranks share GPUs too, which goring allows and NCCL does not under one
+# host ID (MOE_NCCL_HOSTID below).
+#
+# MOE_NCCL_HOSTID: which NCCL_HOSTID each NCCL rank gets.
+#   node: goring-netns-node<k>, the node's ranks one NCCL host (as on a
+#         real cluster: NCCL's P2P/SHM transports inside it, sockets on the
+#         rails between nodes). NCCL (2.28: init.cc's "Duplicate GPU
+#         detected") refuses two ranks whose host hash and PCI bus ID are
+#         both equal; the host hash is a hash of NCCL_HOSTID where it is
+#         set (else of the host name and the boot ID), so two ranks of a
+#         node on one GPU are refused: the shape's NCCL row is skipped.
+#   rank: goring-netns-node<k>-rank<j>, every rank its own NCCL host. The
+#         check passes (the hashes differ), and what changes for NCCL is:
+#         it sees one rank a host (no node-local ranks, so no P2P, SHM or
+#         PXN, all of which need equal host hashes); every pair, those of
+#         one node too, goes through the NET transport, i.e. its socket
+#         plugin on the NCCL_SOCKET_IFNAME interfaces (railN). A rank's
+#         peer on its own node listens on one of the node's own rail
+#         addresses (198.18.r.(k+1)): the kernel routes a packet to a local
+#         address through lo (the local routing table), not out of the
+#         rail's veth, so that traffic crosses no tbf and no rail counter
+#         (a TCP stream between two rail addresses of one namespace:
+#         0 rail bytes, 3.3 GiB/s on a 2-core VM, against 0.125 GB/s a
+#         rail). Inside a node NCCL thus moves bytes by TCP over loopback
+#         (host staging, not NVLink: slower than goring's push engine, but
+#         far faster than the rails that set the pace), and between nodes
+#         over the same sockets on the same rails as with node (all_to_all
+#         is send/recv: the ring/tree choice that nNodes feeds is not
+#         used). Only the rails' bytes are counted, which must equal
+#         unicast's (the bytes table's "nccl" row checks it).
+#         Keep NCCL_SOCKET_IFNAME on the rails: lo there would advertise
+#         127.0.0.1, which the other node cannot reach.
+#   auto (default): rank where the shape puts a node's ranks on shared
+#         GPUs (PPN > GPUS), else node.
+# (NCCL 2.30 and later accept ranks of one host on one GPU with
+# NCCL_MULTI_RANK_GPU_ENABLE=1; PyTorch's NCCL 2.28 does not have it.)
 
 MOE_PPN=${MOE_PPN:-1 2}
 MOE_ROUTINGS=${MOE_ROUTINGS:-relay hot}
@@ -33,6 +70,19 @@ MOE_TOKENS=${MOE_TOKENS:-2048}
 MOE_ITERS=${MOE_ITERS:-5}
 MOE_ALGS=${MOE_ALGS:-unicast multiwrite nimble}
 MOE_TIMEOUT=${MOE_TIMEOUT:-300} # seconds an NCCL rank may take
+MOE_NCCL_HOSTID=${MOE_NCCL_HOSTID:-auto} # node, rank or auto (above)
+
+# moe_nccl_hostid PPN R: the NCCL_HOSTID of rank R in a shape of PPN ranks
+# a node (MOE_NCCL_HOSTID, GPUS); fails on an unknown mode.
+moe_nccl_hostid() {
+  local ppn=$1 r=$2 mode=$MOE_NCCL_HOSTID
+  [ "$mode" = auto ] && { mode=node; [ "$ppn" -gt "$GPUS" ] && mode=rank; }
+  case $mode in
+    node) echo "goring-netns-node$((r / ppn))" ;;
+    rank) echo "goring-netns-node$((r / ppn))-rank$((r % ppn))" ;;
+    *) echo "device_netns_moe: MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID: want node, rank or auto" >&2; return 1 ;;
+  esac
+}
 
 # moe_bytes DIFF CALLS: bytes a call, from tc's counters' difference.
 moe_bytes() { awk -v d="$1" -v n="$2" 'BEGIN { printf "%.0f", d / n }'; }
@@ -88,14 +138,18 @@ moe_run() {
       local nj=$OUT/moe_nccl_$tag.json ifs pids=() nfail=0 r o p
       rm -f "$nj"
       ifs=$(seq -s, -f 'rail%g' 0 $((ppn - 1)))
-      if [ "$ppn" -gt "$GPUS" ]; then
-        echo "skipped NCCL: a node's $ppn ranks need distinct GPUs ($GPUS)"
+      local h0 h1
+      if ! h0=$(moe_nccl_hostid "$ppn" 0) || ! h1=$(moe_nccl_hostid "$ppn" 1); then
+        echo "FAIL moe_nccl_$tag: MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID (node, rank or auto)" | tee -a "$OUT/summary.txt"; fail=1
+      elif [ "$ppn" -gt "$GPUS" ] && [ "$h0" = "$h1" ]; then
+        echo "skipped NCCL: a node's $ppn ranks share $GPUS GPU(s) under one NCCL_HOSTID (MOE_NCCL_HOSTID=rank or auto)"
       else
+        echo "NCCL: NCCL_HOSTID $h0, $h1, ... (MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID), sockets on $ifs"
         a=$("$TB" sent total)
         for ((r = np - 1; r >= 0; r--)); do
           k=$((r / ppn))
           o=(); [ $r = 0 ] && o=(--out "$nj")
-          ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="goring-netns-node$k" NCCL_SOCKET_IFNAME="$ifs" NCCL_IB_DISABLE=1 \
+          ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="$(moe_nccl_hostid "$ppn" "$r")" NCCL_SOCKET_IFNAME="$ifs" NCCL_IB_DISABLE=1 \
             NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
             timeout "$MOE_TIMEOUT" python3 "$ROOT/scripts/moe_nccl.py" run --routing "$routing" --rank "$r" --addr 198.18.0.1 \
             --port 29541 --iters "$MOE_ITERS" --warmup 1 "${o[@]}" >"$LOGS/moe_nccl_${tag}_rank$r.err" 2>&1 &

@@ -4,6 +4,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -41,4 +42,37 @@ print(rows, m.splits("dispatch", rows, 1), m.splits("combine", rows, 1))`, filep
 	out, err = cmd.CombinedOutput()
 	require.Error(t, err)
 	assert.Contains(t, string(out), "set NCCL_NVLS_ENABLE=0")
+}
+
+// device_netns_moe.sh gives NCCL's ranks one NCCL_HOSTID a node unless a
+// node's ranks share a GPU (MOE_NCCL_HOSTID=auto), where each rank gets
+// its own (NCCL refuses two ranks of one host hash on one bus ID); node
+// and rank force either, and anything else is refused.
+func TestMoENCCLHostID(t *testing.T) {
+	hostid := func(mode string, gpus, ppn, rank int) (string, error) {
+		cmd := exec.Command("bash", "-c", `set -u; source ./device_netns_moe.sh; moe_nccl_hostid "$1" "$2"`, "-",
+			strconv.Itoa(ppn), strconv.Itoa(rank))
+		cmd.Env = append(os.Environ(), "MOE_NCCL_HOSTID="+mode, "GPUS="+strconv.Itoa(gpus))
+		out, err := cmd.CombinedOutput()
+		return strings.TrimSpace(string(out)), err
+	}
+	for _, c := range []struct {
+		mode            string
+		gpus, ppn, rank int
+		want            string
+	}{
+		{"auto", 1, 4, 5, "goring-netns-node1-rank1"}, // 2 x 4 on one GPU
+		{"auto", 1, 4, 3, "goring-netns-node0-rank3"},
+		{"auto", 2, 2, 3, "goring-netns-node1"}, // 2 x 2 on two GPUs: a node's ranks apart
+		{"auto", 1, 1, 1, "goring-netns-node1"},
+		{"node", 1, 4, 5, "goring-netns-node1"},
+		{"rank", 8, 4, 6, "goring-netns-node1-rank2"},
+	} {
+		got, err := hostid(c.mode, c.gpus, c.ppn, c.rank)
+		require.NoError(t, err, "%+v: %s", c, got)
+		assert.Equal(t, c.want, got, "%+v", c)
+	}
+	out, err := hostid("host", 1, 4, 0)
+	require.Error(t, err)
+	assert.Contains(t, out, "want node, rank or auto")
 }
