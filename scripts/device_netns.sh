@@ -9,9 +9,11 @@
 #
 #   bash scripts/device_netns.sh [all|validate|time|mpi|moe|"mpi time"...]   # OUT=dir keeps the logs
 #
-# 1. the testbed: NODES nodes (2) of PPN ranks (GPUs / NODES), RAILS rails
-#    (max(PPN, 2)) at RATE (1gbit: far below what a veth and the staging
-#    copies carry, so the rails set the pace), torn down on any exit;
+# 1. the testbed: NODES nodes (2) of PPN ranks (GPUs / NODES; in mode moe
+#    alone at least 1), RAILS rails (max(PPN, 2), in mode moe at least the
+#    largest of MOE_PPN) at RATE (1gbit: far below what a veth and the
+#    staging copies carry, so the rails set the pace), torn down on any
+#    exit;
 # 2. (validate) one host-memory run (the testbed and launcher alone), then
 #    every collective with every algorithm, odd sizes,
 #    --validate, on 2 x 1 and 2 x 2 ranks (2 x 2 on fewer than 4 GPUs shares
@@ -31,7 +33,10 @@
 # 5. (moe) MoE dispatch and combine: every algorithm validated, each timed
 #    beside NCCL's all_to_all_single with the same routing, and the bytes
 #    each put on the rails beside goring's plan
-#    (scripts/device_netns_moe.sh).
+#    (scripts/device_netns_moe.sh). MOE_PPN=4 on one GPU (NIMBLE's 2 x 4:
+#    8 ranks, 4 rails) gives each NCCL rank its own NCCL_HOSTID
+#    (MOE_NCCL_HOSTID there):
+#      MOE_PPN=4 MOE_ROUTINGS=hot bash scripts/device_netns.sh moe
 # MODE is one of these words or several; all is validate and time.
 # The last line says whether everything passed; the exit status too.
 set -uo pipefail
@@ -110,9 +115,19 @@ export PATH=$W:$PATH
 
 GPUS=${GPUS:-$(nvidia-smi -L | wc -l)}
 NODES=${NODES:-2}
-PPN=${PPN:-$((GPUS / NODES))}
+# Mode moe alone takes its shapes from MOE_PPN, which may share GPUs (one
+# GPU: PPN 1 here, all ranks on it there).
+ppn0=$((GPUS / NODES))
+[ "$MODE" = moe ] && [ "$ppn0" -lt 1 ] && ppn0=1
+PPN=${PPN:-$ppn0}
 [ "$PPN" -ge 1 ] || die "$GPUS GPU(s) for $NODES nodes: want at least one GPU per node (NODES=, PPN=)"
-RAILS=${RAILS:-$((PPN > 2 ? PPN : 2))}
+# Rails: max(PPN, 2), and in mode moe at least the largest of MOE_PPN (a
+# shape of PPN ranks a node uses PPN rails).
+rails0=$((PPN > 2 ? PPN : 2))
+if [[ " $MODE " == *" moe "* ]]; then
+  for p in ${MOE_PPN:-1 2}; do [ "$p" -gt "$rails0" ] && rails0=$p; done
+fi
+RAILS=${RAILS:-$rails0}
 RATE=${RATE:-1gbit}
 SIZES=${SIZES:-1MiB:64MiB}
 # COLLS: the collectives timed, goring and NCCL alike (a subset of the three).
