@@ -87,6 +87,13 @@ moe_nccl_hostid() {
 # moe_bytes DIFF CALLS: bytes a call, from tc's counters' difference.
 moe_bytes() { awk -v d="$1" -v n="$2" 'BEGIN { printf "%.0f", d / n }'; }
 
+# moe_rails BEFORE AFTER CALLS: bytes a call each node sent on each rail,
+# from two `testbed.sh sent` listings, on one line (nodeK/railR=BYTES);
+# the busiest, at RATE, is the floor of a call's time.
+moe_rails() {
+  awk -v n="$3" 'NR == FNR { a[$1] = $2; next } { printf "%s%s=%.0f", sep, $1, ($2 - a[$1]) / n; sep = " " } END { print "" }' "$1" "$2"
+}
+
 moe_run() {
   local ppn np v rflags c dt alg a b tag k tb
   local bt=$OUT/moe_bytes.txt
@@ -113,16 +120,17 @@ moe_run() {
         run "moe_validate_${c}_$tag" gbench "$c" --nodes "$NODES" --ppn "$ppn" --rails "$ppn" --alg all \
           --tokens "7,$MOE_TOKENS" "${rflags[@]}" "${dt[@]}" --iters 1 --warmup 1 --validate --json
         for alg in $MOE_ALGS; do
-          a=$("$TB" sent total)
+          a=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_before"
           if gbench "$c" --nodes "$NODES" --ppn "$ppn" --rails "$ppn" --alg "$alg" --tokens "$MOE_TOKENS" \
             "${rflags[@]}" "${dt[@]}" --iters "$MOE_ITERS" --warmup 1 --json \
             >"$OUT/moe_goring_${c}_${alg}_$tag.json" 2>"$LOGS/moe_goring_${c}_${alg}_$tag.err"; then
-            b=$("$TB" sent total)
+            b=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_after"
             gj+=("$OUT/moe_goring_${c}_${alg}_$tag.json")
             printf '%-8s %-5s %-8s %-10s measured %12s predicted %12s\n' "$c" "$tag" "$alg" goring \
               "$(moe_bytes "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" $((MOE_ITERS + 1)))" \
               "$("$B/goring" plan "$c" --alg "$alg" --topo "$tb" --tokens "$MOE_TOKENS" "${rflags[@]}" "${dt[@]}" |
                 sed -n 's/.*; \([0-9]*\) bytes cross nodes.*/\1/p')" | tee -a "$bt"
+            echo "  rails: $(moe_rails "$LOGS/moe_rails_before" "$LOGS/moe_rails_after" $((MOE_ITERS + 1)))" | tee -a "$bt"
           else
             echo "FAIL moe_time_${c}_${alg}_$tag" | tee -a "$OUT/summary.txt"
             tail -6 "$LOGS/moe_goring_${c}_${alg}_$tag.err" | tee -a "$OUT/summary.txt"; fail=1
@@ -145,7 +153,7 @@ moe_run() {
         echo "skipped NCCL: a node's $ppn ranks share $GPUS GPU(s) under one NCCL_HOSTID (MOE_NCCL_HOSTID=rank or auto)"
       else
         echo "NCCL: NCCL_HOSTID $h0, $h1, ... (MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID), sockets on $ifs"
-        a=$("$TB" sent total)
+        a=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_before"
         for ((r = np - 1; r >= 0; r--)); do
           k=$((r / ppn))
           o=(); [ $r = 0 ] && o=(--out "$nj")
@@ -156,12 +164,15 @@ moe_run() {
           pids+=($!)
         done
         for p in "${pids[@]}"; do wait "$p" || nfail=1; done
-        b=$("$TB" sent total)
+        b=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_after"
         if [ $nfail = 0 ] && [ -s "$nj" ]; then
           echo "ok   moe_nccl_$tag" | tee -a "$OUT/summary.txt"
           # Each collective: one checked call, the warm-up, the timed ones.
           printf '%-8s %-5s %-8s %-10s measured %12s\n' "both" "$tag" nccl nccl \
             "$(moe_bytes "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" $((2 * (MOE_ITERS + 2))))" | tee -a "$bt"
+          # Dispatch's and combine's calls together: node 1's rails carry
+          # mostly dispatch's (to the hot rank), node 0's combine's.
+          echo "  rails: $(moe_rails "$LOGS/moe_rails_before" "$LOGS/moe_rails_after" $((2 * (MOE_ITERS + 2))))" | tee -a "$bt"
         else
           echo "FAIL moe_nccl_$tag (baseline only)" | tee -a "$OUT/summary.txt"
           tail -6 "$LOGS/moe_nccl_${tag}_rank0.err" | tee -a "$OUT/summary.txt"; rm -f "$nj"

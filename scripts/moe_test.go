@@ -76,3 +76,15 @@ func TestMoENCCLHostID(t *testing.T) {
 	require.Error(t, err)
 	assert.Contains(t, out, "want node, rank or auto")
 }
+
+// moe_rails turns two `testbed.sh sent` listings into each rail's bytes a
+// call, one line.
+func TestMoERails(t *testing.T) {
+	dir := t.TempDir()
+	before, after := filepath.Join(dir, "before"), filepath.Join(dir, "after")
+	require.NoError(t, os.WriteFile(before, []byte("node0/rail0 100\nnode0/rail1 50\nnode1/rail0 0\n"), 0o644))
+	require.NoError(t, os.WriteFile(after, []byte("node0/rail0 700\nnode0/rail1 50\nnode1/rail0 1200\n"), 0o644))
+	out, err := exec.Command("bash", "-c", `set -u; source ./device_netns_moe.sh; moe_rails "$1" "$2" 6`, "-", before, after).CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	assert.Equal(t, "node0/rail0=100 node0/rail1=0 node1/rail0=200\n", string(out))
+}
