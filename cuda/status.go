@@ -26,6 +26,7 @@ const (
 	ErrNoDevice              Result = 100
 	ErrInvalidDevice         Result = 101
 	ErrInvalidContext        Result = 201
+	ErrAlreadyMapped         Result = 208
 	ErrPeerAccessUnsupported Result = 217
 	ErrInvalidHandle         Result = 400
 	ErrNotReady              Result = 600
@@ -43,6 +44,7 @@ var fallbackNames = map[Result]string{
 	ErrNoDevice:              "CUDA_ERROR_NO_DEVICE",
 	ErrInvalidDevice:         "CUDA_ERROR_INVALID_DEVICE",
 	ErrInvalidContext:        "CUDA_ERROR_INVALID_CONTEXT",
+	ErrAlreadyMapped:         "CUDA_ERROR_ALREADY_MAPPED",
 	ErrPeerAccessUnsupported: "CUDA_ERROR_PEER_ACCESS_UNSUPPORTED",
 	ErrInvalidHandle:         "CUDA_ERROR_INVALID_HANDLE",
 	ErrNotReady:              "CUDA_ERROR_NOT_READY",

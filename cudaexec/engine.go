@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/exec"
@@ -38,6 +39,10 @@ type Engine struct {
 	planner  Planner
 	stages   map[stageKey]*staging
 	maxStage int64
+
+	// closing: the stale mappings' closes still running (closeStale),
+	// each a channel closed when its close returned.
+	closing []chan struct{}
 }
 
 // maxMappings bounds the open mappings; maxExports the cached keys.
@@ -252,7 +257,7 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 	for ok, om := range e.maps {
 		if ok.peer == peer && ok.dev == k.dev && om.inFlight == 0 && base < om.base+uint64(om.size) && om.base < base+uint64(size) {
 			delete(e.maps, ok)
-			closeStale(om)
+			e.closeStale(om)
 		}
 	}
 	if len(e.maps) >= maxMappings {
@@ -261,6 +266,14 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 	var h cuda.IPCHandle
 	copy(h[:], key[:64])
 	buf, err := d.OpenIPC(h, size)
+	if errors.Is(err, cuda.ErrAlreadyMapped) && e.closesDone(staleCloseWait) {
+		// The peer freed memory and allocated again where it was: this
+		// process maps a peer's allocation at the same place in its own
+		// address space as the peer has it, so the new one cannot be
+		// mapped while the old mapping is still open. A stale mapping's
+		// close runs on its own goroutine and may not have returned.
+		buf, err = d.OpenIPC(h, size)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("cudaexec: mapping rank %d's device buffer (exported on device %d): %w", peer, binary.LittleEndian.Uint32(key[88:]), err)
 	}
@@ -285,8 +298,54 @@ func (e *Engine) unmap(k mapKey, m *mapping) {
 // stream moves on, and the close returns. Nothing else holds the mapping:
 // it has left the cache, no copy uses it (inFlight 0), and the peer's
 // memory behind it is gone, so no later call maps that handle again.
-func closeStale(m *mapping) {
-	go func() { _ = m.buf.Free() }()
+//
+// Until the close returns, memory the peer allocated again at the same
+// place cannot be mapped (CUDA_ERROR_ALREADY_MAPPED: one H200, every
+// layer installed, ucc_perftest's reduce_scatter through goring's leader
+// at its second size). mapping waits for the closes then (closesDone),
+// at most staleCloseWait: under a held stream a close cannot return
+// before the call completes, and the call fails with the driver's error
+// instead of waiting for ever.
+func (e *Engine) closeStale(m *mapping) {
+	k := 0
+	for _, c := range e.closing { // forget the closes that returned
+		select {
+		case <-c:
+		default:
+			e.closing[k] = c
+			k++
+		}
+	}
+	e.closing = e.closing[:k]
+	done := make(chan struct{})
+	e.closing = append(e.closing, done)
+	go func() {
+		_ = m.buf.Free()
+		close(done)
+	}()
+}
+
+// staleCloseWait bounds how long a mapping waits for stale closes.
+const staleCloseWait = 2 * time.Second
+
+// closesDone waits up to d for every stale close started so far and
+// reports whether all returned.
+func (e *Engine) closesDone(d time.Duration) bool {
+	if len(e.closing) == 0 {
+		return true
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	for i, c := range e.closing {
+		select {
+		case <-c:
+		case <-timer.C:
+			e.closing = e.closing[i:]
+			return false
+		}
+	}
+	e.closing = e.closing[:0]
+	return true
 }
 
 // evictOldest closes the least recently used idle mapping.
@@ -380,6 +439,9 @@ func (e *Engine) Close() error {
 	for k, m := range e.maps {
 		errs = append(errs, m.buf.Free())
 		delete(e.maps, k)
+	}
+	if !e.closesDone(staleCloseWait) {
+		errs = append(errs, errors.New("cudaexec: a stale mapping's close has not returned"))
 	}
 	errs = append(errs, e.freeStages())
 	for k, s := range e.streams {
