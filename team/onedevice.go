@@ -24,8 +24,13 @@ import (
 // runsOnOneDevice reports whether a call of alg on mem runs as one
 // process's device work.
 func (t *Team) runsOnOneDevice(a Args, alg string, mem exec.Mem) bool {
-	return !mem.IsHost() && t.sharedGPU && t.engine != nil && t.oneHost && direct.Runs(alg, a.Coll, t.size)
+	return !mem.IsHost() && t.leaderCapable() && direct.Runs(alg, a.Coll, t.size)
 }
+
+// leaderCapable says whether the team's CUDA calls can run as one
+// process's device work: its ranks share one GPU of one host, and the
+// push engine is on.
+func (t *Team) leaderCapable() bool { return t.sharedGPU && t.engine != nil && t.oneHost }
 
 // newOneDeviceRunner prepares the call to run on the shared GPU: B is the call's
 // vector (an allreduce's, a bcast's) or block (an allgather's, a

@@ -27,6 +27,7 @@ type scoreKey struct {
 	shape  tune.Shape
 	layers string // the context's team layers (claims by measurement)
 	node   bool   // the team can run node kernels
+	shared bool   // the team's ranks share one GPU (the leader's)
 }
 
 // shape is what the model needs of t. A lazy team that has not connected
@@ -93,20 +94,20 @@ func (t *Team) scores() (string, string) {
 	s := t.shape()
 	ks := s
 	ks.Cal = nil // the file's name stands for it: the cache keeps no context's calibration alive
-	node := t.nodeCapable()
-	k := scoreKey{t.ctx.algKey, ks, strings.Join(t.layers, ","), node}
+	node, shared := t.nodeCapable(), t.leaderCapable()
+	k := scoreKey{t.ctx.algKey, ks, strings.Join(t.layers, ","), node, shared}
 	scoreCache.Lock()
 	defer scoreCache.Unlock()
 	if v, ok := scoreCache.m[k]; ok {
 		return v[0], v[1]
 	}
 	str, _, summary := tune.Claims(s, t.teamAlg)
-	if node {
+	if node || shared {
 		// Measured claims in a second layer of the string (after '|', which
 		// the shim applies separately: UCC refuses overlapping ranges in
 		// one string): where they overlap the model's, they win.
 		if gpu, err := cuda.DeviceName(0); err == nil {
-			if nc := tune.NodeClaims(gpu, t.size, t.layers); nc != "" {
+			if nc := tune.NodeClaims(gpu, t.size, shared, t.layers); nc != "" {
 				str += "|" + nc
 				summary += "; measured on " + gpu + ": " + nc
 			}

@@ -33,11 +33,13 @@ type nodeRow struct {
 }
 
 // nodeTable is a measured machine: the GPU model its name starts with,
-// the ranks, and the rows per collective.
+// the ranks, whether they shared one GPU (else a GPU each), and the rows
+// per collective.
 type nodeTable struct {
-	gpu   string
-	ranks int
-	rows  map[coll.Collective][]nodeRow
+	gpu    string
+	ranks  int
+	shared bool
+	rows   map[coll.Collective][]nodeRow
 }
 
 // nodeTables: the H100 node from docs/gpu.md "Through UCC on four GPUs" (ucc_perftest -m
@@ -127,13 +129,13 @@ var nodeTables = []nodeTable{{
 const nodeClaimMargin = 0.95
 
 // NodeClaims is the score string of the CUDA calls goring claims on a
-// node team of ranks ranks whose GPU is named gpu, given the layers of
-// the UCC context (UCC's names: "ucp", "nccl", "cuda", ...); "" where no
-// measured table fits. A row decides from its size (the first from 0) up
+// team of ranks ranks on one host whose GPU is named gpu, a GPU each or
+// all on one (shared), given the layers of the UCC context (UCC's names:
+// "ucp", "nccl", "cuda", ...); "" where no measured table fits. A row decides from its size (the first from 0) up
 // to the next row's, the last up to twice its size: beyond the table
 // nothing is claimed.
-func NodeClaims(gpu string, ranks int, layers []string) string {
-	t := findNodeTable(gpu, ranks)
+func NodeClaims(gpu string, ranks int, shared bool, layers []string) string {
+	t := findNodeTable(gpu, ranks, shared)
 	if t == nil {
 		return ""
 	}
@@ -182,10 +184,12 @@ func fasterThanDefault(r nodeRow, present map[string]bool) bool {
 	return true
 }
 
-func findNodeTable(gpu string, ranks int) *nodeTable {
-	for i := range nodeTables {
-		if t := &nodeTables[i]; t.ranks == ranks && strings.HasPrefix(gpu, t.gpu) {
-			return t
+func findNodeTable(gpu string, ranks int, shared bool) *nodeTable {
+	for _, ts := range [][]nodeTable{nodeTables, sharedTables} {
+		for i := range ts {
+			if t := &ts[i]; t.ranks == ranks && t.shared == shared && strings.HasPrefix(gpu, t.gpu) {
+				return t
+			}
 		}
 	}
 	return nil
