@@ -26,13 +26,15 @@ type modelScoresFlags struct {
 	calib    string
 	lanes    int
 	crossmem int
+	gpuModel string
+	layers   string
 	asJSON   bool
 }
 
 func newModelScoresCmd() *cobra.Command {
 	var f modelScoresFlags
 	c := &cobra.Command{
-		Use:   "scores --np N [--gpus G] [--calibration FILE] [--cpath-max 64K] [--lanes W] [--crossmem T] [--json]",
+		Use:   "scores --np N [--gpus G [--gpu-model NAME] [--layers L]] [--calibration FILE] [--cpath-max 64K] [--lanes W] [--crossmem T] [--json]",
 		Short: "which collectives and sizes goring's UCC team layer claims from tl/ucp on a team of one host, and why",
 		Long: `scores prints what goring's team layer computes when UCC creates a team of
 --np ranks on one host (docs/ucc.md "Default scores from the model"): for host
@@ -50,7 +52,10 @@ then takes as many as pay for it, and is predicted as its largest lane part.
 --crossmem T is the threads each rank runs cross-memory reads on with
 UCC_TL_GORING_CROSSMEM=auto: the host allreduce and allgather sizes where they
 were measured faster are claimed by that measured rule (shown as "measured",
-not predicted). The
+not predicted). --gpu-model NAME (the GPUs' name as the driver gives it,
+"NVIDIA H200") adds the claims measured on such a machine against UCC's GPU
+layers (docs/ucc.md: score 41 where goring beat the layer UCC would otherwise
+run, of those in --layers), after a '|' as the team layer applies them. The
 team layer's own options (UCC_TL_GORING_ALG_*) are not read: the defaults are
 predicted.`,
 		Args: cobra.NoArgs,
@@ -63,6 +68,8 @@ predicted.`,
 	fl.StringVar(&f.calib, "calibration", "", "goring.calibration/v1 file of this machine (a rank per GPU)")
 	fl.IntVar(&f.lanes, "lanes", 1, "lanes each rank opened with UCC_TL_GORING_LANES=auto (host calls)")
 	fl.IntVar(&f.crossmem, "crossmem", 0, "threads each rank has with UCC_TL_GORING_CROSSMEM=auto (0: off)")
+	fl.StringVar(&f.gpuModel, "gpu-model", "", "the GPUs' name (\"NVIDIA H200\"): add the claims measured on such GPUs (needs --gpus)")
+	fl.StringVar(&f.layers, "layers", "ucp,cuda,nccl", "UCC's team layers in the context, for --gpu-model's claims")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	return c
 }
@@ -99,6 +106,17 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 		s.Cal, s.CalName, s.GPUModel = cal, f.calib, cal.GPUModel
 	}
 	str, points, summary := tune.Claims(s, choose.OneHost(f.np, f.gpus).Claim)
+	if f.gpuModel != "" {
+		if f.gpus == 0 {
+			return fmt.Errorf("--gpu-model needs --gpus: the claims are of CUDA calls")
+		}
+		if nc := tune.NodeClaims(f.gpuModel, f.np, f.gpus == 1, strings.Split(f.layers, ",")); nc != "" {
+			str += "|" + nc
+			summary += "; measured on " + f.gpuModel + ": " + nc
+		} else {
+			summary += "; nothing measured on " + f.gpuModel + " for this team"
+		}
+	}
 	if f.asJSON {
 		return writeScoresJSON(w, str, summary, points)
 	}

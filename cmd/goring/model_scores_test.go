@@ -96,3 +96,23 @@ func TestModelScoresBadInput(t *testing.T) {
 		assert.Contains(t, stderr, c.want, "%v", c.args)
 	}
 }
+
+// --gpu-model adds the claims measured on such GPUs, after a '|' as the
+// team layer applies them: four processes sharing an H200 take allgather
+// and reduce_scatter from tl/cuda at every size; a team the tables have
+// no figures for gets none, and says so.
+func TestModelScoresMeasured(t *testing.T) {
+	out, stderr, code := runCLI(t, "model", "scores", "--np", "4", "--gpus", "1", "--gpu-model", "NVIDIA H200")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "|allgather:cuda:0-2147483648:41#reduce_scatter:cuda:0-536870912:41\n")
+	assert.Contains(t, out, "measured on NVIDIA H200")
+
+	out, stderr, code = runCLI(t, "model", "scores", "--np", "3", "--gpus", "1", "--gpu-model", "NVIDIA H200")
+	require.Equal(t, 0, code, stderr)
+	assert.Contains(t, out, "nothing measured on NVIDIA H200 for this team")
+	assert.NotContains(t, out, ":41")
+
+	_, stderr, code = runCLI(t, "model", "scores", "--np", "4", "--gpu-model", "NVIDIA H200")
+	assert.NotEqual(t, 0, code)
+	assert.Contains(t, stderr, "--gpu-model needs --gpus")
+}
