@@ -31,8 +31,8 @@ type Local struct {
 	stream     *cuda.Stream
 	epoch      devsync.Epoch // the last call's; the next is epoch.Next()
 	running    bool
-	blocks     int // CTAs of the running call's last kernel
-	polls      int // Progress's looks at the running call
+	blocks     int   // CTAs of the running call's last kernel
+	polls      int   // Progress's looks at the running call
 	broken     error // an aborted call leaves the flags unusable: every later call fails with it
 	grid       func(bytes int) cuda.NodeGrid
 }
