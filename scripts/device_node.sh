@@ -12,11 +12,13 @@
 #   scripts/device_bundle.sh node                  # here: .carry (no test binaries)
 #   OUT=$OUT bash .carry/device_node.sh [np]       # there; np defaults to 4
 #
-# Settings (environment): BUILD_ONLY=1 (build UCC and tl/goring, stop),
+# Settings (environment): BUILD_ONLY=1 (build UCC and tl/goring, stop), TIMED=0
+# (no timed runs, no table),
 # ITERS/WARMUP (ucc_perftest -n/-w, 20/5), MINCOUNT/MAXCOUNT (floats per
 # rank, 4096/67108864), STEP (table rows: 4 = every 4th power of 2, 2 =
 # every size run), COLLS, PEERS ("nccl cuda"), TRACE=0 (skip the trace
-# runs), CHECK=0 (skip ucc_test_mpi), CHECK_MSG (its -m, 12:67108864:3),
+# runs), CHECK=0 (skip ucc_test_mpi), CHECK_WITH=default (ucc_test_mpi with
+# UCC's defaults, not goring forced), CHECK_MSG (its -m, 12:67108864:3),
 # CHECK_DTYPES, CHECK_ARGS (more ucc_test_mpi flags), GORING_TUNE,
 # GORING_ENV="VAR=value ..." (more settings for the tl/goring runs),
 # PERF_TIMEOUT/CHECK_TIMEOUT (seconds per bounded run; 75/150), DEADLINE
@@ -201,6 +203,7 @@ if [ "${TRACE:-1}" = 1 ]; then
   done
   phase "trace runs (which layer ran)"
 fi
+if [ "${TIMED:-1}" = 1 ]; then # TIMED=0: the trace runs and the correctness check alone
 # The timed runs.
 for k in $PEERS goring; do
   for c in $COLLS; do
@@ -300,19 +303,26 @@ print(f"goring faster than the faster peer in {wins} of {total} rows (rows where
 EOF
 cat "$OUT/table.txt"
 phase "table"
+fi
 
 # Correctness through goring on CUDA buffers: UCC's own test, goring
 # forced, every team shape; -m min:max:power with power 3 from 12 bytes
 # gives odd element counts (float32/int32 3, 9, 27, ...; float64 1, 4, 13,
 # ...) up to 64 MiB; -Z lets allgather's 4x64 MiB through; -S 1: one GPU a
-# rank. (bfloat16/float16 are not here: the harness's reference is MPI's,
-# which has no such types, and it aborts on them.)
+# rank (-S 2, GPU local rank mod GPUs, where there are more ranks than
+# GPUs). CHECK_WITH=default runs it with every layer installed and no
+# settings instead: through whichever layer UCC picks, goring's claims
+# included. (bfloat16/float16 are not here: the harness's reference is
+# MPI's, which has no such types, and it aborts on them.)
 if [ "${CHECK:-1}" = 1 ]; then
   TG=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$GTUNE" "${GE[@]}")
-  UT=("$W/install/bin/ucc_test_mpi" -S 1 -M cuda -t world,half,reverse,odd_even -d "${CHECK_DTYPES:-float32,float64,int32}"
+  [ "${CHECK_WITH:-goring}" = default ] && TG=("${GE[@]}")
+  SETDEV=1
+  [ "$NP" -gt "$(nvidia-smi -L | wc -l)" ] && SETDEV=2
+  UT=("$W/install/bin/ucc_test_mpi" -S "$SETDEV" -M cuda -t world,half,reverse,odd_even -d "${CHECK_DTYPES:-float32,float64,int32}"
     -m "${CHECK_MSG:-12:67108864:3}" -Z 268435456)
   echo "== ucc_test_mpi -M cuda through tl/goring: layers that ran (4096 B, world..odd_even)"
-  bounded 60 "${MPIRUN[@]}" "${TG[@]}" -x UCC_COLL_TRACE=info "$W/install/bin/ucc_test_mpi" -S 1 -M cuda \
+  bounded 60 "${MPIRUN[@]}" "${TG[@]}" -x UCC_COLL_TRACE=info "$W/install/bin/ucc_test_mpi" -S "$SETDEV" -M cuda \
     -c allreduce,allgather,reduce_scatter -d float32 -o sum -m 4096:4096 >"$R/check_trace.txt" 2>&1
   grep -io 'coll_init: .*cuda}.*' "$R/check_trace.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c
   for part in ar ag; do
