@@ -55,6 +55,13 @@ func Problems(cfg Config, inputs [][][]byte, res *Result) []error {
 			if got := res.Outputs[c][r]; !bytes.Equal(got, want) {
 				errs = append(errs, fmt.Errorf("call %d rank %d: output differs from the rank-order reference at byte %d", c, r, firstDiff(got, want)))
 			}
+			switch seen := res.Seen[c][r]; {
+			case len(res.Errs) > 0: // aborted: the host reads no output
+			case seen == nil:
+				errs = append(errs, fmt.Errorf("call %d rank %d: its done words never said the call ended", c, r))
+			case !bytes.Equal(seen, want):
+				errs = append(errs, fmt.Errorf("call %d rank %d: the output the host read when the done words said the call ended differs from the reference at byte %d", c, r, firstDiff(seen, want)))
+			}
 		}
 	}
 	return errs

@@ -24,14 +24,18 @@ const (
 	// OwnRankFirst: a reduction starts from the reducing rank's own slot
 	// (r, r+1, ..., r-1) instead of rank 0's.
 	OwnRankFirst
+	// EarlyDone: a block stores its done word without releasing its
+	// stores first, so the host can see a call end before its output is
+	// all there.
+	EarlyDone
 )
 
-var mutationNames = [...]string{"none", "no_fence", "reuse_epoch", "skip_wait", "own_rank_first"}
+var mutationNames = [...]string{"none", "no_fence", "reuse_epoch", "skip_wait", "own_rank_first", "early_done"}
 
 func (m Mutation) String() string { return mutationNames[m] }
 
 // Mutations lists the bugs, without None.
-var Mutations = []Mutation{NoFence, ReuseEpoch, SkipWait, OwnRankFirst}
+var Mutations = []Mutation{NoFence, ReuseEpoch, SkipWait, OwnRankFirst, EarlyDone}
 
 // Config is one run: Calls calls of Shape back to back.
 type Config struct {

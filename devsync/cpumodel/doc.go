@@ -14,7 +14,12 @@
 // the model puts the weakness on the writer's side, where a missing fence
 // shows. A rank's blocks start its next call only after all of them ended
 // the previous one (the stream order of kernel launches), and a kernel
-// ends when its buffered stores have drained.
+// ends when its buffered stores have drained. Outputs are buffered stores
+// too, and a block ends its call by storing the epoch into its done word
+// with release semantics (devsync's "Completion": the word drains only
+// after every earlier store of the block); the model's host reads a
+// rank's output of a call the moment its done words say the call ended
+// (Result.Seen), and Check compares that read with the reference as well.
 //
 // Every byte of a slot is tagged with the call that stored it, so a load
 // of a slot byte not stored by the reader's own call is caught as it
@@ -22,6 +27,7 @@
 // output with a host reference reduced in rank order.
 //
 // Mutations inject the bugs the protocol exists to prevent (a missing
-// fence, a reused epoch, a skipped wait, a reduction in another order);
+// fence, a reused epoch, a skipped wait, a reduction in another order, a
+// done word stored without its release);
 // the package's tests assert that the checker catches each.
 package cpumodel

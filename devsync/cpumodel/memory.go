@@ -3,13 +3,16 @@ package cpumodel
 import "github.com/goring-hpc/goring/devsync"
 
 // memory is what peers share: every rank's two data slots with the call
-// that stored each byte, every rank's flag words, and the host-mapped
-// abort word (visible at once: the host writes it, nobody buffers it).
+// that stored each byte, every rank's flag words, the host-mapped abort
+// word (visible at once: the host writes it, nobody buffers it), and
+// what the host sees: every rank's done words and outputs.
 type memory struct {
-	slot  [][2][]byte
-	tag   [][2][]int // call+1 that stored each byte; 0 never
-	flags [][]uint64
-	abort uint64
+	slot    [][2][]byte
+	tag     [][2][]int // call+1 that stored each byte; 0 never
+	flags   [][]uint64
+	abort   uint64
+	done    [][]uint64 // [rank][block]
+	outputs [][][]byte // [call][rank]: the run's Result.Outputs
 }
 
 func newMemory(ranks, slotBytes int) *memory {
@@ -24,26 +27,40 @@ func newMemory(ranks, slotBytes int) *memory {
 		}
 		m.flags[r] = make([]uint64, devsync.FlagBytes/8)
 	}
+	m.done = make([][]uint64, ranks)
+	for r := range m.done {
+		m.done[r] = make([]uint64, devsync.MaxBlocks)
+	}
 	return m
 }
 
-// store is one buffered store: bytes into a slot, or a flag word.
+// store is one buffered store: bytes into a slot or an output, a flag
+// word, or a done word.
 type store struct {
-	flag         bool
-	rank, parity int // whose memory; the slot (data stores)
-	off          int // byte offset in the slot
-	data         []byte
-	tag          int
-	word         int // flag index
-	val          uint64
+	flag, out, done bool
+	release         bool // visible only after the agent's earlier stores
+	rank, parity    int  // whose memory; the slot (data stores)
+	off             int  // byte offset in the slot or the output
+	data            []byte
+	tag             int
+	call            int    // an output's call
+	word            int    // flag index; a done word's block
+	val             uint64 // a flag's or a done word's epoch
 }
 
 // apply makes s visible to every agent.
 func (m *memory) apply(s store) {
-	if s.flag {
+	switch {
+	case s.flag:
 		// A flag store never lowers a word: a later call's signal may
 		// already be there (the GPU's stores to one word are in order).
 		m.flags[s.rank][s.word] = max(m.flags[s.rank][s.word], s.val)
+		return
+	case s.done:
+		m.done[s.rank][s.word] = max(m.done[s.rank][s.word], s.val)
+		return
+	case s.out:
+		copy(m.outputs[s.call][s.rank][s.off:], s.data)
 		return
 	}
 	copy(m.slot[s.rank][s.parity][s.off:], s.data)

@@ -1,6 +1,7 @@
 package cpumodel
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"math/rand/v2"
@@ -22,9 +23,12 @@ func (s StaleRead) String() string {
 
 // Result is what a run produced.
 type Result struct {
-	Outputs [][][]byte // [call][rank]
-	Stale   []StaleRead
-	Errs    []error // waits that ended with an error (abort), one per agent at most
+	Outputs [][][]byte // [call][rank], at the end of the run
+	// Seen is each output as the host read it when the rank's done words
+	// said the call had ended (nil: they never did).
+	Seen  [][][]byte
+	Stale []StaleRead
+	Errs  []error // waits that ended with an error (abort), one per agent at most
 }
 
 // ErrDeadlock is a run in which no agent could move, nothing was left to
@@ -43,13 +47,14 @@ func Run(cfg Config, inputs [][][]byte) (*Result, error) {
 	s := cfg.Shape
 	w := &world{cfg: cfg, inputs: inputs, mem: newMemory(s.Ranks, s.SlotBytes()),
 		rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)), res: &Result{}}
-	w.res.Outputs = make([][][]byte, cfg.Calls)
+	w.res.Outputs, w.res.Seen = make([][][]byte, cfg.Calls), make([][][]byte, cfg.Calls)
 	for c := range w.res.Outputs {
-		w.res.Outputs[c] = make([][]byte, s.Ranks)
+		w.res.Outputs[c], w.res.Seen[c] = make([][]byte, s.Ranks), make([][]byte, s.Ranks)
 		for r := range s.Ranks {
-			w.res.Outputs[c][r] = make([]byte, s.OutElems()*s.ElemSize)
+			w.res.Outputs[c][r] = bytes.Repeat([]byte{0xee}, s.OutElems()*s.ElemSize) // never written: not the reference
 		}
 	}
+	w.mem.outputs, w.seen = w.res.Outputs, make([]int, s.Ranks)
 	for r := range s.Ranks {
 		for b := range s.Blocks {
 			steps, err := devsync.Plan(s, r, b)
@@ -70,6 +75,7 @@ type world struct {
 	rng    *rand.Rand
 	agents []*agent
 	res    *Result
+	seen   []int // per rank: the calls the host has seen end
 }
 
 // agent is one block of one rank.
@@ -183,7 +189,7 @@ func (w *world) where() string {
 
 // drainOne makes one buffered store of a random agent visible, picked at
 // random in that agent's buffer: stores of one agent become visible in
-// any order.
+// any order, but a release store only once it is the last one left.
 func (w *world) drainOne() {
 	var with []*agent
 	for _, a := range w.agents {
@@ -193,6 +199,31 @@ func (w *world) drainOne() {
 	}
 	a := with[w.rng.IntN(len(with))]
 	i := w.rng.IntN(len(a.buf))
-	w.mem.apply(a.buf[i])
+	if a.buf[i].release && len(a.buf) > 1 {
+		i = (i + 1 + w.rng.IntN(len(a.buf)-1)) % len(a.buf) // another one: a release store is the only one it can be
+	}
+	w.apply(a.buf[i])
 	a.buf = append(a.buf[:i], a.buf[i+1:]...)
+}
+
+// apply makes s visible; a done word's store lets the host look at the
+// rank's done words (observe).
+func (w *world) apply(s store) {
+	w.mem.apply(s)
+	if s.done {
+		w.observe(s.rank)
+	}
+}
+
+// observe is the host's look at rank's done words: each call, in order,
+// whose every block's word holds its epoch has ended (devsync.Ended), and
+// the host reads its output then (Result.Seen).
+func (w *world) observe(rank int) {
+	for c := w.seen[rank]; c < w.cfg.Calls; c++ {
+		if !devsync.Ended(func(b int) uint64 { return w.mem.done[rank][b] }, w.cfg.Shape.Blocks, w.epoch(c)) {
+			return
+		}
+		w.res.Seen[c][rank] = append([]byte(nil), w.res.Outputs[c][rank]...)
+		w.seen[rank] = c + 1
+	}
 }

@@ -21,17 +21,34 @@ func (w *world) step(a *agent) {
 	case devsync.Move:
 		w.move(a, st)
 	}
-	a.pc++
+	if a.pc++; a.pc == len(a.steps) {
+		w.finish(a)
+	}
+}
+
+// finish is the block's end of its call (devsync "Completion"): the
+// epoch stored into its done word with release semantics, so that the
+// word becomes visible only after every earlier store of the block
+// (drainOne keeps a release store until it is the last one buffered; not
+// under EarlyDone). The earlier stores still drain one by one in any
+// order meanwhile, as on the GPU.
+func (w *world) finish(a *agent) {
+	a.buf = append(a.buf, store{done: true, release: w.cfg.Mutation != EarlyDone, rank: a.rank, word: a.block, val: uint64(w.epoch(a.call))})
+}
+
+// release makes every buffered store of a visible, in order.
+func (w *world) release(a *agent) {
+	for _, s := range a.buf {
+		w.apply(s)
+	}
+	a.buf = nil
 }
 
 // signal: the release (every earlier store of the agent becomes visible),
 // then one buffered flag store per peer.
 func (w *world) signal(a *agent, st devsync.Step) {
 	if w.cfg.Mutation != NoFence {
-		for _, s := range a.buf {
-			w.mem.apply(s)
-		}
-		a.buf = nil
+		w.release(a)
 	}
 	for _, q := range st.Peers {
 		a.buf = append(a.buf, store{flag: true, rank: q, word: devsync.FlagWord(st.Phase, a.block, a.rank), val: uint64(w.epoch(a.call))})
@@ -67,7 +84,7 @@ func (w *world) move(a *agent, st devsync.Step) {
 	for _, d := range st.Dsts {
 		switch d.Space {
 		case devsync.Output:
-			copy(w.res.Outputs[a.call][a.rank][d.Off*es:], acc)
+			a.buf = append(a.buf, store{out: true, rank: a.rank, call: a.call, off: d.Off * es, data: append([]byte(nil), acc...)})
 		case devsync.Slot:
 			a.buf = append(a.buf, store{rank: d.Rank, parity: parity, off: d.Off * es, data: append([]byte(nil), acc...), tag: a.call + 1})
 		default:
