@@ -77,8 +77,7 @@
 // block of its last kernel holds its epoch (Ended): the release orders
 // every store of the block, outputs included, before the word. This
 // saves the host an event recorded behind the kernel (a second stream
-// operation, which costs as much host time as the launch) and the driver
-// query of every poll. A call in several kernels on one stream (pieces)
+// operation) and the driver query of every poll. A call in several kernels on one stream (pieces)
 // needs the last kernel's words only: stream order ends the earlier ones
 // first.
 //
