@@ -32,6 +32,7 @@ type Local struct {
 	epoch      devsync.Epoch // the last call's; the next is epoch.Next()
 	running    bool
 	blocks     int   // CTAs of the running call's last kernel
+	ownStream  bool  // the running call is on the team's own stream
 	polls      int   // Progress's looks at the running call
 	broken     error // an aborted call leaves the flags unusable: every later call fails with it
 	grid       func(bytes int) cuda.NodeGrid
@@ -311,7 +312,7 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 		}
 		l.epoch, l.blocks = e, g.Blocks // launched: the peers' flags now count this piece
 	}
-	l.running, l.polls = true, 0
+	l.running, l.polls, l.ownStream = true, 0, stream == l.stream
 	return nil
 }
 
@@ -322,9 +323,15 @@ func (l *Local) ended() bool {
 }
 
 // checkDevice reports a sticky error of the device (a kernel that
-// faulted: its done words never come), through the team's own stream.
+// faulted: its done words never come), through the team's own stream;
+// and, for a call on that stream, kernels that completed without their
+// done words saying so, which would otherwise be waited for for ever.
 func (l *Local) checkDevice() error {
-	if _, err := l.stream.Done(); err != nil {
+	idle, err := l.stream.Done()
+	if err == nil && idle && l.ownStream && !l.ended() {
+		err = fmt.Errorf("call %d's kernels completed, but the done words of its %d blocks do not hold its epoch", l.epoch, l.blocks)
+	}
+	if err != nil {
 		l.running = false
 		l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
 		return l.broken
