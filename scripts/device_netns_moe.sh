@@ -63,6 +63,16 @@
 #         GPUs (PPN > GPUS), else node.
 # (NCCL 2.30 and later accept ranks of one host on one GPU with
 # NCCL_MULTI_RANK_GPU_ENABLE=1; PyTorch's NCCL 2.28 does not have it.)
+#
+# MOE_NCCL_RAILS: the interfaces each NCCL rank may use.
+#   all (default): every rail of its node (NCCL_SOCKET_IFNAME=rail0,...):
+#         NCCL spreads each rank's sockets over all of them, which no GPU
+#         of a rail-optimized cluster does (each has its own NIC);
+#   own:  rank r's own rail alone (rail<r mod PPN>), as goring's ranks
+#         send. Each rank then listens on its own rail's address, and the
+#         kernel routes by destination: every byte to a rank crosses that
+#         rank's rail, as NCCL's PXN sends a remote GPU's traffic on the
+#         destination's rail (NIMBLE's baseline).
 
 MOE_PPN=${MOE_PPN:-1 2}
 MOE_ROUTINGS=${MOE_ROUTINGS:-relay hot}
@@ -71,6 +81,7 @@ MOE_ITERS=${MOE_ITERS:-5}
 MOE_ALGS=${MOE_ALGS:-unicast multiwrite nimble}
 MOE_TIMEOUT=${MOE_TIMEOUT:-300} # seconds an NCCL rank may take
 MOE_NCCL_HOSTID=${MOE_NCCL_HOSTID:-auto} # node, rank or auto (above)
+MOE_NCCL_RAILS=${MOE_NCCL_RAILS:-all}     # all or own (above)
 
 # moe_nccl_hostid PPN R: the NCCL_HOSTID of rank R in a shape of PPN ranks
 # a node (MOE_NCCL_HOSTID, GPUS); fails on an unknown mode.
@@ -152,12 +163,18 @@ moe_run() {
       elif [ "$ppn" -gt "$GPUS" ] && [ "$h0" = "$h1" ]; then
         echo "skipped NCCL: a node's $ppn ranks share $GPUS GPU(s) under one NCCL_HOSTID (MOE_NCCL_HOSTID=rank or auto)"
       else
-        echo "NCCL: NCCL_HOSTID $h0, $h1, ... (MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID), sockets on $ifs"
+        case $MOE_NCCL_RAILS in
+          all | own) ;;
+          *) echo "FAIL moe_nccl_$tag: MOE_NCCL_RAILS=$MOE_NCCL_RAILS (all or own)" | tee -a "$OUT/summary.txt"; fail=1; continue ;;
+        esac
+        echo "NCCL: NCCL_HOSTID $h0, $h1, ... (MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID), sockets on $( [ "$MOE_NCCL_RAILS" = own ] && echo "each rank's own rail" || echo "$ifs") (MOE_NCCL_RAILS=$MOE_NCCL_RAILS)"
         a=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_before"
         for ((r = np - 1; r >= 0; r--)); do
           k=$((r / ppn))
           o=(); [ $r = 0 ] && o=(--out "$nj")
-          ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="$(moe_nccl_hostid "$ppn" "$r")" NCCL_SOCKET_IFNAME="$ifs" NCCL_IB_DISABLE=1 \
+          local rif=$ifs
+          [ "$MOE_NCCL_RAILS" = own ] && rif=rail$((r % ppn))
+          ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="$(moe_nccl_hostid "$ppn" "$r")" NCCL_SOCKET_IFNAME="$rif" NCCL_IB_DISABLE=1 \
             NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
             timeout "$MOE_TIMEOUT" python3 "$ROOT/scripts/moe_nccl.py" run --routing "$routing" --rank "$r" --addr 198.18.0.1 \
             --port 29541 --iters "$MOE_ITERS" --warmup 1 "${o[@]}" >"$LOGS/moe_nccl_${tag}_rank$r.err" 2>&1 &
