@@ -102,15 +102,9 @@ func (t *Team) scores() (string, string) {
 		return v[0], v[1]
 	}
 	str, _, summary := tune.Claims(s, t.teamAlg)
-	if node || shared {
-		// Measured claims in a second layer of the string (after '|', which
-		// the shim applies separately: UCC refuses overlapping ranges in
-		// one string): where they overlap the model's, they win.
+	if node || shared { // measured claims, applied by the shim after the model's
 		if gpu, err := cuda.DeviceName(0); err == nil {
-			if nc := tune.NodeClaims(gpu, t.size, shared, t.layers); nc != "" {
-				str += "|" + nc
-				summary += "; measured on " + gpu + ": " + nc
-			}
+			str, summary, _ = tune.WithNodeClaims(str, summary, gpu, t.size, shared, t.layers)
 		}
 	}
 	if scoreCache.m == nil {

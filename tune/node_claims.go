@@ -163,6 +163,19 @@ func NodeClaims(gpu string, ranks int, shared bool, layers []string) string {
 	return strings.Join(out, "#")
 }
 
+// WithNodeClaims adds the measured claims (NodeClaims) to the model's
+// score string and summary the way the team layer applies them: after a
+// '|', a layer of the string of its own (UCC refuses overlapping ranges
+// in one string; where they overlap the model's, they win). ok says
+// whether a measured table fitted.
+func WithNodeClaims(str, summary, gpu string, ranks int, shared bool, layers []string) (string, string, bool) {
+	nc := NodeClaims(gpu, ranks, shared, layers)
+	if nc == "" {
+		return str, summary, false
+	}
+	return str + "|" + nc, summary + "; measured on " + gpu + ": " + nc, true
+}
+
 // uccDefaultScores are UCC 1.8's default scores of its GPU layers, in
 // the order UCC prefers them.
 var uccDefaultScores = []struct {

@@ -110,10 +110,8 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 		if f.gpus == 0 {
 			return fmt.Errorf("--gpu-model needs --gpus: the claims are of CUDA calls")
 		}
-		if nc := tune.NodeClaims(f.gpuModel, f.np, f.gpus == 1, strings.Split(f.layers, ",")); nc != "" {
-			str += "|" + nc
-			summary += "; measured on " + f.gpuModel + ": " + nc
-		} else {
+		var ok bool
+		if str, summary, ok = tune.WithNodeClaims(str, summary, f.gpuModel, f.np, f.gpus == 1, strings.Split(f.layers, ",")); !ok {
 			summary += "; nothing measured on " + f.gpuModel + " for this team"
 		}
 	}
