@@ -89,9 +89,10 @@ func owner(in io.Reader, out io.Writer) error {
 // to map memory over a mapping still open: CUDA_ERROR_ALREADY_MAPPED).
 // (This test passed on one H200 with the stale closes not waited for as
 // well: the race that ucc_perftest's reduce_scatter through goring's
-// leader lost there every time, docs/gpu.md "Through UCC on one shared
-// GPU", did not show in this process pair, with or without the GPU kept
-// busy. It checks the remapping itself.)
+// leader lost there every time, docs/log/gpu-runs.md "A stale mapping
+// under UCC's defaults on one shared GPU", did not show in this process
+// pair, with or without the GPU kept busy. It checks the remapping
+// itself.)
 func TestEngineMapsMemoryAllocatedAgainWhereFreed(t *testing.T) {
 	g := openGPU(t)
 	cmd := exec.Command(os.Args[0], "-test.run=^$")
