@@ -24,6 +24,7 @@ func TestNodeLaunchHostTime(t *testing.T) {
 	if os.Getenv(envBench) == "" {
 		t.Skipf("set %s=1 to measure", envBench)
 	}
+	skipOnOneGPUTeam(t)
 	devs := nodeGPUs(t)[:2]
 	tm := newNodeTeam(t, devs, 1<<20, 1<<20)
 	const n = 2000

@@ -3,6 +3,8 @@ package cuda
 import (
 	"fmt"
 	"os"
+	"slices"
+	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -15,13 +17,44 @@ import (
 
 // nodeGPUs opens every GPU (up to devsync.MaxRanks) with peer access
 // between all pairs, or skips with the reason: no driver, fewer than two
-// GPUs, or GPUs that cannot reach each other.
+// GPUs, or GPUs that cannot reach each other. With envOneGPURanks set it
+// gives GPU 0 that many times instead (oneGPURanks).
 func nodeGPUs(t *testing.T) []*Device { return nodeGPUsFrom(t, 2) }
+
+// envOneGPURanks (2 to devsync.MaxRanks) makes the node tests' teams that
+// many ranks on GPU 0, each with its own stream, scratch, buffers and done
+// words: the flag, epoch, abort and done-word protocol between ranks, on a
+// machine of one GPU. The ranks' kernels are streams of one context, so
+// they run on the GPU at once, as the kernels of a node's GPUs do; a
+// peer's slot is then memory of the same GPU, not across NVLink. Grids are
+// capped so that every rank's CTAs are resident together
+// (nodeTeam.fitGrid): a CTA that spins for a peer's CTA which cannot be
+// scheduled would wait forever. Timings mean nothing then (the
+// benchmarks skip).
+const envOneGPURanks = "GORING_NODE_RANKS_ON_ONE_GPU"
+
+// oneGPURanks is envOneGPURanks's value, 0 where it is not set; a value
+// outside 2..devsync.MaxRanks fails the test.
+func oneGPURanks(t *testing.T) int {
+	t.Helper()
+	v := os.Getenv(envOneGPURanks)
+	if v == "" {
+		return 0
+	}
+	k, err := strconv.Atoi(v)
+	require.NoError(t, err, envOneGPURanks)
+	require.True(t, k >= 2 && k <= devsync.MaxRanks, "%s=%d: 2 to %d", envOneGPURanks, k, devsync.MaxRanks)
+	return k
+}
 
 // nodeGPUsFrom is nodeGPUs for tests that run on fewer GPUs: teams of
 // one rank too (no peer, no wait: the kernels' host side alone).
 func nodeGPUsFrom(t *testing.T, least int) []*Device {
 	t.Helper()
+	if k := oneGPURanks(t); k > 0 {
+		d := devices(t, 1)[0]
+		return slices.Repeat([]*Device{d}, k)
+	}
 	n, err := DeviceCount()
 	if IsNoDriver(err) {
 		t.Skipf("skipping GPU test: %v", err)
@@ -37,6 +70,13 @@ func nodeGPUsFrom(t *testing.T, least int) []*Device {
 		}
 	}
 	return devs
+}
+
+// skipOnOneGPUTeam skips a benchmark when the team's ranks share GPU 0.
+func skipOnOneGPUTeam(t *testing.T) {
+	if oneGPURanks(t) > 0 {
+		t.Skipf("%s is set: ranks sharing a GPU time nothing of a node", envOneGPURanks)
+	}
 }
 
 // nodeTeam is one process driving a node collective on several GPUs: a
@@ -57,6 +97,9 @@ type nodeTeam struct {
 	epoch            devsync.Epoch
 	blocks           int  // CTAs of the last launch
 	noDone           bool // launch without done words (the kernels' path before them)
+	// share is the most ranks on one GPU (1: a GPU each) and sms that
+	// GPU's multiprocessors: with share > 1, fitGrid caps the grids.
+	share, sms int
 }
 
 // nodeDoneAt is where the ranks' done words start in nodeTeam's words.
@@ -73,6 +116,15 @@ func newNodeTeam(t *testing.T, devs []*Device, slotPayload, ioBytes int) *nodeTe
 	t.Cleanup(func() { tm.flags.Free() })
 	tm.abort, err = tm.flags.Word(0)
 	require.NoError(t, err)
+	onGPU := map[*Device]int{}
+	for _, d := range devs {
+		onGPU[d]++
+		tm.share = max(tm.share, onGPU[d])
+	}
+	if tm.share > 1 {
+		tm.sms, err = devs[0].SMCount()
+		require.NoError(t, err)
+	}
 	for r, d := range devs {
 		s, err := d.NewStream()
 		require.NoError(t, err)
@@ -172,14 +224,27 @@ func (tm *nodeTeam) launchRank(c nodeCallSpec, r int) error {
 		i, o := c.inPlaceBuffers(r, ib, ob)
 		inAt, outAt = out.Ptr()+DevicePtr(i), out.Ptr()+DevicePtr(o)
 	}
-	tm.blocks = c.grid.Blocks
+	grid := tm.fitGrid(c.grid)
+	tm.blocks = grid.Blocks
 	done := tm.doneAddr[r]
 	if tm.noDone {
 		done = 0
 	}
 	return NodeLaunchAsync(tm.streams[r], NodeCall{Alg: c.alg, Dtype: c.dt, Op: c.op, Scratch: scratch, Rank: r,
 		In: inAt, Out: outAt, Count: c.count, SlotBytes: tm.slotBytes,
-		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r], Done: done}, c.grid)
+		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r], Done: done}, grid)
+}
+
+// fitGrid is g, or, where ranks share a GPU, g with at most one CTA a
+// multiprocessor for each of them: every rank's CTAs fit on the GPU at
+// once whatever their threads and registers (a kernel launches only if
+// one of its CTAs fits a multiprocessor). The block count changes no
+// buffer's layout (devsync.Shape's in and out sizes do not depend on it).
+func (tm *nodeTeam) fitGrid(g NodeGrid) NodeGrid {
+	if tm.share > 1 {
+		g.Blocks = max(1, min(g.Blocks, tm.sms/tm.share))
+	}
+	return g
 }
 
 // ended says whether rank r's kernel of the last call has released the

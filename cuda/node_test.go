@@ -222,6 +222,7 @@ func TestNodeBench(t *testing.T) {
 	if os.Getenv(envBench) == "" {
 		t.Skipf("set %s=1 to measure", envBench)
 	}
+	skipOnOneGPUTeam(t)
 	devs := nodeGPUs(t)
 	k := len(devs)
 	const maxBytes = 256 << 20

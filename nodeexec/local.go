@@ -149,9 +149,11 @@ func decodeCard(b []byte) (card, error) {
 
 // Agree says whether every rank can take part, from every rank's card
 // (the same verdict on every rank, as it reads the same cards): the same
-// slot size, and one GPU per rank (two ranks on one GPU could wait on
-// each other's kernels that the GPU never runs at once).
-func Agree(cards [][]byte, size int) error {
+// slot size, and one GPU per rank unless sharedGPU (two ranks' processes
+// on one GPU run their kernels only in turns, each spinning through its
+// turn for the other: tests of the protocol on a machine of one GPU
+// allow it, a team never does).
+func Agree(cards [][]byte, size int, sharedGPU bool) error {
 	if len(cards) != size {
 		return fmt.Errorf("nodeexec: %d cards for %d ranks", len(cards), size)
 	}
@@ -167,7 +169,7 @@ func Agree(cards [][]byte, size int) error {
 		} else if c.slot != slot {
 			return fmt.Errorf("nodeexec: rank %d has slots of %d bytes, rank 0 of %d", r, c.slot, slot)
 		}
-		if q, ok := seen[c.bus]; ok {
+		if q, ok := seen[c.bus]; ok && !sharedGPU {
 			return fmt.Errorf("nodeexec: ranks %d and %d share the GPU at %s", q, r, c.bus)
 		}
 		seen[c.bus] = r
@@ -175,10 +177,10 @@ func Agree(cards [][]byte, size int) error {
 	return nil
 }
 
-// Open maps every peer's region (cards[r] is rank r's Card; Agree has
-// accepted them).
-func (l *Local) Open(cards [][]byte) error {
-	if err := Agree(cards, l.size); err != nil {
+// Open maps every peer's region (cards[r] is rank r's Card; Agree, given
+// the same sharedGPU, has accepted them).
+func (l *Local) Open(cards [][]byte, sharedGPU bool) error {
+	if err := Agree(cards, l.size, sharedGPU); err != nil {
 		return err
 	}
 	l.peers = make([]*cuda.Buffer, l.size)

@@ -89,8 +89,17 @@ func (t *Team) nodeCapable() bool {
 // them (loadKernels).
 func (t *Team) mayRunNode() bool {
 	o := t.ctx.opts
-	return o.nodeMax > 0 && !o.noIPC && t.oneHost && !t.sharedGPU && t.size >= 2 && t.size <= devsync.MaxRanks
+	return o.nodeMax > 0 && !o.noIPC && t.oneHost && (!t.sharedGPU || nodeOnSharedGPU) && t.size >= 2 && t.size <= devsync.MaxRanks
 }
+
+// nodeOnSharedGPU lets a team whose ranks share one GPU run node kernels:
+// set only by this package's tests, to drive the node path (set-up
+// exchanges, done words, the watch's abort) on a machine of one GPU. The
+// ranks' kernels are then in separate processes on one GPU, which the
+// driver runs in turns (time slices), each spinning through its turn for
+// peers not running; their speed was never measured, and a team whose
+// ranks share a GPU runs the shared-GPU leader instead (onedevice.go).
+var nodeOnSharedGPU bool
 
 // nodeRunner is a node call: the kernel's call, the set-up exchange
 // while one runs (on a Machine of its own), and the watch's timing.
@@ -283,9 +292,9 @@ func (r *nodeRunner) Progress() (bool, error) {
 				cards[q] = b[1:]
 			}
 			if verdict == 1 {
-				if err := nodeexec.Agree(cards, t.size); err != nil {
+				if err := nodeexec.Agree(cards, t.size, nodeOnSharedGPU); err != nil {
 					verdict, t.node.off = 0, err
-				} else if err := t.node.local.Open(cards); err != nil {
+				} else if err := t.node.local.Open(cards, nodeOnSharedGPU); err != nil {
 					verdict, t.node.off = 0, err
 				}
 			}

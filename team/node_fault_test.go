@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/devsync"
 )
 
 // Faults on the node kernels (docs/gpu.md "Device-driven node
@@ -25,23 +27,44 @@ import (
 // allreduce to set the team's node scratch up, then the call under test,
 // whose runner must be the node kernels'.
 
-// nodeGPUs is how many GPUs the node fault tests use (2 to 4), or skips.
+// nodeGPUs is how many ranks the node tests run (2 to 4, a GPU each), or
+// skips. With envOneGPURanks set (2 to devsync.MaxRanks), that many ranks
+// share GPU 0 instead (nodeOnSharedGPU: the node path's protocol on a
+// machine of one GPU; times mean nothing then).
 func nodeGPUs(t *testing.T) int {
 	if err := cuda.Load(); err != nil {
 		t.Skipf("no CUDA driver: %v", err)
 	}
 	n, err := cuda.DeviceCount()
+	if v := os.Getenv(envOneGPURanks); v != "" && err == nil && n >= 1 {
+		k, err := strconv.Atoi(v)
+		require.NoError(t, err, envOneGPURanks)
+		require.True(t, k >= 2 && k <= devsync.MaxRanks, "%s=%d: 2 to %d", envOneGPURanks, k, devsync.MaxRanks)
+		return k
+	}
 	if err != nil || n < 2 {
 		t.Skipf("needs two GPUs or more (devices %d, %v)", n, err)
 	}
 	return min(n, 4)
 }
 
+// envOneGPURanks makes the node tests' ranks share GPU 0 (nodeGPUs).
+const envOneGPURanks = "GORING_NODE_RANKS_ON_ONE_GPU"
+
+// nodeGPUOf is the GPU the node tests' rank runs on: its own, or GPU 0
+// where the ranks share it (envOneGPURanks).
+func nodeGPUOf(rank int) int {
+	if nodeOnSharedGPU {
+		return 0
+	}
+	return rank
+}
+
 // nodeFaultChild is one rank of mode "node-ok", "node-die" or
 // "node-late:D" on GPU rank.
 func nodeFaultChild(t *Team, ctx *Context, rank, size int, dir, mode string) error {
 	runtime.LockOSThread()
-	d, err := cuda.Open(rank)
+	d, err := cuda.Open(nodeGPUOf(rank))
 	if err != nil {
 		return err
 	}

@@ -52,7 +52,7 @@ func TestNodeCallsOnCallersStream(t *testing.T) {
 // rank.
 func nodeStreamChild(t *Team, ctx *Context, rank, size int, dir string) error {
 	runtime.LockOSThread()
-	d, err := cuda.Open(rank)
+	d, err := cuda.Open(nodeGPUOf(rank))
 	if err != nil {
 		return err
 	}

@@ -31,6 +31,7 @@ const childEnv = "GORING_TL_CHILD" // "rank,size,dir,mode"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
+		nodeOnSharedGPU = os.Getenv(envOneGPURanks) != ""
 		if err := runChild(spec); err != nil {
 			fmt.Println("child error:", err)
 			os.Exit(1)
