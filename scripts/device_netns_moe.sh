@@ -64,8 +64,9 @@
 # (NCCL 2.30 and later accept ranks of one host on one GPU with
 # NCCL_MULTI_RANK_GPU_ENABLE=1; PyTorch's NCCL 2.28 does not have it.)
 #
-# MOE_NCCL_RAILS: the interfaces each NCCL rank may use.
-#   all (default): every rail of its node (NCCL_SOCKET_IFNAME=rail0,...):
+# MOE_NCCL_RAILS: the interfaces each NCCL rank may use, one NCCL run for
+# each word (default "all own": both, in one call, the table beside each).
+#   all: every rail of its node (NCCL_SOCKET_IFNAME=rail0,...):
 #         NCCL spreads each rank's sockets over all of them, which no GPU
 #         of a rail-optimized cluster does (each has its own NIC);
 #   own:  rank r's own rail alone (rail<r mod PPN>), as goring's ranks
@@ -81,7 +82,7 @@ MOE_ITERS=${MOE_ITERS:-5}
 MOE_ALGS=${MOE_ALGS:-unicast multiwrite nimble}
 MOE_TIMEOUT=${MOE_TIMEOUT:-300} # seconds an NCCL rank may take
 MOE_NCCL_HOSTID=${MOE_NCCL_HOSTID:-auto} # node, rank or auto (above)
-MOE_NCCL_RAILS=${MOE_NCCL_RAILS:-all}     # all or own (above)
+MOE_NCCL_RAILS=${MOE_NCCL_RAILS:-all own} # all, own or both (above)
 
 # moe_nccl_hostid PPN R: the NCCL_HOSTID of rank R in a shape of PPN ranks
 # a node (MOE_NCCL_HOSTID, GPUS); fails on an unknown mode.
@@ -103,6 +104,49 @@ moe_bytes() { awk -v d="$1" -v n="$2" 'BEGIN { printf "%.0f", d / n }'; }
 # the busiest, at RATE, is the floor of a call's time.
 moe_rails() {
   awk -v n="$3" 'NR == FNR { a[$1] = $2; next } { printf "%s%s=%.0f", sep, $1, ($2 - a[$1]) / n; sep = " " } END { print "" }' "$1" "$2"
+}
+
+# moe_nccl PPN NP TAG ROUTING MODE FILE: NCCL's all_to_all_single with the
+# routing's unicast counts, NP ranks (one command each in its node's
+# namespace), sockets on the rails MODE gives (MOE_NCCL_RAILS: all or
+# own); rank 0 writes the rows to FILE, and the rails' bytes go to the
+# bytes table as nccl-MODE. Fails (and says so) when a rank fails.
+moe_nccl() {
+  local ppn=$1 np=$2 tag=$3 routing=$4 mode=$5 nj=$6 ifs rif pids=() nfail=0 r k o p a b
+  local bt=$OUT/moe_bytes.txt
+  case $mode in
+    all | own) ;;
+    *) echo "FAIL moe_nccl_$tag: MOE_NCCL_RAILS has $mode (all or own)" | tee -a "$OUT/summary.txt"; fail=1; return 1 ;;
+  esac
+  rm -f "$nj"
+  ifs=$(seq -s, -f 'rail%g' 0 $((ppn - 1)))
+  echo "NCCL ($mode): NCCL_HOSTID $(moe_nccl_hostid "$ppn" 0), $(moe_nccl_hostid "$ppn" 1), ... (MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID), sockets on $( [ "$mode" = own ] && echo "each rank's own rail" || echo "$ifs")"
+  a=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_before"
+  for ((r = np - 1; r >= 0; r--)); do
+    k=$((r / ppn))
+    o=(); [ $r = 0 ] && o=(--out "$nj")
+    rif=$ifs
+    [ "$mode" = own ] && rif=rail$((r % ppn))
+    ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="$(moe_nccl_hostid "$ppn" "$r")" NCCL_SOCKET_IFNAME="$rif" NCCL_IB_DISABLE=1 \
+      NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
+      timeout "$MOE_TIMEOUT" python3 "$ROOT/scripts/moe_nccl.py" run --routing "$routing" --rank "$r" --addr 198.18.0.1 \
+      --port 29541 --iters "$MOE_ITERS" --warmup 1 "${o[@]}" >"$LOGS/moe_nccl_${tag}_${mode}_rank$r.err" 2>&1 &
+    pids+=($!)
+  done
+  for p in "${pids[@]}"; do wait "$p" || nfail=1; done
+  b=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_after"
+  if [ $nfail != 0 ] || [ ! -s "$nj" ]; then
+    echo "FAIL moe_nccl_${tag}_$mode (baseline only)" | tee -a "$OUT/summary.txt"
+    tail -6 "$LOGS/moe_nccl_${tag}_${mode}_rank0.err" | tee -a "$OUT/summary.txt"; rm -f "$nj"
+    return 1
+  fi
+  echo "ok   moe_nccl_${tag}_$mode" | tee -a "$OUT/summary.txt"
+  # Each collective: one checked call, the warm-up, the timed ones.
+  printf '%-8s %-5s %-8s %-10s measured %12s\n' "both" "$tag" "nccl-$mode" nccl \
+    "$(moe_bytes "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" $((2 * (MOE_ITERS + 2))))" | tee -a "$bt"
+  # Dispatch's and combine's calls together: node 1's rails carry
+  # mostly dispatch's (to the hot rank), node 0's combine's.
+  echo "  rails: $(moe_rails "$LOGS/moe_rails_before" "$LOGS/moe_rails_after" $((2 * (MOE_ITERS + 2))))" | tee -a "$bt"
 }
 
 moe_run() {
@@ -154,50 +198,19 @@ moe_run() {
       "$B/goring" plan dispatch --alg unicast --topo "$tb" --tokens "$MOE_TOKENS" "${rflags[@]}" \
         --routing-out "$routing" >/dev/null 2>"$LOGS/moe_routing_$tag.err" ||
         { echo "FAIL moe routing $tag" | tee -a "$OUT/summary.txt"; fail=1; continue; }
-      local nj=$OUT/moe_nccl_$tag.json ifs pids=() nfail=0 r o p
-      rm -f "$nj"
-      ifs=$(seq -s, -f 'rail%g' 0 $((ppn - 1)))
-      local h0 h1
+      local h0 h1 mode nj njs=()
       if ! h0=$(moe_nccl_hostid "$ppn" 0) || ! h1=$(moe_nccl_hostid "$ppn" 1); then
         echo "FAIL moe_nccl_$tag: MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID (node, rank or auto)" | tee -a "$OUT/summary.txt"; fail=1
       elif [ "$ppn" -gt "$GPUS" ] && [ "$h0" = "$h1" ]; then
         echo "skipped NCCL: a node's $ppn ranks share $GPUS GPU(s) under one NCCL_HOSTID (MOE_NCCL_HOSTID=rank or auto)"
       else
-        case $MOE_NCCL_RAILS in
-          all | own) ;;
-          *) echo "FAIL moe_nccl_$tag: MOE_NCCL_RAILS=$MOE_NCCL_RAILS (all or own)" | tee -a "$OUT/summary.txt"; fail=1; continue ;;
-        esac
-        echo "NCCL: NCCL_HOSTID $h0, $h1, ... (MOE_NCCL_HOSTID=$MOE_NCCL_HOSTID), sockets on $( [ "$MOE_NCCL_RAILS" = own ] && echo "each rank's own rail" || echo "$ifs") (MOE_NCCL_RAILS=$MOE_NCCL_RAILS)"
-        a=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_before"
-        for ((r = np - 1; r >= 0; r--)); do
-          k=$((r / ppn))
-          o=(); [ $r = 0 ] && o=(--out "$nj")
-          local rif=$ifs
-          [ "$MOE_NCCL_RAILS" = own ] && rif=rail$((r % ppn))
-          ip netns exec "$PREFIX-node$k" env NCCL_HOSTID="$(moe_nccl_hostid "$ppn" "$r")" NCCL_SOCKET_IFNAME="$rif" NCCL_IB_DISABLE=1 \
-            NCCL_NVLS_ENABLE=0 NCCL_DEBUG="${NCCL_DEBUG:-WARN}" \
-            timeout "$MOE_TIMEOUT" python3 "$ROOT/scripts/moe_nccl.py" run --routing "$routing" --rank "$r" --addr 198.18.0.1 \
-            --port 29541 --iters "$MOE_ITERS" --warmup 1 "${o[@]}" >"$LOGS/moe_nccl_${tag}_rank$r.err" 2>&1 &
-          pids+=($!)
+        for mode in $MOE_NCCL_RAILS; do
+          nj=$OUT/moe_nccl_${tag}_$mode.json
+          moe_nccl "$ppn" "$np" "$tag" "$routing" "$mode" "$nj" && njs+=("$mode=$nj")
         done
-        for p in "${pids[@]}"; do wait "$p" || nfail=1; done
-        b=$("$TB" sent total); "$TB" sent >"$LOGS/moe_rails_after"
-        if [ $nfail = 0 ] && [ -s "$nj" ]; then
-          echo "ok   moe_nccl_$tag" | tee -a "$OUT/summary.txt"
-          # Each collective: one checked call, the warm-up, the timed ones.
-          printf '%-8s %-5s %-8s %-10s measured %12s\n' "both" "$tag" nccl nccl \
-            "$(moe_bytes "$(awk -v a="$a" -v b="$b" 'BEGIN { print b - a }')" $((2 * (MOE_ITERS + 2))))" | tee -a "$bt"
-          # Dispatch's and combine's calls together: node 1's rails carry
-          # mostly dispatch's (to the hot rank), node 0's combine's.
-          echo "  rails: $(moe_rails "$LOGS/moe_rails_before" "$LOGS/moe_rails_after" $((2 * (MOE_ITERS + 2))))" | tee -a "$bt"
-        else
-          echo "FAIL moe_nccl_$tag (baseline only)" | tee -a "$OUT/summary.txt"
-          tail -6 "$LOGS/moe_nccl_${tag}_rank0.err" | tee -a "$OUT/summary.txt"; rm -f "$nj"
-        fi
       fi
       if [ ${#gj[@]} -gt 0 ]; then
-        local n=(); [ -s "$nj" ] && n=(--nccl "$nj")
-        python3 "$ROOT/scripts/moe_nccl.py" table --goring "${gj[@]}" "${n[@]}" | tee "$OUT/moe_table_$tag.txt"
+        python3 "$ROOT/scripts/moe_nccl.py" table --goring "${gj[@]}" --nccl "${njs[@]}" | tee "$OUT/moe_table_$tag.txt"
       fi
     done
   done

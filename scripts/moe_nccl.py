@@ -24,7 +24,7 @@ Two modes.
          tokens): each goring algorithm's time and NCCL's time divided by
          it (> 1: goring is faster).
 
-             python3 scripts/moe_nccl.py table --goring g1.json g2.json --nccl n.json
+             python3 scripts/moe_nccl.py table --goring g1.json g2.json --nccl all=n1.json own=n2.json
 """
 import argparse
 import json
@@ -155,23 +155,38 @@ def table(args):
                 out += json.load(f)["results"]
         return out
 
-    g, n = load(args.goring), load(args.nccl)
-    nccl = {(r["collective"], r["bytes"]): r["avg_us"] for r in n}
+    # NCCL's runs: FILE or LABEL=FILE (several, e.g. NCCL on every rail and
+    # on each rank's own rail). "best" is the fastest of them for each row:
+    # the ratio a speed claim is made against.
+    peers = []
+    for i, spec in enumerate(args.nccl):
+        label, _, path = spec.rpartition("=")
+        rows = load([path])
+        peers.append((label or ("nccl" if len(args.nccl) == 1 else f"nccl{i}"),
+                      {(r["collective"], r["bytes"]): r["avg_us"] for r in rows}))
+    g = load(args.goring)
     algs = sorted({r["algorithm"] for r in g})
     print("# goring's dispatch and combine beside NCCL all_to_all_single with unicast's counts (same call)")
-    print("# time in us; ratio = NCCL / goring (> 1: goring faster)")
-    print(f"{'collective':10s} {'tokens':>7s} {'nccl':>10s}" + "".join(f" {a:>12s} {'ratio':>6s}" for a in algs))
-    keys = sorted({(r["collective"], r["bytes"]) for r in g})
-    for c, t in keys:
-        base = nccl.get((c, t))
-        line = f"{c:10s} {t:>7d} {base if base is not None else float('nan'):10.1f}"
+    print("# time in us; ratio = NCCL / goring (> 1: goring faster); 'best' against the fastest NCCL run"
+          + ("" if len(peers) < 2 else ", then against each: " + ", ".join(l for l, _ in peers)))
+    head = f"{'collective':10s} {'tokens':>7s}" + "".join(f" {l:>10s}" for l, _ in peers)
+    for a in algs:
+        head += f" {a:>12s} {'best':>6s}" + ("" if len(peers) < 2 else "".join(f" {l[:6]:>6s}" for l, _ in peers))
+    print(head)
+    nan = float("nan")
+    for c, t in sorted({(r["collective"], r["bytes"]) for r in g}):
+        times = [p.get((c, t)) for _, p in peers]
+        have = [x for x in times if x]
+        best = min(have) if have else None
+        line = f"{c:10s} {t:>7d}" + "".join(f" {x if x is not None else nan:10.1f}" for x in times)
         for a in algs:
             us = [r["avg_us"] for r in g if (r["collective"], r["bytes"], r["algorithm"]) == (c, t, a)]
             if not us:
-                line += f" {'-':>12s} {'-':>6s}"
+                line += f" {'-':>12s} {'-':>6s}" + ("" if len(peers) < 2 else f" {'-':>6s}" * len(peers))
                 continue
-            ratio = base / us[0] if base else float("nan")
-            line += f" {us[0]:12.1f} {ratio:6.2f}"
+            line += f" {us[0]:12.1f} {best / us[0] if best else nan:6.2f}"
+            if len(peers) > 1:
+                line += "".join(f" {x / us[0] if x else nan:6.2f}" for x in times)
         print(line)
 
 
@@ -193,7 +208,7 @@ def main():
     r.add_argument("--addr", default="127.0.0.1", help="rank 0's address for the rendezvous")
     t = sub.add_parser("table")
     t.add_argument("--goring", nargs="+", required=True)
-    t.add_argument("--nccl", nargs="*", default=[], help="NCCL's rows (none: goring's alone, ratios nan)")
+    t.add_argument("--nccl", nargs="*", default=[], help="NCCL's rows, FILE or LABEL=FILE each (none: goring's alone, ratios nan)")
     args = ap.parse_args()
     run(args) if args.mode == "run" else table(args)
 
