@@ -321,7 +321,8 @@ if [ "${CHECK:-1}" = 1 ]; then
   [ "$NP" -gt "$(nvidia-smi -L | wc -l)" ] && SETDEV=2
   UT=("$W/install/bin/ucc_test_mpi" -S "$SETDEV" -M cuda -t world,half,reverse,odd_even -d "${CHECK_DTYPES:-float32,float64,int32}"
     -m "${CHECK_MSG:-12:67108864:3}" -Z 268435456)
-  echo "== ucc_test_mpi -M cuda through tl/goring: layers that ran (4096 B, world..odd_even)"
+  CW="through tl/goring"; [ "${CHECK_WITH:-goring}" = default ] && CW="with UCC's defaults"
+  echo "== ucc_test_mpi -M cuda $CW: layers that ran (4096 B, world..odd_even)"
   bounded 60 "${MPIRUN[@]}" "${TG[@]}" -x UCC_COLL_TRACE=info "$W/install/bin/ucc_test_mpi" -S "$SETDEV" -M cuda \
     -c allreduce,allgather,reduce_scatter -d float32 -o sum -m 4096:4096 >"$R/check_trace.txt" 2>&1
   grep -io 'coll_init: .*cuda}.*' "$R/check_trace.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c
