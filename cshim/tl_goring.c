@@ -50,6 +50,13 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "this host are split over the paths it measured, for each step's load; a file that does not "
      "load or was measured on another machine fails the context (empty: never split)",
      ucc_offsetof(ucc_tl_goring_context_config_t, calibration), UCC_CONFIG_TYPE_STRING},
+    {"CLAIMS", "",
+     "goring.claims/v1 file (goring tune ucc: goring's times against UCC's GPU layers, measured "
+     "through ucc_perftest on this machine): on the teams it fits (GPU name, team size, a GPU a "
+     "rank or one shared), goring claims the CUDA sizes where it beat the layer UCC would "
+     "otherwise run by this file instead of the tables shipped for H100 and H200 nodes; a file "
+     "that does not load fails the context (empty: the shipped tables)",
+     ucc_offsetof(ucc_tl_goring_context_config_t, claims), UCC_CONFIG_TYPE_STRING},
     {"KEEPAWAKE", "off",
      "keep goring's Go runtime awake between collectives (a duration up to 9ms, e.g. 5ms): a call "
      "after the application computed a while then does not wait for the runtime to wake (10-15 us "

@@ -59,6 +59,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *ipc;        /* checked by goring: y or n */
     char                   *lanes;      /* checked by goring: 1..64 */
     char                   *calibration; /* goring.calibration/v1 file, checked by goring */
+    char                   *claims;      /* goring.claims/v1 file, checked by goring */
     char                   *keepawake;   /* checked by goring: off or a duration <= 9ms */
     char                   *cpath_max;   /* checked by goring: bytes, 0 turns the C path off */
     char                   *scores;      /* checked by goring: model or fixed */

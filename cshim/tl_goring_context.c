@@ -24,6 +24,7 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"ipc", cfg->ipc},
               {"lanes", cfg->lanes},
               {"calibration", cfg->calibration},
+              {"claims", cfg->claims},
               {"keepawake", cfg->keepawake},
               {"cpath_max", cfg->cpath_max},
               {"scores", cfg->scores},

@@ -7,6 +7,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/goring-hpc/goring/tune"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -17,6 +18,7 @@ type Context struct {
 	uctx      *ucx.Context
 	ucxConfig map[string]string   // the context's UCX settings, which every lane's context takes too
 	cal       *machineCalibration // the calibration option's file; nil: none
+	claims    *tune.ClaimsFile    // the claims option's file; nil: none
 	asleep    func()              // releases the runtime keeper (awake.go)
 	rv        *rendezvous         // the lazy teams' card exchange (rendezvous.go); nil: none
 	shared    *sharedWorker       // the context path's worker (shared.go); nil: none
@@ -40,6 +42,10 @@ func NewContext(optStr string, cpath CPathTable) (*Context, error) {
 	if err != nil {
 		return nil, invalidErr{err}
 	}
+	claims, err := loadClaims(opts.claims)
+	if err != nil {
+		return nil, invalidErr{err}
+	}
 	if err := ucx.Load(); err != nil {
 		return nil, resourceErr{err}
 	}
@@ -54,7 +60,7 @@ func NewContext(optStr string, cpath CPathTable) (*Context, error) {
 	if err != nil {
 		return nil, resourceErr{err}
 	}
-	c := &Context{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal, algKey: fmt.Sprint(opts.algs, opts.chosen), cpath: cpath}
+	c := &Context{opts: opts, uctx: uctx, ucxConfig: cfg, cal: cal, claims: claims, algKey: fmt.Sprint(opts.algs, opts.chosen), cpath: cpath}
 	if c.shared, err = openShared(c); err != nil {
 		_ = uctx.Close()
 		return nil, resourceErr{err}

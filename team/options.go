@@ -27,7 +27,10 @@ type options struct {
 	// calibration: a goring.calibration/v1 file; the push engine splits
 	// transfers between GPUs of the host with it (calibration.go).
 	calibration string
-	keepAwake   time.Duration // the runtime keeper's interval (awake.go); 0: off
+	// claims: a goring.claims/v1 file, the machine's own measured table
+	// of goring against UCC's GPU layers (claims.go).
+	claims    string
+	keepAwake time.Duration // the runtime keeper's interval (awake.go); 0: off
 	// cpathMax is the largest host call (bytes of the vector per rank)
 	// that runs in the C executor once its plan is cached (cpath.go); 0:
 	// none.
@@ -111,6 +114,8 @@ func parseOptions(s string) (options, error) {
 			o.lanes = w
 		case k == "calibration":
 			o.calibration = v
+		case k == "claims":
+			o.claims = v
 		case k == "keepawake":
 			d, err := parseKeepAwake(v)
 			if err != nil {
@@ -167,7 +172,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = v != "auto"
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, keepawake, cpath_max, scores, crossmem, node_max, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, claims, keepawake, cpath_max, scores, crossmem, node_max, alg_<collective>)", k)
 		}
 	}
 	return o, nil

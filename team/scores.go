@@ -26,6 +26,7 @@ type scoreKey struct {
 	algs   string // the context's algorithm options, which choose what runs
 	shape  tune.Shape
 	layers string // the context's team layers (claims by measurement)
+	claims string // the context's claims file (claims.go), by its name
 	node   bool   // the team can run node kernels
 	shared bool   // the team's ranks share one GPU (the leader's)
 }
@@ -95,7 +96,7 @@ func (t *Team) scores() (string, string) {
 	ks := s
 	ks.Cal = nil // the file's name stands for it: the cache keeps no context's calibration alive
 	node, shared := t.nodeCapable(), t.leaderCapable()
-	k := scoreKey{t.ctx.algKey, ks, strings.Join(t.layers, ","), node, shared}
+	k := scoreKey{t.ctx.algKey, ks, strings.Join(t.layers, ","), t.ctx.opts.claims, node, shared}
 	scoreCache.Lock()
 	defer scoreCache.Unlock()
 	if v, ok := scoreCache.m[k]; ok {
@@ -104,7 +105,7 @@ func (t *Team) scores() (string, string) {
 	str, _, summary := tune.Claims(s, t.teamAlg)
 	if node || shared { // measured claims, applied by the shim after the model's
 		if gpu, err := cuda.DeviceName(0); err == nil {
-			str, summary, _ = tune.WithNodeClaims(str, summary, gpu, t.size, shared, t.layers)
+			str, summary, _ = tune.WithNodeClaims(str, summary, gpu, t.size, shared, t.layers, t.ctx.claims, t.ctx.opts.claims)
 		}
 	}
 	if scoreCache.m == nil {

@@ -131,11 +131,16 @@ const nodeClaimMargin = 0.95
 // NodeClaims is the score string of the CUDA calls goring claims on a
 // team of ranks ranks on one host whose GPU is named gpu, a GPU each or
 // all on one (shared), given the layers of the UCC context (UCC's names:
-// "ucp", "nccl", "cuda", ...); "" where no measured table fits. A row decides from its size (the first from 0) up
-// to the next row's, the last up to twice its size: beyond the table
-// nothing is claimed.
-func NodeClaims(gpu string, ranks int, shared bool, layers []string) string {
+// "ucp", "nccl", "cuda", ...); "" where no measured table fits. own, the
+// machine's own claims file (nil: none), decides where it fits the team;
+// else a table shipped for such a machine. A row decides from its size
+// (the first from 0) up to the next row's, the last up to twice its size:
+// beyond the table nothing is claimed.
+func NodeClaims(gpu string, ranks int, shared bool, layers []string, own *ClaimsFile) string {
 	t := findNodeTable(gpu, ranks, shared)
+	if own.fits(gpu, ranks, shared) {
+		t = own.table()
+	}
 	if t == nil {
 		return ""
 	}
@@ -151,6 +156,9 @@ func NodeClaims(gpu string, ranks int, shared bool, layers []string) string {
 	var out []string
 	for _, c := range colls {
 		rows := t.rows[c]
+		if len(rows) == 0 {
+			continue
+		}
 		pts := make([]Point, len(rows)+1)
 		for i, r := range rows {
 			pts[i] = Point{Bytes: r.bytes, Claimed: fasterThanDefault(r, present)}
@@ -165,15 +173,19 @@ func NodeClaims(gpu string, ranks int, shared bool, layers []string) string {
 
 // WithNodeClaims adds the measured claims (NodeClaims) to the model's
 // score string and summary the way the team layer applies them: after a
-// '|', a layer of the string of its own (UCC refuses overlapping ranges
-// in one string; where they overlap the model's, they win). ok says
-// whether a measured table fitted.
-func WithNodeClaims(str, summary, gpu string, ranks int, shared bool, layers []string) (string, string, bool) {
-	nc := NodeClaims(gpu, ranks, shared, layers)
+// '|', so that they override the model's where both speak. ok says
+// whether a measured table fitted the team; the summary says which
+// (ownName names own, the machine's claims file).
+func WithNodeClaims(str, summary, gpu string, ranks int, shared bool, layers []string, own *ClaimsFile, ownName string) (string, string, bool) {
+	nc := NodeClaims(gpu, ranks, shared, layers, own)
 	if nc == "" {
 		return str, summary, false
 	}
-	return str + "|" + nc, summary + "; measured on " + gpu + ": " + nc, true
+	from := "measured on " + gpu
+	if own.fits(gpu, ranks, shared) {
+		from = "measured on this machine (" + ownName + ")"
+	}
+	return str + "|" + nc, summary + "; " + from + ": " + nc, true
 }
 
 // uccDefaultScores are UCC 1.8's default scores of its GPU layers, in
@@ -186,13 +198,18 @@ var uccDefaultScores = []struct {
 // fasterThanDefault says whether goring beat the layer UCC would run
 // this row's call on: the first present layer of uccDefaultScores with a
 // time for it (tl/cuda has no allreduce without NVLS). Where none is
-// present UCC would run tl/ucp, which goring's GPU paths beat at every
-// size measured (docs/gpu.md), and goring claims.
+// present UCC would run tl/ucp: goring claims where it beat tl/ucp's time
+// if the table has one, and, if not, everywhere (goring's GPU paths beat
+// tl/ucp at every size measured, docs/gpu.md).
 func fasterThanDefault(r nodeRow, present map[string]bool) bool {
 	for _, l := range uccDefaultScores {
 		if us := r.peers[l.layer]; present[l.layer] && us > 0 {
 			return r.goring <= nodeClaimMargin*us
 		}
+	}
+	// tl/ucp, where a table timed it (a claims file may).
+	if us := r.peers["ucp"]; present["ucp"] && us > 0 {
+		return r.goring <= nodeClaimMargin*us
 	}
 	return true
 }

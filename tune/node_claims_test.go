@@ -12,7 +12,7 @@ import (
 // with the call), at a score above tl/cuda's; a machine or team the table
 // has no figures for gets no claim.
 func TestNodeClaims(t *testing.T) {
-	all := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp", "self", "cuda", "nccl", "goring"})
+	all := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp", "self", "cuda", "nccl", "goring"}, nil)
 	// tl/cuda is UCC's pick for allgather and reduce_scatter, and goring
 	// beat it by the margin at every size; tl/nccl is its pick for
 	// allreduce, and NCCL was faster at every size.
@@ -22,7 +22,7 @@ func TestNodeClaims(t *testing.T) {
 	// 1 and 4 MiB and from 64 MiB (ranges count a whole allgather's
 	// result: 4 ranks' blocks), not at 16 MiB, where NCCL's best run
 	// (203.1) beat goring's 219.0; reduce_scatter at 1-4 MiB.
-	ncclOnly := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp", "nccl"})
+	ncclOnly := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp", "nccl"}, nil)
 	assert.Contains(t, ncclOnly, "allgather:cuda:4194304-67108864:41")
 	assert.Contains(t, ncclOnly, "allgather:cuda:268435456-2147483648:41")
 	assert.Contains(t, ncclOnly, "reduce_scatter:cuda:1048576-4194304:41")
@@ -30,18 +30,18 @@ func TestNodeClaims(t *testing.T) {
 	assert.NotContains(t, ncclOnly, "allgather:cuda:0-", "NCCL was faster below 1 MiB")
 
 	// With tl/ucp alone, every measured size.
-	ucpOnly := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp"})
+	ucpOnly := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp"}, nil)
 	assert.Contains(t, ucpOnly, "allreduce:cuda:0-536870912:41")
 
 	// Two H200s with every layer: allgather and reduce_scatter where both
 	// runs of goring beat both of tl/cuda's by the margin (all but 256 KiB
 	// a rank), allreduce from 4 MiB to 64 MiB against tl/nccl (250.9
 	// against 261.6 at 64 MiB misses 5%).
-	pair := NodeClaims("NVIDIA H200", 2, false, []string{"ucp", "cuda", "nccl", "goring"})
+	pair := NodeClaims("NVIDIA H200", 2, false, []string{"ucp", "cuda", "nccl", "goring"}, nil)
 	assert.Equal(t, "allgather:cuda:0-524288:41#allgather:cuda:2097152-1073741824:41#allreduce:cuda:4194304-67108864:41#reduce_scatter:cuda:0-262144:41#reduce_scatter:cuda:1048576-536870912:41", pair)
 
-	assert.Empty(t, NodeClaims("NVIDIA H200", 4, false, []string{"cuda"}), "no figures for that team size")
-	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 2, false, []string{"cuda"}), "no figures for that team size")
+	assert.Empty(t, NodeClaims("NVIDIA H200", 4, false, []string{"cuda"}, nil), "no figures for that team size")
+	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 2, false, []string{"cuda"}, nil), "no figures for that team size")
 }
 
 // Ranks sharing one GPU: tl/cuda, UCC's choice with every layer, was
@@ -52,13 +52,13 @@ func TestNodeClaims(t *testing.T) {
 func TestSharedGPUClaims(t *testing.T) {
 	layers := []string{"ucp", "self", "cuda", "nccl", "goring"}
 	assert.Equal(t, "allgather:cuda:0-2147483648:41#reduce_scatter:cuda:0-536870912:41",
-		NodeClaims("NVIDIA H200", 4, true, layers))
+		NodeClaims("NVIDIA H200", 4, true, layers, nil))
 	assert.Equal(t, "allgather:cuda:0-1073741824:41#reduce_scatter:cuda:0-536870912:41",
-		NodeClaims("NVIDIA H200", 2, true, layers))
+		NodeClaims("NVIDIA H200", 2, true, layers, nil))
 	assert.Equal(t, "allgather:cuda:0-1073741824:41#reduce_scatter:cuda:0-134217728:41",
-		NodeClaims("NVIDIA H200", 8, true, layers))
-	assert.Empty(t, NodeClaims("NVIDIA H200", 3, true, layers), "no figures for 3 ranks on one GPU")
-	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 4, true, layers), "no figures for a shared H100")
-	assert.NotContains(t, NodeClaims("NVIDIA H200", 2, false, layers), "reduce_scatter:cuda:0-536870912:41",
+		NodeClaims("NVIDIA H200", 8, true, layers, nil))
+	assert.Empty(t, NodeClaims("NVIDIA H200", 3, true, layers, nil), "no figures for 3 ranks on one GPU")
+	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 4, true, layers, nil), "no figures for a shared H100")
+	assert.NotContains(t, NodeClaims("NVIDIA H200", 2, false, layers, nil), "reduce_scatter:cuda:0-536870912:41",
 		"a GPU a rank: the two-GPU table's claims, not the shared one's")
 }

@@ -28,13 +28,14 @@ type modelScoresFlags struct {
 	crossmem int
 	gpuModel string
 	layers   string
+	claims   string
 	asJSON   bool
 }
 
 func newModelScoresCmd() *cobra.Command {
 	var f modelScoresFlags
 	c := &cobra.Command{
-		Use:   "scores --np N [--gpus G [--gpu-model NAME] [--layers L]] [--calibration FILE] [--cpath-max 64K] [--lanes W] [--crossmem T] [--json]",
+		Use:   "scores --np N [--gpus G [--gpu-model NAME] [--layers L] [--claims FILE]] [--calibration FILE] [--cpath-max 64K] [--lanes W] [--crossmem T] [--json]",
 		Short: "which collectives and sizes goring's UCC team layer claims from tl/ucp on a team of one host, and why",
 		Long: `scores prints what goring's team layer computes when UCC creates a team of
 --np ranks on one host (docs/ucc.md "Default scores from the model"): for host
@@ -55,7 +56,9 @@ were measured faster are claimed by that measured rule (shown as "measured",
 not predicted). --gpu-model NAME (the GPUs' name as the driver gives it,
 "NVIDIA H200") adds the claims measured on such a machine against UCC's GPU
 layers (docs/ucc.md: score 41 where goring beat the layer UCC would otherwise
-run, of those in --layers), after a '|' as the team layer applies them. The
+run, of those in --layers), after a '|' as the team layer applies them;
+--claims FILE (goring tune ucc, UCC_TL_GORING_CLAIMS) decides them instead
+of the shipped tables where it fits the team. The
 team layer's own options (UCC_TL_GORING_ALG_*) are not read: the defaults are
 predicted.`,
 		Args: cobra.NoArgs,
@@ -70,6 +73,7 @@ predicted.`,
 	fl.IntVar(&f.crossmem, "crossmem", 0, "threads each rank has with UCC_TL_GORING_CROSSMEM=auto (0: off)")
 	fl.StringVar(&f.gpuModel, "gpu-model", "", "the GPUs' name (\"NVIDIA H200\"): add the claims measured on such GPUs (needs --gpus)")
 	fl.StringVar(&f.layers, "layers", "ucp,cuda,nccl", "UCC's team layers in the context, for --gpu-model's claims")
+	fl.StringVar(&f.claims, "claims", "", "goring.claims/v1 file (goring tune ucc): this machine's measured table, as UCC_TL_GORING_CLAIMS")
 	fl.BoolVar(&f.asJSON, "json", false, "print one JSON document")
 	return c
 }
@@ -106,12 +110,21 @@ func runModelScores(w io.Writer, f modelScoresFlags) error {
 		s.Cal, s.CalName, s.GPUModel = cal, f.calib, cal.GPUModel
 	}
 	str, points, summary := tune.Claims(s, choose.OneHost(f.np, f.gpus).Claim)
+	if f.claims != "" && f.gpuModel == "" {
+		return fmt.Errorf("--claims needs --gpu-model: the file fits teams on GPUs of its name")
+	}
 	if f.gpuModel != "" {
 		if f.gpus == 0 {
 			return fmt.Errorf("--gpu-model needs --gpus: the claims are of CUDA calls")
 		}
 		var ok bool
-		if str, summary, ok = tune.WithNodeClaims(str, summary, f.gpuModel, f.np, f.gpus == 1, strings.Split(f.layers, ",")); !ok {
+		var own *tune.ClaimsFile
+		if f.claims != "" {
+			if own, err = loadClaimsFile(f.claims); err != nil {
+				return fmt.Errorf("--claims: %w", err)
+			}
+		}
+		if str, summary, ok = tune.WithNodeClaims(str, summary, f.gpuModel, f.np, f.gpus == 1, strings.Split(f.layers, ","), own, f.claims); !ok {
 			summary += "; nothing measured on " + f.gpuModel + " for this team"
 		}
 	}
