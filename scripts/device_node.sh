@@ -12,7 +12,8 @@
 #   scripts/device_bundle.sh node                  # here: .carry (no test binaries)
 #   OUT=$OUT bash .carry/device_node.sh [np]       # there; np defaults to 4
 #
-# Settings (environment): BUILD_ONLY=1 (build UCC and tl/goring, stop), TIMED=0
+# Settings (environment): BUILD_ONLY=1 (build UCC and tl/goring, stop),
+# CLAIMS=1 (goring tune ucc here, and the claims file through UCC: below), TIMED=0
 # (no timed runs, no table),
 # ITERS/WARMUP (ucc_perftest -n/-w, 20/5), MINCOUNT/MAXCOUNT (floats per
 # rank, 4096/67108864), STEP (table rows: 4 = every 4th power of 2, 2 =
@@ -151,9 +152,10 @@ export LD_LIBRARY_PATH=$W/install/lib:$UCX/lib${NCCL_LIBDIR:+:$NCCL_LIBDIR}
 # As device_ucc.sh: Open MPI only launches and bootstraps (ob1 keeps it
 # off UCX, the process holds one libucp, the carried one); with UCX's
 # memtype cache on, UCX took CUDA buffers for host memory.
-MPIRUN=(mpirun --allow-run-as-root --oversubscribe -np "$NP" --mca pml ob1 --mca btl self,vader
+MPIL=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader
   -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE -x NCCL_IB_DISABLE
   -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS)
+MPIRUN=("${MPIL[@]}" -np "$NP")
 GTUNE=${GORING_TUNE:-allgather,allreduce,reduce_scatter:cuda:inf}
 GE=()
 for e in ${GORING_ENV:-}; do GE+=(-x "$e"); done
@@ -189,6 +191,39 @@ bounded() {
   [ "$t" -le "$left" ] || t=$left
   timeout -k 5 "$t" "$@"
 }
+# CLAIMS=1: goring tune ucc here (GORING: the goring binary, default
+# .carry/bin/goring), through the same mpirun, the claims file to
+# $OUT/claims.json; then UCC's trace with every layer installed and no
+# settings but UCC_TL_GORING_CLAIMS, with that file and with a copy whose
+# goring times are 100x slower (nothing to claim): the layer UCC runs
+# must follow the file, not the shipped tables.
+if [ "${CLAIMS:-0}" = 1 ]; then
+  G=${GORING:-$C/bin/goring}
+  echo "== goring tune ucc --np $NP"
+  bounded 400 "$G" tune ucc --np "$NP" --perftest "$P" --launcher "${MPIL[*]}" --layers "${CLAIMS_LAYERS:-nccl,cuda}" \
+    --min "${CLAIMS_MIN:-16K}" --max "${CLAIMS_MAX:-64M}" --out "$OUT/claims.json" 2>"$R/tune_progress.txt" | tee "$OUT/tune.txt"
+  if [ -s "$OUT/claims.json" ]; then
+    python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+for rows in d["rows"].values():
+    for r in rows:
+        r["goring_us"] *= 100
+json.dump(d, open(sys.argv[2], "w"))' "$OUT/claims.json" "$R/claims_slower.json"
+    for f in "$OUT/claims.json" "$R/claims_slower.json"; do
+      for c in allgather reduce_scatter allreduce; do
+        t=$R/claims_trace_$(basename "$f" .json)_$c.txt
+        echo "-- UCC's defaults, UCC_TL_GORING_CLAIMS=$(basename "$f"), $c: collective inits per layer (all sizes, all ranks)"
+        bounded 75 "${MPIRUN[@]}" -x UCC_TL_GORING_CLAIMS="$f" -x UCC_COLL_TRACE=info "$P" -c "$c" -m cuda -d float32 \
+          -b "${MINCOUNT:-4096}" -e "${CLAIMS_MAXCOUNT:-16777216}" -n 1 -w 0 >"$t" 2>&1 || echo "device_node: claims trace $c: exit $?"
+        grep -io 'coll_init: .*cuda}.*' "$t" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c | sed 's/^/   /'
+      done
+    done
+  else
+    echo "device_node: goring tune ucc wrote no claims file"; tail -5 "$R/tune_progress.txt"
+  fi
+  phase "claims (goring tune ucc)"
+fi
 # Which layer ran each collective: one untimed pass over every size with
 # UCC's collective trace (a fallback to tl/ucp shows here, not in a time).
 if [ "${TRACE:-1}" = 1 ]; then
