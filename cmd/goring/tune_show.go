@@ -99,4 +99,3 @@ func writeClaimsTable(w io.Writer, f *tune.ClaimsFile, present []string) error {
 	fmt.Fprintf(w, "claims with layers %s: %s\n", strings.Join(present, ","), claims)
 	return nil
 }
-
