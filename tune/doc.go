@@ -18,6 +18,12 @@
 // GPU likewise (Leader: direct.Model), so that tune imports neither the
 // executor nor an engine.
 //
+// On CUDA buffers it also claims by measurement (NodeClaims): goring's
+// time against UCC's GPU layers, from tables shipped for the machines
+// measured or from the machine's own claims file (ClaimsFile, read from
+// bytes by ParseClaims; `goring tune ucc` writes it), at a score above
+// tl/cuda's where goring beat the layer UCC would otherwise run.
+//
 // The package is pure: no cgo, no I/O. The team layer (package team)
 // turns its ranges into a UCC score string when a team is created;
 // docs/ucc.md "Default scores from the model" says which figures each
