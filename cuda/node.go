@@ -29,13 +29,15 @@ var nodeAlgs = map[devsync.Algorithm]string{
 	devsync.TwoShotAllreduce: "twoshot",
 	devsync.ReduceScatter:    "reduce_scatter",
 	devsync.Allgather:        "allgather",
+	devsync.Bcast:            "bcast",
 }
 
 // nodeModule is a device's loaded node kernels.
 type nodeModule struct {
-	mod       C.gc_module
-	fns       map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function
-	allgather C.gc_function
+	mod C.gc_module
+	fns map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function
+	// bytes are the kernels that move bytes (allgather, bcast).
+	bytes map[devsync.Algorithm]C.gc_function
 }
 
 func (d *Device) loadNodeKernels() (*nodeModule, error) {
@@ -44,9 +46,15 @@ func (d *Device) loadNodeKernels() (*nodeModule, error) {
 		return nil, err
 	}
 	name := rm.image
-	m := &nodeModule{mod: rm.mod, fns: map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function{}}
+	m := &nodeModule{mod: rm.mod, fns: map[devsync.Algorithm]*[coll.Float64 + 1][coll.Bxor + 1]C.gc_function{},
+		bytes: map[devsync.Algorithm]C.gc_function{}}
 	for alg, an := range nodeAlgs {
 		if !alg.Reduces() {
+			var f C.gc_function
+			if err := moduleFunction(ctx, rm, &f, "goring_node_"+an, name); err != nil {
+				return nil, err
+			}
+			m.bytes[alg] = f
 			continue
 		}
 		m.fns[alg] = new([coll.Float64 + 1][coll.Bxor + 1]C.gc_function)
@@ -65,18 +73,14 @@ func (d *Device) loadNodeKernels() (*nodeModule, error) {
 			}
 		}
 	}
-	var f C.gc_function
-	if err := moduleFunction(ctx, rm, &f, "goring_node_allgather", name); err != nil {
-		return nil, err
-	}
-	m.allgather = f
 	return m, nil
 }
 
 // NodeCall is one rank's part of one node collective.
 type NodeCall struct {
 	Alg devsync.Algorithm
-	// Dtype and Op of a reduction (Allgather moves bytes: ignored).
+	// Dtype and Op of a reduction (Allgather and Bcast move bytes:
+	// ignored).
 	Dtype coll.Dtype
 	Op    coll.Op
 	// Scratch is every rank's scratch region, as this rank's device
@@ -86,8 +90,11 @@ type NodeCall struct {
 	Scratch []DevicePtr
 	Rank    int
 	In, Out DevicePtr
-	// Count is devsync.Shape.Count: elements of Dtype (Allgather: bytes).
+	// Count is devsync.Shape.Count: elements of Dtype (Allgather and
+	// Bcast: bytes).
 	Count int
+	// Root is a bcast's root rank.
+	Root int
 	// Stride is devsync.Shape.Stride: a reduce_scatter's elements between
 	// input blocks (0: Count).
 	Stride int
@@ -156,24 +163,26 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 	if err != nil {
 		return err
 	}
-	f := m.allgather
+	f, ok := m.bytes[c.Alg]
 	size := 1
-	if c.Alg != devsync.Allgather {
-		fns, ok := m.fns[c.Alg]
-		if !ok {
+	if c.Alg.Reduces() {
+		var fns *[coll.Float64 + 1][coll.Bxor + 1]C.gc_function
+		if fns, ok = m.fns[c.Alg]; !ok {
 			return fmt.Errorf("cuda: no node kernel for %v", c.Alg)
 		}
 		if !coll.Supports(c.Op, c.Dtype) {
 			return fmt.Errorf("cuda: node %v: %v is not defined on %v", c.Alg, c.Op, c.Dtype)
 		}
 		f, size = fns[c.Dtype][c.Op], c.Dtype.Size()
+	} else if !ok {
+		return fmt.Errorf("cuda: no node kernel for %v", c.Alg)
 	}
 	if uintptr(c.In)%uintptr(size) != 0 || uintptr(c.Out)%uintptr(size) != 0 {
 		return fmt.Errorf("cuda: node %v: buffers %#x and %#x are not aligned to %d bytes", c.Alg, c.In, c.Out, size)
 	}
 	// The kernel stores into every rank's slot by the plan's layout: a
 	// slot too small would be overrun, not refused, on the device.
-	sh := devsync.Shape{Alg: c.Alg, Ranks: n, Blocks: g.Blocks, Count: c.Count, ElemSize: size, Stride: c.Stride}
+	sh := devsync.Shape{Alg: c.Alg, Ranks: n, Blocks: g.Blocks, Count: c.Count, ElemSize: size, Stride: c.Stride, Root: c.Root}
 	if err := sh.Validate(); err != nil {
 		return fmt.Errorf("cuda: node call: %w", err)
 	}
@@ -194,7 +203,7 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 	a.abort_word, a.status, a.done = C.ulonglong(c.Abort), C.ulonglong(c.Status), C.ulonglong(c.Done)
 	a.epoch, a.count, a.slot_bytes = C.ulonglong(c.Epoch), C.ulonglong(c.Count), C.ulonglong(c.SlotBytes)
 	a.stride = C.ulonglong(sh.BlockStride())
-	a.rank, a.nranks = C.uint(c.Rank), C.uint(n)
+	a.rank, a.nranks, a.root = C.uint(c.Rank), C.uint(n), C.uint(c.Root)
 	ctx, cs, err := s.live()
 	if err != nil {
 		return err

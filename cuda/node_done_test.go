@@ -26,7 +26,7 @@ func TestNodeDoneWordsEndTheCall(t *testing.T) {
 	const bytes = 1 << 20
 	for k := 1; k <= len(devs); k++ {
 		tm := newNodeTeam(t, devs[:k], bytes+16*k, bytes+64)
-		for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
+		for _, alg := range devsync.Algorithms {
 			for _, g := range []NodeGrid{{1, 256}, {16, 512}, {128, 512}} {
 				c := nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: bytes / 4, grid: g}
 				switch alg {
@@ -34,6 +34,8 @@ func TestNodeDoneWordsEndTheCall(t *testing.T) {
 					c.count = bytes / 4 / k
 				case devsync.Allgather:
 					c.dt, c.count = coll.Uint8, bytes/k
+				case devsync.Bcast:
+					c.dt, c.count = coll.Uint8, bytes
 				}
 				checkNodeCallRun(t, tm, rng, c, func() {
 					tm.epoch = tm.epoch.Next()

@@ -169,6 +169,7 @@ type nodeCallSpec struct {
 	// the rank's block of its output (inOff is not used).
 	inPlace bool
 	ranks   []int
+	root    int // bcast's
 }
 
 // inPlaceBuffers are where an in-place call of rank r reads and writes,
@@ -187,7 +188,7 @@ func (c nodeCallSpec) inPlaceBuffers(r, inBytes, outBytes int) (in, out int) {
 // shapeBytes is the bytes of a rank's input and output for a team of k.
 func (c nodeCallSpec) shapeBytes(k int) (in, out int) {
 	s := devsync.Shape{Alg: c.alg, Ranks: k, Blocks: c.grid.Blocks, Count: c.count, ElemSize: c.dt.Size()}
-	if c.alg == devsync.Allgather {
+	if !c.alg.Reduces() {
 		s.ElemSize = 1
 	}
 	return s.InElems() * s.ElemSize, s.OutElems() * s.ElemSize
@@ -231,7 +232,7 @@ func (tm *nodeTeam) launchRank(c nodeCallSpec, r int) error {
 		done = 0
 	}
 	return NodeLaunchAsync(tm.streams[r], NodeCall{Alg: c.alg, Dtype: c.dt, Op: c.op, Scratch: scratch, Rank: r,
-		In: inAt, Out: outAt, Count: c.count, SlotBytes: tm.slotBytes,
+		In: inAt, Out: outAt, Count: c.count, Root: c.root, SlotBytes: tm.slotBytes,
 		Epoch: tm.epoch, Abort: tm.abortAddr[r], Status: tm.statusAddr[r], Done: done}, grid)
 }
 

@@ -33,10 +33,10 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 		// allreduce's regions are rounded up to whole vectors.
 		tm := newNodeTeam(t, devs[:k], nodeBig+16*k, nodeBig+64)
 		cases := 0
-		for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
+		for _, alg := range devsync.Algorithms {
 			for _, dt := range coll.Dtypes {
 				for _, op := range coll.Ops {
-					if !coll.Supports(op, dt) || (alg == devsync.Allgather && (dt != coll.Uint8 || op != coll.Sum)) {
+					if !coll.Supports(op, dt) || (!alg.Reduces() && (dt != coll.Uint8 || op != coll.Sum)) {
 						continue
 					}
 					esz := dt.Size()
@@ -45,7 +45,7 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 						counts = append(counts, nodeBig/esz)
 					}
 					for i, count := range counts {
-						c := nodeCallSpec{alg: alg, dt: dt, op: op, count: count,
+						c := nodeCallSpec{alg: alg, dt: dt, op: op, count: count, root: (i + cases) % k,
 							grid: NodeGrid{Blocks: []int{1, 3, 8, 64}[(i+cases)%4], Threads: []int{512, 256}[cases%2]}}
 						if alg == devsync.ReduceScatter || alg == devsync.Allgather {
 							c.count = max(1, count/k) // the whole message is about count elements
@@ -99,13 +99,16 @@ func checkNodeCallRun(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec
 	}
 	run()
 	want := append([]byte(nil), ins[0]...)
-	if c.alg.Reduces() {
+	switch {
+	case c.alg == devsync.Bcast:
+		want = ins[c.root]
+	case c.alg.Reduces():
 		host, err := reduce.Kernel(c.dt, c.op)
 		require.NoError(t, err)
 		for _, in := range ins[1:] {
 			host(want, in)
 		}
-	} else {
+	default:
 		want = bytes.Join(ins, nil)
 	}
 	for r := range k {
@@ -116,8 +119,8 @@ func checkNodeCallRun(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec
 		got := make([]byte, outBytes)
 		require.NoError(t, tm.out[r].CopyToHost(got, outAt[r]))
 		sameNaNs(w, got, c.dt)
-		require.True(t, bytes.Equal(w, got), "%v %v/%v on %d GPUs, count %d, grid %+v, offsets %d/%d, in place %v, epoch %d: rank %d differs from the host at byte %d",
-			c.alg, c.dt, c.op, k, c.count, c.grid, c.inOff, c.outOff, c.inPlace, tm.epoch, r, firstDifference(w, got))
+		require.True(t, bytes.Equal(w, got), "%v %v/%v on %d GPUs, count %d, root %d, grid %+v, offsets %d/%d, in place %v, epoch %d: rank %d differs from the host at byte %d",
+			c.alg, c.dt, c.op, k, c.count, c.root, c.grid, c.inOff, c.outOff, c.inPlace, tm.epoch, r, firstDifference(w, got))
 	}
 }
 
@@ -189,7 +192,7 @@ func TestNodeAbort(t *testing.T) {
 	for r := range live {
 		live[r] = r
 	}
-	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather} {
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather, devsync.Bcast} {
 		tm.abort.Store(0)
 		require.NoError(t, tm.launch(nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: 1000, grid: NodeGrid{4, 256}, ranks: live}))
 		time.Sleep(50 * time.Millisecond)
@@ -232,7 +235,7 @@ func TestNodeBench(t *testing.T) {
 	}
 	fmt.Printf("node collectives on %d x %s (float32 sum; us per call, best grid and the default's)\n", k, must(devs[0].Name()))
 	fmt.Printf("%-18s %10s %10s %8s %12s %8s %10s\n", "algorithm", "bytes", "us", "grid", "default_us", "grid", "algbw_GB/s")
-	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.ReduceScatter, devsync.Allgather} {
+	for _, alg := range devsync.Algorithms {
 		for bytes := 16 << 10; bytes <= maxBytes; bytes *= 4 {
 			count := bytes / 4
 			switch alg {
@@ -240,6 +243,8 @@ func TestNodeBench(t *testing.T) {
 				count = bytes / 4 / k
 			case devsync.Allgather:
 				count = bytes / k
+			case devsync.Bcast:
+				count = bytes
 			}
 			def := DefaultNodeGrid(bytes)
 			// Untimed: the first calls of a size touch new pages of the

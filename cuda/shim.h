@@ -126,7 +126,7 @@ typedef struct {
     unsigned long long in, out;
     unsigned long long abort_word, status, done;
     unsigned long long epoch, count, slot_bytes, stride;
-    unsigned int       rank, nranks;
+    unsigned int       rank, nranks, root;
 } gc_node_args;
 gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,
                          const gc_node_args *a);

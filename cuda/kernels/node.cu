@@ -59,6 +59,7 @@ struct node_args {
     unsigned long long slot_bytes; // one data slot, a multiple of 16
     unsigned long long stride;     // reduce_scatter: elements between input blocks (devsync.Shape.BlockStride)
     unsigned int       rank, nranks;
+    unsigned int       root; // bcast: the rank whose input every rank gets
 };
 
 namespace {
@@ -106,32 +107,44 @@ __device__ __forceinline__ u64 slot(const node_args &a, unsigned q)
     return a.peer[q] + GORING_NODE_FLAG_BYTES + (a.epoch & 1) * a.slot_bytes;
 }
 
+// GORING_NODE_ALL: signal and wait deal with every peer, not one.
+#define GORING_NODE_ALL 0xffffffffu
+
+// peer_of: whether thread q stands for a peer of this rank that a signal
+// or wait with only (one rank, or GORING_NODE_ALL) deals with.
+__device__ __forceinline__ bool peer_of(const node_args &a, unsigned q, unsigned only)
+{
+    return q < a.nranks && q != a.rank && (only == GORING_NODE_ALL || q == only);
+}
+
 // signal: after every thread's stores of this CTA, thread q releases the
-// epoch into rank q's flag word (phase, block, rank).
-__device__ __forceinline__ void signal(const node_args &a, unsigned phase)
+// epoch into rank q's flag word (phase, block, rank), for every peer q or
+// only the one named.
+__device__ __forceinline__ void signal(const node_args &a, unsigned phase, unsigned only = GORING_NODE_ALL)
 {
     __syncthreads();
     unsigned q = threadIdx.x;
-    if (q < a.nranks && q != a.rank) store_release_sys(flag_word(a.peer[q], phase, blockIdx.x, a.rank), a.epoch);
+    if (peer_of(a, q, only)) store_release_sys(flag_word(a.peer[q], phase, blockIdx.x, a.rank), a.epoch);
 }
 
 // signal_stored: signal after stores into peers' slots. Each thread first
 // fences at system scope, so that its stores over NVLink are performed
 // before the CTA's barrier and the flag's release (the release's
 // cumulativity over another GPU's memory is not something to lean on).
-__device__ __forceinline__ void signal_stored(const node_args &a, unsigned phase)
+__device__ __forceinline__ void signal_stored(const node_args &a, unsigned phase, unsigned only = GORING_NODE_ALL)
 {
     __threadfence_system();
-    signal(a, phase);
+    signal(a, phase, only);
 }
 
-// wait: thread q acquires this rank's flag word of peer q; false (for
-// every thread of the CTA) when the abort word stopped a wait.
-__device__ __forceinline__ bool wait(const node_args &a, unsigned phase)
+// wait: thread q acquires this rank's flag word of peer q, for every
+// peer q or only the one named; false (for every thread of the CTA) when
+// the abort word stopped a wait.
+__device__ __forceinline__ bool wait(const node_args &a, unsigned phase, unsigned only = GORING_NODE_ALL)
 {
     unsigned q       = threadIdx.x;
     int      aborted = 0;
-    if (q < a.nranks && q != a.rank) {
+    if (peer_of(a, q, only)) {
         const u64 *f = flag_word(a.peer[a.rank], phase, blockIdx.x, q);
         for (unsigned spins = 1; load_acquire_sys(f) < a.epoch; spins++) {
             if (spins % GORING_NODE_ABORT_EVERY == 0 && a.abort_word != 0 &&
@@ -479,11 +492,43 @@ __device__ __forceinline__ void allgather(const node_args &a)
     }
 }
 
+// Bcast by stores (devsync/plan_bcast.go), on bytes: count is the
+// message in bytes. The root stores straight from its input into every
+// other rank's slot; a reader copies its slot into its output. A reader
+// never signals the root after reading, so it first tells the root it
+// is ready for this call (it has finished the last one, and with it any
+// read of the slot the root is about to overwrite).
+__device__ __forceinline__ void bcast(const node_args &a)
+{
+    u64 off, n;
+    part(a.count, gridDim.x, blockIdx.x, 16, &off, &n);
+    if (a.rank != a.root) {
+        signal(a, 0, a.root);
+        if (!wait(a, 1, a.root)) return;
+        copy1(a.out + off, slot(a, a.rank) + off, n);
+        return;
+    }
+    if (!wait(a, 0)) return;
+    u64      dst[GORING_NODE_MAX_RANKS];
+    unsigned nd = 0;
+    if (a.out != a.in) dst[nd++] = a.out + off; // UCC's bcast is in place: nothing to copy
+    for (unsigned q = 0; q < a.nranks; q++)
+        if (q != a.rank) dst[nd++] = slot(a, q) + off;
+    copy_to(dst, nd, a.in + off, n);
+    signal_stored(a, 1);
+}
+
 } // namespace
 
 extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a)
 {
     allgather(a);
+    finish(a);
+}
+
+extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_bcast(node_args a)
+{
+    bcast(a);
     finish(a);
 }
 
