@@ -53,8 +53,9 @@ func TestCardsAndAgreement(t *testing.T) {
 }
 
 // A call's kernel: one-shot allreduce up to oneShotMax, two-shot above;
-// data beyond the slot does not fit; collectives without a kernel and
-// undefined reductions are refused.
+// data beyond the slot does not fit (but for the allreduce and
+// reduce_scatter in pieces); a bcast's root must be a rank; undefined
+// reductions are refused.
 func TestShapes(t *testing.T) {
 	l := &Local{size: 4, slot: 1 << 20}
 	assert.Equal(t, "oneshot_allreduce", l.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 1024}))
@@ -63,7 +64,10 @@ func TestShapes(t *testing.T) {
 	assert.True(t, l.Fits(Call{Collective: collReduceScatter, Dtype: f32, Op: sum, Count: 1<<16 + 1}), "in pieces")
 	assert.True(t, l.Fits(Call{Collective: collAllgather, Dtype: f32, Count: 1 << 16}), "4 ranks' blocks of 256 KiB fill the slot")
 	assert.False(t, l.Fits(Call{Collective: collAllgather, Dtype: f32, Count: 1<<16 + 1}))
-	assert.False(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1}))
+	assert.True(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1 << 18, Root: 3}), "a bcast of 1 MiB fills the slot")
+	assert.False(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1<<18 + 1}), "bcasts do not run in pieces")
+	assert.False(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1, Root: 4}), "no rank 4")
+	assert.Equal(t, "bcast", l.Algorithm(Call{Collective: collBcast, Dtype: f32, Count: 1}))
 	big := &Local{size: 2, slot: 64 << 20}
 	assert.Equal(t, "twoshot_allreduce", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 4 << 20}))
 	assert.Equal(t, "", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: bxor, Count: 4}))

@@ -2,8 +2,9 @@
 // each, as kernels that the GPUs synchronise among themselves (package
 // devsync's protocol, cuda's node kernels): the host launches one kernel
 // per call (or one per piece of an allreduce or reduce_scatter larger
-// than the slots: pieces.go) and polls one event, with no host round trip
-// per step.
+// than the slots: pieces.go) and polls the kernels' done words in host
+// memory, with no host round trip per step. The kernels: allreduce (one
+// shot or two), reduce_scatter, allgather and bcast.
 //
 // A Local is one rank's side of a team's node collectives: its scratch
 // region (devsync's flag area and two data slots), exported by CUDA IPC

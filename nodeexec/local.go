@@ -201,14 +201,18 @@ func (l *Local) Open(cards [][]byte, sharedGPU bool) error {
 }
 
 // Call is one collective on this rank's device buffers. Count follows
-// devsync.Shape: the whole vector of an allreduce, each rank's output
-// block of a reduce_scatter, each rank's input block of an allgather.
+// devsync.Shape: the whole vector of an allreduce or a bcast, each rank's
+// output block of a reduce_scatter, each rank's input block of an
+// allgather.
 type Call struct {
 	Collective coll.Collective
 	Dtype      coll.Dtype
 	Op         coll.Op
 	Count      int
 	In, Out    cuda.DevicePtr
+	// Root is a bcast's root rank (its In is read; every rank's Out is
+	// written, the root's too unless it is In).
+	Root int
 	// Stride is a reduce_scatter's elements between input blocks (0:
 	// Count): a piece of a larger one (pieces.go).
 	Stride int
@@ -235,6 +239,11 @@ func (l *Local) shape(c Call) (devsync.Shape, int, error) {
 	case coll.Allgather:
 		s.Alg, s.ElemSize, s.Count = devsync.Allgather, 1, bytes
 		bytes *= l.size
+	case coll.Bcast:
+		s.Alg, s.ElemSize, s.Count, s.Root = devsync.Bcast, 1, bytes, c.Root
+		if c.Root < 0 || c.Root >= l.size {
+			return s, 0, fmt.Errorf("nodeexec: bcast root %d of %d ranks", c.Root, l.size)
+		}
 	default:
 		return s, 0, fmt.Errorf("nodeexec: %s has no node kernel", c.Collective)
 	}
@@ -303,7 +312,7 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 		}
 		e, g := l.epoch.Next(), l.grid(bytes)
 		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
-			Count: s.Count, Stride: s.Stride, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr, Done: l.donePtr}
+			Count: s.Count, Stride: s.Stride, Root: s.Root, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr, Done: l.donePtr}
 		if err := cuda.NodeLaunchAsync(stream, nc, g); err != nil {
 			if i > 0 {
 				// Peers run the pieces this rank launched and wait in the

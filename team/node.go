@@ -58,7 +58,8 @@ type nodeStats struct {
 // reads a rank's slot, never its input: cuda/kernels/node.cu), no
 // algorithm named, a team of 2 to 8 ranks on one host with a GPU each, and data
 // that fits the slots (an allreduce or reduce_scatter of any size: they
-// run in pieces that do). Every rank decides alike.
+// run in pieces that do; an allgather or bcast up to a slot). Every rank
+// decides alike.
 func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	o := t.ctx.opts
 	if !t.nodeCapable() || mem.IsHost() || a.Alg != "" || o.chosen[a.Coll] {
@@ -69,8 +70,13 @@ func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 		// Any size: one too large for a slot runs in pieces that fit
 		// (nodeexec/pieces.go), given room for a vector per rank.
 		return coll.Supports(a.Op, a.Dtype) && o.nodeMax >= int64(t.size*devsync.Align)
-	case coll.Allgather:
+	case coll.Allgather, coll.Bcast:
+		// Only what fits one slot: beyond, the push engine's copies
+		// (allgather: neighbor) leave the SMs to the user.
 		s := devsync.Shape{Alg: devsync.Allgather, Ranks: t.size, Count: int(B), ElemSize: 1}
+		if a.Coll == coll.Bcast {
+			s.Alg = devsync.Bcast
+		}
 		return int64(s.SlotBytes()) <= o.nodeMax
 	}
 	return false
@@ -128,12 +134,12 @@ type nodeSetup struct {
 	slot      int // the card slot of phase 1
 }
 
-// newNodeRunner prepares a node call: B is an allreduce's vector, a
-// reduce_scatter's output block, an allgather's input block.
+// newNodeRunner prepares a node call: B is an allreduce's or a bcast's
+// vector, a reduce_scatter's output block, an allgather's input block.
 func newNodeRunner(k *Call) (Runner, error) {
 	c, a, B := k.coll, k.Args, k.bytes
 	t := c.team
-	if a.Dst == nil || (!a.InPlace && a.Src == nil) {
+	if a.Coll == coll.Bcast && a.Src == nil && a.Dst == nil || a.Coll != coll.Bcast && (a.Dst == nil || (!a.InPlace && a.Src == nil)) {
 		return nil, Invalid("%s: missing buffer", a.Coll)
 	}
 	srcLen, dstLen := B, B
@@ -147,7 +153,7 @@ func newNodeRunner(k *Call) (Runner, error) {
 	src, dst := place(a, t.rank, B, srcLen, dstLen, view)
 	count := int(B) / a.Dtype.Size()
 	r := &nodeRunner{c: c, call: nodeexec.Call{Collective: a.Coll, Dtype: a.Dtype, Op: a.Op, Count: count,
-		In: cuda.DevicePtr(src.Addr()), Out: cuda.DevicePtr(dst.Addr())}}
+		In: cuda.DevicePtr(src.Addr()), Out: cuda.DevicePtr(dst.Addr()), Root: a.Root}}
 	if t.node == nil {
 		t.node = &nodeState{}
 		l, err := nodeexec.New(c.gpu.g.Device(), t.rank, t.size, int(t.ctx.opts.nodeMax))

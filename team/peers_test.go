@@ -48,7 +48,8 @@ func TestMain(m *testing.M) {
 // "gpu-pool" (CUDA buffers on one shared GPU, see sharedGPUChild),
 // "node-ok", "node-die" and "node-late:D" (a GPU each, node kernels:
 // nodeFaultChild), "node-stream" (node calls on the caller's stream:
-// nodeStreamChild).
+// nodeStreamChild), "node-bcast" (bcasts on the node kernels:
+// nodeBcastChild).
 func runChild(spec string) error {
 	f := strings.SplitN(spec, ",", 4)
 	rank, _ := strconv.Atoi(f[0])
@@ -74,6 +75,9 @@ func runChild(spec string) error {
 	}
 	if mode == "node-stream" {
 		return nodeStreamChild(t, ctx, rank, size, dir)
+	}
+	if mode == "node-bcast" {
+		return nodeBcastChild(t, ctx, rank, size, dir)
 	}
 	if strings.HasPrefix(mode, "node-") {
 		return nodeFaultChild(t, ctx, rank, size, dir, mode)
