@@ -13,7 +13,7 @@ import (
 
 // A claims file is a machine's own measured table (docs/contracts.md
 // "goring.claims/v1"): goring's time and each of UCC's other layers' for
-// CUDA allreduce, allgather and reduce_scatter, per size, on a team of a
+// CUDA allreduce, allgather, reduce_scatter and bcast, per size, on a team of a
 // given number of ranks, one GPU each or all sharing one. `goring tune
 // ucc` measures and writes it through UCC's own ucc_perftest; the team
 // layer's claims option (UCC_TL_GORING_CLAIMS) reads it, and NodeClaims
@@ -37,12 +37,12 @@ type ClaimsFile struct {
 	Measured string `json:"measured,omitempty"`
 	Command  string `json:"command,omitempty"`
 	// Rows are the sizes measured of each collective ("allreduce",
-	// "allgather", "reduce_scatter"), in increasing size.
+	// "allgather", "reduce_scatter", "bcast"), in increasing size.
 	Rows map[string][]ClaimsRow `json:"rows"`
 }
 
-// ClaimsRow is one size: bytes per rank (an allreduce's vector, an
-// allgather's input block, a reduce_scatter's output block), goring's
+// ClaimsRow is one size: bytes per rank (an allreduce's or a bcast's
+// vector, an allgather's input block, a reduce_scatter's output block), goring's
 // time and each other layer's that ran the call itself, in µs, by UCC's
 // name of the layer ("nccl", "cuda", "ucp").
 type ClaimsRow struct {
@@ -53,7 +53,7 @@ type ClaimsRow struct {
 
 // claimsColls are the collectives a claims file may hold: the CUDA calls
 // goring claims by measurement.
-var claimsColls = []coll.Collective{coll.Allreduce, coll.Allgather, coll.ReduceScatter}
+var claimsColls = []coll.Collective{coll.Allreduce, coll.Allgather, coll.ReduceScatter, coll.Bcast}
 
 // claimsPeers are the layers a claims file may time beside goring.
 var claimsPeers = []string{"nccl", "cuda", "ucp"}

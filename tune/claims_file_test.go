@@ -76,7 +76,7 @@ func TestParseClaimsRefuses(t *testing.T) {
 		"gpu":           {func(m map[string]any) { m["gpu"] = " " }, "no gpu"},
 		"ranks":         {func(m map[string]any) { m["ranks"] = 1 }, "ranks 1"},
 		"no rows":       {func(m map[string]any) { m["rows"] = map[string]any{} }, "no rows"},
-		"collective":    {func(m map[string]any) { m["rows"].(map[string]any)["bcast"] = []any{} }, `rows of "bcast"`},
+		"collective":    {func(m map[string]any) { m["rows"].(map[string]any)["alltoall"] = []any{} }, `rows of "alltoall"`},
 		"order":         {func(m map[string]any) { rows(m)[1].(map[string]any)["bytes"] = 16384 }, "sizes must increase"},
 		"bytes":         {func(m map[string]any) { rows(m)[0].(map[string]any)["bytes"] = 0 }, "0 bytes"},
 		"goring time":   {func(m map[string]any) { rows(m)[0].(map[string]any)["goring_us"] = 0 }, "goring's time"},

@@ -51,7 +51,7 @@ type tuneUCCFlags struct {
 }
 
 // tuneColls are the collectives goring claims by measurement.
-var tuneColls = []string{"allreduce", "allgather", "reduce_scatter"}
+var tuneColls = []string{"allreduce", "allgather", "reduce_scatter", "bcast"}
 
 func newTuneUCCCmd() *cobra.Command {
 	var f tuneUCCFlags
@@ -59,7 +59,7 @@ func newTuneUCCCmd() *cobra.Command {
 		Use:   "ucc --np N --out FILE [--perftest PATH] [--launcher CMD] [--layers nccl,cuda] [--min 16K --max 256M] [--gpu NAME] [--shared auto|yes|no]",
 		Short: "time goring and UCC's GPU layers through ucc_perftest, and write the claims file UCC_TL_GORING_CLAIMS reads",
 		Long: `ucc runs UCC's own benchmark, ucc_perftest -m cuda -d float32, on --np ranks
-of this machine for allreduce, allgather and reduce_scatter, once for goring and
+of this machine for allreduce, allgather, reduce_scatter and bcast, once for goring and
 once for each layer of --layers, each forced (UCC_TLS=ucp,LAYER and the layer's
 TUNE string inf; "ucp": UCC_TLS=ucp). Each run is preceded by one untimed
 pass with UCC's collective trace: a size that UCC ran on another layer than the
@@ -75,7 +75,8 @@ instead of the tables shipped for H100 and H200 nodes.
 arguments; an Open MPI mpirun (the default) gets "-np N" and "-x NAME=VALUE"
 for each setting; another launcher (e.g. "srun -n 4") must start N ranks and
 pass the environment on, as srun does. Bytes are per rank (an allreduce's
-vector, an allgather's input block, a reduce_scatter's output block).`,
+or a bcast's vector, an allgather's input block, a reduce_scatter's output
+block).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return runTuneUCC(cmd.Context(), cmd.OutOrStdout(), cmd.ErrOrStderr(), f, strings.Join(os.Args, " "))

@@ -43,14 +43,14 @@ func perftestTimes(r io.Reader, c string, np int) map[int64]float64 {
 }
 
 // traceInit is UCC's trace line of a collective's init on CUDA buffers:
-// the collective, the source's and destination's counts, and the layer
-// that took it ({TL_NCCL}, ...).
-var traceInit = regexp.MustCompile(`(?i)coll_init: (\w+).*?src=\{[^,]*, (\d+), (\w+), cuda\}, dst=\{[^,]*, (\d+), (\w+), cuda\}.*?\{(TL_[^}]*)\}`)
+// the collective, the source's and destination's counts (a bcast has a
+// source only), and the layer that took it ({TL_NCCL}, ...).
+var traceInit = regexp.MustCompile(`(?i)coll_init: (\w+).*?src=\{[^,]*, (\d+), (\w+), cuda\}(?:, dst=\{[^,]*, (\d+), (\w+), cuda\})?.*?\{(TL_[^}]*)\}`)
 
 // perftestLayers reads a trace run's output: the layers ("nccl", "cuda",
 // "goring", ...) that ran each size, by bytes per rank, for float32
-// calls (an allgather's source block, else the destination: an
-// allreduce's vector, a reduce_scatter's block).
+// calls (an allgather's source block, a bcast's vector, else the
+// destination: an allreduce's vector, a reduce_scatter's block).
 func perftestLayers(r io.Reader, c string) map[int64]map[string]bool {
 	out := map[int64]map[string]bool{}
 	sc := bufio.NewScanner(r)
@@ -61,7 +61,7 @@ func perftestLayers(r io.Reader, c string) map[int64]map[string]bool {
 			continue
 		}
 		n := m[4]
-		if c == "allgather" {
+		if c == "allgather" || c == "bcast" {
 			n = m[2]
 		}
 		count, err := strconv.ParseInt(n, 10, 64)

@@ -45,7 +45,11 @@ n=$b
 while [ "$n" -le "$e" ]; do
   if [ "$UCC_COLL_TRACE" = info ]; then
     src=$n; [ "$c" = reduce_scatter ] && src=$((n * FAKE_NP))
-    echo "[1] ucc_coll.c:339 UCC INFO coll_init: $c: src={0x7f00, $src, float32, cuda}, dst={0x7f80, $n, float32, cuda}; CL_BASIC {TL_$tl}, team_id 1"
+    if [ "$c" = bcast ]; then
+      echo "[1] ucc_coll.c:339 UCC INFO coll_init: Bcast root 0: src={0x7f00, $n, float32, cuda}; CL_BASIC {TL_$tl}, team_id 1"
+    else
+      echo "[1] ucc_coll.c:339 UCC INFO coll_init: $c: src={0x7f00, $src, float32, cuda}, dst={0x7f80, $n, float32, cuda}; CL_BASIC {TL_$tl}, team_id 1"
+    fi
   fi
   case $tl in
     GORING) t=20.00 ;;
@@ -94,12 +98,14 @@ func TestTuneUCCWritesClaims(t *testing.T) {
 	}
 	assert.Equal(t, map[string]float64{"nccl": 15, "cuda": 40}, f.Rows["allgather"][0].Peers)
 	assert.Equal(t, int64(16<<10), f.Rows["reduce_scatter"][0].Bytes, "a reduce_scatter's bytes are the block a rank receives")
+	require.Len(t, f.Rows["bcast"], 3, "a bcast's trace line has its source only")
+	assert.Equal(t, int64(16<<10), f.Rows["bcast"][0].Bytes)
 	assert.Equal(t, []int64{16 << 10, 32 << 10, 64 << 10}, []int64{f.Rows["reduce_scatter"][0].Bytes, f.Rows["reduce_scatter"][1].Bytes, f.Rows["reduce_scatter"][2].Bytes})
 
-	// goring beat tl/cuda, UCC's pick for allgather and reduce_scatter, at
-	// every size; allreduce is tl/nccl's (15 µs at 16 KiB beats goring).
+	// goring beat tl/cuda, UCC's pick for allgather, reduce_scatter and
+	// bcast, at every size; allreduce is tl/nccl's (15 µs at 16 KiB beats goring).
 	o := stdout.String()
-	assert.Contains(t, o, "claims with layers ucp,nccl,cuda: allgather:cuda:0-262144:41#allreduce:cuda:32768-131072:41#reduce_scatter:cuda:0-131072:41")
+	assert.Contains(t, o, "claims with layers ucp,nccl,cuda: allgather:cuda:0-262144:41#allreduce:cuda:32768-131072:41#bcast:cuda:0-131072:41#reduce_scatter:cuda:0-131072:41")
 	assert.Contains(t, o, "note: allreduce forced on cuda ran elsewhere, not counted: 16KiB on tl/ucp, 32KiB on tl/ucp, 64KiB on tl/ucp")
 	assert.Contains(t, o, "UCC_TL_GORING_CLAIMS="+out)
 
@@ -108,9 +114,9 @@ func TestTuneUCCWritesClaims(t *testing.T) {
 	launches, err := os.ReadFile(log)
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSpace(string(launches)), "\n")
-	assert.Len(t, lines, 3*3*2)
+	assert.Len(t, lines, 4*3*2)
 	assert.Contains(t, lines[0], "-np 2 -x UCC_TLS=ucp,nccl -x UCC_TL_NCCL_TUNE=inf -x UCC_COLL_TRACE=info")
-	assert.Contains(t, string(launches), "-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allreduce,allgather,reduce_scatter:cuda:inf")
+	assert.Contains(t, string(launches), "-x UCC_TLS=ucp,goring -x UCC_TL_GORING_TUNE=allreduce,allgather,reduce_scatter,bcast:cuda:inf")
 	assert.Contains(t, lines[1], "-c allreduce -m cuda -d float32 -b 4096 -e 16384 -n 20 -w 5")
 
 	// show prints the same decision from the file.
@@ -135,7 +141,7 @@ func TestTuneUCCRefuses(t *testing.T) {
 		{[]string{"--np", "1", "--out", "x"}, "--np 1"},
 		{[]string{"--np", "2"}, "--out FILE"},
 		{[]string{"--np", "2", "--out", "x", "--layers", "mpi"}, `--layers: "mpi"`},
-		{[]string{"--np", "2", "--out", "x", "--colls", "bcast"}, `--colls: "bcast"`},
+		{[]string{"--np", "2", "--out", "x", "--colls", "alltoall"}, `--colls: "alltoall"`},
 		{[]string{"--np", "2", "--out", "x", "--min", "24K"}, "a power of 2"},
 		{[]string{"--np", "2", "--out", "x", "--shared", "maybe"}, `--shared "maybe"`},
 		{[]string{"--np", "2", "--out", "x", "--perftest", "/nonexistent/ucc_perftest"}, "--perftest"},
