@@ -40,7 +40,17 @@ func TestNodeClaims(t *testing.T) {
 	pair := NodeClaims("NVIDIA H200", 2, false, []string{"ucp", "cuda", "nccl", "goring"}, nil)
 	assert.Equal(t, "allgather:cuda:0-524288:41#allgather:cuda:2097152-1073741824:41#allreduce:cuda:4194304-67108864:41#reduce_scatter:cuda:0-262144:41#reduce_scatter:cuda:1048576-536870912:41", pair)
 
-	assert.Empty(t, NodeClaims("NVIDIA H200", 4, false, []string{"cuda"}, nil), "no figures for that team size")
+	// Four H200s with every layer: allgather and reduce_scatter at every
+	// size (tl/cuda was 1.1-9.8x slower), allreduce nowhere (tl/nccl was
+	// faster or within 5% at every size). With tl/nccl the only GPU
+	// layer: allgather at 1 MiB a rank (38.0 against 49.5) and 256 MiB
+	// (2232.2 against 2482.7), reduce_scatter nowhere.
+	quad := NodeClaims("NVIDIA H200", 4, false, []string{"ucp", "self", "cuda", "nccl", "goring"}, nil)
+	assert.Equal(t, "allgather:cuda:0-2147483648:41#reduce_scatter:cuda:0-536870912:41", quad)
+	assert.Equal(t, "allgather:cuda:4194304-16777216:41#allgather:cuda:1073741824-2147483648:41",
+		NodeClaims("NVIDIA H200", 4, false, []string{"ucp", "nccl"}, nil))
+
+	assert.Empty(t, NodeClaims("NVIDIA H200", 3, false, []string{"cuda"}, nil), "no figures for that team size")
 	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 2, false, []string{"cuda"}, nil), "no figures for that team size")
 }
 
