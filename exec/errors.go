@@ -13,6 +13,14 @@ import (
 // ErrDeadline is the cause of a *StepError when a call's deadline passed.
 var ErrDeadline = errors.New("deadline exceeded")
 
+// ErrMappingBusy is a device engine's answer when it cannot map a peer's
+// buffer during this call: an older mapping of memory the peer freed sits
+// where the new one must go, and closing it now could wait for the call
+// itself (a stream held until the call completes). The transfer then
+// goes another way (the transport stages it through host memory), and
+// the old mapping is closed between calls.
+var ErrMappingBusy = errors.New("the peer's buffer cannot be mapped during this call: a mapping of memory it freed is still open where the new one goes")
+
 // StepInfo describes one step in an error.
 type StepInfo struct {
 	ID   int

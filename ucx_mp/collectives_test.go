@@ -47,6 +47,43 @@ func TestPushProtocolRunsEveryAlgorithm(t *testing.T) {
 	assert.Less(t, mapped, started/3, "mappings are cached per allocation, not opened per copy")
 }
 
+// A sender that cannot map the receiver's buffer during a call (a
+// mapping of memory the peer freed cannot be closed while UCC holds the
+// caller's stream: exec.ErrMappingBusy) stages that transfer through host
+// memory instead, and the receiver takes it so: every algorithm, about
+// half the pushes refused at random, contents validated every iteration,
+// every staging buffer handed back.
+func TestPushFallsBackToStagingWhenAMappingIsBusy(t *testing.T) {
+	tp, err := topo.Synthetic("busy", 2, 2, 1)
+	require.NoError(t, err)
+	n := tp.NumGPUs()
+	arena := fakedev.New(13)
+	engines := make([]*fakedev.Engine, n)
+	stagers := make([]*fakedev.Stager, n)
+	var mu sync.Mutex
+	coin := uint64(7)
+	busy := func() bool { // a shared xorshift: the ranks run in goroutines of their own
+		mu.Lock()
+		defer mu.Unlock()
+		coin ^= coin << 13
+		coin ^= coin >> 7
+		coin ^= coin << 17
+		return coin&1 == 0
+	}
+	ts := ucxmp.MeshWith(t, n, func(r int) ucxmp.Options {
+		engines[r], stagers[r] = arena.Engine(r), &fakedev.Stager{Arena: arena}
+		engines[r].Busy = busy
+		return ucxmp.Options{Engine: engines[r], Stager: stagers[r], SameHost: func(int) bool { return true }}
+	})
+	runEveryAlgorithm(t, tp, ts, arena)
+	for r := range n {
+		assert.Positive(t, engines[r].Busied, "rank %d had pushes refused", r)
+		assert.Positive(t, engines[r].Started, "rank %d pushed", r)
+		assert.Positive(t, stagers[r].Staged, "rank %d staged", r)
+		assert.Zero(t, stagers[r].Outstanding, "rank %d: staging buffers handed back", r)
+	}
+}
+
 // Two "hosts" of two ranks: the push engine between ranks of one host,
 // host staging between hosts (UCX here moves no device memory). Every
 // algorithm validated; every staging buffer handed back.

@@ -28,9 +28,13 @@ import (
 // for: per (peer, tag) in posting order.
 //
 // When r cannot export its buffer, CTS says so and the data goes through
-// UCX as it would without an engine. When s cannot map r's buffer, or the
-// message is longer than r's buffer, DONE carries the failure: both sides
-// fail the step with a reason; nothing waits forever.
+// UCX as it would without an engine. When s cannot map r's buffer during
+// this call (exec.ErrMappingBusy) and has a stager, DONE says so and the
+// data goes through host staging on the data tag: r posts a staged
+// receive when it reads that DONE. When s cannot map r's buffer for
+// another reason, or the message is longer than r's buffer, DONE carries
+// the failure: both sides fail the step with a reason; nothing waits
+// forever.
 const (
 	ctsBit  = 1 << 23 // step-tag bit of CTS messages
 	doneBit = 1 << 22 // step-tag bit of DONE messages
@@ -50,6 +54,7 @@ const (
 	doneOK        = 0
 	doneTruncated = 1 // the message is longer than the receiver's buffer
 	doneNoMapping = 2 // the sender could not map the receiver's buffer
+	doneStaged    = 3 // not now: the data comes through host staging instead
 )
 
 var errPeerNoMapping = errors.New("the sender could not map this rank's device buffer (CUDA IPC); its own error names the cause")
@@ -61,6 +66,7 @@ type ipcOp struct {
 	tag   uint32
 	seq   int
 	src   exec.Region // sender: the bytes to push
+	dst   exec.Region // receiver: its buffer
 	path  sched.Path
 	cts   [ctsLen]byte
 	done  [doneLen]byte
@@ -104,7 +110,7 @@ func (t *Transport) postIPCSend(p *exec.Post) error {
 // DONE, send CTS. A buffer the engine cannot export is received through
 // UCX, and CTS tells the sender so.
 func (t *Transport) postIPCRecv(p *exec.Post) error {
-	op := &ipcOp{token: p.Token, peer: p.Peer, tag: p.Tag, seq: t.seq}
+	op := &ipcOp{token: p.Token, peer: p.Peer, tag: p.Tag, seq: t.seq, dst: p.Buf}
 	key, off, xerr := t.engine.Export(p.Buf)
 	if xerr != nil {
 		post := t.postUCXRecv
@@ -159,6 +165,11 @@ func (t *Transport) ipcDone(op *ipcOp, c ucx.Completion) {
 		err = fmt.Errorf("rank %d sent %d bytes: %w", op.peer, n, ucx.ErrMessageTruncated)
 	case doneNoMapping:
 		err = fmt.Errorf("rank %d: %w", op.peer, errPeerNoMapping)
+	case doneStaged:
+		// The receive goes on as a staged one, posted after this
+		// progress (ipcStep), on the data tag the sender stages to.
+		t.stageReady = append(t.stageReady, op)
+		return
 	default:
 		err = fmt.Errorf("rank %d: unknown completion status %d", op.peer, st)
 	}
@@ -175,7 +186,7 @@ func (t *Transport) startCopies() {
 			continue // cancelled meanwhile
 		}
 		if op.cts[0]&ctsViaUCX != 0 {
-			t.sendViaUCX(op)
+			t.sendViaUCX(op, false)
 			continue
 		}
 		room := int64(binary.LittleEndian.Uint64(op.cts[8:]))
@@ -192,6 +203,11 @@ func (t *Transport) startCopies() {
 			continue
 		}
 		ticket, err := t.engine.Start(op.peer, op.cts[32:32+klen], off, op.src, op.path)
+		if errors.Is(err, exec.ErrMappingBusy) && t.stager != nil {
+			t.sendDone(op, n, doneStaged)
+			t.sendViaUCX(op, true)
+			continue
+		}
 		if err != nil {
 			t.sendDone(op, n, doneNoMapping)
 			t.ipcComplete(op, exec.Completion{Token: op.token, Err: fmt.Errorf("send to rank %d: %w", op.peer, err)})
@@ -228,14 +244,16 @@ func (t *Transport) finishCopies() {
 }
 
 // sendViaUCX sends op's data through UCX: the receiver posted a UCX
-// receive for it instead of exporting its buffer.
-func (t *Transport) sendViaUCX(op *ipcOp) {
+// receive for it instead of exporting its buffer. staged: through host
+// staging whatever UCX moves (the receiver posts a staged receive when it
+// reads DONE's doneStaged).
+func (t *Transport) sendViaUCX(op *ipcOp, staged bool) {
 	delete(t.ipcOps, op.token)
 	p := exec.Post{Peer: op.peer, Tag: op.tag, Buf: op.src, Token: op.token, Path: op.path}
 	seq := t.seq
 	t.seq = op.seq // the data tag carries the call's sequence number
 	post := t.postUCXSend
-	if t.useStaging(op.src) {
+	if staged || t.useStaging(op.src) {
 		post = t.postStagedSend
 	}
 	err := post(&p)
@@ -275,8 +293,34 @@ func (t *Transport) ipcFail(op *ipcOp, err error) {
 	t.ipcComplete(op, exec.Completion{Token: op.token, Err: fmt.Errorf("ucxmp: %w", err)})
 }
 
+// recvStaged goes on with op's receive as a staged one: the sender could
+// not map op's buffer during this call and stages the data instead.
+func (t *Transport) recvStaged(op *ipcOp) {
+	if t.ipcOps[op.token] != op {
+		return // cancelled meanwhile
+	}
+	if t.stager == nil {
+		t.ipcFail(op, fmt.Errorf("rank %d stages a message to this rank, which has no stager", op.peer))
+		return
+	}
+	delete(t.ipcOps, op.token)
+	p := exec.Post{Peer: op.peer, Tag: op.tag, Buf: op.dst, Token: op.token}
+	seq := t.seq
+	t.seq = op.seq
+	err := t.postStagedRecv(&p)
+	t.seq = seq
+	if err != nil {
+		t.comps = append(t.comps, exec.Completion{Token: op.token, Err: err})
+	}
+}
+
 // ipcStep moves the push protocol on: called after every progress.
 func (t *Transport) ipcStep() {
+	for len(t.stageReady) > 0 {
+		op := t.stageReady[0]
+		t.stageReady = t.stageReady[1:]
+		t.recvStaged(op)
+	}
 	if len(t.ctsReady) > 0 {
 		t.startCopies()
 	}

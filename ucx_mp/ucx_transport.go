@@ -64,8 +64,11 @@ type Transport struct {
 	ipcOps   map[uint64]*ipcOp
 	ctsReady []*ipcOp
 	copying  []*ipcOp
-	stager   Stager              // host staging where neither the engine nor UCX moves device memory (stage.go)
-	remote   func(peer int) bool // peers whose device messages are staged anyway (StageRemote); nil: none
+	// stageReady are receives whose sender stages the data instead (DONE
+	// said doneStaged), to post after this progress.
+	stageReady []*ipcOp
+	stager     Stager              // host staging where neither the engine nor UCX moves device memory (stage.go)
+	remote     func(peer int) bool // peers whose device messages are staged anyway (StageRemote); nil: none
 	// Each peer's address and error mode, as New connected it (Release).
 	addrs    [][]byte
 	peerErrs []bool

@@ -26,6 +26,12 @@ type Engine struct {
 	// that mappings are cached. Planned counts the copies carried by a
 	// plan with a staged path (engine_plan.go).
 	Mapped, Started, Planned int
+	// Busy, when set, is asked before each copy whether the receiver's
+	// buffer cannot be mapped now: Start then fails with
+	// exec.ErrMappingBusy, as the CUDA engine does while a mapping of
+	// memory the peer freed cannot be closed. Busied counts them.
+	Busy   func() bool
+	Busied int
 
 	planner Planner
 	stages  map[stageKey]*fakeStage
@@ -60,6 +66,10 @@ func (e *Engine) Export(r exec.Region) ([]byte, int64, error) {
 
 // Start implements ucxmp.DeviceEngine.
 func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sched.Path) (uint64, error) {
+	if e.Busy != nil && e.Busy() {
+		e.Busied++
+		return 0, fmt.Errorf("fakedev: rank %d's buffer: %w", peer, exec.ErrMappingBusy)
+	}
 	e.a.mu.Lock()
 	defer e.a.mu.Unlock()
 	dst, err := e.mapLocked(peer, key, off, src.Len(), src.Mem())
