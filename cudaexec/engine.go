@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"time"
 
 	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/exec"
@@ -40,9 +39,12 @@ type Engine struct {
 	stages   map[stageKey]*staging
 	maxStage int64
 
-	// closing: the stale mappings' closes still running (closeStale),
-	// each a channel closed when its close returned.
-	closing []chan struct{}
+	// parked: mappings of memory their peers freed, left open because
+	// closing them might have waited for the call itself (release says
+	// why); ClosePending closes them between calls. mayClose says whether
+	// a close cannot wait for a call of this process (nil: always).
+	parked   []*mapping
+	mayClose func() bool
 }
 
 // maxMappings bounds the open mappings; maxExports the cached keys.
@@ -246,8 +248,8 @@ func (e *Engine) recordOn(d *cuda.Device, s *cuda.Stream) (*cuda.Event, error) {
 
 // mapping opens (or finds) the mapping of the allocation key names, in
 // d's context. A cached mapping of the same peer that overlaps the new
-// allocation's range belongs to memory the peer has freed: it is closed,
-// off this goroutine (closeStale says why).
+// allocation's range belongs to memory the peer has freed: it leaves the
+// cache (release closes it, or parks it until a close cannot block).
 func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error) {
 	k := mapKey{peer: peer, dev: d.Ordinal(), id: binary.LittleEndian.Uint64(key[64:])}
 	if m := e.maps[k]; m != nil {
@@ -257,7 +259,7 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 	for ok, om := range e.maps {
 		if ok.peer == peer && ok.dev == k.dev && om.inFlight == 0 && base < om.base+uint64(om.size) && om.base < base+uint64(size) {
 			delete(e.maps, ok)
-			e.closeStale(om)
+			e.release(om)
 		}
 	}
 	if len(e.maps) >= maxMappings {
@@ -266,13 +268,18 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 	var h cuda.IPCHandle
 	copy(h[:], key[:64])
 	buf, err := d.OpenIPC(h, size)
-	if errors.Is(err, cuda.ErrAlreadyMapped) && e.closesDone(staleCloseWait) {
+	if errors.Is(err, cuda.ErrAlreadyMapped) {
 		// The peer freed memory and allocated again where it was: this
 		// process maps a peer's allocation at the same place in its own
 		// address space as the peer has it, so the new one cannot be
-		// mapped while the old mapping is still open. A stale mapping's
-		// close runs on its own goroutine and may not have returned.
-		buf, err = d.OpenIPC(h, size)
+		// mapped while a mapping of the old one (parked here, or another
+		// team's) is still open.
+		switch {
+		case len(e.parked) > 0 && e.ClosePending():
+			buf, err = d.OpenIPC(h, size)
+		case e.mayClose != nil && !e.mayClose():
+			err = fmt.Errorf("%w (%v)", exec.ErrMappingBusy, err)
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("cudaexec: mapping rank %d's device buffer (exported on device %d): %w", peer, binary.LittleEndian.Uint32(key[88:]), err)
@@ -283,68 +290,49 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 }
 
 func (e *Engine) unmap(k mapKey, m *mapping) {
-	_ = m.buf.Free()
 	delete(e.maps, k)
+	e.release(m)
 }
 
-// closeStale closes the mapping of memory its peer has freed on a
-// goroutine of its own. cuIpcCloseMemHandle waits for the device's queued
-// work, and the caller's work may be waiting for this very call: UCC's
-// generic triggered post holds the caller's stream until the call
-// completes, and a call that closed a mapping there never completed (two
-// H200s, ucc_perftest -T through goring with node kernels off: every rank
-// stopped in cuIpcCloseMemHandle at the second size; docs/gpu.md "The
-// caller's stream"). Off the call's goroutine the call completes, the
-// stream moves on, and the close returns. Nothing else holds the mapping:
-// it has left the cache, no copy uses it (inFlight 0), and the peer's
-// memory behind it is gone, so no later call maps that handle again.
-//
-// Until the close returns, memory the peer allocated again at the same
-// place cannot be mapped (CUDA_ERROR_ALREADY_MAPPED: one H200, every
-// layer installed, ucc_perftest's reduce_scatter through goring's leader
-// at its second size). mapping waits for the closes then (closesDone),
-// at most staleCloseWait: under a held stream a close cannot return
-// before the call completes, and the call fails with the driver's error
-// instead of waiting for ever.
-func (e *Engine) closeStale(m *mapping) {
-	k := 0
-	for _, c := range e.closing { // forget the closes that returned
-		select {
-		case <-c:
-		default:
-			e.closing[k] = c
-			k++
-		}
-	}
-	e.closing = e.closing[:k]
-	done := make(chan struct{})
-	e.closing = append(e.closing, done)
-	go func() {
+// SetMayClose tells the engine when closing a mapping cannot wait for a
+// call of this process: f reports it (nil: always). cuIpcCloseMemHandle
+// waits for the device's queued work, and UCC's generic triggered post
+// holds the caller's stream with an executor until the call completes,
+// so a close inside such a call never returned (two H200s, and 4 ranks
+// on one H200: ucc_perftest -T through goring stopped in
+// cuIpcCloseMemHandle at its second or third size; docs/gpu.md "The
+// caller's stream"). Neither does a close on a goroutine of its own: it
+// holds the driver, and the call's next copy waited behind it.
+func (e *Engine) SetMayClose(f func() bool) { e.mayClose = f }
+
+// release closes m, a mapping that has left the cache, where a close
+// cannot wait for a call (mayClose); else it is parked until
+// ClosePending. Until then, memory its peer allocated again at its place
+// cannot be mapped (mapping says exec.ErrMappingBusy), and the transport
+// stages those transfers through host memory instead.
+func (e *Engine) release(m *mapping) {
+	if e.mayClose == nil || e.mayClose() {
 		_ = m.buf.Free()
-		close(done)
-	}()
+		return
+	}
+	e.parked = append(e.parked, m)
 }
 
-// staleCloseWait bounds how long a mapping waits for stale closes.
-const staleCloseWait = 2 * time.Second
-
-// closesDone waits up to d for every stale close started so far and
-// reports whether all returned.
-func (e *Engine) closesDone(d time.Duration) bool {
-	if len(e.closing) == 0 {
+// ClosePending closes the parked mappings, where a close cannot wait for
+// a call (SetMayClose), and reports whether none is left. Call it between
+// calls: the team does before each post.
+func (e *Engine) ClosePending() bool {
+	if len(e.parked) == 0 {
 		return true
 	}
-	timer := time.NewTimer(d)
-	defer timer.Stop()
-	for i, c := range e.closing {
-		select {
-		case <-c:
-		case <-timer.C:
-			e.closing = e.closing[i:]
-			return false
-		}
+	if e.mayClose != nil && !e.mayClose() {
+		return false
 	}
-	e.closing = e.closing[:0]
+	for _, m := range e.parked {
+		_ = m.buf.Free()
+	}
+	clear(e.parked)
+	e.parked = e.parked[:0]
 	return true
 }
 
@@ -440,9 +428,10 @@ func (e *Engine) Close() error {
 		errs = append(errs, m.buf.Free())
 		delete(e.maps, k)
 	}
-	if !e.closesDone(staleCloseWait) {
-		errs = append(errs, errors.New("cudaexec: a stale mapping's close has not returned"))
+	for _, m := range e.parked {
+		errs = append(errs, m.buf.Free())
 	}
+	e.parked = nil
 	errs = append(errs, e.freeStages())
 	for k, s := range e.streams {
 		errs = append(errs, s.Destroy())

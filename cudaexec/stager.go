@@ -17,9 +17,14 @@ const DefaultMaxPinned = 256 << 20
 // received into one and copied to the device. Buffers are pinned (the
 // copies run at the DMA engines' rate), kept for reuse, at most MaxPinned
 // bytes in all; beyond that, a request gets ordinary host memory, slower
-// to copy but never refused. Use from one goroutine.
+// to copy but never refused. Copies into and out of pinned buffers run on
+// a stream of the stager's own and wait for that stream alone, never for
+// the device's other work: a staged transfer may stand in for a push
+// while the caller's stream is held until the call completes
+// (exec.ErrMappingBusy). Use from one goroutine.
 type Stager struct {
-	dev *cuda.Device
+	dev    *cuda.Device
+	stream *cuda.Stream // made on the first pinned copy
 	// MaxPinned bounds the pinned memory held (DefaultMaxPinned).
 	MaxPinned int64
 	held      int64
@@ -80,6 +85,16 @@ func (s *Stager) ToHost(b []byte, src exec.Region) error {
 	if src.Mem().Kind != exec.MemCUDA || int64(len(b)) != src.Len() {
 		return fmt.Errorf("cudaexec: staging %v into %d host bytes", src, len(b))
 	}
+	if h := s.busy[unsafe.SliceData(b)]; h != nil && len(b) > 0 {
+		st, err := s.ownStream()
+		if err != nil {
+			return err
+		}
+		if err := cuda.CopyDtoHAddrAsync(st, h, 0, cuda.DevicePtr(src.Addr()), len(b)); err != nil {
+			return err
+		}
+		return st.Synchronize()
+	}
 	return s.dev.CopyToHostAddr(b, cuda.DevicePtr(src.Addr()))
 }
 
@@ -88,7 +103,29 @@ func (s *Stager) ToDevice(dst exec.Region, b []byte) error {
 	if dst.Mem().Kind != exec.MemCUDA || int64(len(b)) != dst.Len() {
 		return fmt.Errorf("cudaexec: staging %d host bytes into %v", len(b), dst)
 	}
+	if h := s.busy[unsafe.SliceData(b)]; h != nil && len(b) > 0 {
+		st, err := s.ownStream()
+		if err != nil {
+			return err
+		}
+		if err := cuda.CopyHtoDAddrAsync(st, cuda.DevicePtr(dst.Addr()), h, 0, len(b)); err != nil {
+			return err
+		}
+		return st.Synchronize()
+	}
 	return s.dev.CopyFromHostAddr(cuda.DevicePtr(dst.Addr()), b)
+}
+
+// ownStream is the stager's stream, made on first use.
+func (s *Stager) ownStream() (*cuda.Stream, error) {
+	if s.stream == nil {
+		st, err := s.dev.NewStream()
+		if err != nil {
+			return nil, err
+		}
+		s.stream = st
+	}
+	return s.stream, nil
 }
 
 // Close frees the pinned buffers (none may be in use).
@@ -101,5 +138,9 @@ func (s *Stager) Close() error {
 		errs = append(errs, h.Free())
 	}
 	s.idle, s.busy, s.held = nil, map[*byte]*cuda.HostBuffer{}, 0
+	if s.stream != nil {
+		errs = append(errs, s.stream.Destroy())
+		s.stream = nil
+	}
 	return errors.Join(append(errs, s.dev.Close())...)
 }
