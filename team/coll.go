@@ -2,6 +2,7 @@ package team
 
 import (
 	"errors"
+	"fmt"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
@@ -66,6 +67,10 @@ type Coll struct {
 	gpu    *teamGPU // nil for host memory
 	pm     *pooledMachine
 	entry  *planEntry
+	// held: PostOn refused the call, so its post comes under a stream
+	// UCC holds until it completes; heldCounted: that post is counted
+	// in heldCalls (held.go).
+	held, heldCounted bool
 }
 
 // NewColl resolves the call and selects its runner over the caller's
@@ -87,6 +92,12 @@ func NewColl(t *Team, a Args) (_ *Coll, err error) {
 		return nil, err
 	}
 	if t.tr == nil {
+		if a.Coll == coll.Alltoallv && !mem.IsHost() {
+			// What newAlltoallvRunner refuses on a connected team, refused
+			// now too: UCC hands the call to its next layer at init, which
+			// it cannot do once the call is posted.
+			return nil, NotSupported("alltoallv on device memory (not yet tested through the team layer)")
+		}
 		if !mem.IsHost() {
 			t.loadKernelsOn(mem.Device)
 		}
@@ -318,8 +329,13 @@ func (c *Coll) post() error {
 		return Invalid("collective posted again while in flight")
 	}
 	c.err = nil
+	if !c.held {
+		t.closeParkedMappings()
+	}
+	c.hold()
 	if c.trivial {
 		c.state = collDone
+		c.unhold()
 		return nil
 	}
 	c.state = collQueued
@@ -338,8 +354,10 @@ func (c *Coll) Test() (done bool, err error) {
 	t.progress()
 	switch c.state {
 	case collDone:
+		c.unhold()
 		return true, nil
 	case collFailed:
+		c.unhold()
 		return false, c.err
 	case collInit:
 		return false, Invalid("collective tested before it was posted")
@@ -360,6 +378,9 @@ func (c *Coll) start() {
 // begin begins the call with its runner, or with the next runners of its
 // selection while one finds it cannot run the call.
 func (c *Coll) begin() error {
+	if c.run == nil {
+		return fmt.Errorf("goring: internal error: a %s call started with no runner", c.alg)
+	}
 	if err := c.run.Begin(); !errors.Is(err, errFallBack) {
 		return err
 	}
@@ -438,5 +459,6 @@ func (c *Coll) Finalize() {
 			}
 		}
 	}
+	c.unhold()
 	c.free()
 }

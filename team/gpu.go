@@ -98,6 +98,16 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 			t.tr.UseStager(st)
 		}
 	}
+	if t.stager == nil && t.engine != nil && moves {
+		// Staging as the push engine's fallback alone: a push whose
+		// mapping cannot be made during a call under a held stream
+		// (exec.ErrMappingBusy, held.go) is staged instead. UCX moves
+		// CUDA memory here, so no other message is staged.
+		if st, err := cudaexec.NewStager(ord); err == nil {
+			t.stager = st
+			t.tr.UseStager(st)
+		}
+	}
 	g, err := cudaexec.Open(ord)
 	if err != nil {
 		return nil, notSupportedErr{fmt.Errorf("CUDA device %d: %w", ord, err)}

@@ -6,7 +6,6 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/cuda"
-	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/ucx"
 )
@@ -58,7 +57,7 @@ func NewLazyTeam(ctx *Context, rank, size int, key, gen uint32, cards [][]byte) 
 	if t.engineWanted() {
 		// Now, not at connect: goring's choice (choose.Shape's Push)
 		// and the scores depend on it. An engine holds nothing until used.
-		t.engine = cudaexec.NewEngine()
+		t.engine = newPushEngine()
 	}
 	members := membersHash(all)
 	if gen == 0 {

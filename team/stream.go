@@ -37,14 +37,21 @@ func (c *Coll) PostOn(stream uintptr) error {
 		return c.post() // done at once, or Post's error
 	}
 	r, err := c.streamRunner()
+	if err == nil {
+		var s *cuda.Stream
+		if s, err = r.foreignStream(stream); err == nil {
+			r.on = s
+		}
+	}
 	if err != nil {
+		// UCC's generic triggered post follows, holding the stream
+		// until the call completes (held.go): the parked mappings are
+		// closed now, before it does.
+		c.held = true
+		t.closeParkedMappings()
 		return notSupportedErr{fmt.Errorf("not on the caller's stream: %w", err)}
 	}
-	s, err := r.foreignStream(stream)
-	if err != nil {
-		return notSupportedErr{fmt.Errorf("not on the caller's stream: %w", err)}
-	}
-	r.on = s
+	c.held = false
 	if err := c.post(); err != nil {
 		r.on = nil
 		return err

@@ -10,7 +10,8 @@ import (
 )
 
 // A call that is not a node call is refused on the caller's stream with
-// nothing posted (the caller then posts it as usual, and it runs right);
+// nothing posted (the caller then posts it as usual, under the stream
+// UCC holds, counted as such until it is done, and it runs right);
 // a call with nothing to move is done at once. The stream handle is never
 // touched for these: no GPU is needed. The node calls on a stream:
 // TestNodeCallsOnCallersStream.
@@ -34,8 +35,16 @@ func TestPostOnRefusesWhatIsNotANodeCall(t *testing.T) {
 		assert.False(t, ready, "rank %d", r)
 		assert.NoError(t, err, "rank %d", r)
 		assert.Equal(t, collInit, c.state, "rank %d: a refused call stays unposted", r)
+		assert.True(t, c.held, "rank %d: the call's post comes under UCC's held stream", r)
 	}
-	runColls(t, n, func(r int) (*Coll, error) { return colls[r], nil })
+	// Each post under a held stream is counted until its call is done
+	// (held.go): no rank's call can finish before the last rank posts.
+	require.Zero(t, heldCalls.Load())
+	runColls(t, n, func(r int) (*Coll, error) {
+		assert.Equal(t, int64(r), heldCalls.Load(), "before rank %d posts", r)
+		return colls[r], nil
+	})
+	assert.Zero(t, heldCalls.Load(), "every held call done")
 	for r := range teams {
 		for i, v := range f32s(dsts[r]) {
 			require.Equal(t, float32(n*(n-1)/2+n*(i%3)), v, "rank %d element %d", r, i)

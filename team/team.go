@@ -179,7 +179,7 @@ func (t *Team) connectLocked(cards []byte, slot int) error {
 	// loading, which is the same on one host (engineWanted). A lazy team
 	// made it when it opened.
 	if t.engine == nil && t.engineWanted() {
-		t.engine = cudaexec.NewEngine()
+		t.engine = newPushEngine()
 	}
 	if t.engine != nil {
 		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })

@@ -1,0 +1,61 @@
+package team
+
+import (
+	"sync/atomic"
+
+	"github.com/goring-hpc/goring/cudaexec"
+)
+
+// Calls under a held stream. UCC's generic triggered post (the shim's
+// path for a call that cannot go on the caller's stream: PostOn refused
+// it) starts an executor on the caller's stream that holds the stream
+// until the call completes, before the call is posted. While such a call
+// runs, nothing of this process may wait for the device's queued work,
+// and closing a CUDA IPC mapping does: it waited for ever (docs/gpu.md
+// "The caller's stream"). So the push engines close a mapping of memory
+// a peer freed only while no such call runs anywhere in the process, and
+// park it otherwise (cudaexec.Engine.SetMayClose); the parked ones are
+// closed at the next post that is not under a held stream, before UCC
+// starts an executor for it.
+
+// heldCalls counts the calls of every team of this process posted under
+// a held stream and not finished.
+var heldCalls atomic.Int64
+
+// noHeldCall reports whether no call of this process runs under a held
+// stream: then a close cannot wait for one.
+func noHeldCall() bool { return heldCalls.Load() == 0 }
+
+// newPushEngine is a team's CUDA push engine.
+func newPushEngine() *cudaexec.Engine {
+	e := cudaexec.NewEngine()
+	e.SetMayClose(noHeldCall)
+	return e
+}
+
+// hold counts c's post as one under a held stream, if PostOn refused it
+// just before (c.held); caller holds the team's lock.
+func (c *Coll) hold() {
+	if c.held && !c.heldCounted {
+		heldCalls.Add(1)
+		c.heldCounted = true
+	}
+	c.held = false
+}
+
+// unhold ends c's count, once its call has finished or is finalized.
+func (c *Coll) unhold() {
+	if c.heldCounted {
+		heldCalls.Add(-1)
+		c.heldCounted = false
+	}
+}
+
+// closeParkedMappings closes the mappings the team's engine parked, where
+// no call runs under a held stream (a post of a call that is not under
+// one, or a refusal of PostOn, before UCC holds the stream for it).
+func (t *Team) closeParkedMappings() {
+	if t.engine != nil {
+		t.engine.ClosePending()
+	}
+}
