@@ -17,7 +17,7 @@
 # (no timed runs, no table),
 # ITERS/WARMUP (ucc_perftest -n/-w, 20/5), MINCOUNT/MAXCOUNT (floats per
 # rank, 4096/67108864), STEP (table rows: 4 = every 4th power of 2, 2 =
-# every size run), COLLS, PEERS ("nccl cuda"), TRACE=0 (skip the trace
+# every size run), COLLS (allreduce allgather reduce_scatter; bcast too), PEERS ("nccl cuda"), TRACE=0 (skip the trace
 # runs), CHECK=0 (skip ucc_test_mpi), CHECK_WITH=default (ucc_test_mpi with
 # UCC's defaults, not goring forced), CHECK_MSG (its -m, 12:67108864:3),
 # CHECK_DTYPES, CHECK_ARGS (more ucc_test_mpi flags), GORING_TUNE,
@@ -156,7 +156,7 @@ MPIL=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,va
   -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE -x NCCL_IB_DISABLE
   -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS)
 MPIRUN=("${MPIL[@]}" -np "$NP")
-GTUNE=${GORING_TUNE:-allgather,allreduce,reduce_scatter:cuda:inf}
+GTUNE=${GORING_TUNE:-allgather,allreduce,reduce_scatter,bcast:cuda:inf}
 GE=()
 for e in ${GORING_ENV:-}; do GE+=(-x "$e"); done
 # The settings of each column: its layers and the TUNE string that forces it.
@@ -211,7 +211,7 @@ for rows in d["rows"].values():
         r["goring_us"] *= 100
 json.dump(d, open(sys.argv[2], "w"))' "$OUT/claims.json" "$R/claims_slower.json"
     for f in "$OUT/claims.json" "$R/claims_slower.json"; do
-      for c in allgather reduce_scatter allreduce; do
+      for c in allgather reduce_scatter allreduce bcast; do
         t=$R/claims_trace_$(basename "$f" .json)_$c.txt
         echo "-- UCC's defaults, UCC_TL_GORING_CLAIMS=$(basename "$f"), $c: collective inits per layer (all sizes, all ranks)"
         bounded 75 "${MPIRUN[@]}" -x UCC_TL_GORING_CLAIMS="$f" -x UCC_COLL_TRACE=info "$P" -c "$c" -m cuda -d float32 \
@@ -273,7 +273,7 @@ import os, re, sys
 R, NP, STEP, COLLS, PEERS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5].split()
 WANT = {"nccl": "TL_NCCL", "cuda": "TL_CUDA", "goring": "TL_GORING"}
 row = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
-trace = re.compile(r"coll_init: (\w+).*?src=\{[^,]*, (\d+), \w+, cuda\}, dst=\{[^,]*, (\d+), \w+, cuda\}.*?\{(TL_[^}]*)\}", re.I)
+trace = re.compile(r"coll_init: (\w+).*?src=\{[^,]*, (\d+), \w+, cuda\}(?:, dst=\{[^,]*, (\d+), \w+, cuda\})?.*?\{(TL_[^}]*)\}", re.I)
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -293,7 +293,7 @@ def layers(k, c):
     for l in read(f"{R}/trace_{k}_{c}.txt"):
         m = trace.search(l)
         if m:
-            n = int(m.group(2)) if c == "allgather" else int(m.group(3))
+            n = int(m.group(2)) if c in ("allgather", "bcast") else int(m.group(3))
             s.setdefault(n * 4, set()).add(m.group(4).strip())
     return s
 def short(tls):
@@ -341,7 +341,8 @@ phase "table"
 fi
 
 # Correctness through goring on CUDA buffers: UCC's own test, goring
-# forced, every team shape; -m min:max:power with power 3 from 12 bytes
+# forced, every team shape (allreduce and reduce_scatter, allgather,
+# bcast); -m min:max:power with power 3 from 12 bytes
 # gives odd element counts (float32/int32 3, 9, 27, ...; float64 1, 4, 13,
 # ...) up to 64 MiB; -Z lets allgather's 4x64 MiB through; -S 1: one GPU a
 # rank (-S 2, GPU local rank mod GPUs, where there are more ranks than
@@ -361,8 +362,12 @@ if [ "${CHECK:-1}" = 1 ]; then
   bounded 60 "${MPIRUN[@]}" "${TG[@]}" -x UCC_COLL_TRACE=info "$W/install/bin/ucc_test_mpi" -S "$SETDEV" -M cuda \
     -c allreduce,allgather,reduce_scatter -d float32 -o sum -m 4096:4096 >"$R/check_trace.txt" 2>&1
   grep -io 'coll_init: .*cuda}.*' "$R/check_trace.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c
-  for part in ar ag; do
-    if [ $part = ar ]; then A=(-c allreduce,reduce_scatter -o sum,max); else A=(-c allgather); fi
+  for part in ar ag bc; do
+    case $part in
+    ar) A=(-c allreduce,reduce_scatter -o sum,max) ;;
+    ag) A=(-c allgather) ;;
+    bc) A=(-c bcast) ;;
+    esac
     echo "== ucc_test_mpi ${A[*]}"
     # shellcheck disable=SC2086
     bounded "${CHECK_TIMEOUT:-150}" "${MPIRUN[@]}" "${TG[@]}" "${UT[@]}" "${A[@]}" ${CHECK_ARGS:-} >"$R/check_$part.txt" 2>&1
