@@ -83,10 +83,11 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "A team whose ranks say different modes, or where the kernel refuses the reads, uses messages",
      ucc_offsetof(ucc_tl_goring_context_config_t, crossmem), UCC_CONFIG_TYPE_STRING},
     {"NODE_MAX", "64M",
-     "CUDA allreduce, reduce_scatter and allgather of a team on one host, one GPU a rank, run as "
-     "kernels the GPUs synchronise themselves (no host round trip per step) up to this many bytes "
-     "(an allreduce's vector, a reduce_scatter's input, an allgather's output); each GPU of such a "
-     "team holds two slots of it. 0: off",
+     "CUDA allreduce, reduce_scatter, allgather and bcast of a team on one host, one GPU a rank, "
+     "run as kernels the GPUs synchronise themselves (no host round trip per step), in slots of "
+     "this many bytes (an allreduce's or a bcast's vector, a reduce_scatter's input, an "
+     "allgather's output; a larger allreduce or reduce_scatter runs in pieces that fit); each GPU "
+     "of such a team holds two slots. 0: off",
      ucc_offsetof(ucc_tl_goring_context_config_t, node_max), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
