@@ -67,10 +67,10 @@ type Coll struct {
 	gpu    *teamGPU // nil for host memory
 	pm     *pooledMachine
 	entry  *planEntry
-	// held: PostOn refused the call, so its post comes under a stream
-	// UCC holds until it completes; heldCounted: that post is counted
-	// in heldCalls (held.go).
-	held, heldCounted bool
+	// heldCounted: PostOn refused the call, so UCC holds the caller's
+	// stream until it completes; it counts in heldCalls until then
+	// (held.go).
+	heldCounted bool
 }
 
 // NewColl resolves the call and selects its runner over the caller's
@@ -329,10 +329,9 @@ func (c *Coll) post() error {
 		return Invalid("collective posted again while in flight")
 	}
 	c.err = nil
-	if !c.held {
+	if !c.heldCounted {
 		t.closeParkedMappings()
 	}
-	c.hold()
 	if c.trivial {
 		c.state = collDone
 		c.unhold()

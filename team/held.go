@@ -9,17 +9,18 @@ import (
 // Calls under a held stream. UCC's generic triggered post (the shim's
 // path for a call that cannot go on the caller's stream: PostOn refused
 // it) starts an executor on the caller's stream that holds the stream
-// until the call completes, before the call is posted. While such a call
-// runs, nothing of this process may wait for the device's queued work,
-// and closing a CUDA IPC mapping does: it waited for ever (docs/gpu.md
-// "The caller's stream"). So the push engines close a mapping of memory
-// a peer freed only while no such call runs anywhere in the process, and
-// park it otherwise (cudaexec.Engine.SetMayClose); the parked ones are
-// closed at the next post that is not under a held stream, before UCC
-// starts an executor for it.
+// until the call completes, before the call is posted, and at a time of
+// UCC's progress. From the refusal until such a call is done, nothing of
+// this process may wait for the device's queued work, and closing a CUDA
+// IPC mapping does: it waited for ever (docs/gpu.md "The caller's
+// stream"). So the push engines close a mapping of memory a peer freed
+// only while no such call is pending anywhere in the process, and park it
+// otherwise (cudaexec.Engine.SetMayClose); the parked ones are closed at
+// the next post, or refusal, while none is.
 
-// heldCalls counts the calls of every team of this process posted under
-// a held stream and not finished.
+// heldCalls counts the calls of every team of this process that PostOn
+// refused (so UCC holds, or will hold, their stream) and that have not
+// finished.
 var heldCalls atomic.Int64
 
 // noHeldCall reports whether no call of this process runs under a held
@@ -33,17 +34,17 @@ func newPushEngine() *cudaexec.Engine {
 	return e
 }
 
-// hold counts c's post as one under a held stream, if PostOn refused it
-// just before (c.held); caller holds the team's lock.
+// hold counts c as a call under a held stream, once: PostOn refused it;
+// caller holds the team's lock.
 func (c *Coll) hold() {
-	if c.held && !c.heldCounted {
+	if !c.heldCounted {
 		heldCalls.Add(1)
 		c.heldCounted = true
 	}
-	c.held = false
 }
 
-// unhold ends c's count, once its call has finished or is finalized.
+// unhold ends c's count, once its call has finished or is finalized (or
+// PostOn took it after all).
 func (c *Coll) unhold() {
 	if c.heldCounted {
 		heldCalls.Add(-1)
@@ -52,8 +53,8 @@ func (c *Coll) unhold() {
 }
 
 // closeParkedMappings closes the mappings the team's engine parked, where
-// no call runs under a held stream (a post of a call that is not under
-// one, or a refusal of PostOn, before UCC holds the stream for it).
+// no call is pending under a held stream (a post of a call that is not
+// under one, or a refusal of PostOn before the call is counted).
 func (t *Team) closeParkedMappings() {
 	if t.engine != nil {
 		t.engine.ClosePending()

@@ -46,12 +46,12 @@ func (c *Coll) PostOn(stream uintptr) error {
 	if err != nil {
 		// UCC's generic triggered post follows, holding the stream
 		// until the call completes (held.go): the parked mappings are
-		// closed now, before it does.
-		c.held = true
+		// closed now, before it does, and the call counts from now on.
 		t.closeParkedMappings()
+		c.hold()
 		return notSupportedErr{fmt.Errorf("not on the caller's stream: %w", err)}
 	}
-	c.held = false
+	c.unhold() // refused before the team was set up: on the stream after all
 	if err := c.post(); err != nil {
 		r.on = nil
 		return err
