@@ -365,6 +365,9 @@ func (t *Team) Destroy() error {
 	}
 	t.queue = nil
 	errs = append(errs, t.closeNode())
+	if t.tr != nil && t.tr.BusyStaged() > 0 && os.Getenv("GORING_NODE_STATS") != "" {
+		fmt.Fprintf(os.Stderr, "goring push: rank %d of %d, %d transfers staged through host memory while a mapping was busy\n", t.rank, t.size, t.tr.BusyStaged())
+	}
 	t.plans.clear()
 	if t.engine != nil {
 		errs = append(errs, t.engine.Close())

@@ -77,6 +77,7 @@ func TestPushFallsBackToStagingWhenAMappingIsBusy(t *testing.T) {
 	})
 	runEveryAlgorithm(t, tp, ts, arena)
 	for r := range n {
+		assert.Equal(t, engines[r].Busied, ts[r].BusyStaged(), "rank %d: every refused push staged, and counted", r)
 		assert.Positive(t, engines[r].Busied, "rank %d had pushes refused", r)
 		assert.Positive(t, engines[r].Started, "rank %d pushed", r)
 		assert.Positive(t, stagers[r].Staged, "rank %d staged", r)

@@ -204,6 +204,7 @@ func (t *Transport) startCopies() {
 		}
 		ticket, err := t.engine.Start(op.peer, op.cts[32:32+klen], off, op.src, op.path)
 		if errors.Is(err, exec.ErrMappingBusy) && t.stager != nil {
+			t.busyStaged++
 			t.sendDone(op, n, doneStaged)
 			t.sendViaUCX(op, true)
 			continue
@@ -292,6 +293,11 @@ func (t *Transport) ipcComplete(op *ipcOp, c exec.Completion) {
 func (t *Transport) ipcFail(op *ipcOp, err error) {
 	t.ipcComplete(op, exec.Completion{Token: op.token, Err: fmt.Errorf("ucxmp: %w", err)})
 }
+
+// BusyStaged is how many of this rank's pushes went through host staging
+// because the engine could not map the receiver's buffer during the call
+// (exec.ErrMappingBusy): a diagnostic.
+func (t *Transport) BusyStaged() int { return t.busyStaged }
 
 // recvStaged goes on with op's receive as a staged one: the sender could
 // not map op's buffer during this call and stages the data instead.

@@ -67,6 +67,9 @@ type Transport struct {
 	// stageReady are receives whose sender stages the data instead (DONE
 	// said doneStaged), to post after this progress.
 	stageReady []*ipcOp
+	// busyStaged counts the pushes this rank staged because the engine
+	// could not map the receiver's buffer during the call (BusyStaged).
+	busyStaged int
 	stager     Stager              // host staging where neither the engine nor UCX moves device memory (stage.go)
 	remote     func(peer int) bool // peers whose device messages are staged anyway (StageRemote); nil: none
 	// Each peer's address and error mode, as New connected it (Release).
