@@ -353,8 +353,9 @@ fi
 if [ "${CHECK:-1}" = 1 ]; then
   TG=(-x UCC_TLS=ucp,goring -x "UCC_TL_GORING_TUNE=$GTUNE" "${GE[@]}")
   [ "${CHECK_WITH:-goring}" = default ] && TG=("${GE[@]}")
-  # A run that would be killed first prints goring's stacks into its log.
-  TG+=(-x "GORING_STACKS_AFTER=$((${CHECK_TIMEOUT:-150} - 15))s")
+  # A run that would be killed first prints goring's stacks into its log;
+  # each team's end, its node calls and staged pushes (raw logs).
+  TG+=(-x "GORING_STACKS_AFTER=$((${CHECK_TIMEOUT:-150} - 15))s" -x GORING_NODE_STATS=1)
   SETDEV=1
   [ "$NP" -gt "$(nvidia-smi -L | wc -l)" ] && SETDEV=2
   UT=("$W/install/bin/ucc_test_mpi" -S "$SETDEV" -M cuda -t world,half,reverse,odd_even -d "${CHECK_DTYPES:-float32,float64,int32}"
