@@ -200,8 +200,8 @@ bounded() {
 if [ "${CLAIMS:-0}" = 1 ]; then
   G=${GORING:-$C/bin/goring}
   echo "== goring tune ucc --np $NP"
-  # CLAIMS_COLLS: goring tune's --colls; its default has bcast too, a
-  # quarter more runs than fit beside the build in one device call.
+  # CLAIMS_COLLS: goring tune's --colls. Its own default adds bcast: a
+  # third more runs, which may not fit beside the build in one call.
   bounded 400 "$G" tune ucc --np "$NP" --perftest "$P" --launcher "${MPIL[*]}" --layers "${CLAIMS_LAYERS:-nccl,cuda}" \
     --colls "${CLAIMS_COLLS:-allreduce,allgather,reduce_scatter}" \
     --min "${CLAIMS_MIN:-16K}" --max "${CLAIMS_MAX:-64M}" --out "$OUT/claims.json" 2>"$R/tune_progress.txt" | tee "$OUT/tune.txt"
