@@ -2,16 +2,10 @@ package team
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"runtime"
-	"strings"
 	"testing"
 	"time"
 	"unsafe"
-
-	"github.com/stretchr/testify/assert"
-	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cuda"
@@ -24,25 +18,7 @@ import (
 // kernels follow each other on the same slots. A bcast larger than the
 // slots runs on the push engine: its bytes are checked too.
 func TestNodeBcastThroughTheTeam(t *testing.T) {
-	n := nodeGPUs(t)
-	cmds, outs, dir := startRanks(t, n, "node-bcast")
-	for deadline := time.Now().Add(120 * time.Second); ; time.Sleep(20 * time.Millisecond) {
-		ended := 0
-		for r := range n {
-			if o := outs[r].String(); strings.Contains(o, "bcast calls") || strings.Contains(o, "child error") {
-				ended++
-			}
-		}
-		if ended == n {
-			break
-		}
-		require.True(t, time.Now().Before(deadline), "ranks still running: %v", outs)
-	}
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644))
-	waitAll(t, cmds, outs, 30*time.Second)
-	for r, o := range outs {
-		assert.Contains(t, o.String(), "bcast calls right", "rank %d", r)
-	}
+	runNodeChildren(t, "node-bcast", "bcast calls", 120*time.Second)
 }
 
 // nodeBcastBig is larger than the test's slots (UCC_TL_GORING_NODE_MAX is

@@ -27,12 +27,20 @@ import (
 // the call has completed: the download holds the sums only if the kernels
 // ran after the upload and before the download, on that stream.
 func TestNodeCallsOnCallersStream(t *testing.T) {
+	runNodeChildren(t, "node-stream", "stream calls", 90*time.Second)
+}
+
+// runNodeChildren runs mode's children, one a rank of the node tests
+// (nodeGPUs), until each has printed its verdict (what, then " right" or
+// more) or failed, within limit; then lets them exit and checks that
+// every one printed what+" right".
+func runNodeChildren(t *testing.T, mode, what string, limit time.Duration) {
 	n := nodeGPUs(t)
-	cmds, outs, dir := startRanks(t, n, "node-stream")
-	for deadline := time.Now().Add(90 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+	cmds, outs, dir := startRanks(t, n, mode)
+	for deadline := time.Now().Add(limit); ; time.Sleep(20 * time.Millisecond) {
 		ended := 0
 		for r := range n {
-			if o := outs[r].String(); strings.Contains(o, "stream calls") || strings.Contains(o, "child error") {
+			if o := outs[r].String(); strings.Contains(o, what) || strings.Contains(o, "child error") {
 				ended++
 			}
 		}
@@ -44,7 +52,7 @@ func TestNodeCallsOnCallersStream(t *testing.T) {
 	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644))
 	waitAll(t, cmds, outs, 30*time.Second)
 	for r, o := range outs {
-		assert.Contains(t, o.String(), "stream calls right", "rank %d", r)
+		assert.Contains(t, o.String(), what+" right", "rank %d", r)
 	}
 }
 
