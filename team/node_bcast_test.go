@@ -2,13 +2,11 @@ package team
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 	"time"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/cuda"
 )
 
 // Bcasts through the team on the node kernels (devsync/plan_bcast.go),
@@ -28,15 +26,11 @@ const nodeBcastBig = 64<<20 + 5
 // nodeBcastChild is one rank of TestNodeBcastThroughTheTeam, on GPU
 // nodeGPUOf(rank).
 func nodeBcastChild(t *Team, ctx *Context, rank, size int, dir string) error {
-	runtime.LockOSThread()
-	d, err := cuda.Open(nodeGPUOf(rank))
+	d, err := openNodeGPU(rank)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := d.MakeCurrent(); err != nil {
-		return err
-	}
 	buf, err := d.Alloc(nodeBcastBig)
 	if err != nil {
 		return err

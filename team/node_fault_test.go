@@ -60,18 +60,29 @@ func nodeGPUOf(rank int) int {
 	return rank
 }
 
+// openNodeGPU opens the node test rank's GPU (nodeGPUOf), current on this
+// goroutine's thread, to which the goroutine is locked.
+func openNodeGPU(rank int) (*cuda.Device, error) {
+	runtime.LockOSThread()
+	d, err := cuda.Open(nodeGPUOf(rank))
+	if err != nil {
+		return nil, err
+	}
+	if err := d.MakeCurrent(); err != nil {
+		_ = d.Close()
+		return nil, err
+	}
+	return d, nil
+}
+
 // nodeFaultChild is one rank of mode "node-ok", "node-die" or
 // "node-late:D" on GPU rank.
 func nodeFaultChild(t *Team, ctx *Context, rank, size int, dir, mode string) error {
-	runtime.LockOSThread()
-	d, err := cuda.Open(nodeGPUOf(rank))
+	d, err := openNodeGPU(rank)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := d.MakeCurrent(); err != nil {
-		return err
-	}
 	const n = 1 << 20 // float32 elements, 4 MiB
 	in := make([]byte, 4*n)
 	for i := range n {

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -59,15 +58,11 @@ func runNodeChildren(t *testing.T, mode, what string, limit time.Duration) {
 // nodeStreamChild is one rank of TestNodeCallsOnCallersStream, on GPU
 // rank.
 func nodeStreamChild(t *Team, ctx *Context, rank, size int, dir string) error {
-	runtime.LockOSThread()
-	d, err := cuda.Open(nodeGPUOf(rank))
+	d, err := openNodeGPU(rank)
 	if err != nil {
 		return err
 	}
 	defer d.Close()
-	if err := d.MakeCurrent(); err != nil {
-		return err
-	}
 	const n = 1 << 20 // float32 elements, 4 MiB: the two-shot kernels
 	bytes := 4 * n
 	src, err := d.Alloc(bytes)
