@@ -308,6 +308,20 @@ gc_result gc_memcpy_dtoh_async(gc_ctx ctx, uintptr_t dst, gc_dptr src, size_t n,
     return p_cuMemcpyDtoHAsync((void *)dst, src, n, s);
 }
 
+/* Pageable host memory, ordered on s: the driver returns once it has
+ * taken the source (htod) or delivered the bytes (dtoh). */
+gc_result gc_memcpy_htod_pageable(gc_ctx ctx, gc_dptr dst, const void *src, size_t n, gc_stream s)
+{
+    GC_CURRENT(ctx);
+    return p_cuMemcpyHtoDAsync(dst, src, n, s);
+}
+
+gc_result gc_memcpy_dtoh_pageable(gc_ctx ctx, void *dst, gc_dptr src, size_t n, gc_stream s)
+{
+    GC_CURRENT(ctx);
+    return p_cuMemcpyDtoHAsync(dst, src, n, s);
+}
+
 gc_result gc_memcpy_dtod_async(gc_ctx ctx, gc_dptr dst, gc_dptr src, size_t n, gc_stream s)
 {
     GC_CURRENT(ctx);

@@ -72,6 +72,8 @@ gc_result gc_memcpy_dtod(gc_ctx ctx, gc_dptr dst, gc_dptr src, size_t n);
 gc_result gc_memcpy_peer(gc_ctx ctx, gc_dptr dst, gc_ctx dctx, gc_dptr src, gc_ctx sctx, size_t n);
 gc_result gc_memcpy_htod_async(gc_ctx ctx, gc_dptr dst, uintptr_t src, size_t n, gc_stream s);
 gc_result gc_memcpy_dtoh_async(gc_ctx ctx, uintptr_t dst, gc_dptr src, size_t n, gc_stream s);
+gc_result gc_memcpy_htod_pageable(gc_ctx ctx, gc_dptr dst, const void *src, size_t n, gc_stream s);
+gc_result gc_memcpy_dtoh_pageable(gc_ctx ctx, void *dst, gc_dptr src, size_t n, gc_stream s);
 gc_result gc_memcpy_dtod_async(gc_ctx ctx, gc_dptr dst, gc_dptr src, size_t n, gc_stream s);
 gc_result gc_memcpy_peer_async(gc_ctx ctx, gc_dptr dst, gc_ctx dctx, gc_dptr src, gc_ctx sctx,
                                size_t n, gc_stream s);

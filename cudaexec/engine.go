@@ -41,10 +41,11 @@ type Engine struct {
 
 	// parked: mappings of memory their peers freed, left open because
 	// closing them might have waited for the call itself (release says
-	// why); ClosePending closes them between calls. mayClose says whether
-	// a close cannot wait for a call of this process (nil: always).
-	parked   []*mapping
-	mayClose func() bool
+	// why); ClosePending closes them between calls. mayWait says whether
+	// a driver call that may wait for the device's queued work cannot
+	// wait for a call of this process (nil: always; SetMayWait).
+	parked  []*mapping
+	mayWait func() bool
 }
 
 // maxMappings bounds the open mappings; maxExports the cached keys.
@@ -148,7 +149,7 @@ func (e *Engine) Start(peer int, key []byte, off int64, src exec.Region, path sc
 	}
 	dst := m.buf.Ptr() + cuda.DevicePtr(off)
 	var c engineCopy
-	if plan := e.plan(peer, n, path); plan != nil {
+	if plan := e.plan(peer, n, path); plan != nil && e.waitOK() {
 		c, err = e.startPlan(d, peer, plan, dst, cuda.DevicePtr(src.Addr()))
 	} else {
 		c, err = e.startDirect(d, peer, dst, cuda.DevicePtr(src.Addr()), n)
@@ -277,7 +278,7 @@ func (e *Engine) mapping(d *cuda.Device, peer int, key []byte) (*mapping, error)
 		switch {
 		case len(e.parked) > 0 && e.ClosePending():
 			buf, err = d.OpenIPC(h, size)
-		case e.mayClose != nil && !e.mayClose():
+		case !e.waitOK():
 			err = fmt.Errorf("%w (%v)", exec.ErrMappingBusy, err)
 		}
 	}
@@ -294,24 +295,56 @@ func (e *Engine) unmap(k mapKey, m *mapping) {
 	e.release(m)
 }
 
-// SetMayClose tells the engine when closing a mapping cannot wait for a
-// call of this process: f reports it (nil: always). cuIpcCloseMemHandle
-// waits for the device's queued work, and UCC's generic triggered post
-// holds the caller's stream with an executor until the call completes,
-// so a close inside such a call never returned (two H200s, and 4 ranks
-// on one H200: ucc_perftest -T through goring stopped in
-// cuIpcCloseMemHandle at its second or third size; docs/gpu.md "The
-// caller's stream"). Neither does a close on a goroutine of its own: it
-// holds the driver, and the call's next copy waited behind it.
-func (e *Engine) SetMayClose(f func() bool) { e.mayClose = f }
+// SetMayWait tells the engine when a driver call that may wait for the
+// device's queued work cannot wait for a call of this process: f reports
+// it (nil: always). UCC's generic triggered post holds the caller's
+// stream with an executor until the call completes, and inside such a
+// call two such driver calls never returned: cuIpcCloseMemHandle (two
+// H200s, and 4 ranks on one H200: ucc_perftest -T through goring stopped
+// there at its second or third size) and cuStreamCreate (ucc_test_mpi's
+// triggered bcast, 4 ranks on one H200); docs/gpu.md "The caller's
+// stream". Neither helps on a goroutine of its own: it holds the driver,
+// and the call's next copy waited behind it. While f says no, the engine
+// parks mappings instead of closing them, makes no stream (a copy goes on
+// one it has: Prepare makes them) and splits no transfer over staged
+// paths (their buffers are allocated on first use).
+func (e *Engine) SetMayWait(f func() bool) { e.mayWait = f }
+
+// waitOK reports whether a driver call may wait for the device now.
+func (e *Engine) waitOK() bool { return e.mayWait == nil || e.mayWait() }
+
+// Prepare makes, on device ord, the stream of the direct copies to each
+// of peers and an event for each, so that a call under a held stream
+// needs no new one (SetMayWait). Call it while nothing holds the device;
+// where something does, it makes one stream at most (the copies share
+// it), as Start would.
+func (e *Engine) Prepare(ord int, peers []int) error {
+	d, err := e.device(ord)
+	if err != nil {
+		return err
+	}
+	for _, p := range peers {
+		if _, err := e.stream(d, p, 0); err != nil {
+			return err
+		}
+	}
+	for len(e.events[ord]) < len(peers) {
+		ev, err := d.NewEvent(false)
+		if err != nil {
+			return err
+		}
+		e.events[ord] = append(e.events[ord], ev)
+	}
+	return nil
+}
 
 // release closes m, a mapping that has left the cache, where a close
-// cannot wait for a call (mayClose); else it is parked until
+// cannot wait for a call (waitOK); else it is parked until
 // ClosePending. Until then, memory its peer allocated again at its place
 // cannot be mapped (mapping says exec.ErrMappingBusy), and the transport
 // stages those transfers through host memory instead.
 func (e *Engine) release(m *mapping) {
-	if e.mayClose == nil || e.mayClose() {
+	if e.waitOK() {
 		_ = m.buf.Free()
 		return
 	}
@@ -319,13 +352,13 @@ func (e *Engine) release(m *mapping) {
 }
 
 // ClosePending closes the parked mappings, where a close cannot wait for
-// a call (SetMayClose), and reports whether none is left. Call it between
+// a call (SetMayWait), and reports whether none is left. Call it between
 // calls: the team does before each post.
 func (e *Engine) ClosePending() bool {
 	if len(e.parked) == 0 {
 		return true
 	}
-	if e.mayClose != nil && !e.mayClose() {
+	if !e.waitOK() {
 		return false
 	}
 	for _, m := range e.parked {
@@ -350,10 +383,24 @@ func (e *Engine) evictOldest() {
 	}
 }
 
+// stream is the stream of the peer's copies on lane of device d, made on
+// first use; where the device may not be waited for (SetMayWait), one the
+// engine has instead: the peer's direct stream, else any of d's. Sharing
+// a stream only orders copies that could have overlapped.
 func (e *Engine) stream(d *cuda.Device, peer, lane int) (*cuda.Stream, error) {
 	k := streamKey{dev: d.Ordinal(), peer: peer, lane: lane}
 	if s := e.streams[k]; s != nil {
 		return s, nil
+	}
+	if !e.waitOK() {
+		if s := e.streams[streamKey{dev: k.dev, peer: peer}]; s != nil {
+			return s, nil
+		}
+		for sk, s := range e.streams {
+			if sk.dev == k.dev {
+				return s, nil
+			}
+		}
 	}
 	s, err := d.NewStream()
 	if err != nil {

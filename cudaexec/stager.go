@@ -17,14 +17,19 @@ const DefaultMaxPinned = 256 << 20
 // received into one and copied to the device. Buffers are pinned (the
 // copies run at the DMA engines' rate), kept for reuse, at most MaxPinned
 // bytes in all; beyond that, a request gets ordinary host memory, slower
-// to copy but never refused. Copies into and out of pinned buffers run on
-// a stream of the stager's own and wait for that stream alone, never for
-// the device's other work: a staged transfer may stand in for a push
-// while the caller's stream is held until the call completes
-// (exec.ErrMappingBusy). Use from one goroutine.
+// to copy but never refused. Every copy runs on a stream of the stager's
+// own and waits for that stream alone, never for the device's other work:
+// a staged transfer may stand in for a push while the caller's stream is
+// held until the call completes (exec.ErrMappingBusy). For the same
+// reason no pinned memory is allocated while SetMayWait says a wait could
+// be for ever (cuMemHostAlloc may wait for the device): Prepare makes the
+// stream beforehand. Use from one goroutine.
 type Stager struct {
 	dev    *cuda.Device
-	stream *cuda.Stream // made on the first pinned copy
+	stream *cuda.Stream // made by Prepare, else on the first copy
+	// mayWait says whether the device may be waited for now (nil:
+	// always); see SetMayWait.
+	mayWait func() bool
 	// MaxPinned bounds the pinned memory held (DefaultMaxPinned).
 	MaxPinned int64
 	held      int64
@@ -41,8 +46,23 @@ func NewStager(ordinal int) (*Stager, error) {
 	return &Stager{dev: d, MaxPinned: DefaultMaxPinned, busy: map[*byte]*cuda.HostBuffer{}}, nil
 }
 
+// SetMayWait tells the stager when a driver call that may wait for the
+// device's queued work cannot wait for ever: f reports it (nil: always).
+// While it says no, Buffer allocates no pinned memory (Go memory
+// instead).
+func (s *Stager) SetMayWait(f func() bool) { s.mayWait = f }
+
+// Prepare makes the stager's stream now, while nothing holds the device,
+// so that a staged transfer never makes one (cuStreamCreate waited for
+// ever behind a held stream; docs/gpu.md "The caller's stream").
+func (s *Stager) Prepare() error {
+	_, err := s.ownStream()
+	return err
+}
+
 // Buffer implements ucxmp.Stager: the smallest idle pinned buffer that
-// fits, a new one within MaxPinned, or Go memory.
+// fits, a new one within MaxPinned where the device may be waited for,
+// or Go memory.
 func (s *Stager) Buffer(n int64) ([]byte, error) {
 	if n <= 0 {
 		return make([]byte, 0, 1), nil
@@ -58,7 +78,7 @@ func (s *Stager) Buffer(n int64) ([]byte, error) {
 	case best >= 0:
 		h = s.idle[best]
 		s.idle = append(s.idle[:best], s.idle[best+1:]...)
-	case s.held+n <= s.MaxPinned:
+	case s.held+n <= s.MaxPinned && (s.mayWait == nil || s.mayWait()):
 		var err error
 		if h, err = s.dev.AllocHost(int(n)); err != nil {
 			return nil, err
@@ -85,17 +105,20 @@ func (s *Stager) ToHost(b []byte, src exec.Region) error {
 	if src.Mem().Kind != exec.MemCUDA || int64(len(b)) != src.Len() {
 		return fmt.Errorf("cudaexec: staging %v into %d host bytes", src, len(b))
 	}
-	if h := s.busy[unsafe.SliceData(b)]; h != nil && len(b) > 0 {
-		st, err := s.ownStream()
-		if err != nil {
-			return err
-		}
+	if len(b) == 0 {
+		return nil
+	}
+	st, err := s.ownStream()
+	if err != nil {
+		return err
+	}
+	if h := s.busy[unsafe.SliceData(b)]; h != nil {
 		if err := cuda.CopyDtoHAddrAsync(st, h, 0, cuda.DevicePtr(src.Addr()), len(b)); err != nil {
 			return err
 		}
 		return st.Synchronize()
 	}
-	return s.dev.CopyToHostAddr(b, cuda.DevicePtr(src.Addr()))
+	return cuda.CopyToHostOn(st, b, cuda.DevicePtr(src.Addr()))
 }
 
 // ToDevice implements ucxmp.Stager.
@@ -103,17 +126,20 @@ func (s *Stager) ToDevice(dst exec.Region, b []byte) error {
 	if dst.Mem().Kind != exec.MemCUDA || int64(len(b)) != dst.Len() {
 		return fmt.Errorf("cudaexec: staging %d host bytes into %v", len(b), dst)
 	}
-	if h := s.busy[unsafe.SliceData(b)]; h != nil && len(b) > 0 {
-		st, err := s.ownStream()
-		if err != nil {
-			return err
-		}
+	if len(b) == 0 {
+		return nil
+	}
+	st, err := s.ownStream()
+	if err != nil {
+		return err
+	}
+	if h := s.busy[unsafe.SliceData(b)]; h != nil {
 		if err := cuda.CopyHtoDAddrAsync(st, cuda.DevicePtr(dst.Addr()), h, 0, len(b)); err != nil {
 			return err
 		}
 		return st.Synchronize()
 	}
-	return s.dev.CopyFromHostAddr(cuda.DevicePtr(dst.Addr()), b)
+	return cuda.CopyFromHostOn(st, cuda.DevicePtr(dst.Addr()), b)
 }
 
 // ownStream is the stager's stream, made on first use.

@@ -307,10 +307,11 @@ func reference(t *testing.T, c coll.Collective, dt coll.Dtype, op coll.Op, input
 }
 
 // failingMapper refuses to export or to map, as a pool allocation or a
-// handle that cannot be opened would.
+// handle that cannot be opened would, or (busy) to map for now, as the
+// CUDA engine does while a mapping of memory the peer freed is parked.
 type failingMapper struct {
 	Mapper
-	export, mapping bool
+	export, mapping, busy bool
 }
 
 func (m failingMapper) Export(r exec.Region) ([]byte, int64, error) {
@@ -321,16 +322,20 @@ func (m failingMapper) Export(r exec.Region) ([]byte, int64, error) {
 }
 
 func (m failingMapper) Map(peer int, key []byte, off, n int64, on exec.Mem) (exec.Region, error) {
-	if m.mapping {
+	switch {
+	case m.mapping:
 		return exec.Region{}, errors.New("invalid handle")
+	case m.busy && peer == 2:
+		return exec.Region{}, fmt.Errorf("rank %d's buffer: %w", peer, exec.ErrMappingBusy)
 	}
 	return m.Mapper.Map(peer, key, off, n, on)
 }
 
 // A rank whose buffers cannot be exported, or a leader that cannot map
-// them, ends the call on every rank with the reason and ErrUnmapped (the
-// team layer then runs the message form); nothing hangs, nothing is
-// written.
+// them (for good, or only during this call), ends the call on every rank
+// with the reason and ErrUnmapped (the team layer then runs the message
+// form, whose pushes stage what cannot be mapped); nothing hangs, nothing
+// is written.
 func TestCallFailsEverywhereWithTheReason(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
@@ -340,6 +345,7 @@ func TestCallFailsEverywhereWithTheReason(t *testing.T) {
 	}{
 		{"export", 2, failingMapper{export: true}, "rank 2 cannot export its buffers"},
 		{"map", 0, failingMapper{mapping: true}, "invalid handle"},
+		{"busy", 0, failingMapper{busy: true}, "cannot be mapped during this call"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			j := newJob(t, coll.Allreduce, 4, 64, false, 3, false)

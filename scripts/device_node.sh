@@ -20,7 +20,8 @@
 # every size run), COLLS (allreduce allgather reduce_scatter; bcast too), PEERS ("nccl cuda"), TRACE=0 (skip the trace
 # runs), CHECK=0 (skip ucc_test_mpi), CHECK_WITH=default (ucc_test_mpi with
 # UCC's defaults, not goring forced), CHECK_MSG (its -m, 12:67108864:3),
-# CHECK_DTYPES, CHECK_ARGS (more ucc_test_mpi flags), GORING_TUNE,
+# CHECK_DTYPES, CHECK_ARGS (more ucc_test_mpi flags), CHECK_PARTS (which of
+# its runs, in order: "ar ag bc", allreduce+reduce_scatter, allgather, bcast), GORING_TUNE,
 # GORING_ENV="VAR=value ..." (more settings for the tl/goring runs),
 # PERF_TIMEOUT/CHECK_TIMEOUT (seconds per bounded run; 75/150), DEADLINE
 # (seconds from the start after which no run starts; 560), INPLACE=1 (every
@@ -368,11 +369,12 @@ if [ "${CHECK:-1}" = 1 ]; then
   bounded 60 "${MPIRUN[@]}" "${TG[@]}" -x UCC_COLL_TRACE=info "$W/install/bin/ucc_test_mpi" -S "$SETDEV" -M cuda \
     -c allreduce,allgather,reduce_scatter -d float32 -o sum -m 4096:4096 >"$R/check_trace.txt" 2>&1
   grep -io 'coll_init: .*cuda}.*' "$R/check_trace.txt" | sed -E 's/^coll_init: ([A-Za-z_]+).*\{(TL_[^}]*)\}.*/\1 \2/' | sort | uniq -c
-  for part in ar ag bc; do
+  for part in ${CHECK_PARTS:-ar ag bc}; do
     case $part in
     ar) A=(-c allreduce,reduce_scatter -o sum,max) ;;
     ag) A=(-c allgather) ;;
     bc) A=(-c bcast) ;;
+    *) echo "device_node: CHECK_PARTS: no part '$part' (ar, ag, bc)"; continue ;;
     esac
     echo "== ucc_test_mpi ${A[*]}"
     # shellcheck disable=SC2086

@@ -108,6 +108,16 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 			t.tr.UseStager(st)
 		}
 	}
+	// What a call under a held stream may need, made now (held.go): the
+	// stager's stream and the engine's streams to this host's peers. A
+	// failure here is the call's to meet later, the usual way.
+	if t.stager != nil {
+		t.stager.SetMayWait(noHeldCall)
+		_ = t.stager.Prepare()
+	}
+	if t.engine != nil {
+		_ = t.engine.Prepare(ord, t.enginePeers)
+	}
 	g, err := cudaexec.Open(ord)
 	if err != nil {
 		return nil, notSupportedErr{fmt.Errorf("CUDA device %d: %w", ord, err)}

@@ -15,8 +15,14 @@ import (
 // IPC mapping does: it waited for ever (docs/gpu.md "The caller's
 // stream"). So the push engines close a mapping of memory a peer freed
 // only while no such call is pending anywhere in the process, and park it
-// otherwise (cudaexec.Engine.SetMayClose); the parked ones are closed at
+// otherwise (cudaexec.Engine.SetMayWait); the parked ones are closed at
 // the next post, or refusal, while none is.
+
+// The same holds for any driver call that may wait for the device's
+// queued work: cuStreamCreate did too, and so may cuMemHostAlloc or
+// cuMemAlloc. So a team makes the streams its pushes and staged
+// transfers need when it opens its GPU (Team.gpu), and while a call is
+// held the engine makes none, nor the stager pinned memory.
 
 // heldCalls counts the calls of every team of this process that PostOn
 // refused (so UCC holds, or will hold, their stream) and that have not
@@ -30,7 +36,7 @@ func noHeldCall() bool { return heldCalls.Load() == 0 }
 // newPushEngine is a team's CUDA push engine.
 func newPushEngine() *cudaexec.Engine {
 	e := cudaexec.NewEngine()
-	e.SetMayClose(noHeldCall)
+	e.SetMayWait(noHeldCall)
 	return e
 }
 

@@ -76,6 +76,9 @@ type Team struct {
 	// layers are the UCC context's team layers (goring_team_layers), for
 	// the claims by measurement (scores.go).
 	layers []string
+	// enginePeers are the ranks the push engine pushes to (set at
+	// connect; Team.gpu prepares its streams for them).
+	enginePeers []int
 	// node is the team's node path (node.go); nil until its first call
 	// that could take it.
 	node *nodeState
@@ -184,6 +187,11 @@ func (t *Team) connectLocked(cards []byte, slot int) error {
 	if t.engine != nil {
 		tr.UseEngine(t.engine, func(peer int) bool { return hosts[peer] == self })
 		t.usePlanner(hosts)
+		for r, h := range hosts {
+			if h == self && r != t.rank {
+				t.enginePeers = append(t.enginePeers, r)
+			}
+		}
 	}
 	t.openCrossmem(all)
 	return t.openCPath()
