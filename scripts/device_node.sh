@@ -152,8 +152,10 @@ P=$W/install/bin/ucc_perftest
 export LD_LIBRARY_PATH=$W/install/lib:$UCX/lib${NCCL_LIBDIR:+:$NCCL_LIBDIR}
 # As device_ucc.sh: Open MPI only launches and bootstraps (ob1 keeps it
 # off UCX, the process holds one libucp, the carried one); with UCX's
-# memtype cache on, UCX took CUDA buffers for host memory.
-MPIL=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader
+# memtype cache on, UCX took CUDA buffers for host memory. op ^avx: that
+# Open MPI's AVX reductions saturate 8-bit sums that overflow, so
+# ucc_test_mpi's reference (MPI's) disagreed with every layer (docs/ucc.md).
+MPIL=(mpirun --allow-run-as-root --oversubscribe --mca pml ob1 --mca btl self,vader --mca op ^avx
   -x LD_LIBRARY_PATH -x UCX_MEMTYPE_CACHE=n -x NCCL_NVLS_ENABLE -x NCCL_IB_DISABLE
   -x TORCH_SYMM_MEM_DISABLE_MULTICAST -x NVSHMEM_DISABLE_NVLS)
 MPIRUN=("${MPIL[@]}" -np "$NP")
