@@ -100,44 +100,28 @@ func (s *Stager) Release(b []byte) {
 	}
 }
 
-// ToHost implements ucxmp.Stager.
+// ToHost implements ucxmp.Stager. Pinned or not, the copy runs on the
+// stager's stream (the driver copies pinned memory by DMA and pageable
+// memory through its own staging; cuda.CopyToHostOn).
 func (s *Stager) ToHost(b []byte, src exec.Region) error {
 	if src.Mem().Kind != exec.MemCUDA || int64(len(b)) != src.Len() {
 		return fmt.Errorf("cudaexec: staging %v into %d host bytes", src, len(b))
 	}
-	if len(b) == 0 {
-		return nil
-	}
 	st, err := s.ownStream()
 	if err != nil {
 		return err
-	}
-	if h := s.busy[unsafe.SliceData(b)]; h != nil {
-		if err := cuda.CopyDtoHAddrAsync(st, h, 0, cuda.DevicePtr(src.Addr()), len(b)); err != nil {
-			return err
-		}
-		return st.Synchronize()
 	}
 	return cuda.CopyToHostOn(st, b, cuda.DevicePtr(src.Addr()))
 }
 
-// ToDevice implements ucxmp.Stager.
+// ToDevice implements ucxmp.Stager, on the stager's stream as ToHost.
 func (s *Stager) ToDevice(dst exec.Region, b []byte) error {
 	if dst.Mem().Kind != exec.MemCUDA || int64(len(b)) != dst.Len() {
 		return fmt.Errorf("cudaexec: staging %d host bytes into %v", len(b), dst)
 	}
-	if len(b) == 0 {
-		return nil
-	}
 	st, err := s.ownStream()
 	if err != nil {
 		return err
-	}
-	if h := s.busy[unsafe.SliceData(b)]; h != nil {
-		if err := cuda.CopyHtoDAddrAsync(st, cuda.DevicePtr(dst.Addr()), h, 0, len(b)); err != nil {
-			return err
-		}
-		return st.Synchronize()
 	}
 	return cuda.CopyFromHostOn(st, cuda.DevicePtr(dst.Addr()), b)
 }

@@ -64,7 +64,8 @@ type Coll struct {
 	// its plan, back to the plan's pool when the call completed.
 	owned  [][]byte
 	devOwn []exec.Region
-	gpu    *teamGPU // nil for host memory
+	input  inputCopy // an in-place call's input copy, taken at each post (machine.go)
+	gpu    *teamGPU  // nil for host memory
 	pm     *pooledMachine
 	entry  *planEntry
 	// heldCounted: PostOn refused the call, so UCC holds the caller's
@@ -271,6 +272,7 @@ func (c *Coll) free() {
 		_ = c.gpu.g.Free(r)
 	}
 	c.devOwn = nil
+	c.input = inputCopy{}
 	if rl, ok := c.run.(releaser); ok {
 		rl.release(c.state == collDone || c.state == collInit)
 	}

@@ -235,6 +235,9 @@ func (c *Coll) planLanes(a Args, alg string, B int64, bufs exec.Buffers, w int) 
 
 // Begin puts the call on the wire on every lane.
 func (r *lanesRunner) Begin() error {
+	if err := r.c.copyInput(); err != nil {
+		return err
+	}
 	t := r.c.team
 	ts := []exec.Transport{t.tr}
 	t.tr.NextCall()

@@ -1,6 +1,7 @@
 package team
 
 import (
+	"fmt"
 	"time"
 	"unsafe"
 
@@ -58,6 +59,9 @@ func (c *Coll) planned(k *Call) (*planEntry, exec.Buffers, error) {
 }
 
 func (r *machineRunner) Begin() error {
+	if err := r.c.copyInput(); err != nil {
+		return err
+	}
 	tr, watch, deadline := r.c.team.nextCall()
 	r.call.SetWatch(watch)
 	m := r.m
@@ -173,14 +177,35 @@ func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffe
 			return b, resourceErr{err}
 		}
 		c.devOwn = append(c.devOwn, src)
-		if err := c.gpu.local.CopyNow(src, whole); err != nil {
-			return b, resourceErr{err}
-		}
 		b.Src = src
-		return b, nil
+	} else {
+		b.Src = exec.HostRegion(c.alloc(z.Src))
 	}
-	src := c.alloc(z.Src)
-	copy(src, whole.Bytes())
-	b.Src = exec.HostRegion(src)
+	c.input = inputCopy{from: whole, to: b.Src}
 	return b, nil
+}
+
+// inputCopy is a call's private copy of its input (buffers): to is
+// filled from from at every post (copyInput), never before. The caller
+// may write its buffer between making a call and posting it: a triggered
+// call's input is written by work queued ahead of it on the caller's
+// stream, and a persistent call is made once and posted again with new
+// data.
+type inputCopy struct{ from, to exec.Region }
+
+// copyInput takes the call's private copy of its input, if it has one:
+// a runner's Begin does, first.
+func (c *Coll) copyInput() error {
+	in := c.input
+	if in.to.Len() == 0 {
+		return nil
+	}
+	if !in.to.Mem().IsHost() {
+		if err := c.gpu.local.CopyNow(in.to, in.from); err != nil {
+			return resourceErr{fmt.Errorf("the private copy of an in-place call's input: %w", err)}
+		}
+		return nil
+	}
+	copy(in.to.Bytes(), in.from.Bytes())
+	return nil
 }
