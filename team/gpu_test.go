@@ -24,15 +24,7 @@ import (
 // call reports done). The memory type is given as CUDA and as unknown
 // (the driver classifies it).
 func TestTeamCollectivesOnGPU(t *testing.T) {
-	g, err := cudaexec.Open(0)
-	if cuda.IsNoDriver(err) {
-		t.Skipf("skipping GPU test: %v", err)
-	}
-	require.NoError(t, err)
-	defer g.Close()
-	runtime.LockOSThread() // UCX's CUDA transports use this thread's context
-	defer runtime.UnlockOSThread()
-	require.NoError(t, g.Device().MakeCurrent())
+	g := openTeamGPU(t)
 	const n = 4
 	// ipc=n: these ranks are teams of one process, and CUDA IPC does not
 	// map a process's own memory (cuIpcOpenMemHandle fails with an invalid
@@ -160,4 +152,22 @@ func TestTeamCollectivesOnGPU(t *testing.T) {
 			}
 		}
 	}
+}
+
+// openTeamGPU opens GPU 0 for a test of teams of this process, current
+// on the test's thread, which stays locked to it: UCX's CUDA transports
+// use the thread's context. It skips the test where no driver loads and
+// closes the GPU after the teams' own clean-up (registered later, run
+// first).
+func openTeamGPU(t *testing.T) *cudaexec.GPU {
+	t.Helper()
+	g, err := cudaexec.Open(0)
+	if cuda.IsNoDriver(err) {
+		t.Skipf("skipping GPU test: %v", err)
+	}
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = g.Close() })
+	runtime.LockOSThread()
+	require.NoError(t, g.Device().MakeCurrent())
+	return g
 }

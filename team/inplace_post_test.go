@@ -4,7 +4,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"math"
-	"runtime"
 	"testing"
 	"time"
 	"unsafe"
@@ -12,8 +11,6 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
-	"github.com/goring-hpc/goring/cuda"
-	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/sched"
 )
 
@@ -35,15 +32,7 @@ func TestInPlaceInputIsReadAtPost(t *testing.T) {
 // The same on CUDA buffers of GPU 0, teams of this process (ipc=n: UCX
 // moves the bytes, TestTeamCollectivesOnGPU says why).
 func TestInPlaceInputIsReadAtPostOnGPU(t *testing.T) {
-	g, err := cudaexec.Open(0)
-	if cuda.IsNoDriver(err) {
-		t.Skipf("skipping GPU test: %v", err)
-	}
-	require.NoError(t, err)
-	defer g.Close()
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	require.NoError(t, g.Device().MakeCurrent())
+	g := openTeamGPU(t)
 	teams := newTestTeams(t, 4, "ipc=n")
 	if !teams[0].memTypes.Has(1) {
 		t.Skip("the UCX loaded moves no CUDA memory")
@@ -149,20 +138,4 @@ func repeat(v float32, n int) []float32 {
 		s[i] = v
 	}
 	return s
-}
-
-// pollAll polls every rank's posted call round-robin until all are done.
-func pollAll(t *testing.T, colls []*Coll) {
-	t.Helper()
-	for polls, left := 0, len(colls); left > 0; polls++ {
-		require.Less(t, polls, 5_000_000, "no progress")
-		left = 0
-		for r, c := range colls {
-			done, err := c.Test()
-			require.NoError(t, err, "rank %d", r)
-			if !done {
-				left++
-			}
-		}
-	}
 }

@@ -89,6 +89,18 @@ func runColls(t *testing.T, n int, made func(r int) (*Coll, error)) []string {
 		colls[r] = c
 		require.NoError(t, c.Post())
 	}
+	pollAll(t, colls)
+	algs := make([]string, n)
+	for r, c := range colls {
+		algs[r] = c.Algorithm()
+		c.Finalize()
+	}
+	return algs
+}
+
+// pollAll polls every rank's posted call round-robin until all are done.
+func pollAll(t *testing.T, colls []*Coll) {
+	t.Helper()
 	for polls, left := 0, len(colls); left > 0; polls++ {
 		require.Less(t, polls, 5_000_000, "no progress")
 		left = 0
@@ -100,12 +112,6 @@ func runColls(t *testing.T, n int, made func(r int) (*Coll, error)) []string {
 			}
 		}
 	}
-	algs := make([]string, n)
-	for r, c := range colls {
-		algs[r] = c.Algorithm()
-		c.Finalize()
-	}
-	return algs
 }
 
 func f32s(b []byte) []float32 { return unsafe.Slice((*float32)(unsafe.Pointer(&b[0])), len(b)/4) }
