@@ -117,6 +117,37 @@ static void test_allreduce(goring_team_h team, size_t count, const char *alg)
     free(dst);
 }
 
+/* An in-place allreduce made once and posted three times, its buffer
+ * written only after it was made and again before each post (a
+ * persistent call's new data; a triggered call's input, written by work
+ * queued ahead of it): every post reduces what the buffer holds then. */
+static void test_allreduce_reposted(goring_team_h team, size_t count)
+{
+    double *buf = malloc(count * 8);
+    for (size_t k = 0; k < count; k++) buf[k] = -1e9;
+    goring_coll_args_t a = {.coll = GORING_COLL_ALLREDUCE, .dst = buf, .count = count, .in_place = 1,
+                            .dtype = GORING_DT_FLOAT64, .op = GORING_OP_SUM, .mem = GORING_MEM_HOST};
+    goring_coll_h coll;
+    goring_status_t st = goring_coll_init(team, &a, &coll);
+    if (st != GORING_OK) die_status("allreduce reposted: init", st);
+    cpath_calls += (coll >> 63) != 0;
+    for (int post = 0; post < 3; post++) {
+        for (size_t k = 0; k < count; k++) buf[k] = rank + (double)(k % 11) + 100.0 * post;
+        if ((st = goring_coll_post(coll)) != GORING_OK) die_status("allreduce reposted: post", st);
+        while ((st = goring_coll_test(coll)) == GORING_INPROGRESS) sched_yield();
+        if (st != GORING_OK) die_status("allreduce reposted: test", st);
+        for (size_t k = 0; k < count; k++) {
+            double want = size * (size - 1) / 2.0 + size * ((double)(k % 11) + 100.0 * post);
+            if (buf[k] != want) {
+                CHECK(0, "allreduce in place count %zu, post %d: element %zu = %g, want %g", count, post, k, buf[k], want);
+                break;
+            }
+        }
+    }
+    goring_coll_finalize(coll);
+    free(buf);
+}
+
 /* reduce_scatter int32 min; in place (UCC's meaning), dst holds the whole
  * input and the result lands in this rank's block of it, the other blocks
  * keeping their input. */
@@ -258,6 +289,7 @@ int main(int argc, char **argv)
         test_allgather(team, c, 1);
         test_allreduce(team, c, NULL);
         test_allreduce(team, c, "ring");
+        test_allreduce_reposted(team, c);
         test_reduce_scatter(team, c, 0);
         test_reduce_scatter(team, c, 1);
         test_bcast(team, c, size - 1);
