@@ -83,9 +83,16 @@ func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 }
 
 // nodeCapable says whether the team's CUDA calls can run as node kernels
-// (runsNode's conditions that do not depend on the call).
+// (runsNode's conditions that do not depend on the call). A reason to
+// stop that only this rank knows (its regions could not be made, or its
+// card) counts once the set-up exchange has made every rank know it
+// (ready): before, this rank keeps choosing node runners as its peers do,
+// whose set-up then fails on every rank alike. Otherwise a call made
+// after that failure and posted before the first one (persistent calls
+// may be posted in another order than they were made) would run as
+// messages here and as node kernels on the peers.
 func (t *Team) nodeCapable() bool {
-	return t.mayRunNode() && t.engine != nil && (t.node == nil || t.node.off == nil)
+	return t.mayRunNode() && t.engine != nil && (t.node == nil || t.node.off == nil || !t.node.ready)
 }
 
 // mayRunNode says whether the team's shape and options allow node calls

@@ -1,7 +1,10 @@
 package team
 
 import (
+	"errors"
 	"testing"
+
+	"github.com/goring-hpc/goring/cudaexec"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -25,4 +28,21 @@ func TestMayRunNode(t *testing.T) {
 	assert.False(t, team("", true, false, 9).mayRunNode(), "more ranks than the node kernels serve")
 	assert.False(t, team("node_max=0", true, false, 4).mayRunNode(), "node kernels off")
 	assert.False(t, team("ipc=n", true, false, 4).mayRunNode(), "IPC off")
+}
+
+// A rank whose node regions could not be made (or whose card failed)
+// knows it alone until the set-up exchange has told every rank: until
+// then it must choose as its peers do, or a call made now and posted
+// first would run as messages on it and as node kernels on the others.
+func TestNodeCapableWaitsForTheTeamsVerdict(t *testing.T) {
+	o, err := parseOptions("")
+	require.NoError(t, err)
+	tm := &Team{ctx: &Context{opts: o}, oneHost: true, size: 4, engine: cudaexec.NewEngine()}
+	assert.True(t, tm.nodeCapable(), "no node call yet")
+	tm.node = &nodeState{off: errors.New("out of memory on this rank")}
+	assert.True(t, tm.nodeCapable(), "a failure this rank alone knows, before the set-up exchange")
+	tm.node.ready = true
+	assert.False(t, tm.nodeCapable(), "after the exchange every rank knows it")
+	tm.node.off = nil
+	assert.True(t, tm.nodeCapable(), "set up")
 }
