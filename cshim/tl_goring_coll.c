@@ -621,6 +621,15 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
     ucc_status_t          status;
     uint64_t             *v = NULL; /* alltoallv's widened arrays */
 
+    /* A pipelined schedule of UCC's (CL/hier's fragmented allreduce,
+     * reduce and bcast) makes a call once, for its largest fragment, and
+     * rewrites its buffers and count before each post. goring takes a
+     * call's buffers and counts when it is made, so each fragment would
+     * repeat the first one's: such a call is the next layer's. */
+    if (coll_args->mask & UCC_BASE_CARGS_MAX_FRAG_COUNT) {
+        tl_debug(UCC_TL_TEAM_LIB(tl_team), "a fragment of a pipelined schedule: not goring's");
+        return UCC_ERR_NOT_SUPPORTED;
+    }
     if (coll_args->args.coll_type == UCC_COLL_TYPE_ALLTOALLV && is_one_sided(&coll_args->args)) {
         return onesided_alltoallv_init(coll_args, team, task_h, alg);
     }
