@@ -65,6 +65,7 @@ type Coll struct {
 	owned  [][]byte
 	devOwn []exec.Region
 	input  inputCopy // an in-place call's input copy, taken at each post (machine.go)
+	output inputCopy // a misaligned output's aligned stand-in, copied out when the call completes (aligned.go)
 	gpu    *teamGPU  // nil for host memory
 	pm     *pooledMachine
 	entry  *planEntry
@@ -272,7 +273,7 @@ func (c *Coll) free() {
 		_ = c.gpu.g.Free(r)
 	}
 	c.devOwn = nil
-	c.input = inputCopy{}
+	c.input, c.output = inputCopy{}, inputCopy{}
 	if rl, ok := c.run.(releaser); ok {
 		rl.release(c.state == collDone || c.state == collInit)
 	}
@@ -423,6 +424,10 @@ func (c *Coll) settle(done bool, err error) bool {
 	case err != nil:
 		c.state, c.err = collFailed, err
 	case done:
+		if err := c.copyOutput(); err != nil {
+			c.state, c.err = collFailed, err
+			return true
+		}
 		c.state = collDone
 	default:
 		return false

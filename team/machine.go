@@ -169,6 +169,7 @@ func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffe
 	whole, dst := place(a, c.team.rank, B, z.Src, z.Dst, view)
 	b.Src, b.Dst = whole, dst
 	if !inputInDst(a) {
+		c.alignForReduction(a, mem, &b)
 		return b, nil
 	}
 	if !mem.IsHost() {
@@ -182,6 +183,7 @@ func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffe
 		b.Src = exec.HostRegion(c.alloc(z.Src))
 	}
 	c.input = inputCopy{from: whole, to: b.Src}
+	c.alignForReduction(a, mem, &b) // the private input is aligned; the output may not be
 	return b, nil
 }
 
