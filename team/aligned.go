@@ -1,38 +1,60 @@
 package team
 
 import (
+	"fmt"
+
 	"github.com/goring-hpc/goring/exec"
 )
 
-// Misaligned host buffers. MPI and UCC let a caller's buffer start
-// anywhere (a float array at an odd offset of a byte buffer is legal),
-// while goring's host reductions (exec/reduce) read and write whole
-// elements at aligned addresses. A rank cannot refuse such a call alone:
-// its peers, whose buffers are aligned, would run it and wait for it for
-// ever. So a rank whose input or output of a reduction is not aligned to
-// the element size reduces in aligned copies of its own: the input copied
-// in at every post (the same copy an in-place call takes, copyInput), the
-// output copied out when the call completes (copyOutput). Its peers run
-// the same program and never know. The C executor (cexec) reads and
-// writes unaligned elements itself.
+// Misaligned buffers. MPI and UCC let a caller's buffer start anywhere (a
+// float array at an odd offset of a byte buffer is legal), while goring's
+// reductions on the message path (exec/reduce on the host, cuda's
+// reduction kernels on a GPU) read and write whole elements at aligned
+// addresses. A rank cannot refuse such a call alone: its peers, whose
+// buffers are aligned, would run it and wait for it for ever. So a rank
+// whose input or output of a reduction is not aligned to the element size
+// reduces in aligned copies of its own, in the same memory: the input
+// copied in at every post (the same copy an in-place call takes,
+// copyInput), the output copied out when the call completes
+// (copyOutput). Its peers run the same program and never know. The C
+// executor (cexec) and the node kernels read and write unaligned elements
+// themselves.
 
 // alignForReduction gives b an aligned stand-in for a misaligned source
-// or destination of a host reduction (b's regions are the program's).
-func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) {
-	if !mem.IsHost() || !a.Coll.Reduces() {
-		return
+// or destination of a reduction (b's regions are the program's).
+func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) error {
+	if !a.Coll.Reduces() {
+		return nil
 	}
 	esize := uintptr(a.Dtype.Size())
+	stand := func(n int64) (exec.Region, error) {
+		if mem.IsHost() {
+			return exec.HostRegion(c.alloc(n)), nil
+		}
+		r, err := c.gpu.g.Alloc(n)
+		if err != nil {
+			return exec.Region{}, resourceErr{err}
+		}
+		c.devOwn = append(c.devOwn, r)
+		return r, nil
+	}
 	if b.Src.Len() > 0 && b.Src.Addr()%esize != 0 {
-		priv := exec.HostRegion(c.alloc(b.Src.Len()))
+		priv, err := stand(b.Src.Len())
+		if err != nil {
+			return err
+		}
 		c.input = inputCopy{from: b.Src, to: priv}
 		b.Src = priv
 	}
 	if b.Dst.Len() > 0 && b.Dst.Addr()%esize != 0 {
-		priv := exec.HostRegion(c.alloc(b.Dst.Len()))
+		priv, err := stand(b.Dst.Len())
+		if err != nil {
+			return err
+		}
 		c.output = inputCopy{from: priv, to: b.Dst}
 		b.Dst = priv
 	}
+	return nil
 }
 
 // copyOutput copies a misaligned output's stand-in to the caller's
@@ -40,6 +62,12 @@ func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) {
 func (c *Coll) copyOutput() error {
 	out := c.output
 	if out.to.Len() == 0 {
+		return nil
+	}
+	if !out.to.Mem().IsHost() {
+		if err := c.gpu.local.CopyNow(out.to, out.from); err != nil {
+			return resourceErr{fmt.Errorf("a misaligned output's copy: %w", err)}
+		}
 		return nil
 	}
 	copy(out.to.Bytes(), out.from.Bytes())

@@ -169,8 +169,7 @@ func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffe
 	whole, dst := place(a, c.team.rank, B, z.Src, z.Dst, view)
 	b.Src, b.Dst = whole, dst
 	if !inputInDst(a) {
-		c.alignForReduction(a, mem, &b)
-		return b, nil
+		return b, c.alignForReduction(a, mem, &b)
 	}
 	if !mem.IsHost() {
 		src, err := c.gpu.g.Alloc(z.Src)
@@ -183,8 +182,7 @@ func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffe
 		b.Src = exec.HostRegion(c.alloc(z.Src))
 	}
 	c.input = inputCopy{from: whole, to: b.Src}
-	c.alignForReduction(a, mem, &b) // the private input is aligned; the output may not be
-	return b, nil
+	return b, c.alignForReduction(a, mem, &b) // the private input is aligned; the output may not be
 }
 
 // inputCopy is a call's private copy of its input (buffers): to is

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -12,44 +14,82 @@ import (
 )
 
 // MPI and UCC let a caller's buffers start anywhere: a float array at an
-// odd offset of a byte buffer is legal. A rank whose host buffers are not
+// odd offset of a byte buffer is legal. A rank whose buffers are not
 // aligned to the element size reduces like its peers, whatever runner the
 // team picks: it must neither refuse the call alone (its peers would wait
 // for it for ever) nor reduce wrongly. Rank 0's buffers start 1 byte past
 // an aligned address, rank 1's 2 bytes; every option set that changes the
 // runner, allreduce and reduce_scatter, in place and not.
 func TestMisalignedHostBuffers(t *testing.T) {
-	const n = 3
 	for _, opts := range []string{"", "cpath_max=0", "cpath_max=0;crossmem=2", "cpath_max=0;lanes=2"} {
-		teams := newTestTeams(t, n, opts)
+		misalignedReductions(t, newTestTeams(t, 3, opts), MemHost, []string{""}, func(n, skew int) floatBuf {
+			b := cbuf(t, 4*n+8)[skew:][:4*n]
+			return floatBuf{p: ptr(b), set: func(v []float32) { putFloats(b, v) }, get: func() []float32 { return getFloats(b, n) }}
+		})
+	}
+}
+
+// The same on CUDA buffers of GPU 0, teams of this process (ipc=n: UCX
+// moves the bytes), by the team's choice and by a named algorithm (the
+// messages, whose reductions are kernels that want aligned elements).
+func TestMisalignedDeviceBuffers(t *testing.T) {
+	g := openTeamGPU(t)
+	teams := newTestTeams(t, 3, "ipc=n")
+	if !teams[0].memTypes.Has(1) {
+		t.Skip("the UCX loaded moves no CUDA memory")
+	}
+	teams[0].ctx.SetDevicePoll(20 * time.Microsecond)
+	misalignedReductions(t, teams, MemCUDA, []string{"", "ring"}, func(n, skew int) floatBuf {
+		r, err := g.Alloc(int64(4*n + 8))
+		require.NoError(t, err)
+		s := r.Slice(int64(skew), int64(4*n))
+		addr := s.Addr()
+		return floatBuf{
+			p: *(*unsafe.Pointer)(unsafe.Pointer(&addr)), // a device address as C's void*
+			set: func(v []float32) {
+				b := make([]byte, 4*len(v))
+				putFloats(b, v)
+				require.NoError(t, g.Write(s.Slice(0, int64(len(b))), b))
+			},
+			get: func() []float32 {
+				b := make([]byte, s.Len())
+				require.NoError(t, g.Read(b, s))
+				return getFloats(b, n)
+			},
+		}
+	})
+}
+
+func misalignedReductions(t *testing.T, teams []*Team, mem MemArg, algs []string, alloc func(n, skew int) floatBuf) {
+	n := len(teams)
+	for _, alg := range algs {
 		for _, c := range []coll.Collective{coll.Allreduce, coll.ReduceScatter} {
 			for _, inPlace := range []bool{false, true} {
 				for _, count := range []int{1, 1000, 70001} {
-					name := fmt.Sprintf("%q/%s/in place %v/%d", opts, c, inPlace, count)
-					whole := count
+					name := fmt.Sprintf("%s/%q/in place %v/%d", c, alg, inPlace, count)
+					whole, outLen := count, count
 					if c == coll.ReduceScatter {
 						whole = n * count
+						if inPlace {
+							outLen = whole
+						}
 					}
-					outLen := whole
-					if c == coll.ReduceScatter && !inPlace {
-						outLen = count
-					}
-					srcs, dsts := make([][]byte, n), make([][]byte, n)
+					srcs, dsts := make([]floatBuf, n), make([]floatBuf, n)
 					colls := make([]*Coll, n)
 					for r := range colls {
-						skew := []int{1, 2, 0}[r]
-						srcs[r] = cbuf(t, 4*whole+8)[skew:][:4*whole]
-						dsts[r] = cbuf(t, 4*outLen+8)[skew:][:4*outLen]
-						in := srcs[r]
+						skew := []int{1, 2, 0}[r%3]
+						dsts[r] = alloc(outLen, skew)
+						in := make([]float32, whole)
+						for i := range in {
+							in[i] = float32(r + i%7)
+						}
+						a := Args{Coll: c, Dst: dsts[r].p, Count: uint64(count), Dtype: coll.Float32, Op: coll.Sum, InPlace: inPlace, Alg: alg, Mem: mem}
 						if inPlace {
-							in = dsts[r]
-						}
-						for i := range whole {
-							binary.LittleEndian.PutUint32(in[4*i:], math.Float32bits(float32(r+i%7)))
-						}
-						a := Args{Coll: c, Dst: ptr(dsts[r]), Count: uint64(count), Dtype: coll.Float32, Op: coll.Sum, InPlace: inPlace, Mem: MemHost}
-						if !inPlace {
-							a.Src = ptr(srcs[r])
+							dsts[r].set(in)
+						} else {
+							srcs[r] = alloc(whole, skew)
+							srcs[r].set(in)
+							a.Src = srcs[r].p
 						}
 						k, err := NewColl(teams[r], a)
 						require.NoError(t, err, "%s rank %d (buffers %d bytes past alignment)", name, r, skew)
@@ -60,7 +100,7 @@ func TestMisalignedHostBuffers(t *testing.T) {
 					}
 					pollAll(t, colls)
 					for r, k := range colls {
-						off := 0
+						got, off := dsts[r].get(), 0
 						if c == coll.ReduceScatter && inPlace {
 							off = r * count
 						}
@@ -70,8 +110,7 @@ func TestMisalignedHostBuffers(t *testing.T) {
 								e = r*count + j
 							}
 							want := float32(n*(n-1)/2 + n*(e%7))
-							got := math.Float32frombits(binary.LittleEndian.Uint32(dsts[r][4*(off+j):]))
-							require.Equal(t, want, got, "%s rank %d element %d (%s, %s)", name, r, j, k.Algorithm(), k.Runner())
+							require.Equal(t, want, got[off+j], "%s rank %d element %d (%s, %s)", name, r, j, k.Algorithm(), k.Runner())
 						}
 					}
 					for _, k := range colls {
@@ -81,4 +120,18 @@ func TestMisalignedHostBuffers(t *testing.T) {
 			}
 		}
 	}
+}
+
+func putFloats(b []byte, v []float32) {
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+}
+
+func getFloats(b []byte, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }
