@@ -49,7 +49,26 @@ func memoryOf(a Args) (exec.Mem, error) {
 	if a.Mem == MemHost {
 		return exec.Host, nil
 	}
-	kind, ord, err := cuda.PointerInfo(uintptr(a.Dst))
+	m, err := memoryOfBuffer(a, a.Dst)
+	if err != nil || a.Mem != MemUnknown || a.InPlace || a.Src == nil || a.Src == a.Dst {
+		return m, err
+	}
+	// A caller that does not know where its buffers are may have them in
+	// two places; goring runs a call on one memory, so that is refused,
+	// not run as if the source were where the destination is.
+	src, err := memoryOfBuffer(a, a.Src)
+	if err != nil {
+		return exec.Mem{}, err
+	}
+	if src != m {
+		return exec.Mem{}, Invalid("source buffer %p is in %v and destination %p in %v: a call's buffers must be in one memory", a.Src, src, a.Dst, m)
+	}
+	return m, nil
+}
+
+// memoryOfBuffer is memoryOf's verdict on one of the call's buffers.
+func memoryOfBuffer(a Args, p unsafe.Pointer) (exec.Mem, error) {
+	kind, ord, err := cuda.PointerInfo(uintptr(p))
 	switch {
 	case cuda.IsNoDriver(err) && a.Mem == MemUnknown:
 		return exec.Host, nil // no CUDA in this process: no device memory either
@@ -65,7 +84,7 @@ func memoryOf(a Args) (exec.Mem, error) {
 		return exec.Mem{}, NotSupported("CUDA managed memory")
 	}
 	if a.Mem == MemCUDA {
-		return exec.Mem{}, Invalid("buffer %p was passed as CUDA memory, but the CUDA driver knows it as host memory", a.Dst)
+		return exec.Mem{}, Invalid("buffer %p was passed as CUDA memory, but the CUDA driver knows it as host memory", p)
 	}
 	return exec.Host, nil
 }

@@ -135,3 +135,25 @@ func getFloats(b []byte, n int) []float32 {
 	}
 	return v
 }
+
+// A caller that does not know where its buffers are (MemUnknown) may pass
+// a source on the GPU and a destination on the host, or the other way:
+// goring runs a call on one memory, so it refuses the call with both
+// places named instead of reading one buffer as if it were in the other.
+func TestBuffersInTwoMemoriesAreRefused(t *testing.T) {
+	g := openTeamGPU(t)
+	teams := newTestTeams(t, 2, "ipc=n")
+	r, err := g.Alloc(4096)
+	require.NoError(t, err)
+	addr := r.Addr()
+	dev := *(*unsafe.Pointer)(unsafe.Pointer(&addr))
+	host := ptr(cbuf(t, 4096))
+	for _, c := range []struct{ src, dst unsafe.Pointer }{{dev, host}, {host, dev}} {
+		_, err := NewColl(teams[0], Args{Coll: coll.Allreduce, Src: c.src, Dst: c.dst, Count: 1024, Dtype: coll.Float32, Op: coll.Sum, Mem: MemUnknown})
+		require.Error(t, err)
+		require.Contains(t, err.Error(), "must be in one memory")
+	}
+	k, err := NewColl(teams[0], Args{Coll: coll.Allreduce, Src: host, Dst: host, Count: 1024, Dtype: coll.Float32, Op: coll.Sum, Mem: MemUnknown})
+	require.NoError(t, err, "both on the host")
+	k.Finalize()
+}
