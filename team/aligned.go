@@ -1,8 +1,6 @@
 package team
 
 import (
-	"fmt"
-
 	"github.com/goring-hpc/goring/exec"
 )
 
@@ -43,7 +41,7 @@ func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) error {
 		if err != nil {
 			return err
 		}
-		c.input = inputCopy{from: b.Src, to: priv}
+		c.input = privateCopy{from: b.Src, to: priv}
 		b.Src = priv
 	}
 	if b.Dst.Len() > 0 && b.Dst.Addr()%esize != 0 {
@@ -51,7 +49,7 @@ func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) error {
 		if err != nil {
 			return err
 		}
-		c.output = inputCopy{from: priv, to: b.Dst}
+		c.output = privateCopy{from: priv, to: b.Dst}
 		b.Dst = priv
 	}
 	return nil
@@ -59,17 +57,4 @@ func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) error {
 
 // copyOutput copies a misaligned output's stand-in to the caller's
 // buffer, once the call has completed.
-func (c *Coll) copyOutput() error {
-	out := c.output
-	if out.to.Len() == 0 {
-		return nil
-	}
-	if !out.to.Mem().IsHost() {
-		if err := c.gpu.local.CopyNow(out.to, out.from); err != nil {
-			return resourceErr{fmt.Errorf("a misaligned output's copy: %w", err)}
-		}
-		return nil
-	}
-	copy(out.to.Bytes(), out.from.Bytes())
-	return nil
-}
+func (c *Coll) copyOutput() error { return c.take(c.output, "a misaligned output's copy") }

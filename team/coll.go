@@ -64,9 +64,9 @@ type Coll struct {
 	// its plan, back to the plan's pool when the call completed.
 	owned  [][]byte
 	devOwn []exec.Region
-	input  inputCopy // an in-place call's input copy, taken at each post (machine.go)
-	output inputCopy // a misaligned output's aligned stand-in, copied out when the call completes (aligned.go)
-	gpu    *teamGPU  // nil for host memory
+	input  privateCopy // an in-place (or misaligned) call's input copy, taken at each post (machine.go)
+	output privateCopy // a misaligned output's aligned stand-in, copied out when the call completes (aligned.go)
+	gpu    *teamGPU    // nil for host memory
 	pm     *pooledMachine
 	entry  *planEntry
 	// heldCounted: PostOn refused the call, so UCC holds the caller's
@@ -273,7 +273,7 @@ func (c *Coll) free() {
 		_ = c.gpu.g.Free(r)
 	}
 	c.devOwn = nil
-	c.input, c.output = inputCopy{}, inputCopy{}
+	c.input, c.output = privateCopy{}, privateCopy{}
 	if rl, ok := c.run.(releaser); ok {
 		rl.release(c.state == collDone || c.state == collInit)
 	}

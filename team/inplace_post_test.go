@@ -11,6 +11,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/sched"
 )
 
@@ -32,36 +34,60 @@ func TestInPlaceInputIsReadAtPost(t *testing.T) {
 // The same on CUDA buffers of GPU 0, teams of this process (ipc=n: UCX
 // moves the bytes, TestTeamCollectivesOnGPU says why).
 func TestInPlaceInputIsReadAtPostOnGPU(t *testing.T) {
+	g, teams := gpuTestTeams(t, 4)
+	inPlaceReadAtPost(t, teams, MemCUDA, func(n int) floatBuf {
+		r, err := g.Alloc(int64(4 * n))
+		require.NoError(t, err)
+		return deviceFloats(t, g, r, n)
+	})
+}
+
+// gpuTestTeams opens GPU 0 and makes n teams of this process on it
+// (ipc=n: UCX moves the bytes, TestTeamCollectivesOnGPU says why); it
+// skips where the UCX loaded moves no CUDA memory.
+func gpuTestTeams(t *testing.T, n int) (*cudaexec.GPU, []*Team) {
 	g := openTeamGPU(t)
-	teams := newTestTeams(t, 4, "ipc=n")
+	teams := newTestTeams(t, n, "ipc=n")
 	if !teams[0].memTypes.Has(1) {
 		t.Skip("the UCX loaded moves no CUDA memory")
 	}
 	teams[0].ctx.SetDevicePoll(20 * time.Microsecond)
-	inPlaceReadAtPost(t, teams, MemCUDA, func(n int) floatBuf {
-		r, err := g.Alloc(int64(4 * n))
-		require.NoError(t, err)
-		addr := r.Addr()
-		return floatBuf{
-			p: *(*unsafe.Pointer)(unsafe.Pointer(&addr)), // a device address as C's void*
-			set: func(v []float32) {
-				b := make([]byte, 4*len(v))
-				for i, x := range v {
-					binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-				}
-				require.NoError(t, g.Write(r.Slice(0, int64(len(b))), b))
-			},
-			get: func() []float32 {
-				b := make([]byte, r.Len())
-				require.NoError(t, g.Read(b, r))
-				v := make([]float32, n)
-				for i := range v {
-					v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-				}
-				return v
-			},
-		}
-	})
+	return g, teams
+}
+
+// deviceFloats is a floatBuf of n float32s at the start of device region
+// r of g.
+func deviceFloats(t *testing.T, g *cudaexec.GPU, r exec.Region, n int) floatBuf {
+	addr := r.Addr()
+	return floatBuf{
+		p: *(*unsafe.Pointer)(unsafe.Pointer(&addr)), // a device address as C's void*
+		set: func(v []float32) {
+			b := make([]byte, 4*len(v))
+			putFloats(b, v)
+			require.NoError(t, g.Write(r.Slice(0, int64(len(b))), b))
+		},
+		get: func() []float32 {
+			b := make([]byte, 4*n)
+			require.NoError(t, g.Read(b, r.Slice(0, int64(len(b)))))
+			return getFloats(b, n)
+		},
+	}
+}
+
+// putFloats writes v into b, little-endian.
+func putFloats(b []byte, v []float32) {
+	for i, x := range v {
+		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
+	}
+}
+
+// getFloats reads n float32s from b, little-endian.
+func getFloats(b []byte, n int) []float32 {
+	v := make([]float32, n)
+	for i := range v {
+		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
+	}
+	return v
 }
 
 // floatBuf is a test's buffer of float32s, in host or device memory.

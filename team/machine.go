@@ -181,31 +181,35 @@ func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffe
 	} else {
 		b.Src = exec.HostRegion(c.alloc(z.Src))
 	}
-	c.input = inputCopy{from: whole, to: b.Src}
+	c.input = privateCopy{from: whole, to: b.Src}
 	return b, c.alignForReduction(a, mem, &b) // the private input is aligned; the output may not be
 }
 
-// inputCopy is a call's private copy of its input (buffers): to is
-// filled from from at every post (copyInput), never before. The caller
-// may write its buffer between making a call and posting it: a triggered
-// call's input is written by work queued ahead of it on the caller's
-// stream, and a persistent call is made once and posted again with new
-// data.
-type inputCopy struct{ from, to exec.Region }
+// privateCopy is a copy between the caller's buffer and a private one
+// of the call's: from to to, made when the call needs it, never before.
+// An in-place call's input (and a misaligned input: aligned.go) is
+// copied in at every post: the caller may write its buffer between
+// making a call and posting it (a triggered call's input is written by
+// work queued ahead of it on the caller's stream; a persistent call is
+// made once and posted again with new data). A misaligned output is
+// copied out when the call completes.
+type privateCopy struct{ from, to exec.Region }
 
 // copyInput takes the call's private copy of its input, if it has one:
 // a runner's Begin does, first.
-func (c *Coll) copyInput() error {
-	in := c.input
-	if in.to.Len() == 0 {
+func (c *Coll) copyInput() error { return c.take(c.input, "the private copy of a call's input") }
+
+// take makes p, if the call has one (what names it in an error).
+func (c *Coll) take(p privateCopy, what string) error {
+	if p.to.Len() == 0 {
 		return nil
 	}
-	if !in.to.Mem().IsHost() {
-		if err := c.gpu.local.CopyNow(in.to, in.from); err != nil {
-			return resourceErr{fmt.Errorf("the private copy of an in-place call's input: %w", err)}
+	if !p.to.Mem().IsHost() {
+		if err := c.gpu.local.CopyNow(p.to, p.from); err != nil {
+			return resourceErr{fmt.Errorf("%s: %w", what, err)}
 		}
 		return nil
 	}
-	copy(in.to.Bytes(), in.from.Bytes())
+	copy(p.to.Bytes(), p.from.Bytes())
 	return nil
 }

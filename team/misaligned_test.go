@@ -1,11 +1,8 @@
 package team
 
 import (
-	"encoding/binary"
 	"fmt"
-	"math"
 	"testing"
-	"time"
 	"unsafe"
 
 	"github.com/stretchr/testify/require"
@@ -33,30 +30,11 @@ func TestMisalignedHostBuffers(t *testing.T) {
 // moves the bytes), by the team's choice and by a named algorithm (the
 // messages, whose reductions are kernels that want aligned elements).
 func TestMisalignedDeviceBuffers(t *testing.T) {
-	g := openTeamGPU(t)
-	teams := newTestTeams(t, 3, "ipc=n")
-	if !teams[0].memTypes.Has(1) {
-		t.Skip("the UCX loaded moves no CUDA memory")
-	}
-	teams[0].ctx.SetDevicePoll(20 * time.Microsecond)
+	g, teams := gpuTestTeams(t, 3)
 	misalignedReductions(t, teams, MemCUDA, []string{"", "ring"}, func(n, skew int) floatBuf {
 		r, err := g.Alloc(int64(4*n + 8))
 		require.NoError(t, err)
-		s := r.Slice(int64(skew), int64(4*n))
-		addr := s.Addr()
-		return floatBuf{
-			p: *(*unsafe.Pointer)(unsafe.Pointer(&addr)), // a device address as C's void*
-			set: func(v []float32) {
-				b := make([]byte, 4*len(v))
-				putFloats(b, v)
-				require.NoError(t, g.Write(s.Slice(0, int64(len(b))), b))
-			},
-			get: func() []float32 {
-				b := make([]byte, s.Len())
-				require.NoError(t, g.Read(b, s))
-				return getFloats(b, n)
-			},
-		}
+		return deviceFloats(t, g, r.Slice(int64(skew), int64(4*n)), n)
 	})
 }
 
@@ -120,20 +98,6 @@ func misalignedReductions(t *testing.T, teams []*Team, mem MemArg, algs []string
 			}
 		}
 	}
-}
-
-func putFloats(b []byte, v []float32) {
-	for i, x := range v {
-		binary.LittleEndian.PutUint32(b[4*i:], math.Float32bits(x))
-	}
-}
-
-func getFloats(b []byte, n int) []float32 {
-	v := make([]float32, n)
-	for i := range v {
-		v[i] = math.Float32frombits(binary.LittleEndian.Uint32(b[4*i:]))
-	}
-	return v
 }
 
 // A caller that does not know where its buffers are (MemUnknown) may pass
