@@ -178,6 +178,19 @@ func (d *Device) open(c *Call, bodies [][]byte) error {
 			errs = append(errs, err)
 		}
 	}
+	// The device's reduction kernels take elements at aligned addresses;
+	// a rank's buffer may start anywhere (MPI allows it). Such a call runs
+	// as messages, where that rank reduces in aligned copies of its own.
+	if c.cfg.Collective.Reduces() {
+		size := uintptr(c.cfg.Dtype.Size())
+		for r := range n {
+			for _, b := range []exec.Region{srcs[r], dsts[r]} {
+				if b.Len() > 0 && b.Addr()%size != 0 {
+					errs = append(errs, fmt.Errorf("rank %d's buffer at %#x is not aligned to the %d bytes of %v", r, b.Addr(), size, c.cfg.Dtype))
+				}
+			}
+		}
+	}
 	if len(errs) > 0 {
 		d.release(c)
 		return fallback{ErrUnmapped, errors.Join(errs...)}

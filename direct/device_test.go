@@ -360,6 +360,24 @@ func TestCallFailsEverywhereWithTheReason(t *testing.T) {
 	}
 }
 
+// A rank whose buffer of a reduction is not aligned to the element size
+// (MPI lets buffers start anywhere; the device's reduction kernels take
+// aligned elements) makes every rank end the call alike, with nothing
+// written, as ErrUnmapped: the team runs it as messages, where that rank
+// reduces in aligned copies of its own.
+func TestMisalignedBufferEndsTheCallEverywhere(t *testing.T) {
+	for _, peer := range []int{0, 2} { // the leader's own buffer, and a peer's
+		j := newJob(t, coll.Allreduce, 4, 64, false, 11, false)
+		j.src[peer] = j.arena.Alloc(0, 64+8).Slice(2, 64)
+		for r, err := range j.run(coll.Allreduce, coll.Float32, coll.Sum) {
+			require.Error(t, err, "rank %d", r)
+			assert.Contains(t, err.Error(), fmt.Sprintf("rank %d's buffer", peer), "rank %d", r)
+			assert.Contains(t, err.Error(), "not aligned", "rank %d", r)
+			assert.ErrorIs(t, err, ErrUnmapped, "rank %d: the caller may run the call another way", r)
+		}
+	}
+}
+
 // Ranks that disagree on the call's size fail it, each with the reason.
 func TestCallRefusesMismatchedSizes(t *testing.T) {
 	j := newJob(t, coll.Allgather, 3, 64, false, 5, false)
