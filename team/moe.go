@@ -211,6 +211,9 @@ func newMoERunner(k *Call) (Runner, error) {
 			a.Coll, c.alg, prog.Sizes.Src, prog.Sizes.Dst, src, dst)
 	}
 	bufs := exec.Buffers{Src: c.view(mem, a.Src, src), Dst: c.view(mem, a.Dst, dst)}
+	if err := c.alignForReduction(a, mem, &bufs); err != nil { // combine adds rows (aligned.go)
+		return nil, err
+	}
 	m, err := c.build(entry, prog, bufs, a)
 	if err != nil {
 		return nil, err

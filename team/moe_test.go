@@ -122,18 +122,24 @@ func dispatchOnce(t *testing.T, teams []*Team, r *moe.Routing, alg, name string)
 // combineOnce runs a combine of r in d with alg and checks every token's
 // sum; it returns the ranks' dst bytes.
 func combineOnce(t *testing.T, teams []*Team, r *moe.Routing, d coll.Dtype, alg, name string) [][]byte {
+	return combineSkewed(t, teams, r, d, alg, name, func(int) int { return 0 })
+}
+
+// combineSkewed is combineOnce with rank q's buffers skew(q) bytes past
+// an aligned address.
+func combineSkewed(t *testing.T, teams []*Team, r *moe.Routing, d coll.Dtype, alg, name string, skew func(q int) int) [][]byte {
 	n, H, es := len(teams), r.TokenBytes, int64(d.Size())
 	ms := make([]MoEArgs, n)
 	dsts := make([][]byte, n)
 	for q := range ms {
 		rows := refRows(r, q)
-		src := cbuf(t, len(rows)*int(H))
+		src := cbuf(t, len(rows)*int(H)+8)[skew(q):][:len(rows)*int(H)]
 		for m, gj := range rows {
 			for x := range H / es {
 				putElem(src[int64(m)*H+x*es:], d, expertValue(gj[0], gj[1], x))
 			}
 		}
-		dsts[q] = cbuf(t, r.Tokens[q]*int(H))
+		dsts[q] = cbuf(t, r.Tokens[q]*int(H)+8)[skew(q):][:r.Tokens[q]*int(H)]
 		ms[q] = MoEArgs{Coll: coll.Combine, Routing: r, Src: ptr(src), Dst: ptr(dsts[q]), Dtype: d, Mem: MemHost, Alg: alg}
 	}
 	algs := runMoE(t, teams, ms)
@@ -169,6 +175,19 @@ func TestTeamMoE(t *testing.T) {
 			combineOnce(t, teams, c.routing(uint64(ci), 4*5), coll.Float32, alg, name)
 			combineOnce(t, teams, c.routing(uint64(ci), 2*7), coll.Bfloat16, alg, name)
 		}
+	}
+}
+
+// A rank whose combine buffers start off the element size's alignment
+// (MPI and frameworks allow any address) adds its rows like its peers:
+// ranks 1 to 3 by 1 to 3 bytes, float32 and bfloat16, every algorithm.
+func TestTeamCombineMisaligned(t *testing.T) {
+	teams := newTestTeams(t, 4, "")
+	c := moeCases[1]
+	for _, alg := range []string{"", "unicast", "multiwrite", "nimble"} {
+		name := fmt.Sprintf("%s alg=%q misaligned", c.name, alg)
+		combineSkewed(t, teams, c.routing(5, 4*5), coll.Float32, alg, name, func(q int) int { return q % 4 })
+		combineSkewed(t, teams, c.routing(5, 2*7), coll.Bfloat16, alg, name, func(q int) int { return q % 2 })
 	}
 }
 
