@@ -25,8 +25,8 @@ _Static_assert(sizeof(tlg_call_t) <= sizeof(((gx_call_t *)0)->user), "tlg_call_t
 
 /* The call's key (cexec.Key): 0, or -1 when no C path serves the call. */
 int tlg_cpath_key(const goring_coll_args_t *a, gx_key_t *k);
-/* Whether the buffers suit p (else Go reports the error). */
-int tlg_buffers_ok(const goring_coll_args_t *a, const gx_prog_t *p);
+/* Whether the call has its buffers (else Go reports the error). */
+int tlg_buffers_ok(const goring_coll_args_t *a);
 /* Records the new call c in its user area and returns its handle; check
  * (with check_arg) is asked whether a peer failed where team is 0. */
 goring_coll_h tlg_call_start(gx_call_t *c, goring_team_h team, goring_status_t (*check)(void *),

@@ -148,7 +148,7 @@ goring_status_t goring_cteam_coll_init(goring_cteam_h t, goring_team_h go, const
          * that no call holds yet. */
         gx_lock(&s->lock);
         gx_prog_t *p = gx_cache_get(&s->cache, &k);
-        if (p == GX_PROG_GO || (p != NULL && !tlg_buffers_ok(args, p))) {
+        if (p == GX_PROG_GO || (p != NULL && !tlg_buffers_ok(args))) {
             gx_unlock(&s->lock);
             return GORING_IN_TEAM; /* the team runs it (and says what is wrong with the buffers) */
         }

@@ -7,7 +7,8 @@
  * members, in two member orders (world order, and reversed: team rank r
  * is world rank size-1-r), each a goring_cteam made in C, and runs small
  * allreduce, allgather, reduce_scatter and bcast calls on each, checking
- * every element. A call's first team of a member list makes its team in
+ * every element (one allreduce with rank 0's buffers misaligned, which must
+ * take the path its peers take). A call's first team of a member list makes its team in
  * Go (GORING_NEED_TEAM, then goring_team_create_lazy); every later team
  * of that list must run the same shapes without a team in Go: the test
  * counts the teams made in Go and fails if a later team needed one. A
@@ -79,8 +80,61 @@ static int run(team_t *t, goring_coll_args_t *a, const char *what)
     return on_ctx;
 }
 
-/* calls runs the four small shapes and one large allreduce on t, checking
- * every element; it returns how many ran on the context path. */
+/* misaligned runs the small allreduce's shape again with rank 0's buffers
+ * one byte past float alignment, as MPI allows: every rank must take the
+ * path its peers take (the context path: the shape is known), or their
+ * messages go to different workers and the call never completes. The
+ * ranks compare their verdicts by MPI before posting, so a disagreement
+ * fails the test instead of hanging it. It returns whether the call ran on
+ * the context path. */
+static int misaligned(team_t *t, int salt)
+{
+    enum { N = 24 };
+    int    me = (int)t->trank;
+    float  sraw[N + 1], draw[N + 1], x;
+    char  *s = (char *)sraw + (me == 0), *d = (char *)draw + (me == 0);
+    for (int i = 0; i < N; i++) {
+        x = (float)(me * 100 + i + salt);
+        memcpy(s + i * sizeof x, &x, sizeof x);
+    }
+    goring_coll_args_t a = {.coll = GORING_COLL_ALLREDUCE, .src = s, .dst = d, .count = N,
+                            .dtype = GORING_DT_FLOAT32, .op = GORING_OP_SUM, .mem = GORING_MEM_HOST};
+    goring_coll_h   h;
+    goring_status_t st = goring_cteam_coll_init(t->ct, t->go, &a, &h);
+    if (st == GORING_NEED_TEAM) {
+        need_team++;
+        go_team(t);
+        st = goring_cteam_coll_init(t->ct, t->go, &a, &h);
+    }
+    if (st != GORING_OK && st != GORING_IN_TEAM) die_status("misaligned allreduce", st);
+    int on_ctx = st == GORING_OK, lo = 0, hi = 0;
+    MPI_Allreduce(&on_ctx, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&on_ctx, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (lo != hi) {
+        CHECK(0, "misaligned allreduce key %#x: this rank %s the context path, a peer %s", t->key,
+              on_ctx ? "took" : "left", on_ctx ? "left it" : "took it");
+        if (on_ctx) goring_coll_finalize(h);
+        return on_ctx;
+    }
+    if (!on_ctx) {
+        go_team(t);
+        if ((st = goring_coll_init(t->go, &a, &h)) != GORING_OK) die_status("misaligned allreduce", st);
+    }
+    if ((st = goring_coll_post(h)) != GORING_OK) die_status("misaligned allreduce", st);
+    while ((st = goring_coll_test(h)) == GORING_INPROGRESS) sched_yield();
+    if (st != GORING_OK) die_status("misaligned allreduce", st);
+    goring_coll_finalize(h);
+    for (int i = 0; i < N; i++) {
+        float want = (float)(100 * size * (size - 1) / 2 + size * (i + salt));
+        memcpy(&x, d + i * sizeof x, sizeof x);
+        CHECK(x == want, "misaligned allreduce key %#x element %d = %g, want %g", t->key, i, x, want);
+    }
+    return on_ctx;
+}
+
+/* calls runs the four small shapes (the allreduce twice, misaligned too)
+ * and one large allreduce on t, checking every element; it returns how
+ * many ran on the context path. */
 static int calls(team_t *t, int salt)
 {
     enum { N = 24, BIG = 1 << 18 };
@@ -94,6 +148,7 @@ static int calls(team_t *t, int salt)
         float want = (float)(100 * size * (size - 1) / 2 + size * (i + salt));
         CHECK(dst[i] == want, "allreduce key %#x element %d = %g, want %g", t->key, i, dst[i], want);
     }
+    on += misaligned(t, salt);
     goring_coll_args_t ag = {.coll = GORING_COLL_ALLGATHER, .src = src, .dst = all, .count = N,
                              .dtype = GORING_DT_FLOAT32, .mem = GORING_MEM_HOST};
     on += run(t, &ag, "allgather");
@@ -175,7 +230,7 @@ int main(int argc, char **argv)
         goring_cteam_destroy(t.ct);
         if (t.go != 0 && (st = goring_team_destroy(t.go)) != GORING_OK) die_status("team_destroy", st);
     }
-    CHECK(ctx_calls == 4L * teams, "%ld of %d small calls ran on the context path", ctx_calls, 4 * teams);
+    CHECK(ctx_calls == 5L * teams, "%ld of %d small calls ran on the context path", ctx_calls, 5 * teams);
     CHECK(later_go == 0, "teams after the first of each member list needed a team in Go for %ld small calls", later_go);
 
     if ((st = goring_context_destroy(ctx)) != GORING_OK) die_status("context_destroy", st);
