@@ -97,6 +97,7 @@ capi-test: capi
 	mpirun -np 4 --allow-run-as-root --oversubscribe build/capi_test 2000
 	mpirun -np 4 --allow-run-as-root --oversubscribe build/moe_capi_test
 	mpirun -np 4 --allow-run-as-root --oversubscribe build/ctxpath_test
+	mpirun -np 4 --allow-run-as-root --oversubscribe build/ctxpath_test 6 full
 
 # The GPU reduction kernels: cuda/kernels/reduce.cu compiled by the
 # registry's nvcc 13.0 (installed into a cache outside the repository)

@@ -92,6 +92,31 @@ func (s *sharedWorker) connect(rank int, ranks []uint32, cards []card) error {
 	return nil
 }
 
+// DropShared closes the context's shared worker and takes its address off
+// the context card, before UCC publishes the card: for a context whose
+// worker C cannot list (the UCC adapter's table of them is full). Its
+// teams then run their calls on their own workers, and the members that
+// would have seen the address must too (SharedProgram: a member without
+// one), or they would run the calls on the context path and wait there
+// for this rank for ever.
+func (c *Context) DropShared() error {
+	if c.shared == nil {
+		return nil
+	}
+	cd, err := decodeCard(c.rv.card)
+	if err != nil {
+		return resourceErr{fmt.Errorf("context card: %w", err)}
+	}
+	cd.shared = nil
+	c.rv.card = encodeCard(cd)
+	err = c.shared.close()
+	c.shared = nil
+	if err != nil {
+		return resourceErr{err}
+	}
+	return nil
+}
+
 // SharedC is the context's shared worker as C sees it; nil: none.
 func (c *Context) SharedC() *cexec.Shared {
 	if c.shared == nil {

@@ -60,7 +60,11 @@ func goring_context_create(opts *C.char, out *C.goring_context_h) (status C.gori
 		return fail(err)
 	}
 	h := newHandle(ctx)
-	registerShared(h, ctx)
+	if err := registerShared(h, ctx); err != nil {
+		dropHandle(h)
+		_ = ctx.Close()
+		return fail(err)
+	}
 	profileStart()
 	*out = C.goring_context_h(h)
 	return C.GORING_OK

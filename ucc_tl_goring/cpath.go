@@ -52,11 +52,13 @@ func cpathKey(args *C.goring_coll_args_t, a team.Args) cexec.Key {
 
 // registerShared lists the context's shared worker (the context path,
 // ctxpath.c) under its handle; where the table is full, that context's
-// teams run their small calls on their own workers.
-func registerShared(h uint64, ctx *team.Context) {
-	if cs := ctx.SharedC(); cs != nil {
-		_ = C.tlg_shared_register(C.uint64_t(h), cs.Ptr())
+// teams run their small calls on their own workers, and its card says it
+// has no shared worker, so that its peers' teams do too.
+func registerShared(h uint64, ctx *team.Context) error {
+	if cs := ctx.SharedC(); cs != nil && C.tlg_shared_register(C.uint64_t(h), cs.Ptr()) != 0 {
+		return ctx.DropShared()
 	}
+	return nil
 }
 
 // unregisterShared takes the context off the table before it closes.

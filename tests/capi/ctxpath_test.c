@@ -15,7 +15,7 @@
  * call above cpath_max must go to the team (GORING_IN_TEAM) and still be
  * right. Exit 0 only if every rank passed.
  *
- *   mpirun -np 4 build/ctxpath_test [teams]
+ *   mpirun -np 4 build/ctxpath_test [teams [full]]
  */
 #include <mpi.h>
 #include <sched.h>
@@ -53,23 +53,35 @@ static void go_team(team_t *t)
 }
 
 /* run makes, posts and polls one call on the team's context path, or on
- * its Go team where the context path leaves the call to it; it returns
- * whether the call ran on the context path. */
+ * its Go team where the context path leaves the call to it (or where the
+ * team has no context path, ct NULL); it returns whether the call ran on
+ * the context path. Every rank must take the path its peers take, or
+ * their messages go to different workers and the call never completes:
+ * the ranks compare their verdicts by MPI before posting, so a
+ * disagreement fails the test instead of hanging it. */
 static int run(team_t *t, goring_coll_args_t *a, const char *what)
 {
     goring_coll_h   h;
-    goring_status_t st = goring_cteam_coll_init(t->ct, t->go, a, &h);
-    if (st == GORING_NEED_TEAM) {
+    goring_status_t st = GORING_IN_TEAM;
+    if (t->ct != NULL && (st = goring_cteam_coll_init(t->ct, t->go, a, &h)) == GORING_NEED_TEAM) {
         need_team++;
         go_team(t);
         st = goring_cteam_coll_init(t->ct, t->go, a, &h);
     }
-    int on_ctx = st == GORING_OK;
-    if (st == GORING_IN_TEAM) {
-        go_team(t);
-        st = goring_coll_init(t->go, a, &h);
+    if (st != GORING_OK && st != GORING_IN_TEAM) die_status(what, st);
+    int on_ctx = st == GORING_OK, lo = 0, hi = 0;
+    MPI_Allreduce(&on_ctx, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
+    MPI_Allreduce(&on_ctx, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+    if (lo != hi) {
+        CHECK(0, "%s key %#x: this rank %s the context path, a peer %s", what, t->key,
+              on_ctx ? "took" : "left", on_ctx ? "left it" : "took it");
+        if (on_ctx) goring_coll_finalize(h);
+        return on_ctx;
     }
-    if (st != GORING_OK) die_status(what, st);
+    if (!on_ctx) {
+        go_team(t);
+        if ((st = goring_coll_init(t->go, a, &h)) != GORING_OK) die_status(what, st);
+    }
     /* Host calls, of either path, never go on a CUDA stream. */
     if ((st = goring_coll_post_stream(h, (void *)0x1)) != GORING_ERR_NOT_SUPPORTED) die_status(what, st);
     if ((st = goring_coll_prepare_stream(h)) != GORING_ERR_NOT_SUPPORTED) die_status(what, st);
@@ -81,12 +93,9 @@ static int run(team_t *t, goring_coll_args_t *a, const char *what)
 }
 
 /* misaligned runs the small allreduce's shape again with rank 0's buffers
- * one byte past float alignment, as MPI allows: every rank must take the
- * path its peers take (the context path: the shape is known), or their
- * messages go to different workers and the call never completes. The
- * ranks compare their verdicts by MPI before posting, so a disagreement
- * fails the test instead of hanging it. It returns whether the call ran on
- * the context path. */
+ * one byte past float alignment, as MPI allows: it must take the path its
+ * peers take (the context path: the shape is known). It returns whether
+ * the call ran on the context path. */
 static int misaligned(team_t *t, int salt)
 {
     enum { N = 24 };
@@ -99,31 +108,7 @@ static int misaligned(team_t *t, int salt)
     }
     goring_coll_args_t a = {.coll = GORING_COLL_ALLREDUCE, .src = s, .dst = d, .count = N,
                             .dtype = GORING_DT_FLOAT32, .op = GORING_OP_SUM, .mem = GORING_MEM_HOST};
-    goring_coll_h   h;
-    goring_status_t st = goring_cteam_coll_init(t->ct, t->go, &a, &h);
-    if (st == GORING_NEED_TEAM) {
-        need_team++;
-        go_team(t);
-        st = goring_cteam_coll_init(t->ct, t->go, &a, &h);
-    }
-    if (st != GORING_OK && st != GORING_IN_TEAM) die_status("misaligned allreduce", st);
-    int on_ctx = st == GORING_OK, lo = 0, hi = 0;
-    MPI_Allreduce(&on_ctx, &lo, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD);
-    MPI_Allreduce(&on_ctx, &hi, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-    if (lo != hi) {
-        CHECK(0, "misaligned allreduce key %#x: this rank %s the context path, a peer %s", t->key,
-              on_ctx ? "took" : "left", on_ctx ? "left it" : "took it");
-        if (on_ctx) goring_coll_finalize(h);
-        return on_ctx;
-    }
-    if (!on_ctx) {
-        go_team(t);
-        if ((st = goring_coll_init(t->go, &a, &h)) != GORING_OK) die_status("misaligned allreduce", st);
-    }
-    if ((st = goring_coll_post(h)) != GORING_OK) die_status("misaligned allreduce", st);
-    while ((st = goring_coll_test(h)) == GORING_INPROGRESS) sched_yield();
-    if (st != GORING_OK) die_status("misaligned allreduce", st);
-    goring_coll_finalize(h);
+    int on_ctx = run(t, &a, "misaligned allreduce");
     for (int i = 0; i < N; i++) {
         float want = (float)(100 * size * (size - 1) / 2 + size * (i + salt));
         memcpy(&x, d + i * sizeof x, sizeof x);
@@ -192,10 +177,20 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int teams = argc > 1 ? atoi(argv[1]) : 40;
+    /* argv[2] "full": rank 0 first makes as many contexts as ctxpath.c's
+     * table of shared workers holds (TLG_CONTEXTS), so its test context
+     * has a shared worker C cannot list: every call must then run in the
+     * teams, on every rank alike. */
+    int full = argc > 2 && strcmp(argv[2], "full") == 0;
     CHECK(goring_api_version() == GORING_API_VERSION, "API version %d, header %d", goring_api_version(), GORING_API_VERSION);
+    enum { TABLE = 16 };
+    goring_context_h fillers[TABLE];
     goring_context_h ctx;
-    goring_status_t  st = goring_context_create("tls=self,sm", &ctx);
-    if (st != GORING_OK) die_status("context_create", st);
+    goring_status_t  st;
+    for (int i = 0; full && rank == 0 && i < TABLE; i++) {
+        if ((st = goring_context_create("tls=self", &fillers[i])) != GORING_OK) die_status("context_create", st);
+    }
+    if ((st = goring_context_create("tls=self,sm", &ctx)) != GORING_OK) die_status("context_create", st);
 
     /* Every rank's context card, as UCC's address exchange gives them. */
     size_t longest = 0;
@@ -223,17 +218,28 @@ int main(int argc, char **argv)
                     .trank = (uint32_t)(o == 0 ? rank : size - 1 - rank), .ranks = ranks[o],
                     .cards = cards[o], .bounds = bounds[o]};
         st = goring_cteam_create(ctx, t.trank, size, t.key, t.ranks, 0x5eed0 + o, t.cards, t.bounds, &t.ct);
-        if (st != GORING_OK) die_status("cteam_create", st);
+        if (st == GORING_ERR_NOT_SUPPORTED && full) {
+            t.ct = NULL; /* as UCC's shim: the team runs every call */
+        } else if (st != GORING_OK) {
+            die_status("cteam_create", st);
+        }
         long before = need_team;
         ctx_calls += calls(&t, k);
         if (k >= 2) later_go += need_team - before;
         goring_cteam_destroy(t.ct);
         if (t.go != 0 && (st = goring_team_destroy(t.go)) != GORING_OK) die_status("team_destroy", st);
     }
-    CHECK(ctx_calls == 5L * teams, "%ld of %d small calls ran on the context path", ctx_calls, 5 * teams);
-    CHECK(later_go == 0, "teams after the first of each member list needed a team in Go for %ld small calls", later_go);
+    if (full) {
+        CHECK(ctx_calls == 0, "%ld small calls ran on the context path, which a member's C cannot run", ctx_calls);
+    } else {
+        CHECK(ctx_calls == 5L * teams, "%ld of %d small calls ran on the context path", ctx_calls, 5 * teams);
+        CHECK(later_go == 0, "teams after the first of each member list needed a team in Go for %ld small calls", later_go);
+    }
 
     if ((st = goring_context_destroy(ctx)) != GORING_OK) die_status("context_destroy", st);
+    for (int i = 0; full && rank == 0 && i < TABLE; i++) {
+        if ((st = goring_context_destroy(fillers[i])) != GORING_OK) die_status("context_destroy", st);
+    }
     int all = 0;
     MPI_Allreduce(&failures, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) {
