@@ -458,6 +458,12 @@ func (c *Coll) Finalize() {
 		c.abort(errFinalized)
 		t.cur, t.cutShort = nil, true
 	case collQueued:
+		// Not on the wire here, but peers may have begun it already
+		// (their previous call ended first) and sent this rank messages
+		// that no call of this worker will receive: the team must not
+		// hand its workers to the next team as clean, whose call of the
+		// same sequence number would take them (workerpool.go).
+		t.cutShort = true
 		for i, q := range t.queue {
 			if q == c {
 				t.queue = append(t.queue[:i], t.queue[i+1:]...)

@@ -24,8 +24,8 @@ import (
 // Clean means no call was cut short: every message sent to a worker was
 // then received by a call that completed, so the worker holds nothing a
 // later team could match (its tags carry no team). A team whose call
-// failed, was withdrawn in flight or was destroyed while queued closes its
-// workers instead.
+// failed, was withdrawn in flight or while queued (a peer may have begun
+// it) or was destroyed while queued closes its workers instead.
 
 // workerSet is one team rank's workers: lane 0's, and lanes 1..W-1.
 type workerSet struct {

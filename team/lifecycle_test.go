@@ -1,0 +1,74 @@
+package team
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+)
+
+// lifeAllreduce is a float32 sum allreduce of count elements on tm whose
+// input is r*1000+k+salt; it returns the call and its output buffer.
+func lifeAllreduce(t *testing.T, tm *Team, r, count, salt int) (*Coll, []byte) {
+	t.Helper()
+	src, dst := cbuf(t, 4*count), cbuf(t, 4*count)
+	for k, v := 0, f32s(src); k < count; k++ {
+		v[k] = float32(r*1000 + k + salt)
+	}
+	c, err := NewColl(tm, Args{Coll: coll.Allreduce, Src: ptr(src), Dst: ptr(dst), Count: uint64(count), Dtype: coll.Float32, Op: coll.Sum})
+	require.NoError(t, err)
+	return c, dst
+}
+
+// A call withdrawn (Finalize) while still queued on one rank, whose peer
+// had it on the wire already: the peer's messages for it reached this
+// rank's worker and are never received. The team must not hand that
+// worker to the next team as clean: the next team's call of the same
+// sequence number would take the stale message for its own.
+func TestFinalizeQueuedCallKeepsStaleMessagesOutOfPool(t *testing.T) {
+	const count = 1000
+	ctxs := newLazyContexts(t, 2)
+	teams := newLazyTeams(t, ctxs, 31)
+	var first, second [2]*Coll
+	for r, tm := range teams {
+		first[r], _ = lifeAllreduce(t, tm, r, count, 1)
+		second[r], _ = lifeAllreduce(t, tm, r, count, 2)
+		require.NoError(t, first[r].Post())
+		require.NoError(t, second[r].Post())
+	}
+	// Poll until one rank's first call is done: its progress starts its
+	// second call at once, while the other rank's second call is queued
+	// behind its unfinished first.
+	fin := -1
+	for polls := 0; fin < 0; polls++ {
+		require.Less(t, polls, 5_000_000, "no progress")
+		for r := range first {
+			done, err := first[r].Test()
+			require.NoError(t, err)
+			if done {
+				fin = r
+				break
+			}
+		}
+	}
+	other := 1 - fin
+	require.Equal(t, collQueued, second[other].state)
+	require.Equal(t, collRunning, second[fin].state)
+	// Both ranks withdraw the second call.
+	second[fin].Finalize()
+	second[other].Finalize()
+	pollAll(t, first[other:other+1])
+	for r := range first {
+		first[r].Finalize()
+		require.NoError(t, teams[r].Destroy())
+	}
+	// A new team of the same processes: its calls must be right.
+	again := newLazyTeams(t, ctxs, 31)
+	for i := 0; i < 3; i++ {
+		allreduceOnce(t, again, count, 10+i)
+	}
+	for _, tm := range again {
+		require.NoError(t, tm.Destroy())
+	}
+}
