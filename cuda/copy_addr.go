@@ -94,20 +94,3 @@ func (d *Device) CopyToHostAddr(dst []byte, src DevicePtr) error {
 	}
 	return check("cuMemcpyDtoH", C.gc_memcpy_dtoh(ctx, unsafe.Pointer(&dst[0]), C.gc_dptr(src), C.size_t(len(dst))))
 }
-
-// CopyFromHostAddr copies src to the device address dst and waits until
-// the bytes are in device memory (the context is synchronized, as in
-// Buffer.CopyFromHost).
-func (d *Device) CopyFromHostAddr(dst DevicePtr, src []byte) error {
-	if len(src) == 0 {
-		return nil
-	}
-	ctx, err := d.context()
-	if err != nil {
-		return err
-	}
-	if err := check("cuMemcpyHtoD", C.gc_memcpy_htod(ctx, C.gc_dptr(dst), unsafe.Pointer(&src[0]), C.size_t(len(src)))); err != nil {
-		return err
-	}
-	return check("cuCtxSynchronize", C.gc_ctx_synchronize(ctx))
-}

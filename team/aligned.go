@@ -25,19 +25,8 @@ func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) error {
 		return nil
 	}
 	esize := uintptr(a.Dtype.Size())
-	stand := func(n int64) (exec.Region, error) {
-		if mem.IsHost() {
-			return exec.HostRegion(c.alloc(n)), nil
-		}
-		r, err := c.gpu.g.Alloc(n)
-		if err != nil {
-			return exec.Region{}, resourceErr{err}
-		}
-		c.devOwn = append(c.devOwn, r)
-		return r, nil
-	}
 	if b.Src.Len() > 0 && b.Src.Addr()%esize != 0 {
-		priv, err := stand(b.Src.Len())
+		priv, err := c.privateRegion(mem, b.Src.Len())
 		if err != nil {
 			return err
 		}
@@ -45,7 +34,7 @@ func (c *Coll) alignForReduction(a Args, mem exec.Mem, b *exec.Buffers) error {
 		b.Src = priv
 	}
 	if b.Dst.Len() > 0 && b.Dst.Addr()%esize != 0 {
-		priv, err := stand(b.Dst.Len())
+		priv, err := c.privateRegion(mem, b.Dst.Len())
 		if err != nil {
 			return err
 		}

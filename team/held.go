@@ -19,10 +19,13 @@ import (
 // the next post, or refusal, while none is.
 
 // The same holds for any driver call that may wait for the device's
-// queued work: cuStreamCreate did too, and so may cuMemHostAlloc or
-// cuMemAlloc. So a team makes the streams its pushes and staged
-// transfers need when it opens its GPU (Team.gpu), and while a call is
-// held the engine makes none, nor the stager pinned memory.
+// queued work: cuStreamCreate did too. (Beside a kernel that waits, it
+// and cuMemAlloc and cuMemHostAlloc return; cuMemFree does not:
+// cuda.TestDriverCallsBesideAWaitingKernel. UCC's hold is not such a
+// kernel, so that proves nothing for it.) So a team makes the streams
+// its pushes and staged transfers need when it opens its GPU (Team.gpu),
+// and while a call is held the engine makes none, nor the stager pinned
+// memory.
 
 // heldCalls counts the calls of every team of this process that PostOn
 // refused (so UCC holds, or will hold, their stream) and that have not

@@ -171,18 +171,27 @@ func (c *Coll) buffers(a Args, mem exec.Mem, z sched.Sizes, B int64) (exec.Buffe
 	if !inputInDst(a) {
 		return b, c.alignForReduction(a, mem, &b)
 	}
-	if !mem.IsHost() {
-		src, err := c.gpu.g.Alloc(z.Src)
-		if err != nil {
-			return b, resourceErr{err}
-		}
-		c.devOwn = append(c.devOwn, src)
-		b.Src = src
-	} else {
-		b.Src = exec.HostRegion(c.alloc(z.Src))
+	src, err := c.privateRegion(mem, z.Src)
+	if err != nil {
+		return b, err
 	}
+	b.Src = src
 	c.input = privateCopy{from: whole, to: b.Src}
 	return b, c.alignForReduction(a, mem, &b) // the private input is aligned; the output may not be
+}
+
+// privateRegion is n bytes of the call's own in mem (aligned), freed at
+// finalize.
+func (c *Coll) privateRegion(mem exec.Mem, n int64) (exec.Region, error) {
+	if mem.IsHost() {
+		return exec.HostRegion(c.alloc(n)), nil
+	}
+	r, err := c.gpu.g.Alloc(n)
+	if err != nil {
+		return exec.Region{}, resourceErr{err}
+	}
+	c.devOwn = append(c.devOwn, r)
+	return r, nil
 }
 
 // privateCopy is a copy between the caller's buffer and a private one
