@@ -17,8 +17,10 @@
 # 4. (full) the speed table: allgather and allreduce, 4 processes,
 #    4-256 MiB per rank, push engine and UCX cuda_ipc in the same run.
 # peers (alone): one process per GPU (two or more GPUs): every collective
-#    validated across the GPUs, then goring beside NCCL (torch.distributed,
-#    scripts/nccl_bench.py) and UCC's tl/ucp and tl/goring (device_ucc.sh,
+#    validated across the GPUs, then goring (every algorithm, and --alg auto:
+#    what the team layer runs) beside NCCL (torch.distributed,
+#    scripts/nccl_bench.py), PyTorch's two-shot allreduce (nccl_bench.py
+#    --how two_shot) and UCC's tl/ucp and tl/goring (device_ucc.sh,
 #    built in the background meanwhile), one table (scripts/peer_table.py).
 # chunks (alone): the pipelining sweep behind the chunk defaults: the
 #    reducing collectives and ring allgather with --chunks 1-16, one process
@@ -187,8 +189,21 @@ if [ "$MODE" = peers ]; then
       2>>"$LOGS/goring_$c.err" | python3 -c "import json,sys; d=json.load(sys.stdin); [r.update(algorithm=r['algorithm']+'+2pc') for r in d['results']]; json.dump(d, sys.stdout)" \
       >"$OUT/goring_${c}_2pc.json" && gj+=("$OUT/goring_${c}_2pc.json")
   done
-  python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --bytes "$SIZES" --json >"$OUT/nccl.json" 2>"$LOGS/nccl.err" ||
-    { echo "nccl_bench failed:"; tail -5 "$LOGS/nccl.err"; }
+  # What the team layer itself runs (--alg auto: the node kernels where the
+  # GPUs allow them), each row naming its choice.
+  for c in allgather allreduce reduce_scatter; do
+    extra=(); [ $c != allgather ] && extra=(--dtype float32 --op sum)
+    "$B/goring" bench "$c" --alg auto --np "$NP" --mem cuda --gpus "$GPUS" --bytes "$SIZES" --iters 20 --warmup 5 --json "${extra[@]}" \
+      >"$OUT/goring_${c}_auto.json" 2>>"$LOGS/goring_$c.err" && gj+=("$OUT/goring_${c}_auto.json") ||
+      { echo "FAIL goring bench $c --alg auto"; tail -5 "$LOGS/goring_$c.err"; fail=1; }
+  done
+  n=()
+  python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --bytes "$SIZES" --json >"$OUT/nccl.json" 2>"$LOGS/nccl.err" &&
+    n+=(--nccl "$OUT/nccl.json") || { echo "nccl_bench failed:"; tail -5 "$LOGS/nccl.err"; }
+  # PyTorch's symmetric-memory two-shot allreduce, the load/store peer.
+  python3 "$ROOT/scripts/nccl_bench.py" --how two_shot --colls allreduce --np "$NP" --bytes "$SIZES" --json \
+    >"$OUT/two_shot.json" 2>"$LOGS/two_shot.err" && n+=(--nccl "$OUT/two_shot.json") ||
+    { echo "nccl_bench --how two_shot failed:"; tail -5 "$LOGS/two_shot.err"; }
   OUT="$OUT/ucc" CHECK=${CHECK:-0} BASELINE_COLLS="allgather allreduce reduce_scatter" GORING_COLLS="allgather allreduce reduce_scatter" \
     bash ./device_ucc.sh "$NP" 2>&1 | tail -60
   u=()
@@ -196,7 +211,6 @@ if [ "$MODE" = peers ]; then
     [ -s "$OUT/ucc/ucc_perftest_$c.txt" ] && u+=(--ucc "tl/ucp:$c=$OUT/ucc/ucc_perftest_$c.txt")
     [ -s "$OUT/ucc/ucc_perftest_goring_$c.txt" ] && u+=(--ucc "tl/goring:$c=$OUT/ucc/ucc_perftest_goring_$c.txt")
   done
-  n=(); [ -s "$OUT/nccl.json" ] && n=(--nccl "$OUT/nccl.json")
   python3 "$ROOT/scripts/peer_table.py" --np "$NP" --goring "${gj[@]}" "${n[@]}" "${u[@]}" | tee "$OUT/peers.txt"
   for c in allgather allreduce reduce_scatter; do # every algorithm's row, for the record
     python3 -c "import json,sys; [print(r['collective'], r['algorithm'], r['bytes'], round(r['avg_us'],1), round(r['busbw_GBps'],1)) for r in json.load(open(sys.argv[1]))['results']]" "$OUT/goring_$c.json"

@@ -10,6 +10,11 @@ bench's byte matrix: BYTES to every rank (itself included), or with
 --hot R:F bench.HotCounts's (rank R receives fraction F of every rank's
 n*BYTES, the rest spread evenly, remainders to the lowest ranks);
 --print-counts prints those matrices as JSON and needs no PyTorch.
+With --how two_shot the allreduce rows are PyTorch's own load/store
+kernel over symmetric memory instead (torch.ops.symm_mem.two_shot_all_reduce_,
+algorithm "symm_two_shot"; TORCH_SYMM_MEM_DISABLE_MULTICAST=1: it runs
+without NVLink multicast), the peer the node kernels are held to below
+16 MiB.
 Each size is checked once (every element compared on every rank; for
 alltoallv every byte carries its sender, receiver and index), then timed
 the way nccl-tests time it: the iterations issued back to back on the
@@ -148,10 +153,20 @@ def one_alltoallv(dist, torch, n, rank, b, hot, iters, warmup):
     return timed(dist, torch, op, n, iters, warmup, ok), m
 
 
-def one_size(dist, torch, coll, n, rank, b, iters, warmup):
+def one_size(dist, torch, coll, n, rank, b, iters, warmup, how="nccl"):
     dev = torch.device("cuda", torch.cuda.current_device())
     e = b // 4
-    if coll == "allgather":
+    if how == "two_shot":
+        # The buffer must be symmetric memory, exchanged once; the kernel
+        # reduces it in place.
+        import torch.distributed._symmetric_memory as symm_mem
+        group = dist.group.WORLD.group_name
+        buf = symm_mem.empty(e, dtype=torch.float32, device=dev)
+        symm_mem.rendezvous(buf, group)
+        op = lambda: torch.ops.symm_mem.two_shot_all_reduce_(buf, "sum", group)
+        want = torch.full((e,), float(n * (n + 1) // 2), device=dev)
+        got = lambda: buf
+    elif coll == "allgather":
         src = torch.full((e,), float(rank + 1), device=dev)
         dst = torch.empty(e * n, device=dev)
         op = lambda: dist.all_gather_into_tensor(dst, src)
@@ -169,7 +184,7 @@ def one_size(dist, torch, coll, n, rank, b, iters, warmup):
         want = torch.full((e,), float(n * (n + 1) // 2), device=dev)
         got = lambda: dst
     # Check once with fresh inputs (allreduce works in place).
-    if coll == "allreduce":
+    if coll == "allreduce":  # two_shot too
         buf.fill_(rank + 1)
     elif coll == "reduce_scatter":
         src.fill_(rank + 1)
@@ -220,10 +235,11 @@ def run_rank(rank, n, args):
             if coll == "alltoallv":
                 per, m = one_alltoallv(dist, torch, n, rank, b, hot, args.iters, args.warmup)
             else:
-                per = one_size(dist, torch, coll, n, rank, b, args.iters, args.warmup)
+                per = one_size(dist, torch, coll, n, rank, b, args.iters, args.warmup, args.how)
             us = [p[0] for p in per]
             avg = sum(us) / n
-            rows.append({"collective": coll, "algorithm": "nccl", "bytes": b, "avg_us": avg,
+            alg = "symm_two_shot" if args.how == "two_shot" else "nccl"
+            rows.append({"collective": coll, "algorithm": alg, "bytes": b, "avg_us": avg,
                          "min_us": min(us), "max_us": max(us), "iterations": args.iters,
                          "busbw_GBps": bus_bytes(coll, n, b, m) / (avg * 1e3),
                          "validated": all(p[1] for p in per), "mem": "cuda"})
@@ -243,6 +259,8 @@ def main():
     ap.add_argument("--warmup", type=int, default=5)
     ap.add_argument("--port", type=int, default=29517)
     ap.add_argument("--json", action="store_true")
+    ap.add_argument("--how", default="nccl", choices=("nccl", "two_shot"),
+                    help="nccl: torch.distributed's NCCL; two_shot: PyTorch's symmetric-memory two-shot allreduce")
     ap.add_argument("--hot", default="", help="alltoallv: R:F, rank R receives fraction F of every rank's traffic "
                     "(goring bench --hot); without it every rank sends --bytes to every rank")
     ap.add_argument("--print-counts", action="store_true",
@@ -257,6 +275,8 @@ def main():
         if c not in ("allgather", "allreduce", "reduce_scatter", "alltoallv"):
             sys.exit(f"nccl_bench: unknown collective {c!r} (allgather, allreduce, reduce_scatter, alltoallv)")
     hot = parse_hot(args.hot)
+    if args.how == "two_shot" and colls != ["allreduce"]:
+        sys.exit("nccl_bench: --how two_shot is an allreduce: give --colls allreduce")
     if args.print_counts:
         if args.np < 1:
             sys.exit("nccl_bench: --print-counts needs --np")
@@ -273,6 +293,8 @@ def main():
         sys.exit(f"nccl_bench: --rank {args.rank} out of range for --np {args.np} (--rank needs --np)")
     if os.environ.get("NCCL_NVLS_ENABLE") != "0":
         sys.exit("nccl_bench: set NCCL_NVLS_ENABLE=0 (NVLink multicast stays off on shared machines)")
+    if args.how == "two_shot" and os.environ.get("TORCH_SYMM_MEM_DISABLE_MULTICAST") != "1":
+        sys.exit("nccl_bench: set TORCH_SYMM_MEM_DISABLE_MULTICAST=1 (NVLink multicast stays off on shared machines)")
     import torch
     import torch.multiprocessing as mp
 
@@ -298,7 +320,7 @@ def main():
         json.dump({"results": rows}, sys.stdout, indent=2)
         print()
     if not all(r["validated"] for r in rows):
-        sys.exit("nccl_bench: NCCL returned wrong contents (rows with validated: false)")
+        sys.exit(f"nccl_bench: {args.how} returned wrong contents (rows with validated: false)")
 
 
 if __name__ == "__main__":

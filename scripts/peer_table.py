@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """peer_table.py: goring beside its peers, from files of one run.
 
-Joins goring bench --json files (every algorithm), nccl_bench.py's JSON and
+Joins goring bench --json files (every algorithm), nccl_bench.py's JSON (one
+peer per algorithm it names: "NCCL", and "two-shot" for --how two_shot) and
 ucc_perftest tables (UCC's own TLs, or tl/goring through UCC) into one
 table per collective: per size, goring's best algorithm and its bus
 bandwidth, then each peer's, then goring's bus bandwidth over the peer's
@@ -14,6 +15,10 @@ same formula for every column (goring's coll.BusBytes).
 import argparse
 import json
 import sys
+
+
+# nccl_bench.py's algorithms, as the table names them.
+PEER_NAMES = {"nccl": "NCCL", "symm_two_shot": "two-shot"}
 
 
 def bus_bytes(coll, n, b):
@@ -47,7 +52,7 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--np", type=int, required=True)
     ap.add_argument("--goring", nargs="*", default=[], help="goring bench --json files")
-    ap.add_argument("--nccl", help="nccl_bench.py --json file")
+    ap.add_argument("--nccl", action="append", default=[], help="an nccl_bench.py --json file (repeatable)")
     ap.add_argument("--ucc", action="append", default=[], metavar="NAME:COLL=FILE",
                     help="a ucc_perftest table, e.g. tl/ucp:allgather=ucp_allgather.txt")
     ap.add_argument("--json", action="store_true", help="the joined rows as JSON instead of tables")
@@ -62,8 +67,10 @@ def main():
     if not best:
         sys.exit("peer_table: no goring rows")
     peers = {}  # name -> {(coll, bytes): us}
-    if args.nccl:
-        peers["NCCL"] = {(r["collective"], r["bytes"]): r["avg_us"] for r in json_rows(args.nccl)}
+    for path in args.nccl:
+        for r in json_rows(path):
+            name = PEER_NAMES.get(r["algorithm"], r["algorithm"])
+            peers.setdefault(name, {})[(r["collective"], r["bytes"])] = r["avg_us"]
     for spec in args.ucc:
         try:
             name, rest = spec.split(":", 1)

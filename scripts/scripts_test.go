@@ -60,9 +60,41 @@ func TestPeerTable(t *testing.T) {
 	assert.InDelta(t, 1088.4424209594727/977.38915, big.Peers["NCCL"].Ratio, 1e-9)
 }
 
+// peer_table.py names each of nccl_bench.py's algorithms as its own peer:
+// NCCL's rows and the two-shot rows of another file sit side by side,
+// each with its ratio.
+func TestPeerTableNamesEachPeer(t *testing.T) {
+	d := t.TempDir()
+	write := func(name, alg string, us float64) string {
+		p := filepath.Join(d, name)
+		doc := map[string]any{"results": []map[string]any{{"collective": "allreduce", "algorithm": alg, "bytes": 1 << 20, "avg_us": us}}}
+		b, err := json.Marshal(doc)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, b, 0o644))
+		return p
+	}
+	g := write("goring.json", "auto(node_two_shot)", 20)
+	out, err := exec.Command(python(t), "peer_table.py", "--np", "4", "--json", "--goring", g,
+		"--nccl", write("nccl.json", "nccl", 30), "--nccl", write("two_shot.json", "symm_two_shot", 40)).Output()
+	require.NoError(t, err)
+	var doc struct {
+		Rows []struct {
+			Peers map[string]struct {
+				US    float64 `json:"us"`
+				Ratio float64 `json:"ratio"`
+			}
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &doc))
+	require.Len(t, doc.Rows, 1)
+	assert.InDelta(t, 1.5, doc.Rows[0].Peers["NCCL"].Ratio, 1e-9)
+	assert.InDelta(t, 2.0, doc.Rows[0].Peers["two-shot"].Ratio, 1e-9)
+}
+
 // nccl_bench.py refuses what it must before it touches a GPU: NVLink
-// multicast left on (shared machines), an unknown collective, a size that
-// is not whole float32 elements.
+// multicast left on (shared machines, NCCL's and symmetric memory's), an
+// unknown collective, a size that is not whole float32 elements, the
+// two-shot peer for anything but an allreduce.
 func TestNCCLBenchRefusals(t *testing.T) {
 	py := python(t)
 	for _, c := range []struct {
@@ -74,9 +106,12 @@ func TestNCCLBenchRefusals(t *testing.T) {
 		{"NCCL_NVLS_ENABLE=0", []string{"--colls", "alltoall"}, "unknown collective 'alltoall'"},
 		{"NCCL_NVLS_ENABLE=0", []string{"--bytes", "4097"}, "not a whole number of float32 elements"},
 		{"NCCL_NVLS_ENABLE=0", []string{"--np", "2", "--rank", "2"}, "out of range"},
+		{"NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1", []string{"--how", "two_shot"}, "give --colls allreduce"},
+		{"NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=0", []string{"--how", "two_shot", "--colls", "allreduce"},
+			"set TORCH_SYMM_MEM_DISABLE_MULTICAST=1"},
 	} {
 		cmd := exec.Command(py, append([]string{"nccl_bench.py"}, c.args...)...)
-		cmd.Env = append(os.Environ(), c.env)
+		cmd.Env = append(os.Environ(), strings.Fields(c.env)...)
 		out, err := cmd.CombinedOutput()
 		require.Error(t, err, "%v", c.args)
 		assert.True(t, strings.Contains(string(out), c.want), "%v: %s", c.args, out)
