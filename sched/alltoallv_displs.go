@@ -34,12 +34,9 @@ func AlltoallvAt(prog *RankProgram, counts [][]int64, r int, sendAt, recvAt []in
 	if err != nil {
 		return nil, fmt.Errorf("sched: alltoallv send displacements: %w", err)
 	}
-	dst, err := newBlockMap(rd, recvAt)
+	dst, err := recvBlocks(rd, recvAt)
 	if err != nil {
-		return nil, fmt.Errorf("sched: alltoallv receive displacements: %w", err)
-	}
-	if err := dst.disjoint(); err != nil {
-		return nil, fmt.Errorf("sched: alltoallv receive blocks: %w", err)
+		return nil, err
 	}
 	out := &RankProgram{Rank: prog.Rank, Node: prog.Node, Local: prog.Local,
 		Sizes: Sizes{Src: src.extent, Dst: dst.extent, Scratch: prog.Sizes.Scratch}}
@@ -58,6 +55,37 @@ func AlltoallvAt(prog *RankProgram, counts [][]int64, r int, sendAt, recvAt []in
 		out.Add(s, depsOf(prog, id, 0)...)
 	}
 	return out, nil
+}
+
+// AlltoallvRecvDisjoint checks a rank's receive side as AlltoallvAt
+// does (every block in range, no two non-empty blocks overlapping), from
+// the rank's own arguments alone: recv[i] bytes from rank i at byte
+// recvAt[i] of dst. A rank can so refuse its displacements before it
+// knows the count matrix, where AlltoallvAt would refuse them only once
+// the matrix is planned.
+func AlltoallvRecvDisjoint(recv, recvAt []int64) error {
+	if len(recv) != len(recvAt) {
+		return fmt.Errorf("sched: alltoallv displacements: %d receive counts, %d displacements", len(recv), len(recvAt))
+	}
+	prefix := make([]int64, len(recv)+1)
+	for i, b := range recv {
+		prefix[i+1] = prefix[i] + b
+	}
+	_, err := recvBlocks(prefix, recvAt)
+	return err
+}
+
+// recvBlocks is the receive side's blockMap, refused where a block is out
+// of range or two blocks overlap.
+func recvBlocks(prefix, at []int64) (blockMap, error) {
+	m, err := newBlockMap(prefix, at)
+	if err != nil {
+		return m, fmt.Errorf("sched: alltoallv receive displacements: %w", err)
+	}
+	if err := m.disjoint(); err != nil {
+		return m, fmt.Errorf("sched: alltoallv receive blocks: %w", err)
+	}
+	return m, nil
 }
 
 // AlltoallvPacked reports whether displacements at are the packed layout

@@ -173,6 +173,9 @@ type a2aExchange struct {
 	mem    exec.Mem
 	bufs   exec.Buffers
 	active bool // the exchange is the call on the wire
+	// refused: this rank refused its own arguments, and its exchange
+	// says so to every rank (alltoallv_refuse.go); nil: it did not.
+	refused error
 }
 
 // newAlltoallvRunner prepares an alltoallv call (alg resolved, mem
@@ -193,13 +196,14 @@ func newAlltoallvRunner(k *Call) (Runner, error) {
 		return nil, NotSupported("alltoallv on device memory (not yet tested through the team layer)")
 	}
 	// Alltoallv has no lane split (coll.CheckLanes): it runs on lane 0.
-	esize := int64(a.Dtype.Size())
-	l, err := a2aLayoutOf(a.A2A, t.size, t.rank, esize)
+	exchanges := !a2aRowColAlgs[c.alg] && !a.A2A.Uniform
+	l, bufs, err := c.a2aCheck(a, mem, exchanges)
 	if err != nil {
-		return nil, err
-	}
-	bufs, err := c.a2aBuffers(a, mem, l)
-	if err != nil {
+		if exchanges && StatusOf(err) == StatusInvalid {
+			// Refused by this rank's own arguments, which its peers cannot
+			// see: the exchange carries the refusal (alltoallv_refuse.go).
+			return c.refusingExchange(err)
+		}
 		return nil, err
 	}
 	r := &machineRunner{c: c}
@@ -315,6 +319,9 @@ func (c *Coll) exchangeMachine(x *a2aExchange, per int64) error {
 // reaches the same verdict.
 func (c *Coll) planExchanged(x *a2aExchange) (*exec.Machine, error) {
 	n := c.team.size
+	if err := x.refusal(n); err != nil {
+		return nil, err
+	}
 	matrix := make([][]int64, n)
 	col := func(i, j int) int64 { // what rank j expects from rank i
 		return int64(binary.LittleEndian.Uint64(x.all[(j*2*n+n+i)*8:]))
