@@ -121,8 +121,8 @@ static ucc_status_t alltoallv_of(const ucc_coll_args_t *a, ucc_rank_t size, uint
  * holds the whole input and its count is the whole vector's), allreduce
  * counts the vector, alltoall's counts are the whole buffers (size blocks),
  * bcast has src only. Alltoallv's arrays go into *v (alltoallv_of). */
-static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, uint64_t **v,
-                            goring_coll_args_t *g)
+static ucc_status_t args_of(ucc_base_lib_t *lib, const ucc_coll_args_t *a, ucc_rank_t size,
+                            uint64_t **v, goring_coll_args_t *g)
 {
     const ucc_coll_buffer_info_t *src = &a->src.info, *dst = &a->dst.info;
     int                           in_place = UCC_IS_INPLACE(*a);
@@ -143,6 +143,17 @@ static ucc_status_t args_of(const ucc_coll_args_t *a, ucc_rank_t size, uint64_t 
     case UCC_COLL_TYPE_ALLGATHER:
         g->coll  = GORING_COLL_ALLGATHER;
         g->count = in_place ? dst->count / size : src->count;
+        /* dst holds size blocks of the rank's count; other counts are no
+         * allgather: in place, the division above would drop dst's tail
+         * unwritten, and not in place, goring would write size*src count
+         * elements past a shorter dst. dst's count is the same on every
+         * rank (UCC's contract), so every rank refuses alike. */
+        if (dst->count % size != 0 || (!in_place && dst->count / size != src->count)) {
+            tl_error(lib, "allgather%s: dst count %llu is not %u blocks of %llu elements",
+                     in_place ? " in place" : "", (unsigned long long)dst->count, (unsigned)size,
+                     (unsigned long long)g->count);
+            return UCC_ERR_INVALID_PARAM;
+        }
         break;
     case UCC_COLL_TYPE_ALLREDUCE:
         g->coll  = GORING_COLL_ALLREDUCE;
@@ -633,7 +644,7 @@ ucc_status_t ucc_tl_goring_coll_init_alg(ucc_base_coll_args_t *coll_args, ucc_ba
     if (coll_args->args.coll_type == UCC_COLL_TYPE_ALLTOALLV && is_one_sided(&coll_args->args)) {
         return onesided_alltoallv_init(coll_args, team, task_h, alg);
     }
-    status = args_of(&coll_args->args, UCC_TL_TEAM_SIZE(tl_team), &v, &g);
+    status = args_of(team->context->lib, &coll_args->args, UCC_TL_TEAM_SIZE(tl_team), &v, &g);
     if (status != UCC_OK) {
         ucc_free(v);
         return status;

@@ -24,6 +24,8 @@
 # 3. goring's algorithms as UCC's: ucc_info -A lists them, a TUNE string
 #    with @name picks one per size range (checked in goring's trace log),
 #    an unknown name is refused in UCC's log and the run goes on;
+#    Then tests/stack/args.c: allgathers whose counts disagree (dst not
+#    team size blocks), made on UCC directly, refused on every rank;
 # 4. ucc_perftest, tl/ucp (UCC's default) then tl/goring, in one run
 #    (columns: count, bytes, avg/min/max us).
 #
@@ -77,6 +79,12 @@ n=$(grep -c 'goring task [^ :]*: one-sided alltoallv' "$log" || true)
 [ "$n" -gt 0 ] || { echo "no one-sided alltoallv ran on goring"; exit 1; }
 echo "UCC's default matrix of the six: $(grep -o 'passed: *[0-9]*' "$log" | head -1), 0 failed; $n one-sided alltoallv calls ran on goring"
 rm -f "$log"
+
+echo "== counts that disagree, refused alike on every rank (tests/stack/args.c)"
+ARGS_BIN=$(mktemp)
+mpicc -O2 -Wall -I"$UCC_PREFIX/include" tests/stack/args.c -L"$UCC_PREFIX/lib" -lucc -o "$ARGS_BIN"
+"${MPIRUN[@]}" -x "$TUNE" "$ARGS_BIN" 2>&1 | grep -v ' ERROR ' # the refusals' log lines
+rm -f "$ARGS_BIN"
 
 echo "== goring's algorithms as UCC's: ucc_info -A, and @name in UCC_TL_GORING_TUNE"
 # Every collective goring runs lists its algorithms (cshim/tl_goring_algs.h,

@@ -1,0 +1,166 @@
+/*
+ * args: UCC calls whose counts disagree, made on UCC directly (Open MPI's
+ * coll/ucc never makes them), with tl/goring's score raised to inf: every
+ * rank must be refused at ucc_collective_init, alike, and a good call of
+ * the same shape must still run (tests/ucc/run.sh runs it).
+ *
+ *   in-place allgather whose dst count is not team size blocks (tl/goring
+ *   used to drop dst's tail, unwritten, and complete);
+ *   allgather whose dst count is below size * src count (tl/goring used to
+ *   write size * src count elements into it).
+ *
+ * Prints "args: ok" on rank 0 where every case ended as it should.
+ */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucc/api/ucc.h>
+
+static ucc_status_t oob_allgather(void *sbuf, void *rbuf, size_t msglen, void *coll_info, void **req)
+{
+    MPI_Request *r = malloc(sizeof(*r));
+    MPI_Iallgather(sbuf, (int)msglen, MPI_BYTE, rbuf, (int)msglen, MPI_BYTE, (MPI_Comm)coll_info, r);
+    *req = r;
+    return UCC_OK;
+}
+
+static ucc_status_t oob_test(void *req)
+{
+    int done = 0;
+    MPI_Test((MPI_Request *)req, &done, MPI_STATUS_IGNORE);
+    return done ? UCC_OK : UCC_INPROGRESS;
+}
+
+static ucc_status_t oob_free(void *req)
+{
+    free(req);
+    return UCC_OK;
+}
+
+#define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "args: rank %d: ", rank); \
+    fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); bad++; } } while (0)
+
+/* allgather inits an allgather of int32 (src count sc, dst count dc) and,
+ * where init succeeds, runs it; it returns init's status. */
+static ucc_status_t allgather(ucc_context_h ctx, ucc_team_h team, int in_place, int32_t *src,
+                              size_t sc, int32_t *dst, size_t dc)
+{
+    ucc_coll_args_t a;
+    ucc_coll_req_h  req;
+    ucc_status_t    st;
+
+    memset(&a, 0, sizeof(a));
+    a.coll_type         = UCC_COLL_TYPE_ALLGATHER;
+    a.src.info.buffer   = src;
+    a.src.info.count    = sc;
+    a.src.info.datatype = UCC_DT_INT32;
+    a.src.info.mem_type = UCC_MEMORY_TYPE_HOST;
+    a.dst.info.buffer   = dst;
+    a.dst.info.count    = dc;
+    a.dst.info.datatype = UCC_DT_INT32;
+    a.dst.info.mem_type = UCC_MEMORY_TYPE_HOST;
+    if (in_place) {
+        a.mask  = UCC_COLL_ARGS_FIELD_FLAGS;
+        a.flags = UCC_COLL_ARGS_FLAG_IN_PLACE;
+    }
+    st = ucc_collective_init(&a, &req, team);
+    if (st != UCC_OK) {
+        return st;
+    }
+    ucc_collective_post(req);
+    while (ucc_collective_test(req) == UCC_INPROGRESS) {
+        ucc_context_progress(ctx);
+    }
+    ucc_collective_finalize(req);
+    return UCC_OK;
+}
+
+int main(int argc, char **argv)
+{
+    int rank, size, bad = 0, all_bad = 0;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+
+    ucc_lib_config_h     lcfg;
+    ucc_lib_params_t     lp = {.mask = UCC_LIB_PARAM_FIELD_THREAD_MODE, .thread_mode = UCC_THREAD_SINGLE};
+    ucc_lib_h            lib;
+    ucc_context_config_h ccfg;
+    ucc_context_params_t cp;
+    ucc_context_h        ctx;
+    ucc_team_params_t    tp;
+    ucc_team_h           team;
+
+    if (ucc_lib_config_read(NULL, NULL, &lcfg) != UCC_OK || ucc_init(&lp, lcfg, &lib) != UCC_OK) {
+        fprintf(stderr, "args: ucc_init failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ucc_lib_config_release(lcfg);
+    memset(&cp, 0, sizeof(cp));
+    cp.mask          = UCC_CONTEXT_PARAM_FIELD_OOB;
+    cp.oob.allgather = oob_allgather;
+    cp.oob.req_test  = oob_test;
+    cp.oob.req_free  = oob_free;
+    cp.oob.coll_info = (void *)MPI_COMM_WORLD;
+    cp.oob.n_oob_eps = size;
+    cp.oob.oob_ep    = rank;
+    if (ucc_context_config_read(lib, NULL, &ccfg) != UCC_OK ||
+        ucc_context_create(lib, &cp, ccfg, &ctx) != UCC_OK) {
+        fprintf(stderr, "args: ucc_context_create failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ucc_context_config_release(ccfg);
+    memset(&tp, 0, sizeof(tp));
+    tp.mask          = UCC_TEAM_PARAM_FIELD_EP | UCC_TEAM_PARAM_FIELD_EP_RANGE | UCC_TEAM_PARAM_FIELD_OOB;
+    tp.oob.allgather = oob_allgather;
+    tp.oob.req_test  = oob_test;
+    tp.oob.req_free  = oob_free;
+    tp.oob.coll_info = (void *)MPI_COMM_WORLD;
+    tp.oob.n_oob_eps = size;
+    tp.oob.oob_ep    = rank;
+    tp.ep            = rank;
+    tp.ep_range      = UCC_COLLECTIVE_EP_RANGE_CONTIG;
+    if (ucc_team_create_post(&ctx, 1, &tp, &team) != UCC_OK) {
+        fprintf(stderr, "args: ucc_team_create_post failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+    ucc_status_t st;
+    while ((st = ucc_team_create_test(team)) == UCC_INPROGRESS) {
+        ucc_context_progress(ctx);
+    }
+    if (st != UCC_OK) {
+        fprintf(stderr, "args: team create failed\n");
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
+
+    const size_t k = 3;
+    int32_t     *src = malloc(k * sizeof(int32_t)), *dst = malloc((k * size + 1) * sizeof(int32_t));
+
+    /* A good in-place allgather first, then the bad calls. */
+    for (size_t i = 0; i < k * size + 1; i++) dst[i] = -1;
+    for (size_t i = 0; i < k; i++) dst[rank * k + i] = rank * 100 + (int)i;
+    st = allgather(ctx, team, 1, NULL, 0, dst, k * size);
+    CHECK(st == UCC_OK, "in-place allgather of %zu per rank: init status %d", k, st);
+    for (int q = 0; q < size; q++)
+        for (size_t i = 0; i < k; i++)
+            CHECK(dst[q * k + i] == q * 100 + (int)i, "in-place allgather: dst[%zu] = %d", q * k + i, dst[q * k + i]);
+
+    st = allgather(ctx, team, 1, NULL, 0, dst, k * size + 1);
+    CHECK(st == UCC_ERR_INVALID_PARAM, "in-place allgather, dst count %zu on %d ranks: init status %d, want %d",
+          k * size + 1, size, st, UCC_ERR_INVALID_PARAM);
+    for (size_t i = 0; i < k; i++) src[i] = rank;
+    st = allgather(ctx, team, 0, src, k, dst, k * size - 1);
+    CHECK(st == UCC_ERR_INVALID_PARAM, "allgather of %zu, dst count %zu on %d ranks: init status %d, want %d",
+          k, k * size - 1, size, st, UCC_ERR_INVALID_PARAM);
+
+    MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) printf("args: %s\n", all_bad == 0 ? "ok" : "FAILED");
+    free(src);
+    free(dst);
+    ucc_team_destroy(team);
+    ucc_context_destroy(ctx);
+    ucc_finalize(lib);
+    MPI_Finalize();
+    return all_bad == 0 ? 0 : 1;
+}
