@@ -314,12 +314,12 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
 			Count: s.Count, Stride: s.Stride, Root: s.Root, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr, Done: l.donePtr}
 		if err := cuda.NodeLaunchAsync(stream, nc, g); err != nil {
-			if i > 0 {
-				// Peers run the pieces this rank launched and wait in the
-				// next one: the team's node calls cannot go on.
-				l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: %w", err)
-			}
-			return err
+			// The peers whose launches worked wait in this piece's epoch
+			// (the first piece's too): a later call of this rank would
+			// take that epoch and release their kernels with its own
+			// data. The team's node calls cannot go on.
+			l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: launching call %d (piece %d of %d): %w", e, i+1, len(pieces), err)
+			return l.broken
 		}
 		l.epoch, l.blocks = e, g.Blocks // launched: the peers' flags now count this piece
 	}
