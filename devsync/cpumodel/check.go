@@ -10,8 +10,8 @@ import (
 // Reference is what rank's output of a call must be: the inputs reduced
 // in rank order (rank 0 first), the rank's block of that, the blocks
 // concatenated, or the root's input.
-func Reference(cfg Config, ins [][]byte, rank int) []byte {
-	s := cfg.Shape
+func Reference(cfg Config, call int, ins [][]byte, rank int) []byte {
+	s := cfg.shape(call)
 	fold := func() []byte {
 		acc := append([]byte(nil), ins[0]...)
 		for _, in := range ins[1:] {
@@ -50,8 +50,8 @@ func Problems(cfg Config, inputs [][][]byte, res *Result) []error {
 	}
 	errs = append(errs, res.Errs...)
 	for c := range cfg.Calls {
-		for r := range cfg.Shape.Ranks {
-			want := Reference(cfg, inputs[c], r)
+		for r := range cfg.shape(c).Ranks {
+			want := Reference(cfg, c, inputs[c], r)
 			if got := res.Outputs[c][r]; !bytes.Equal(got, want) {
 				errs = append(errs, fmt.Errorf("call %d rank %d: output differs from the rank-order reference at byte %d", c, r, firstDiff(got, want)))
 			}

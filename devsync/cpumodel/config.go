@@ -37,9 +37,13 @@ func (m Mutation) String() string { return mutationNames[m] }
 // Mutations lists the bugs, without None.
 var Mutations = []Mutation{NoFence, ReuseEpoch, SkipWait, OwnRankFirst, EarlyDone}
 
-// Config is one run: Calls calls of Shape back to back.
+// Config is one run: Calls calls of Shape back to back, or, where Shapes
+// is set, call c of Shapes[c] (a team's calls of different algorithms,
+// counts and grids on the same slots: a piece of a large call is one such
+// call too). Every shape has the same Ranks.
 type Config struct {
-	Shape devsync.Shape
+	Shape  devsync.Shape
+	Shapes []devsync.Shape
 	// Reduce combines src into dst element-wise (exec/reduce's kernels
 	// fit); required by the algorithms that reduce.
 	Reduce   func(dst, src []byte)
@@ -55,20 +59,35 @@ type Config struct {
 	DrainChance float64
 }
 
-func (c Config) validate(inputs [][][]byte) error {
-	if err := c.Shape.Validate(); err != nil {
-		return err
+// shape is the shape of call.
+func (c Config) shape(call int) devsync.Shape {
+	if c.Shapes != nil {
+		return c.Shapes[call]
 	}
-	if c.Shape.Alg.Reduces() && c.Reduce == nil {
-		return fmt.Errorf("cpumodel: %v needs Reduce", c.Shape.Alg)
+	return c.Shape
+}
+
+func (c Config) validate(inputs [][][]byte) error {
+	if c.Shapes != nil && len(c.Shapes) != c.Calls {
+		return fmt.Errorf("cpumodel: %d shapes for %d calls", len(c.Shapes), c.Calls)
 	}
 	if len(inputs) != c.Calls {
 		return fmt.Errorf("cpumodel: %d calls of inputs for %d calls", len(inputs), c.Calls)
 	}
-	want := c.Shape.InElems() * c.Shape.ElemSize
 	for call, ins := range inputs {
-		if len(ins) != c.Shape.Ranks {
-			return fmt.Errorf("cpumodel: call %d has %d inputs for %d ranks", call, len(ins), c.Shape.Ranks)
+		s := c.shape(call)
+		if err := s.Validate(); err != nil {
+			return err
+		}
+		if s.Ranks != c.shape(0).Ranks {
+			return fmt.Errorf("cpumodel: call %d has %d ranks, call 0 %d", call, s.Ranks, c.shape(0).Ranks)
+		}
+		if s.Alg.Reduces() && c.Reduce == nil {
+			return fmt.Errorf("cpumodel: %v needs Reduce", s.Alg)
+		}
+		want := s.InElems() * s.ElemSize
+		if len(ins) != s.Ranks {
+			return fmt.Errorf("cpumodel: call %d has %d inputs for %d ranks", call, len(ins), s.Ranks)
 		}
 		for r, in := range ins {
 			if len(in) != want {

@@ -112,7 +112,7 @@ func TestDataShowsTheOrder(t *testing.T) {
 	s := devsync.Shape{Alg: devsync.OneShotAllreduce, Ranks: 4, Blocks: 1, Count: 64, ElemSize: 4}
 	in := inputsFor(s, 1, 1)[0]
 	add := sumFloat32(t)
-	inOrder := Reference(config(t, s, 1, 0), in, 0)
+	inOrder := Reference(config(t, s, 1, 0), 0, in, 0)
 	rotated := append([]byte(nil), in[1]...)
 	for _, x := range [][]byte{in[2], in[3], in[0]} {
 		add(rotated, x)
@@ -184,4 +184,61 @@ func TestDeadlockIsReported(t *testing.T) {
 	wait := devsync.Step{Kind: devsync.Wait, Phase: 1, Peers: []int{1}}
 	w.agents = []*agent{{rank: 0, steps: []devsync.Step{wait}}}
 	require.ErrorIs(t, w.loop(), ErrDeadlock)
+}
+
+// mixedCalls is a team's calls of every algorithm one after another on
+// the same slots, as nodeexec makes them: random algorithms, counts (0 to
+// a few vectors; fewer elements than ranks too), grids and roots, bytes
+// for allgather and bcast, reduce_scatter pieces whose blocks lie a
+// stride apart; and their inputs.
+func mixedCalls(ranks, calls int, seed uint64) ([]devsync.Shape, [][][]byte) {
+	rng := rand.New(rand.NewPCG(seed, 9))
+	shapes := make([]devsync.Shape, calls)
+	in := make([][][]byte, calls)
+	for c := range shapes {
+		s := devsync.Shape{Alg: devsync.Algorithms[rng.IntN(len(devsync.Algorithms))], Ranks: ranks,
+			Blocks: 1 + rng.IntN(3), Count: rng.IntN(40), ElemSize: 4, Root: rng.IntN(ranks)}
+		if !s.Alg.Reduces() {
+			s.ElemSize, s.Count = 1, rng.IntN(100)
+		}
+		if s.Alg == devsync.ReduceScatter && rng.IntN(2) == 0 {
+			s.Stride = s.Count + rng.IntN(9)
+		}
+		shapes[c] = s
+		in[c] = make([][]byte, ranks)
+		for r := range in[c] {
+			in[c][r] = orderSensitive(rng, s.InElems()*s.ElemSize/4+1)[:s.InElems()*s.ElemSize]
+		}
+	}
+	return shapes, in
+}
+
+// Calls of different algorithms, counts and grids back to back on one
+// team's slots (nodeexec runs any sequence, and a large call as pieces
+// with epochs of their own) are right under many interleavings: each
+// algorithm's waits of call e+1 must prove, whatever ran at e and e+2,
+// that every rank finished reading the slots of e before a rank writes
+// them again at e+2 (a bcast's readers wait for the root only). And the
+// checker still catches the injected bugs on such sequences.
+func TestMixedCallsShareTheSlots(t *testing.T) {
+	for ranks := 2; ranks <= devsync.MaxRanks; ranks++ {
+		for seq := range uint64(4) {
+			shapes, in := mixedCalls(ranks, 14, seq)
+			for seed := range uint64(6) {
+				cfg := Config{Shapes: shapes, Reduce: sumFloat32(t), Calls: len(shapes), Seed: seed, Dead: -1}
+				require.Empty(t, Check(cfg, in), "%d ranks, sequence %d %+v, seed %d", ranks, seq, shapes, seed)
+			}
+		}
+	}
+	for _, m := range []Mutation{NoFence, ReuseEpoch, SkipWait, EarlyDone} {
+		caught := 0
+		for seed := range uint64(8) {
+			shapes, in := mixedCalls(4, 10, seed)
+			cfg := Config{Shapes: shapes, Reduce: sumFloat32(t), Calls: len(shapes), Seed: seed, Dead: -1, Mutation: m}
+			if len(Check(cfg, in)) > 0 {
+				caught++
+			}
+		}
+		require.Positive(t, caught, "%v not caught on mixed sequences", m)
+	}
 }

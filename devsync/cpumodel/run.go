@@ -44,27 +44,48 @@ func Run(cfg Config, inputs [][][]byte) (*Result, error) {
 	if cfg.DrainChance == 0 {
 		cfg.DrainChance = 0.1
 	}
-	s := cfg.Shape
-	w := &world{cfg: cfg, inputs: inputs, mem: newMemory(s.Ranks, s.SlotBytes()),
-		rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)), res: &Result{}}
+	// The slots are as large as the largest call's (a team's slots are
+	// sized for any call); every call's plans are made up front.
+	ranks, slotBytes, blocks := cfg.shape(0).Ranks, 0, 0
+	w := &world{cfg: cfg, inputs: inputs, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)), res: &Result{},
+		plans: make([][][][]devsync.Step, cfg.Calls)}
 	w.res.Outputs, w.res.Seen = make([][][]byte, cfg.Calls), make([][][]byte, cfg.Calls)
 	for c := range w.res.Outputs {
-		w.res.Outputs[c], w.res.Seen[c] = make([][]byte, s.Ranks), make([][]byte, s.Ranks)
-		for r := range s.Ranks {
+		s := cfg.shape(c)
+		slotBytes, blocks = max(slotBytes, s.SlotBytes()), max(blocks, s.Blocks)
+		w.res.Outputs[c], w.res.Seen[c] = make([][]byte, ranks), make([][]byte, ranks)
+		w.plans[c] = make([][][]devsync.Step, ranks)
+		for r := range ranks {
 			w.res.Outputs[c][r] = bytes.Repeat([]byte{0xee}, s.OutElems()*s.ElemSize) // never written: not the reference
+			w.plans[c][r] = make([][]devsync.Step, s.Blocks)
+			for b := range s.Blocks {
+				steps, err := devsync.Plan(s, r, b)
+				if err != nil {
+					return nil, err
+				}
+				w.plans[c][r][b] = steps
+			}
 		}
 	}
-	w.mem.outputs, w.seen = w.res.Outputs, make([]int, s.Ranks)
-	for r := range s.Ranks {
-		for b := range s.Blocks {
-			steps, err := devsync.Plan(s, r, b)
-			if err != nil {
-				return nil, err
-			}
-			w.agents = append(w.agents, &agent{rank: r, block: b, steps: steps})
+	w.mem = newMemory(ranks, slotBytes)
+	w.mem.outputs, w.seen = w.res.Outputs, make([]int, ranks)
+	for r := range ranks {
+		for b := range blocks {
+			a := &agent{rank: r, block: b}
+			a.steps = w.stepsOf(a)
+			w.agents = append(w.agents, a)
 		}
 	}
 	return w.res, w.loop()
+}
+
+// stepsOf is a's plan of its call: none where the call's grid has fewer
+// blocks than a's (a has nothing to do, and stores no done word).
+func (w *world) stepsOf(a *agent) []devsync.Step {
+	if a.call >= w.cfg.Calls || a.block >= len(w.plans[a.call][a.rank]) {
+		return nil
+	}
+	return w.plans[a.call][a.rank][a.block]
 }
 
 // world is one run's state.
@@ -74,6 +95,7 @@ type world struct {
 	mem    *memory
 	rng    *rand.Rand
 	agents []*agent
+	plans  [][][][]devsync.Step // [call][rank][block]
 	res    *Result
 	seen   []int // per rank: the calls the host has seen end
 }
@@ -139,6 +161,7 @@ func (w *world) settle(a *agent) {
 	}
 	if a.pc == len(a.steps) && len(a.buf) == 0 {
 		a.call, a.pc = a.call+1, 0
+		a.steps = w.stepsOf(a)
 	}
 	if a.call == w.cfg.Calls || (a.rank == w.cfg.Dead && a.call >= w.cfg.DeadAtCall && a.pc == 0) {
 		a.stopped = true
@@ -220,10 +243,10 @@ func (w *world) apply(s store) {
 // the host reads its output then (Result.Seen).
 func (w *world) observe(rank int) {
 	for c := w.seen[rank]; c < w.cfg.Calls; c++ {
-		if !devsync.Ended(func(b int) uint64 { return w.mem.done[rank][b] }, w.cfg.Shape.Blocks, w.epoch(c)) {
+		if !devsync.Ended(func(b int) uint64 { return w.mem.done[rank][b] }, w.cfg.shape(c).Blocks, w.epoch(c)) {
 			return
 		}
-		w.res.Seen[c][rank] = append([]byte(nil), w.res.Outputs[c][rank]...)
+		w.res.Seen[c][rank] = append([]byte{}, w.res.Outputs[c][rank]...) // not nil for an empty output: nil is "never seen"
 		w.seen[rank] = c + 1
 	}
 }

@@ -71,7 +71,7 @@ func (w *world) poll(a *agent, st devsync.Step) (bool, error) {
 // move loads the sources (in the order given, or the mutation's), combines
 // them and stores the result into every destination.
 func (w *world) move(a *agent, st devsync.Step) {
-	es := w.cfg.Shape.ElemSize
+	es := w.cfg.shape(a.call).ElemSize
 	srcs := st.Srcs
 	if w.cfg.Mutation == OwnRankFirst && len(srcs) > 1 {
 		srcs = append(append([]devsync.Region(nil), srcs[a.rank:]...), srcs[:a.rank]...)
@@ -97,7 +97,7 @@ func (w *world) move(a *agent, st devsync.Step) {
 // visible bytes overlaid by a's own buffered stores. Slot bytes not
 // stored by a's call are recorded as stale reads.
 func (w *world) load(a *agent, r devsync.Region) []byte {
-	es := w.cfg.Shape.ElemSize
+	es := w.cfg.shape(a.call).ElemSize
 	off, n := r.Off*es, r.Len*es
 	switch r.Space {
 	case devsync.Input:
