@@ -17,6 +17,14 @@ import (
 
 func init() { subcommands = append(subcommands, newBenchCmd) }
 
+// maxLocalRanks bounds --np where this launcher starts every rank itself:
+// each is a process of this binary with its own UCX workers, and the
+// emulated topology is checked before any starts, a full NVLink mesh per
+// node that grows with the square of its GPUs (thousands of ranks in one
+// node took minutes and then all the memory). Under mpirun the ranks
+// come from the job and this bound does not apply.
+const maxLocalRanks = 256
+
 type benchFlags struct {
 	alg      string
 	np       int
@@ -137,6 +145,9 @@ func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	}
 	if err := resolveNetns(cmd, f); err != nil {
 		return err
+	}
+	if f.np > maxLocalRanks {
+		return fmt.Errorf("--np %d: at most %d processes on this machine (across hosts, start the ranks with mpirun)", f.np, maxLocalRanks)
 	}
 	job, err := prepareBench(f, collName, f.np)
 	if err != nil {

@@ -57,6 +57,10 @@ func TestBenchBadInput(t *testing.T) {
 		{[]string{"bench", "allgather", "--np", "3", "--topo", "clusterB"}, "--np 3 does not match topology clusterB with 4 GPUs"},
 		{[]string{"bench", "allgather", "--np", "5", "--nodes", "2"}, "does not split into --nodes 2"},
 		{[]string{"bench", "allgather"}, "--np is required"},
+		// Refused before anything is built: an emulated node of 100000
+		// GPUs alone would take the machine's memory.
+		{[]string{"bench", "allgather", "--np", "100000", "--bytes", "1Q"}, "--np 100000: at most 256"},
+		{[]string{"bench", "allgather", "--np", "100000", "--nodes", "1000"}, "--np 100000: at most 256"},
 		{[]string{"bench", "allgather", "--np", "2", "--bytes", "1Q"}, "--bytes"},
 		{[]string{"bench", "allreduce", "--np", "2", "--dtype", "float32", "--op", "band"}, "not defined"},
 		{[]string{"bench", "allgather", "--np", "2", "--json", "--csv"}, "exclude"},
