@@ -102,7 +102,7 @@ bytes only); --timeout defaults to 5m there (the rails are slow).`,
 	fl.IntVar(&f.np, "np", 0, "number of processes (ranks)")
 	fl.StringVar(&f.topo, "topo", "", "topology preset or goring.topo/v1 file (default: emulated nodes of np/nodes GPUs)")
 	fl.IntVar(&f.nodes, "nodes", 0, "number of (emulated) nodes")
-	fl.StringVar(&f.bytes, "bytes", "1:1MiB", "message size, OSU-style range a:b (doubling), or a comma list of either")
+	fl.StringVar(&f.bytes, "bytes", "", "message size, OSU-style range a:b (doubling), or a comma list of either (default: 1:1MiB; a reduction from one element, 4:1MiB for float32)")
 	fl.IntVar(&f.iters, "iters", 0, "timed iterations per size (default: as OMB, 1000 up to 8 KiB, 100 above)")
 	fl.IntVar(&f.warmup, "warmup", -1, "warm-up iterations per size (default: as OMB, 200 up to 8 KiB, 10 above)")
 	fl.BoolVar(&f.validate, "validate", false, "check buffer contents after every iteration (OMB --validation)")

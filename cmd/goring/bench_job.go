@@ -138,13 +138,18 @@ func benchReduction(c coll.Collective, dtypeName, opName string) (coll.Dtype, co
 }
 
 // benchSizes parses --bytes; every size must be whole elements of dtype
-// (bytes when the collective does not reduce).
+// (bytes when the collective does not reduce). Without --bytes the sizes
+// run from one element to 1 MiB, as OMB's: a fixed 1 byte start would
+// refuse every reduction's default.
 func benchSizes(spec string, dtype coll.Dtype) ([]int64, error) {
+	elem := int64(max(dtype.Size(), 1))
+	if spec == "" {
+		spec = fmt.Sprintf("%d:1MiB", elem)
+	}
 	sizes, err := units.ParseRange(spec)
 	if err != nil {
 		return nil, fmt.Errorf("--bytes: %w", err)
 	}
-	elem := int64(max(dtype.Size(), 1))
 	for _, s := range sizes {
 		if s%elem != 0 {
 			return nil, fmt.Errorf("--bytes: %d is not a multiple of the %d-byte %s", s, elem, dtype)

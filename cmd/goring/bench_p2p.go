@@ -9,10 +9,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/measure"
 	"github.com/goring-hpc/goring/ucx"
-	"github.com/goring-hpc/goring/units"
 )
 
 // goring bench p2p: one GPU-to-GPU transfer between two processes, like
@@ -52,8 +52,8 @@ func runP2P(cmd *cobra.Command, f *benchFlags) error {
 	if f.np != 2 {
 		return fmt.Errorf("bench p2p runs 2 processes, not --np %d", f.np)
 	}
-	if _, err := units.ParseRange(f.bytes); err != nil {
-		return fmt.Errorf("--bytes: %w", err)
+	if _, err := benchSizes(f.bytes, coll.DtypeInvalid); err != nil {
+		return err
 	}
 	if err := checkBenchMem(f); err != nil {
 		return err
@@ -76,7 +76,7 @@ func p2pRank(cmd *cobra.Command, f *benchFlags) error {
 	if ctx == nil {
 		ctx = context.Background()
 	}
-	sizes, err := units.ParseRange(f.bytes)
+	sizes, err := benchSizes(f.bytes, coll.DtypeInvalid)
 	if err != nil {
 		return err
 	}

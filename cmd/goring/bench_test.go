@@ -86,6 +86,19 @@ func TestBenchBadInput(t *testing.T) {
 	}
 }
 
+// Without --bytes a reduction starts at one element, as OMB's reduction
+// benchmarks do: the default sizes pass, so the job stops at the next
+// check (the unknown algorithm), for every element size.
+func TestBenchDefaultBytesFitTheElement(t *testing.T) {
+	for _, c := range []string{"allreduce", "reduce_scatter"} {
+		for _, dt := range []string{"int8", "bfloat16", "float32", "float64"} {
+			_, stderr, code := runCLI(t, "bench", c, "--np", "2", "--dtype", dt, "--alg", "nope")
+			assert.Equal(t, 1, code, "%s %s", c, dt)
+			assert.Contains(t, stderr, "unknown "+c+" algorithm", "%s %s", c, dt)
+		}
+	}
+}
+
 // --mem cuda without a driver: one line naming the cause, exit 3 (as
 // topo detect), nothing on stdout, no rank started.
 func TestBenchMemCUDAWithoutDriver(t *testing.T) {
