@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 
 	"github.com/goring-hpc/goring/coll"
@@ -84,7 +85,9 @@ func ParseCounts(data []byte, n int) ([][]int64, error) {
 	if err := dec.Decode(&m); err != nil {
 		return nil, fmt.Errorf("counts JSON: %w", err)
 	}
-	if dec.More() {
+	// More() is false before a closing bracket, so a stray '}' or ']'
+	// would pass it: only the end of the input ends the document.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("counts JSON: trailing data after the matrix")
 	}
 	if err := coll.CheckMatrix(m, n, 0); err != nil {

@@ -109,7 +109,9 @@ func Parse(data []byte) (*Calibration, error) {
 	if err := dec.Decode(&c); err != nil {
 		return nil, fmt.Errorf("calibration JSON: %w", err)
 	}
-	if dec.More() {
+	// More() is false before a closing bracket, so a stray '}' or ']'
+	// would pass it: only the end of the input ends the document.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("calibration JSON: trailing data after the document")
 	}
 	if err := c.Validate(); err != nil {

@@ -3,6 +3,7 @@ package topo
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 )
@@ -38,7 +39,9 @@ func Parse(data []byte) (*Topology, error) {
 	if err := dec.Decode(&t); err != nil {
 		return nil, fmt.Errorf("topology JSON: %w", err)
 	}
-	if dec.More() {
+	// More() is false before a closing bracket, so a stray '}' or ']'
+	// would pass it: only the end of the input ends the document.
+	if _, err := dec.Token(); err != io.EOF {
 		return nil, fmt.Errorf("topology JSON: trailing data after the document")
 	}
 	if t.Schema != Schema {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"slices"
 	"sort"
 	"strings"
@@ -67,6 +68,11 @@ func ParseClaims(data []byte) (*ClaimsFile, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&f); err != nil {
 		return nil, fmt.Errorf("not a %s document: %w", ClaimsFormat, err)
+	}
+	// One document and nothing after it: the team layer reads this file
+	// too, and must not take the first of two run together.
+	if _, err := dec.Token(); err != io.EOF {
+		return nil, fmt.Errorf("not a %s document: trailing data after it", ClaimsFormat)
 	}
 	if err := f.Check(); err != nil {
 		return nil, err
