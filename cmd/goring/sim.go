@@ -121,9 +121,14 @@ func printSimTable(w io.Writer, doc *sweep.Doc, auto, lanesAuto bool) {
 		fmt.Fprintf(w, "# lanes: one host worker per lane at %g GB/s, %d cores per node (0: unlimited)\n", doc.WorkerGBps, doc.NodeCores)
 	}
 	rankAvg := slices.ContainsFunc(doc.Results, func(r sweep.Row) bool { return r.PredictedAvgUS != nil })
+	// A latency column is as wide as its label where that is longer than
+	// the 20 its numbers take ("recursive_doubling/L2(us)"), so that rows
+	// stay under their header.
+	width := make([]int, len(algs))
 	fmt.Fprintf(w, "%-12s", "# Size")
-	for _, a := range algs {
-		fmt.Fprintf(w, " %20s %12s", a+"(us)", "busbw(GB/s)")
+	for i, a := range algs {
+		width[i] = max(20, len(a)+len("(us)"))
+		fmt.Fprintf(w, " %*s %12s", width[i], a+"(us)", "busbw(GB/s)")
 		if rankAvg {
 			fmt.Fprintf(w, " %14s", "avg(us)")
 		}
@@ -145,10 +150,10 @@ func printSimTable(w io.Writer, doc *sweep.Doc, auto, lanesAuto bool) {
 	for _, n := range sizes {
 		fmt.Fprintf(w, "%-12d", n)
 		chosen := ""
-		for _, a := range algs {
+		for i, a := range algs {
 			r := byKey[fmt.Sprint(a, "@", n)]
 			if r.PredictedUS == nil {
-				fmt.Fprintf(w, " %20s %12s", "-", "-")
+				fmt.Fprintf(w, " %*s %12s", width[i], "-", "-")
 				if rankAvg {
 					fmt.Fprintf(w, " %14s", "-")
 				}
@@ -161,7 +166,7 @@ func printSimTable(w io.Writer, doc *sweep.Doc, auto, lanesAuto bool) {
 			if r.BusBWGBps != nil {
 				bw = *r.BusBWGBps
 			}
-			fmt.Fprintf(w, " %20.2f %12.2f", *r.PredictedUS, bw)
+			fmt.Fprintf(w, " %*.2f %12.2f", width[i], *r.PredictedUS, bw)
 			if rankAvg {
 				fmt.Fprintf(w, " %14.2f", *r.PredictedAvgUS)
 			}

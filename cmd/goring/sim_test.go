@@ -85,6 +85,31 @@ func TestSimTableAndAuto(t *testing.T) {
 	}
 }
 
+// The table's columns line up, OSU-style, whatever the algorithms'
+// names: the header and every row end at the same column, so each column
+// is as wide as its longest label ("recursive_doubling(us)", or
+// "recursive_doubling/L2(us)" with --lanes) or its numbers.
+func TestSimTableAligned(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--lanes", "1,2"}, {"--rank-avg"}} {
+		args := append([]string{"sim", "allgather", "--alg", "all", "--topo", "clusterB", "--nodes", "2", "--bytes", "4,4MiB", "--no-progress"}, extra...)
+		out, stderr, code := runCLI(t, args...)
+		require.Equal(t, 0, code, stderr)
+		var header string
+		rows := 0
+		for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+			switch {
+			case strings.HasPrefix(l, "# Size"):
+				header = l
+			case header != "" && !strings.HasPrefix(l, "#"):
+				rows++
+				assert.Len(t, l, len(header), "%v: row %q under\n%q", extra, l, header)
+			}
+		}
+		assert.Contains(t, header, "recursive_doubling", "%v", extra)
+		assert.Equal(t, 2, rows, "%v", extra)
+	}
+}
+
 func TestSimPNG(t *testing.T) {
 	dir := t.TempDir()
 	for i, args := range [][]string{
