@@ -137,11 +137,13 @@ func writeGantt(out io.Writer, j *sweep.Job, png string) error {
 }
 
 // simRunner is the job's runner, with a progress bar on stderr for long
-// jobs (nil bar: none); the caller finishes the bar.
+// jobs (nil bar: none); the caller finishes the bar. The bar redraws in
+// place with carriage returns, so it is drawn only on a terminal: in a
+// log or a pipe it would be a line of debris before the table.
 func simRunner(j *sweep.Job, stderr io.Writer, f *simFlags) (*sweep.Runner, *progressbar.ProgressBar) {
 	s := j.NewRunner()
 	runs := j.Runs(f.alg == "auto")
-	if f.noProgress || len(j.Algs)*len(j.Sizes) <= 1 {
+	if f.noProgress || len(j.Algs)*len(j.Sizes) <= 1 || !isTerminal(stderr) {
 		return s, nil
 	}
 	bar := progressbar.NewOptions(runs, progressbar.OptionSetWriter(stderr),

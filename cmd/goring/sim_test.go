@@ -110,6 +110,17 @@ func TestSimTableAligned(t *testing.T) {
 	}
 }
 
+// The progress bar is for a terminal: where stderr is a file or a pipe
+// (a log, a test) it stays empty, as bench's progress line does.
+func TestSimNoProgressOffTerminal(t *testing.T) {
+	for _, alg := range []string{"all", "auto"} {
+		out, stderr, code := runCLI(t, "sim", "allgather", "--alg", alg, "--topo", "clusterB", "--nodes", "2", "--bytes", "4:4MiB")
+		require.Equal(t, 0, code, stderr)
+		assert.Empty(t, stderr, "--alg %s", alg)
+		assert.Contains(t, out, "# Size")
+	}
+}
+
 func TestSimPNG(t *testing.T) {
 	dir := t.TempDir()
 	for i, args := range [][]string{
