@@ -153,6 +153,9 @@ func runBench(cmd *cobra.Command, f *benchFlags, collName string) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutFile("--png", f.png); err != nil {
+		return err
+	}
 	if err := checkBenchMem(f); err != nil {
 		return err
 	}

@@ -3,8 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -38,12 +36,11 @@ func runP2P(cmd *cobra.Command, f *benchFlags) error {
 	if f.calibration != "" {
 		return fmt.Errorf("--calibration is for collectives: bench p2p fits the paths it measures in the same run")
 	}
-	if f.calibrationOut != "" {
-		if dir := filepath.Dir(f.calibrationOut); dir != "" {
-			if st, err := os.Stat(dir); err != nil || !st.IsDir() {
-				return fmt.Errorf("--calibration-out %s: no folder %s to write it in", f.calibrationOut, dir)
-			}
-		}
+	if err := checkOutFile("--calibration-out", f.calibrationOut); err != nil {
+		return err
+	}
+	if err := checkOutFile("--png", f.png); err != nil {
+		return err
 	}
 	if f.np == 0 {
 		f.np = 2

@@ -126,6 +126,9 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if launch.IsRank() {
 		return calibrateRank(cmd, f, sizes)
 	}
+	if err := checkOutFile("--out", f.out); err != nil {
+		return err
+	}
 	if err := ucx.Load(); err != nil {
 		return fmt.Errorf("cannot load UCX: %w", err)
 	}

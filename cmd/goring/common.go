@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/goring-hpc/goring/calib"
@@ -54,4 +55,22 @@ func looksLikeFile(s string) bool {
 	}
 	_, err := os.Stat(s)
 	return err == nil
+}
+
+// checkOutFile refuses, before any measurement starts, an output file
+// that could not be written at the end: a missing folder, or a folder
+// where the file would be. Runs of minutes (bench, calibrate, tune ucc)
+// otherwise found out only after their last size, and lost it.
+func checkOutFile(flag, path string) error {
+	if path == "" {
+		return nil
+	}
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return fmt.Errorf("%s %s: a folder, not a file", flag, path)
+	}
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("%s %s: no folder %s to write it in", flag, path, dir)
+	}
+	return nil
 }

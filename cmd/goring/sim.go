@@ -86,6 +86,9 @@ func runSim(cmd *cobra.Command, collName string, f *simFlags) error {
 	if err != nil {
 		return err
 	}
+	if err := checkOutFile("--png", f.png); err != nil {
+		return err
+	}
 	if f.gantt {
 		return writeGantt(cmd.OutOrStdout(), j, f.png)
 	}

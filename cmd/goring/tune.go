@@ -132,6 +132,9 @@ func runTuneUCC(ctx context.Context, w, progress io.Writer, f tuneUCCFlags, comm
 	case strings.TrimSpace(f.launcher) == "":
 		return fmt.Errorf("--launcher: the command that starts the ranks")
 	}
+	if err := checkOutFile("--out", f.out); err != nil {
+		return err
+	}
 	lo, err := units.ParseBytes(f.min)
 	if err != nil {
 		return fmt.Errorf("--min: %w", err)
