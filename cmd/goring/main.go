@@ -30,7 +30,31 @@ func newRootCmd() *cobra.Command {
 	for _, mk := range subcommands {
 		root.AddCommand(mk())
 	}
+	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return withExit(exitUsage, err) })
+	usageArgs(root)
 	return root
+}
+
+// exitUsage is the exit status of a command line that does not parse, as
+// getopt's and Go's flag package's: a script tells it from a run that
+// failed (1). A flag value that parses but is refused is a failed run.
+const exitUsage = 2
+
+// usageArgs makes every command's argument check (an unknown subcommand,
+// a wrong number of arguments) exit with exitUsage; cobra reports those
+// apart from its flag errors.
+func usageArgs(c *cobra.Command) {
+	if check := c.Args; check != nil {
+		c.Args = func(cmd *cobra.Command, args []string) error {
+			if err := check(cmd, args); err != nil {
+				return withExit(exitUsage, err)
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageArgs(sub)
+	}
 }
 
 // exitError carries a specific exit status up to main (for example 3 for
