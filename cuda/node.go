@@ -89,6 +89,10 @@ type NodeCall struct {
 	// zeroed before the team's first call.
 	Scratch []DevicePtr
 	Rank    int
+	// In and Out may start at any byte: a rank whose buffers are not
+	// aligned to the element must run the call like its peers
+	// (team/aligned.go), and the kernels read and write such elements
+	// byte by byte.
 	In, Out DevicePtr
 	// Count is devsync.Shape.Count: elements of Dtype (Allgather and
 	// Bcast: bytes).
@@ -176,9 +180,6 @@ func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
 		f, size = fns[c.Dtype][c.Op], c.Dtype.Size()
 	} else if !ok {
 		return fmt.Errorf("cuda: no node kernel for %v", c.Alg)
-	}
-	if uintptr(c.In)%uintptr(size) != 0 || uintptr(c.Out)%uintptr(size) != 0 {
-		return fmt.Errorf("cuda: node %v: buffers %#x and %#x are not aligned to %d bytes", c.Alg, c.In, c.Out, size)
 	}
 	// The kernel stores into every rank's slot by the plan's layout: a
 	// slot too small would be overrun, not refused, on the device.

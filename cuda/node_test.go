@@ -22,8 +22,8 @@ const nodeBig = 1000003
 
 // The node kernels give, on every rank, the host's fold of the inputs in
 // rank order, bit for bit: every algorithm, dtype and op, teams of 2 GPUs
-// up to all of them, 1 element to ~1 MB, aligned and misaligned buffers,
-// several grids, each call also in UCC's in-place layout; every call with
+// up to all of them, 1 element to ~1 MB, aligned and misaligned buffers
+// (off 16 bytes, and off the element's own alignment), several grids, each call also in UCC's in-place layout; every call with
 // the next epoch on the same scratch regions, no reset between calls.
 func TestNodeCollectivesMatchHost(t *testing.T) {
 	devs := nodeGPUs(t)
@@ -59,6 +59,16 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 						c.inPlace = true
 						checkNodeCall(t, tm, rng, c)
 						cases++
+						if i == 2 && alg.Reduces() && esz > 1 {
+							// Buffers off their elements' alignment (a
+							// caller's may start at any byte: team/aligned.go),
+							// in both layouts.
+							c.inOff, c.outOff, c.inPlace = 1, esz+1, false
+							checkNodeCall(t, tm, rng, c)
+							c.inPlace = true
+							checkNodeCall(t, tm, rng, c)
+							cases += 2
+						}
 					}
 				}
 			}

@@ -47,26 +47,7 @@ func nodeBcastChild(t *Team, ctx *Context, rank, size int, dir string) error {
 		}
 		return b
 	}
-	run := func(a Args, what string) (string, error) {
-		c, err := NewColl(t, a)
-		if err != nil {
-			return "", fmt.Errorf("%s: %w", what, err)
-		}
-		defer c.Finalize()
-		if err := c.Post(); err != nil {
-			return "", fmt.Errorf("%s: %w", what, err)
-		}
-		for {
-			done, err := c.Test()
-			if err != nil {
-				return "", fmt.Errorf("%s: %w", what, err)
-			}
-			if done {
-				return c.Runner(), nil
-			}
-			time.Sleep(20 * time.Microsecond)
-		}
-	}
+	run := func(a Args, what string) (string, error) { return runNodeColl(t, a, what) }
 	onNode := 0
 	k := 0
 	for _, bytes := range []int{1, 1001, 1<<20 + 3, 8 << 20, nodeBcastBig} {
@@ -112,4 +93,27 @@ func nodeBcastChild(t *Team, ctx *Context, rank, size int, dir string) error {
 		return err
 	}
 	return ctx.Close()
+}
+
+// runNodeColl makes, posts and tests one call of a node test's rank to
+// its end, and says which runner ran it.
+func runNodeColl(t *Team, a Args, what string) (string, error) {
+	c, err := NewColl(t, a)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	defer c.Finalize()
+	if err := c.Post(); err != nil {
+		return "", fmt.Errorf("%s: %w", what, err)
+	}
+	for {
+		done, err := c.Test()
+		if err != nil {
+			return "", fmt.Errorf("%s: %w", what, err)
+		}
+		if done {
+			return c.Runner(), nil
+		}
+		time.Sleep(20 * time.Microsecond)
+	}
 }

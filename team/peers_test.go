@@ -49,13 +49,18 @@ func TestMain(m *testing.M) {
 // "node-ok", "node-die" and "node-late:D" (a GPU each, node kernels:
 // nodeFaultChild), "node-stream" (node calls on the caller's stream:
 // nodeStreamChild), "node-bcast" (bcasts on the node kernels:
-// nodeBcastChild).
+// nodeBcastChild), "node-misaligned" (reductions with one rank's buffers
+// off their elements' alignment: nodeMisalignedChild).
 func runChild(spec string) error {
 	f := strings.SplitN(spec, ",", 4)
 	rank, _ := strconv.Atoi(f[0])
 	size, _ := strconv.Atoi(f[1])
 	dir, mode := f[2], f[3]
-	ctx, err := NewContext("", testTable{})
+	opts := ""
+	if mode == "node-misaligned" {
+		opts = "node_max=4M" // slots of 4 MiB: its largest allreduce runs in pieces
+	}
+	ctx, err := NewContext(opts, testTable{})
 	if err != nil {
 		return err
 	}
@@ -78,6 +83,9 @@ func runChild(spec string) error {
 	}
 	if mode == "node-bcast" {
 		return nodeBcastChild(t, ctx, rank, size, dir)
+	}
+	if mode == "node-misaligned" {
+		return nodeMisalignedChild(t, ctx, rank, size, dir)
 	}
 	if strings.HasPrefix(mode, "node-") {
 		return nodeFaultChild(t, ctx, rank, size, dir, mode)

@@ -34,7 +34,8 @@
 // Reductions read every rank's element, rank 0 first, and fold them in
 // that order: every rank gets the same bits, those of the host's left
 // fold (package exec/reduce). Loads are 16-byte vectors when every
-// address involved is 16-byte aligned, one element at a time otherwise.
+// address involved is 16-byte aligned, one element at a time otherwise
+// (byte by byte where a caller's buffer is not aligned to its element).
 #include <stdint.h>
 
 #include "ops.cuh"
@@ -334,6 +335,31 @@ __device__ __forceinline__ void fold_vec(const u64 *src, unsigned nr, u64 nvec, 
     });
 }
 
+// load_elem, store_elem: element j of the array at base, as one T access
+// (whole: base is aligned to T) or byte by byte.
+template <typename T> __device__ __forceinline__ T load_elem(u64 base, u64 j, bool whole)
+{
+    if (whole) return reinterpret_cast<const T *>(base)[j];
+    T                    v;
+    const unsigned char *s = reinterpret_cast<const unsigned char *>(base) + j * sizeof(T);
+    unsigned char       *d = reinterpret_cast<unsigned char *>(&v);
+#pragma unroll
+    for (unsigned k = 0; k < sizeof(T); k++) d[k] = s[k];
+    return v;
+}
+
+template <typename T> __device__ __forceinline__ void store_elem(u64 base, u64 j, T v, bool whole)
+{
+    if (whole) {
+        reinterpret_cast<T *>(base)[j] = v;
+        return;
+    }
+    unsigned char       *d = reinterpret_cast<unsigned char *>(base) + j * sizeof(T);
+    const unsigned char *s = reinterpret_cast<const unsigned char *>(&v);
+#pragma unroll
+    for (unsigned k = 0; k < sizeof(T); k++) d[k] = s[k];
+}
+
 // fold_sources: for n elements at each of src[0..nr), acc = ((s0 op s1)
 // op s2) ... in that order (src[q] is rank q's operand: the rank order),
 // stored at dst0 and (if not 0) dst1. Every rank gets the same bits: the
@@ -356,11 +382,16 @@ __device__ __forceinline__ void fold_sources(const u64 *src, unsigned nr, u64 n,
             fold_vec<T, Op, GORING_NODE_MAX_RANKS, GORING_NODE_INFLIGHT / GORING_NODE_MAX_RANKS>(src, nr, n / per, dst0, dst1);
         i = n / per * per;
     }
+    // A caller's buffer may start at any byte (team/aligned.go: a rank
+    // cannot refuse such a call alone, its peers would wait for ever), and
+    // a T access off its alignment faults: elements of such a call are
+    // read and written byte by byte. Slots are always aligned.
+    const bool whole = bits % sizeof(T) == 0;
     for (u64 j = i + threadIdx.x; j < n; j += blockDim.x) {
-        T acc = reinterpret_cast<const T *>(src[0])[j];
-        for (unsigned q = 1; q < nr; q++) acc = op(acc, reinterpret_cast<const T *>(src[q])[j]);
-        reinterpret_cast<T *>(dst0)[j] = acc;
-        if (dst1 != 0) reinterpret_cast<T *>(dst1)[j] = acc;
+        T acc = load_elem<T>(src[0], j, whole);
+        for (unsigned q = 1; q < nr; q++) acc = op(acc, load_elem<T>(src[q], j, whole));
+        store_elem<T>(dst0, j, acc, whole);
+        if (dst1 != 0) store_elem<T>(dst1, j, acc, whole);
     }
 }
 
@@ -484,7 +515,7 @@ __device__ __forceinline__ void allgather(const node_args &a)
     u64 dst[GORING_NODE_MAX_RANKS];
     for (unsigned q = 0; q < a.nranks; q++) dst[q] = slot(a, q) + a.rank * a.count + off;
     copy_to(dst, a.nranks, a.in + off, n);
-    signal(a, 0);
+    signal_stored(a, 0); // stored into the peers' slots, as the ordering rule above says
     if (!wait(a, 0)) return;
     for (unsigned q = 0; q < a.nranks; q++) {
         u64 o = q * a.count + off;
