@@ -158,12 +158,25 @@ static ucc_status_t args_of(ucc_base_lib_t *lib, const ucc_coll_args_t *a, ucc_r
     case UCC_COLL_TYPE_ALLREDUCE:
         g->coll  = GORING_COLL_ALLREDUCE;
         g->count = dst->count;
+        /* goring reads dst count elements of src: a shorter src would be
+         * read past its end (every rank has the same counts). */
+        if (!in_place && src->count < dst->count) {
+            tl_error(lib, "allreduce: src count %llu is below dst count %llu", (unsigned long long)src->count,
+                     (unsigned long long)dst->count);
+            return UCC_ERR_INVALID_PARAM;
+        }
         break;
     case UCC_COLL_TYPE_REDUCE_SCATTER:
         g->coll  = GORING_COLL_REDUCE_SCATTER;
         g->count = in_place ? dst->count / size : dst->count;
         if (in_place && dst->count % size != 0) {
             return UCC_ERR_NOT_SUPPORTED;
+        }
+        /* src holds size blocks of dst count: goring reads them all. */
+        if (!in_place && src->count / size < dst->count) {
+            tl_error(lib, "reduce_scatter: src count %llu is below %u blocks of dst count %llu",
+                     (unsigned long long)src->count, (unsigned)size, (unsigned long long)dst->count);
+            return UCC_ERR_INVALID_PARAM;
         }
         break;
     case UCC_COLL_TYPE_ALLTOALL:

@@ -7,7 +7,10 @@
  *   in-place allgather whose dst count is not team size blocks (tl/goring
  *   used to drop dst's tail, unwritten, and complete);
  *   allgather whose dst count is below size * src count (tl/goring used to
- *   write size * src count elements into it).
+ *   write size * src count elements into it);
+ *   allreduce whose src count is below its dst count, and reduce_scatter
+ *   whose src count is below size * dst count (tl/goring would read past
+ *   src's end).
  *
  * Prints "args: ok" on rank 0 where every case ended as it should.
  */
@@ -41,17 +44,19 @@ static ucc_status_t oob_free(void *req)
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "args: rank %d: ", rank); \
     fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); bad++; } } while (0)
 
-/* allgather inits an allgather of int32 (src count sc, dst count dc) and,
- * where init succeeds, runs it; it returns init's status. */
-static ucc_status_t allgather(ucc_context_h ctx, ucc_team_h team, int in_place, int32_t *src,
-                              size_t sc, int32_t *dst, size_t dc)
+/* call inits a collective of int32 (src count sc, dst count dc; the
+ * reductions sum) and, where init succeeds, runs it; it returns init's
+ * status. */
+static ucc_status_t call(ucc_context_h ctx, ucc_team_h team, ucc_coll_type_t coll, int in_place,
+                         int32_t *src, size_t sc, int32_t *dst, size_t dc)
 {
     ucc_coll_args_t a;
     ucc_coll_req_h  req;
     ucc_status_t    st;
 
     memset(&a, 0, sizeof(a));
-    a.coll_type         = UCC_COLL_TYPE_ALLGATHER;
+    a.coll_type         = coll;
+    a.op                = UCC_OP_SUM;
     a.src.info.buffer   = src;
     a.src.info.count    = sc;
     a.src.info.datatype = UCC_DT_INT32;
@@ -140,19 +145,38 @@ int main(int argc, char **argv)
     /* A good in-place allgather first, then the bad calls. */
     for (size_t i = 0; i < k * size + 1; i++) dst[i] = -1;
     for (size_t i = 0; i < k; i++) dst[rank * k + i] = rank * 100 + (int)i;
-    st = allgather(ctx, team, 1, NULL, 0, dst, k * size);
+    st = call(ctx, team, UCC_COLL_TYPE_ALLGATHER, 1, NULL, 0, dst, k * size);
     CHECK(st == UCC_OK, "in-place allgather of %zu per rank: init status %d", k, st);
     for (int q = 0; q < size; q++)
         for (size_t i = 0; i < k; i++)
             CHECK(dst[q * k + i] == q * 100 + (int)i, "in-place allgather: dst[%zu] = %d", q * k + i, dst[q * k + i]);
 
-    st = allgather(ctx, team, 1, NULL, 0, dst, k * size + 1);
+    st = call(ctx, team, UCC_COLL_TYPE_ALLGATHER, 1, NULL, 0, dst, k * size + 1);
     CHECK(st == UCC_ERR_INVALID_PARAM, "in-place allgather, dst count %zu on %d ranks: init status %d, want %d",
           k * size + 1, size, st, UCC_ERR_INVALID_PARAM);
     for (size_t i = 0; i < k; i++) src[i] = rank;
-    st = allgather(ctx, team, 0, src, k, dst, k * size - 1);
+    st = call(ctx, team, UCC_COLL_TYPE_ALLGATHER, 0, src, k, dst, k * size - 1);
     CHECK(st == UCC_ERR_INVALID_PARAM, "allgather of %zu, dst count %zu on %d ranks: init status %d, want %d",
           k, k * size - 1, size, st, UCC_ERR_INVALID_PARAM);
+
+    /* The reductions: a good one of each, then src counts too short. */
+    int32_t *whole = malloc(k * size * sizeof(int32_t));
+    for (size_t i = 0; i < k * size; i++) whole[i] = rank + (int)i;
+    st = call(ctx, team, UCC_COLL_TYPE_ALLREDUCE, 0, whole, k, dst, k);
+    CHECK(st == UCC_OK, "allreduce of %zu: init status %d", k, st);
+    for (size_t i = 0; i < k; i++)
+        CHECK(dst[i] == size * (size - 1) / 2 + size * (int)i, "allreduce: dst[%zu] = %d", i, dst[i]);
+    st = call(ctx, team, UCC_COLL_TYPE_REDUCE_SCATTER, 0, whole, k * size, dst, k);
+    CHECK(st == UCC_OK, "reduce_scatter of %zu per rank: init status %d", k, st);
+    for (size_t i = 0; i < k; i++)
+        CHECK(dst[i] == size * (size - 1) / 2 + size * (int)(rank * k + i), "reduce_scatter: dst[%zu] = %d", i, dst[i]);
+    st = call(ctx, team, UCC_COLL_TYPE_ALLREDUCE, 0, whole, k - 1, dst, k);
+    CHECK(st == UCC_ERR_INVALID_PARAM, "allreduce, src count %zu, dst count %zu: init status %d, want %d", k - 1, k,
+          st, UCC_ERR_INVALID_PARAM);
+    st = call(ctx, team, UCC_COLL_TYPE_REDUCE_SCATTER, 0, whole, k * size - 1, dst, k);
+    CHECK(st == UCC_ERR_INVALID_PARAM, "reduce_scatter, src count %zu, dst count %zu on %d ranks: init status %d, want %d",
+          k * size - 1, k, size, st, UCC_ERR_INVALID_PARAM);
+    free(whole);
 
     MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("args: %s\n", all_bad == 0 ? "ok" : "FAILED");
