@@ -198,12 +198,16 @@ if [ "$MODE" = peers ]; then
       { echo "FAIL goring bench $c --alg auto"; tail -5 "$LOGS/goring_$c.err"; fail=1; }
   done
   n=()
-  python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --bytes "$SIZES" --json >"$OUT/nccl.json" 2>"$LOGS/nccl.err" &&
-    n+=(--nccl "$OUT/nccl.json") || { echo "nccl_bench failed:"; tail -5 "$LOGS/nccl.err"; }
-  # PyTorch's symmetric-memory two-shot allreduce, the load/store peer.
-  python3 "$ROOT/scripts/nccl_bench.py" --how two_shot --colls allreduce --np "$NP" --bytes "$SIZES" --json \
-    >"$OUT/two_shot.json" 2>"$LOGS/two_shot.err" && n+=(--nccl "$OUT/two_shot.json") ||
-    { echo "nccl_bench --how two_shot failed:"; tail -5 "$LOGS/two_shot.err"; }
+  if [ "$GPUS" -ge 2 ]; then
+    python3 "$ROOT/scripts/nccl_bench.py" --np "$NP" --bytes "$SIZES" --json >"$OUT/nccl.json" 2>"$LOGS/nccl.err" &&
+      n+=(--nccl "$OUT/nccl.json") || { echo "nccl_bench failed:"; tail -5 "$LOGS/nccl.err"; }
+    # PyTorch's symmetric-memory two-shot allreduce, the load/store peer.
+    python3 "$ROOT/scripts/nccl_bench.py" --how two_shot --colls allreduce --np "$NP" --bytes "$SIZES" --json \
+      >"$OUT/two_shot.json" 2>"$LOGS/two_shot.err" && n+=(--nccl "$OUT/two_shot.json") ||
+      { echo "nccl_bench --how two_shot failed:"; tail -5 "$LOGS/two_shot.err"; }
+  else
+    echo "NCCL and PyTorch's two-shot allreduce need a GPU per process: left out on one GPU"
+  fi
   OUT="$OUT/ucc" CHECK=${CHECK:-0} BASELINE_COLLS="allgather allreduce reduce_scatter" GORING_COLLS="allgather allreduce reduce_scatter" \
     bash ./device_ucc.sh "$NP" 2>&1 | tail -60
   u=()
