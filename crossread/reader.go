@@ -55,13 +55,17 @@ func (x *CrossReader) Run(jobs []direct.Job, threads int, d coll.Dtype, o coll.O
 	x.jobs, x.srcs = x.jobs[:0], x.srcs[:0]
 	nsrc := 0
 	for _, j := range jobs {
+		// A copy moves bytes whatever the dtype (an allgather's parts are
+		// cut at any byte); only a reduction works in whole elements.
+		whole := 1
 		if len(j.Srcs) > 1 || len(j.Outs) > 0 {
 			// exec/reduce's pairs are reduce.c's (cexec's tests check it).
 			if _, err := reduce.Kernel(d, o); err != nil {
 				return fmt.Errorf("crossread: %w", err)
 			}
+			whole = esize
 		}
-		if len(j.Srcs) == 0 || len(j.Srcs)+len(j.Outs) > 1<<13 || len(j.Dst)%esize != 0 {
+		if len(j.Srcs) == 0 || len(j.Srcs)+len(j.Outs) > 1<<13 || len(j.Dst)%whole != 0 {
 			return fmt.Errorf("crossread: a job of %d bytes from %d operands to %d more places", len(j.Dst), len(j.Srcs), len(j.Outs))
 		}
 		nsrc += len(j.Srcs) + len(j.Outs)
