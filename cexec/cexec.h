@@ -152,6 +152,7 @@ typedef struct gx_call {
     uint32_t        seq;
     int32_t         rank;
     int32_t         status; /* GX_RUNNING, GX_DONE or GX_FAILED */
+    int32_t         orphan; /* finalized with requests UCX still holds (gx_call_finalize) */
     int32_t         err_ucs, err_step;
     int64_t         err_len;
     int64_t         watch_us; /* when the peers were last checked (or the post) */
@@ -233,7 +234,8 @@ gx_team_t *gx_team_new_shared(gx_shared_t *s, int32_t rank, int32_t size, const 
  * the call; gx_call_test progresses the team's worker and the call.
  * gx_call_finalize cancels a running call, keeps its memory for the next
  * call of p and releases the lock (or frees the team, if Go let go of it
- * and this was its last call). */
+ * and this was its last call); a call whose request UCX still holds after
+ * the cancel keeps p until that request comes back, then frees itself. */
 gx_call_t *gx_call_new(gx_team_t *t, gx_prog_t *p);
 int        gx_call_post(gx_call_t *c, const void *src, void *dst);
 int        gx_call_test(gx_call_t *c);

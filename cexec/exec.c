@@ -410,9 +410,20 @@ static void gx_op_done(gr_cop_t *cop, int status, uint64_t length)
 {
     gx_op_t   *op = (gx_op_t *)cop;
     gx_call_t *c  = op->call;
-    gx_step_t *s  = &c->prog->steps[op->step];
     op->req       = NULL;
     c->due--;
+    if (c->orphan) {
+        /* Finalized while UCX held this request (gx_call_finalize): the
+         * last one to come back frees the call and lets go of its
+         * program, which the call held until now. */
+        if (c->due == 0) {
+            gx_prog_t *p = c->prog;
+            gx_call_free_mem(c);
+            gx_prog_release(p);
+        }
+        return;
+    }
+    gx_step_t *s = &c->prog->steps[op->step];
     if (status != GX_UCS_OK) {
         gx_fail(c, status, op->step, -1);
     } else if (s->op == GX_RECV && (int64_t)length != s->len) {
@@ -660,8 +671,15 @@ void gx_call_finalize(gx_call_t *c)
     if (c->due == 0) {
         c->next = p->idle;
         p->idle = c;
-    } /* else UCX still holds a request of this call: its memory must stay */
-    gx_prog_release(p);
+        gx_prog_release(p);
+    } else {
+        /* UCX still holds a request of this call (one it did not cancel,
+         * such as a rendezvous send): its completion comes later, reads
+         * the call and its program's step, and must find both. The call
+         * keeps its reference on the program; gx_op_done frees the two
+         * when the last request comes back. */
+        c->orphan = 1;
+    }
     gx_team_release(t); /* unlocks, or frees a team Go let go of */
 }
 

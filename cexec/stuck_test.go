@@ -1,0 +1,66 @@
+package cexec
+
+import (
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
+	"github.com/goring-hpc/goring/topo"
+)
+
+// TestFinalizedCallKeepsItsProgram: a call failed while UCX holds one of
+// its sends (a rendezvous send to a peer that never receives, which UCX
+// does not cancel) is finalized with that request still out. Its
+// completion comes later, after the team let go of its programs, and
+// reads the call's program: the call must hold the program until then,
+// and give it back when the request completes. (Under go test -asan the
+// completion read the freed program: heap-use-after-free.)
+func TestFinalizedCallKeepsItsProgram(t *testing.T) {
+	const n, B = 2, 1 << 20
+	j := newJob(t, n)
+	tp, err := topo.Synthetic("t2", 1, n, 1)
+	require.NoError(t, err)
+	alg := sched.Algorithms(coll.Bcast)[0].Name
+	plan, err := sched.Generate(sched.Spec{Collective: coll.Bcast, Algorithm: alg, Topo: tp, Bytes: B, DtypeBytes: 1})
+	require.NoError(t, err)
+	key := Key{Coll: 4, Dtype: uint8(coll.Uint8), Count: B, Alg: alg}
+	p, err := Lower(&plan.Ranks[0], alg, coll.Uint8, coll.Sum, OneBuffer, false)
+	require.NoError(t, err)
+	defer p.Release()
+	_, err = j.teams[0].Put(key, p)
+	require.NoError(t, err)
+	c, err := j.teams[0].NewCall(key)
+	require.NoError(t, err)
+	require.NoError(t, c.Post(nil, ptr(cBytes(t, make([]byte, B)))))
+	for i := 0; i < 100; i++ {
+		require.Equal(t, Running, c.Test())
+	}
+	c.Fail()
+	if c.c.due == 0 {
+		t.Skip("this UCX cancelled the rendezvous send: nothing outlives the call")
+	}
+	c.Finalize()
+	require.EqualValues(t, 3, p.p.refs, "the caller's, the cache's and the finalized call's, whose send UCX holds")
+
+	// The team lets go of its programs; then the peer receives, and the
+	// send completes on rank 0's worker.
+	j.teams[0].Free()
+	require.EqualValues(t, 2, p.p.refs)
+	p1, err := Lower(&plan.Ranks[1], alg, coll.Uint8, coll.Sum, OneBuffer, false)
+	require.NoError(t, err)
+	_, err = j.teams[1].Put(key, p1)
+	require.NoError(t, err)
+	p1.Release()
+	c1, err := j.teams[1].NewCall(key)
+	require.NoError(t, err)
+	require.NoError(t, c1.Post(nil, ptr(cBytes(t, make([]byte, B)))))
+	deadline := time.Now().Add(10 * time.Second)
+	for c1.Test() != Done || p.p.refs != 1 {
+		j.workers[0].Progress()
+		require.True(t, time.Now().Before(deadline), "the peer's receive or the send's completion did not come in 10 s (refs %d)", p.p.refs)
+	}
+	c1.Finalize()
+}
