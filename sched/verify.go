@@ -98,7 +98,9 @@ func describe(p *Plan, r, id int) string {
 //     receiver, tag), pairs of one triple matching in ascending step id, of
 //     the same length;
 //  3. completion under rendezvous semantics (a transfer completes only when
-//     both sides are posted): otherwise a deadlock naming the stuck steps;
+//     both sides are posted, and a send or recv is posted only after the
+//     previous one of its rank with the same peer and tag): otherwise a
+//     deadlock naming the stuck steps;
 //  4. no race: two steps of one rank that may run at once (neither reaches
 //     the other through that rank's deps) never write the same byte, nor
 //     does one read a byte the other writes;
@@ -288,15 +290,19 @@ func checkAccess(p *Plan, r, id int, verb string, b Buf, off, n int64, z Sizes) 
 // verifier holds the flattened plan: global step g = base[r] + id.
 type verifier struct {
 	p       *Plan
-	base    []int      // first global id of each rank
-	rankOf  []int32    // rank of each global step
-	partner []int32    // global id of the matched step, -1 for local ops
-	order   []int32    // completion order of the rendezvous simulation
-	critAll []int32    // longest transfer chain ending at each step
-	critInt []int32    // longest inter-node transfer chain ending at each step
-	level   []int32    // as-soon-as-possible round of each step (Levels)
-	singles []*rankSet // {r} for every rank, shared by all contents
-	all     *rankSet   // every rank
+	base    []int   // first global id of each rank
+	rankOf  []int32 // rank of each global step
+	partner []int32 // global id of the matched step, -1 for local ops
+	// prevSame and nextSame link the sends (recvs) of one rank with the
+	// same peer and tag in step order, -1 at the ends (verify_match.go).
+	prevSame []int32
+	nextSame []int32
+	order    []int32    // completion order of the rendezvous simulation
+	critAll  []int32    // longest transfer chain ending at each step
+	critInt  []int32    // longest inter-node transfer chain ending at each step
+	level    []int32    // as-soon-as-possible round of each step (Levels)
+	singles  []*rankSet // {r} for every rank, shared by all contents
+	all      *rankSet   // every rank
 	// rowPrefix[i] are the prefix sums of alltoallv Counts[i] (send
 	// displacements of rank i), built on first use.
 	rowPrefix [][]int64
@@ -325,8 +331,11 @@ func (v *verifier) step(g int32) (*Step, int, int) {
 }
 
 // run simulates the programs with rendezvous transfers: a step is posted
-// when its deps completed; a copy or reduce completes when posted; a send
-// and its recv complete together once both are posted. It records the
+// when its deps completed and, for a send (recv), once the previous send
+// (recv) of its rank with the same peer and tag is posted, the order the
+// executor posts them in (package exec, "What a step waits for"); a copy
+// or reduce completes when posted; a send and its recv complete together
+// once both are posted. It records the
 // completion order (a linearisation of the plan's happens-before order that
 // the content simulation replays) and the critical-path depths.
 func (v *verifier) run() error {
@@ -363,6 +372,7 @@ func (v *verifier) run() error {
 	v.critInt = make([]int32, n)
 	v.level = make([]int32, n)
 	posted := make([]bool, n)
+	held := make([]bool, n) // deps done, waiting for the same-tag step before it
 	done := make([]bool, n)
 	v.order = make([]int32, 0, n)
 	var stack []int32
@@ -402,7 +412,15 @@ func (v *verifier) run() error {
 			complete(g, a, b, l)
 			continue
 		}
+		if pv := v.prevSame[g]; pv >= 0 && !posted[pv] {
+			held[g] = true
+			continue
+		}
 		posted[g] = true
+		if nx := v.nextSame[g]; nx >= 0 && held[nx] {
+			held[nx] = false
+			stack = append(stack, nx)
+		}
 		m := v.partner[g]
 		if !posted[m] {
 			continue
@@ -423,16 +441,16 @@ func (v *verifier) run() error {
 	if len(v.order) == n {
 		return nil
 	}
-	return v.deadlock(posted, done)
+	return v.deadlock(posted, held, done)
 }
 
-func (v *verifier) deadlock(posted, done []bool) error {
+func (v *verifier) deadlock(posted, held, done []bool) error {
 	p := v.p
 	var parts []string
 	stuckRanks := 0
 	for r := range p.Ranks {
 		var waiting []string
-		firstBlocked := -1
+		firstBlocked, firstHeld := -1, -1
 		for id := range p.Ranks[r].Steps {
 			g := v.base[r] + id
 			if done[g] {
@@ -443,11 +461,13 @@ func (v *verifier) deadlock(posted, done []bool) error {
 				waiting = append(waiting, fmt.Sprintf("step %d (%s %d tag %d) waits for rank %d step %d",
 					id, map[StepOp]string{OpSend: "send to", OpRecv: "recv from"}[p.Ranks[r].Steps[id].Op],
 					p.Ranks[r].Steps[id].Peer, p.Ranks[r].Steps[id].Tag, pr, pid))
-			} else if firstBlocked < 0 {
+			} else if held[g] && firstHeld < 0 {
+				firstHeld = id
+			} else if !held[g] && firstBlocked < 0 {
 				firstBlocked = id
 			}
 		}
-		if len(waiting) == 0 && firstBlocked < 0 {
+		if len(waiting) == 0 && firstBlocked < 0 && firstHeld < 0 {
 			continue
 		}
 		stuckRanks++
@@ -456,6 +476,10 @@ func (v *verifier) deadlock(posted, done []bool) error {
 		}
 		if len(waiting) > 3 {
 			waiting = append(waiting[:3], fmt.Sprintf("%d more", len(waiting)-3))
+		}
+		if firstHeld >= 0 && len(waiting) < 4 {
+			_, _, pid := v.step(v.prevSame[v.base[r]+firstHeld])
+			waiting = append(waiting, fmt.Sprintf("step %d waits for step %d (same peer and tag) to be posted", firstHeld, pid))
 		}
 		if len(waiting) == 0 {
 			waiting = append(waiting, fmt.Sprintf("step %d waits for deps %v", firstBlocked, p.Ranks[r].Deps(firstBlocked)))

@@ -46,6 +46,8 @@ func (v *verifier) match() error {
 	for i := range v.partner {
 		v.partner[i] = -1
 	}
+	v.chain(sends)
+	v.chain(recvs)
 	complete, err := v.pair(sends, recvs)
 	if err != nil || complete {
 		return err
@@ -54,6 +56,27 @@ func (v *verifier) match() error {
 		return err
 	}
 	return v.unmatched(OpSend)
+}
+
+// chain links each send (recv) to the next one of its rank with the same
+// peer and tag: x is sorted by (receiver, sender, tag, step), so those are
+// neighbours. The executor posts one (op, peer, tag) chain in step order
+// (docs/contracts.md: pairs of one triple match in ascending step id), and
+// run holds a step until its predecessor is posted.
+func (v *verifier) chain(x []transfer) {
+	if v.nextSame == nil {
+		v.nextSame = make([]int32, v.total)
+		v.prevSame = make([]int32, v.total)
+		for i := range v.nextSame {
+			v.nextSame[i], v.prevSame[i] = -1, -1
+		}
+	}
+	for i := 1; i < len(x); i++ {
+		if cmpKey(x[i-1], x[i]) == 0 {
+			v.nextSame[x[i-1].g] = x[i].g
+			v.prevSame[x[i].g] = x[i-1].g
+		}
+	}
 }
 
 // transfers lists the sends and the recvs of the plan, each sorted by

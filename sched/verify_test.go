@@ -300,3 +300,33 @@ func BenchmarkVerifyRing512(b *testing.B) {
 		}
 	}
 }
+
+// The executor posts the sends (recvs) of one (peer, tag) in ascending step
+// id: a later one waits until the earlier one is posted, whatever its deps
+// say. Here rank 0's second tag-5 send is free to go, but the first waits
+// for rank 1's tag-1 send, which waits for the second: under that posting
+// rule nothing moves, so Verify must call it a deadlock.
+func TestVerifyDeadlockBehindSameTagPost(t *testing.T) {
+	p := handPlan(coll.Allgather, 2, 4, Sizes{Src: 4, Dst: 8})
+	a, b := &p.Ranks[0], &p.Ranks[1]
+	a.Copy(At(BufSrc, 0), At(BufDst, 0), 4)
+	got := a.Recv(1, 1, At(BufDst, 4), 4)
+	a.Send(1, 5, At(BufSrc, 0), 2, Path{}, got)
+	a.Send(1, 5, At(BufSrc, 2), 2, Path{})
+	b.Copy(At(BufSrc, 0), At(BufDst, 4), 4)
+	b.Recv(0, 5, At(BufDst, 0), 2)
+	second := b.Recv(0, 5, At(BufDst, 2), 2)
+	b.Send(0, 1, At(BufSrc, 0), 4, Path{}, second)
+	_, err := Verify(p)
+	require.Error(t, err)
+	var ve *VerifyError
+	require.ErrorAs(t, err, &ve)
+	assert.Equal(t, "deadlock", ve.Kind, "%v", err)
+	assert.Contains(t, err.Error(), "same peer and tag")
+
+	// With rank 1's tag-1 send free to go, the plan completes.
+	b.Steps = b.Steps[:3]
+	b.Send(0, 1, At(BufSrc, 0), 4, Path{})
+	_, err = Verify(p)
+	require.NoError(t, err)
+}
