@@ -67,6 +67,7 @@ func (v *verifier) moeContents() error {
 		return verr("content", "routing of %d ranks for a plan of %d", lay.R.NRanks(), len(p.Ranks))
 	}
 	H, k := lay.R.TokenBytes, lay.R.TopK
+	elem := int64(max(p.DtypeBytes, 1))
 	dispatch := !p.Collective.Reduces()
 	what := "slots"
 	if dispatch {
@@ -114,6 +115,9 @@ func (v *verifier) moeContents() error {
 			if dispatch {
 				return verr("content", "%s: dispatch reduces nothing", describe(p, r, id))
 			}
+			if s.Len%elem != 0 {
+				return verr("content", "%s: length is not a whole number of %d-byte elements", describe(p, r, id), elem)
+			}
 			a = maps[r][s.DstBuf].read(s.DstOff, s.DstOff+s.Len, a[:0])
 			b = maps[r][s.SrcBuf].read(s.SrcOff, s.SrcOff+s.Len, b[:0])
 			out = out[:0]
@@ -122,6 +126,12 @@ func (v *verifier) moeContents() error {
 				x, y := moeShift(a[i].v, lo-a[i].lo), moeShift(b[j].v, lo-b[j].lo)
 				if x.ids == nil || y.ids == nil || x.col != y.col {
 					return verr("content", "%s: at byte %d of the step it adds %s to %s", describe(p, r, id), lo, describeMoE(y, what), describeMoE(x, what))
+				}
+				// A row's elements start at multiples of elem (TokenBytes is
+				// whole elements), so an element split between pieces is
+				// added byte-wise, which is not its sum.
+				if x.col%elem != 0 || (hi-lo)%elem != 0 {
+					return verr("content", "%s: bytes [%d,%d) of the step are not whole %d-byte elements (row byte %d): misaligned reduction", describe(p, r, id), lo, hi, elem, x.col)
 				}
 				u := make([]int32, 0, len(x.ids)+len(y.ids))
 				u = append(append(u, x.ids...), y.ids...)

@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -329,4 +330,27 @@ func TestVerifyDeadlockBehindSameTagPost(t *testing.T) {
 	b.Send(0, 1, At(BufSrc, 0), 4, Path{})
 	_, err = Verify(p)
 	require.NoError(t, err)
+}
+
+// A combine reduce must add whole elements, as every other reduction's:
+// adding the bytes of an element in two pieces is not adding the element
+// (and the executor refuses such a step). The single rank here owns one
+// token whose two experts it also holds, so combine sums its two slot
+// rows into the token's row.
+func TestVerifyCombineRejectsMisalignedReduce(t *testing.T) {
+	ro := &moe.Routing{TokenBytes: 8, TopK: 2, Tokens: []int{1}, Experts: []int32{0, 1}, Placement: []int{0, 0}}
+	build := func(split int64) *Plan {
+		p := handPlan(coll.Combine, 1, 8, Sizes{Src: 16, Dst: 8})
+		p.Routing = ro
+		q := &p.Ranks[0]
+		c := q.Copy(At(BufSrc, 0), At(BufDst, 0), 8)
+		a := q.Reduce(At(BufSrc, 8), At(BufDst, 0), split, c)
+		q.Reduce(At(BufSrc, 8+split), At(BufDst, split), 8-split, a)
+		return p
+	}
+	_, err := Verify(build(4))
+	require.NoError(t, err)
+	_, err = Verify(build(2))
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "element")
 }
