@@ -59,8 +59,10 @@
 // Verify executes a plan symbolically. It checks the structure, matches
 // every send with exactly one recv of the same length, simulates completion
 // with rendezvous transfers (a transfer completes only when both sides are
-// posted; a plan that cannot finish is reported as a deadlock naming the
-// stuck steps of each rank), checks that steps of one rank that may run at
+// posted, and the sends or recvs of one rank with the same peer and tag are
+// posted in step order, as the executor posts them; a plan that cannot
+// finish is reported as a deadlock naming the stuck steps of each rank),
+// checks that steps of one rank that may run at
 // once never write the same bytes or read bytes the other writes, and
 // replays the completion order over symbolic buffers. Contents are interval
 // maps from byte ranges to (set of contributing ranks, origin offset), so a
