@@ -61,6 +61,8 @@ def main():
     best = {}  # (coll, bytes) -> goring's fastest row
     for path in args.goring:
         for r in json_rows(path):
+            if r["algorithm"] == "auto" and r.get("ran"):
+                r["algorithm"] = "auto:" + r["ran"]  # the team layer's own choice, named
             k = (r["collective"], r["bytes"])
             if k not in best or r["avg_us"] < best[k]["avg_us"]:
                 best[k] = r

@@ -62,24 +62,29 @@ func TestPeerTable(t *testing.T) {
 
 // peer_table.py names each of nccl_bench.py's algorithms as its own peer:
 // NCCL's rows and the two-shot rows of another file sit side by side,
-// each with its ratio.
+// each with its ratio; goring's --alg auto row names what the team ran.
 func TestPeerTableNamesEachPeer(t *testing.T) {
 	d := t.TempDir()
 	write := func(name, alg string, us float64) string {
 		p := filepath.Join(d, name)
-		doc := map[string]any{"results": []map[string]any{{"collective": "allreduce", "algorithm": alg, "bytes": 1 << 20, "avg_us": us}}}
+		row := map[string]any{"collective": "allreduce", "algorithm": alg, "bytes": 1 << 20, "avg_us": us}
+		if alg == "auto" {
+			row["ran"] = "node_two_shot" // goring bench --alg auto names what ran
+		}
+		doc := map[string]any{"results": []map[string]any{row}}
 		b, err := json.Marshal(doc)
 		require.NoError(t, err)
 		require.NoError(t, os.WriteFile(p, b, 0o644))
 		return p
 	}
-	g := write("goring.json", "auto(node_two_shot)", 20)
+	g := write("goring.json", "auto", 20)
 	out, err := exec.Command(python(t), "peer_table.py", "--np", "4", "--json", "--goring", g,
 		"--nccl", write("nccl.json", "nccl", 30), "--nccl", write("two_shot.json", "symm_two_shot", 40)).Output()
 	require.NoError(t, err)
 	var doc struct {
 		Rows []struct {
-			Peers map[string]struct {
+			GoringAlg string `json:"goring_alg"`
+			Peers     map[string]struct {
 				US    float64 `json:"us"`
 				Ratio float64 `json:"ratio"`
 			}
@@ -87,6 +92,7 @@ func TestPeerTableNamesEachPeer(t *testing.T) {
 	}
 	require.NoError(t, json.Unmarshal(out, &doc))
 	require.Len(t, doc.Rows, 1)
+	assert.Equal(t, "auto:node_two_shot", doc.Rows[0].GoringAlg, "an auto row names the team layer's choice")
 	assert.InDelta(t, 1.5, doc.Rows[0].Peers["NCCL"].Ratio, 1e-9)
 	assert.InDelta(t, 2.0, doc.Rows[0].Peers["two-shot"].Ratio, 1e-9)
 }
