@@ -211,7 +211,9 @@ func checkStructure(p *Plan) error {
 	if p.NRanks != n {
 		return verr("structure", "plan says %d ranks but has %d programs", p.NRanks, n)
 	}
-	if p.DtypeBytes <= 0 {
+	switch p.DtypeBytes {
+	case 1, 2, 4, 8: // the sizes of coll's dtypes
+	default:
 		return verr("structure", "dtype_bytes %d: want 1, 2, 4 or 8", p.DtypeBytes)
 	}
 	for r := range p.Ranks {
@@ -245,6 +247,9 @@ func checkStructure(p *Plan) error {
 				}
 				if int(s.Peer) == r {
 					return verr("structure", "%s: a rank cannot send to itself (use copy)", describe(p, r, id))
+				}
+				if s.Tag < 0 { // the executor refuses it (exec.Machine)
+					return verr("structure", "%s: negative tag %d", describe(p, r, id), s.Tag)
 				}
 			}
 			if reads {

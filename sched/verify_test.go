@@ -189,6 +189,22 @@ func TestVerifyRejectsBrokenPlans(t *testing.T) {
 			}
 			return p
 		}, "content", "length is not a whole number of 4-byte elements"},
+		{"18 element of 3 bytes", func() *Plan {
+			p := twoRankAllgather()
+			p.DtypeBytes = 3
+			return p
+		}, "structure", "dtype_bytes 3: want 1, 2, 4 or 8"},
+		{"19 negative tag", func() *Plan {
+			p := twoRankAllgather()
+			for r := range p.Ranks {
+				for i := range p.Ranks[r].Steps {
+					if s := &p.Ranks[r].Steps[i]; s.Op == OpSend || s.Op == OpRecv {
+						s.Tag = -2
+					}
+				}
+			}
+			return p
+		}, "structure", "negative tag -2"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
