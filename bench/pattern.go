@@ -100,21 +100,34 @@ func (p *Pattern) signed() bool {
 // value is rank r's element e in iteration it of a reduction. Values are
 // small integers chosen per op so that the result and every partial result
 // are exact in every datatype, whatever the reduction order:
-// sums stay within ±64 (unsigned: 128), products are ±1 or ±2 (one rank
-// per element contributes the 2), min/max within ±100.
+// sums stay within ±64 (unsigned: 128), products within ±4 (one or two
+// ranks per element contribute a 2), min/max within ±100.
+//
+// Two more properties make a wrong call fail: the result of every op
+// changes from one iteration to the next on most elements (a reposted
+// call that did not run leaves the previous one's), and no two ranks'
+// sum, prod or bxor inputs are alike (a rank's contribution taken in
+// place of another's). So sums, and the rare values of land, lor, band
+// and bor, draw from a hash of (e, r, it): a linear mix modulo a small
+// number repeats over ranks (sums modulo 2*64/n+1 once n > 8) or over
+// iterations. Products rotate the 2 over every rank within n elements
+// and add a second 2 on the third of the elements that moves with it, so
+// that an unsigned product (1s and 2s) is not 2 in every iteration.
 func (p *Pattern) value(r, it int, e int64) int64 {
 	n := int64(max(p.NRanks, 1))
-	mix := e*7 + int64(r)*3 + int64(it)*5
 	switch p.Op {
 	case coll.Sum:
 		a := max(1, 64/n)
+		h := int64(mixHash(e, r, it) % uint64(2*a+1))
 		if p.signed() {
-			return mix%(2*a+1) - a
+			return h - a
 		}
-		return mix % (2*a + 1)
+		return h
 	case coll.Prod:
 		v := int64(1)
-		if (e*5+int64(it)*3)%n == int64(r) {
+		holder := (e + int64(it)*3) % n
+		second := n > 1 && (e+int64(it))%3 == 0 && (holder+1)%n == int64(r)
+		if holder == int64(r) || second {
 			v = 2
 		}
 		if p.signed() && (e+int64(r)+int64(it))%7 == 0 {
@@ -128,16 +141,45 @@ func (p *Pattern) value(r, it int, e int64) int64 {
 		}
 		return v
 	case coll.Land, coll.Lor:
-		// Rare zeros for land, rare ones for lor, so both outcomes occur.
-		z := (e*3+int64(r)*11+int64(it))%(2*n) == 0
+		// Rare zeros for land, rare ones for lor, so both outcomes occur;
+		// hashed, as a linear mix modulo 2n can put them on the same
+		// elements in consecutive iterations (n = 3).
+		z := mixHash(e, r, it)%uint64(2*n) == 0
 		if p.Op == coll.Land {
 			return b2i(!z)
 		}
 		return b2i(z)
-	case coll.Band, coll.Bor, coll.Bxor:
+	case coll.Band, coll.Bor:
+		// Each of 7 bits is rarely 0 for band, rarely 1 for bor (one
+		// chance in 2n, from its own 9 bits of the hash): with even odds
+		// per bit, n >= 5 ranks would and every element to 0 and or it to
+		// 0x7f, in every iteration and without any one rank.
+		h := mixHash(e, r, it)
+		var rare int64
+		for b := range 7 {
+			if (h>>(9*b)&0x1ff)%uint64(2*n) == 0 {
+				rare |= 1 << b
+			}
+		}
+		if p.Op == coll.Band {
+			return 0x7f &^ rare
+		}
+		return rare
+	case coll.Bxor:
 		return (e*37 + int64(r)*101 + int64(it)*59) & 0x7f
 	}
 	return 0
+}
+
+// mixHash scrambles (e, r, it) into 64 bits whose residues modulo any
+// small number look independent across all three (a multiply-xorshift
+// finalizer over odd-constant products).
+func mixHash(e int64, r, it int) uint64 {
+	x := uint64(e)*0x9e3779b97f4a7c15 ^ uint64(r+1)*0xc2b2ae3d27d4eb4f ^ uint64(it+1)*0x165667b19e3779f9
+	x ^= x >> 31
+	x *= 0xbf58476d1ce4e5b9
+	x ^= x >> 29
+	return x
 }
 
 func b2i(b bool) int64 {
