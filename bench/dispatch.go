@@ -52,9 +52,11 @@ func (p *Pattern) moeBytes(r int) (src, dst int64) {
 
 // slotValue is element e of the expert output of slot s in iteration it:
 // a small integer in [-3, 3], so a token's sum of at most 8 is exact in
-// bfloat16, whatever the order.
+// bfloat16, whatever the order. Hashed over all three, so that the
+// elements of a row differ (an element offset off by one fails) and slots
+// 7 apart do not share their outputs.
 func slotValue(s, it int, e int64) int64 {
-	return (int64(s)*5+int64(it)*3+e*7)%7 - 3
+	return int64(mixHash(e, s, it)%7) - 3
 }
 
 // moeFill writes rank r's input: its token rows (dispatch, the same bytes

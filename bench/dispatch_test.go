@@ -46,3 +46,31 @@ func TestMoEPatternChecksRealRuns(t *testing.T) {
 		}
 	}
 }
+
+// combine's check sees where in a token row each element lands: a row
+// whose elements are rotated by one (an element offset off by one) fails.
+func TestCombinePatternCatchesShiftedElements(t *testing.T) {
+	r, err := moe.Generate(moe.Options{NRanks: 4, TokensPerRank: 5, TokenBytes: 2 * 8, TopK: 2, Experts: 8, Seed: 5})
+	require.NoError(t, err)
+	d := coll.Bfloat16
+	plan, err := sched.Generate(sched.Spec{Collective: coll.Combine, Algorithm: "multiwrite", Topo: topo.SweepShape(2, 2), DtypeBytes: d.Size(), Routing: r})
+	require.NoError(t, err)
+	p := &Pattern{Coll: coll.Combine, Dtype: d, Op: coll.Sum, NRanks: 4, Bytes: r.TokenBytes, Routing: r}
+	in := make([][]byte, 4)
+	for q := range in {
+		in[q] = make([]byte, p.SrcBytes(q))
+		p.FillSrc(in[q], q, 2)
+	}
+	out, err := memtransport.RunPlanWith(plan, d, coll.Sum, in, memtransport.RunOptions{Timeout: 10 * time.Second})
+	require.NoError(t, err)
+	H, es := int(r.TokenBytes), d.Size()
+	for q := range out {
+		require.NoError(t, p.Check(out[q], q, 2), "rank %d", q)
+		for row := 0; row+H <= len(out[q]); row += H {
+			tok := out[q][row : row+H]
+			rot := append(append([]byte{}, tok[es:]...), tok[:es]...)
+			copy(tok, rot)
+		}
+		require.Error(t, p.Check(out[q], q, 2), "rank %d: rows rotated by one element accepted", q)
+	}
+}
