@@ -59,49 +59,63 @@ func Join(ctx context.Context, cfg JoinConfig) (*Client, error) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
+	c := &Client{conn: conn, cfg: cfg, opt: opt,
+		waiters: map[uint64]chan [][]byte{}, failed: make(chan struct{}), closed: make(chan struct{})}
 	hello := &message{Type: msgHello, Version: ProtocolVersion, Token: cfg.Token, Rank: cfg.Rank, Size: cfg.Size,
 		Peer: &Peer{Rank: cfg.Rank, Host: cfg.Host, Node: cfg.Node, Local: cfg.Local, Payload: cfg.Payload}}
-	if err := writeFrame(conn, hello, time.Now().Add(opt.WriteTimeout)); err != nil {
+	if err := c.send(hello); err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("rank %d: sending hello: %w", cfg.Rank, err)
 	}
-	// The welcome comes when the last rank joins; heartbeats only start
-	// after it, so this read waits up to the join timeout.
+	// The coordinator reads every admitted rank with the heartbeat
+	// timeout, so this rank beats while it waits for the others: the last
+	// may join long after it (within the join timeout), and a silent wait
+	// would have it declared stalled.
+	go c.heartbeatLoop()
+	// The welcome comes when the last rank joins: this read waits up to the
+	// join timeout. The coordinator sends no heartbeat before the welcome.
 	m, err := readFrame(conn, deadline)
 	for err == nil && m.Type == msgHeartbeat { // tolerated before the welcome
 		m, err = readFrame(conn, deadline)
 	}
 	if err != nil {
-		conn.Close()
+		c.abandon()
 		return nil, fmt.Errorf("rank %d: waiting for the other ranks: %w", cfg.Rank, err)
 	}
 	switch m.Type {
 	case msgWelcome:
 	case msgError:
-		conn.Close()
+		c.abandon()
 		return nil, fmt.Errorf("rank %d: coordinator refused: %s", cfg.Rank, m.Err)
 	case msgFail:
-		conn.Close()
+		c.abandon()
 		return nil, &RankFailedError{Rank: m.Rank, Reason: m.Err}
 	default:
-		conn.Close()
+		c.abandon()
 		return nil, fmt.Errorf("rank %d: expected welcome, got %q", cfg.Rank, m.Type)
 	}
 	if len(m.Peers) != cfg.Size {
-		conn.Close()
+		c.abandon()
 		return nil, fmt.Errorf("rank %d: welcome lists %d ranks, want %d", cfg.Rank, len(m.Peers), cfg.Size)
 	}
 	for i, p := range m.Peers {
 		if p.Rank != i {
-			conn.Close()
+			c.abandon()
 			return nil, fmt.Errorf("rank %d: malformed welcome: entry %d is rank %d", cfg.Rank, i, p.Rank)
 		}
 	}
-	c := &Client{conn: conn, cfg: cfg, opt: opt, peers: m.Peers,
-		waiters: map[uint64]chan [][]byte{}, failed: make(chan struct{}), closed: make(chan struct{})}
+	c.peers = m.Peers
 	go c.readLoop()
-	go c.heartbeatLoop()
 	return c, nil
+}
+
+// abandon stops a join that failed: the heartbeats end and the connection
+// closes.
+func (c *Client) abandon() {
+	c.once.Do(func() {
+		close(c.closed)
+		c.conn.Close()
+	})
 }
 
 // Peers is the table of every rank, indexed by rank.
