@@ -228,6 +228,13 @@ func (c *Coordinator) missing() []int {
 	return m
 }
 
+// admitted reports whether rank r has been admitted.
+func (c *Coordinator) admitted(r int) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return r >= 0 && r < c.size && c.conns[r] != nil
+}
+
 func (c *Coordinator) acceptLoop() {
 	for {
 		conn, err := c.ln.Accept()

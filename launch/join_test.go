@@ -1,11 +1,13 @@
 package launch
 
 import (
+	"bytes"
 	"context"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -40,4 +42,30 @@ func TestEarlyRankOutlivesHeartbeatTimeoutWhileJoining(t *testing.T) {
 		require.NoError(t, <-errs)
 	}
 	require.NoError(t, <-served)
+}
+
+// A rank that exits with status 0 without ever joining (an executable that
+// is not a goring rank, an early return) has not run the job: RunLocal must
+// not report success, nor leave the other ranks waiting out the join
+// timeout.
+func TestRankExitingCleanlyWithoutJoiningFails(t *testing.T) {
+	for _, np := range []int{1, 3} {
+		var errb bytes.Buffer
+		// Without LAUNCH_TEST_WORKER the test binary runs no test and
+		// exits 0 at once.
+		env := []string{}
+		if np > 1 {
+			// ... except that ranks 1.. are real workers waiting to join.
+			env = append(env, "LAUNCH_TEST_WORKER_FROM=1")
+		}
+		start := time.Now()
+		err := RunLocal(context.Background(), LocalJob{NP: np, Exe: testExe(t), Args: []string{"-test.run=^$"},
+			Env: env, Stderr: &errb, Options: Options{JoinTimeout: 30 * time.Second}})
+		require.Error(t, err, "np %d: stderr %s", np, errb.String())
+		rank, ok := FailedRank(err)
+		require.True(t, ok, "np %d: %v", np, err)
+		assert.Equal(t, 0, rank, "np %d: %v", np, err)
+		assert.Contains(t, err.Error(), "without joining", "np %d", np)
+		assert.Less(t, time.Since(start), 20*time.Second, "np %d: waited out the join timeout", np)
+	}
 }

@@ -199,8 +199,21 @@ func (lr *localRun) rankExited(ev exitEvent) {
 	if lr.job.OnExit != nil {
 		lr.job.OnExit(ev.rank, lr.procs[ev.rank].ProcessState)
 	}
-	if ev.err == nil {
+	joined := lr.coord.admitted(ev.rank)
+	if ev.err == nil && joined {
 		return
+	}
+	if !joined {
+		// The coordinator would only notice at the join timeout: tell it,
+		// so that the ranks waiting for their welcome exit now naming this
+		// one. A clean exit is a failure all the same: the rank did not
+		// run the job (none leaves cleanly before its welcome, which needs
+		// every rank's hello).
+		reason := "exited with status 0 without joining the job"
+		if ev.err != nil {
+			reason = "exited before joining the job: " + ev.err.Error()
+		}
+		lr.coord.fail(ev.rank, reason)
 	}
 	// The coordinator usually knows the root cause first: a rank exiting
 	// after the failure broadcast is a victim.
