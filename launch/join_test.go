@@ -69,3 +69,18 @@ func TestRankExitingCleanlyWithoutJoiningFails(t *testing.T) {
 		assert.Less(t, time.Since(start), 20*time.Second, "np %d: waited out the join timeout", np)
 	}
 }
+
+// A rank that ran the job but exited with status 0 without saying bye
+// left the others without it: the job failed, whichever of its exit and
+// the coordinator's verdict the launcher sees first.
+func TestRankExitingCleanlyWithoutByeFails(t *testing.T) {
+	for i := 0; i < 10; i++ {
+		var errb bytes.Buffer
+		err := RunLocal(context.Background(), LocalJob{NP: 2, Exe: testExe(t), Args: []string{"-test.run=^$"},
+			Env: []string{"LAUNCH_TEST_WORKER=1", "LAUNCH_TEST_ROUNDS=1", "LAUNCH_TEST_NOBYE=1"}, Stderr: &errb})
+		require.Error(t, err, "run %d: stderr %s", i, errb.String())
+		rank, ok := FailedRank(err)
+		require.True(t, ok, "run %d: %v", i, err)
+		assert.Equal(t, 1, rank, "run %d: %v", i, err)
+	}
+}

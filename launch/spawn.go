@@ -96,6 +96,21 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 		return err
 	}
 	coordC := lr.supervise(ctx, coordDone)
+	if coordC != nil && lr.first == nil {
+		// Every rank exited with status 0, but only the coordinator knows
+		// whether each said bye first. Their connections are closed now, so
+		// its verdict (done, or a rank lost) comes at once: wait for it
+		// rather than cancel it and take a rank's silent exit for success.
+		select {
+		case cerr := <-coordC:
+			coordC = nil
+			if cerr != nil {
+				lr.fail(cerr)
+			}
+		case <-time.After(lr.grace):
+		case <-ctx.Done():
+		}
+	}
 	cancelServe()
 	if coordC != nil {
 		if cerr := <-coordC; cerr != nil && lr.first == nil && !errors.Is(cerr, context.Canceled) {
