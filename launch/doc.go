@@ -49,8 +49,9 @@
 // HeartbeatTimeout, has failed. The coordinator broadcasts fail{rank,reason}
 // to every other rank, whose Client closes its Failed channel; the bench
 // worker then exits non-zero naming that rank. A rank that loses the
-// coordinator exits too. A rank that is alive but stuck inside a collective
-// keeps heartbeating, so that case is left to the executor's deadline.
+// coordinator exits too (under mpirun naming rank 0, which hosts it). A
+// rank that is alive but stuck inside a collective keeps heartbeating, so
+// that case is left to the executor's deadline.
 //
 // # Two ways to start
 //

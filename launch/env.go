@@ -139,6 +139,32 @@ type Session struct {
 	coord     *Coordinator
 	coordDone chan error
 	coordFile string
+	// rank0Coord: the coordinator runs inside rank 0 (mpirun), so losing
+	// it is rank 0's failure and is reported so.
+	rank0Coord bool
+}
+
+// Err is the job's failure, or nil (Client.Err, with the loss of a
+// coordinator that rank 0 hosts naming rank 0).
+func (s *Session) Err() error { return s.named(s.Client.Err()) }
+
+// Allgather is Client.Allgather, its failure named as Err's.
+func (s *Session) Allgather(ctx context.Context, data []byte) ([][]byte, error) {
+	all, err := s.Client.Allgather(ctx, data)
+	return all, s.named(err)
+}
+
+// Barrier is Client.Barrier, its failure named as Err's.
+func (s *Session) Barrier(ctx context.Context) error { return s.named(s.Client.Barrier(ctx)) }
+
+// named turns "lost the coordinator" into rank 0's failure where rank 0
+// hosts it: the process that died or stalled is rank 0.
+func (s *Session) named(err error) error {
+	var f *RankFailedError
+	if !s.rank0Coord || !errors.As(err, &f) || f.Rank >= 0 {
+		return err
+	}
+	return &RankFailedError{Rank: 0, Reason: "lost the coordinator it hosts: " + f.Reason}
 }
 
 // Start joins the job of role with this rank's locality self (Rank is
@@ -167,6 +193,7 @@ func Start(ctx context.Context, role Role, self Peer, opt Options) (*Session, er
 		return nil, err
 	}
 	s.Client = c
+	s.rank0Coord = role.Launcher == "mpirun" && role.Rank != 0
 	return s, nil
 }
 
