@@ -43,7 +43,7 @@ func TestClaimsFileDecides(t *testing.T) {
 	// ranks' blocks of 2 MiB); allreduce: 64 KiB up to 128 KiB;
 	// reduce_scatter: 1 MiB up to 2 MiB (UCC's range of it is the block
 	// a rank receives).
-	assert.Equal(t, "allgather:cuda:0-8388608:41#allreduce:cuda:65536-131072:41#reduce_scatter:cuda:1048576-2097152:41", got)
+	assert.Equal(t, "allgather:cuda:0-8388607:41#allreduce:cuda:65536-131071:41#reduce_scatter:cuda:1048576-2097151:41", got)
 	assert.Empty(t, NodeClaims("NVIDIA A100-SXM4-80GB", 2, false, layers, f), "another team size: no table")
 	assert.Empty(t, NodeClaims("NVIDIA A100-SXM4-80GB", 4, true, layers, f), "ranks sharing a GPU: no table")
 	// A file of another machine leaves the shipped table in charge.

@@ -167,6 +167,15 @@ func Ranges(points []Point) []Range {
 // UCC_TL_<NAME>_TUNE takes them: "coll:mem:lo-hi:score" joined by '#'.
 // UCC counts a message as the whole result for allgather (procs times
 // goring's bytes) and as goring does for the others.
+//
+// A Range excludes its Hi, the next decided size, which goring did not
+// claim; UCC 1.8 looks a size up with both ends of a range included and
+// gives a size where two layers' ranges meet to the higher score, which
+// a claim is. So the entry ends one byte below Hi: written as Hi, every
+// claimed range would also take the size after it (a power of two, where
+// calls land) from the layer that was faster there. A range of one byte
+// cannot be written (UCC refuses lo-lo, and lo-(lo+1) takes lo+1 too)
+// and is left out: a claim only where goring was found faster.
 func TuneString(c coll.Collective, mem string, procs int, ranges []Range, score int) (string, error) {
 	if score < 0 {
 		return "", fmt.Errorf("tune: score %d: want 0 or more", score)
@@ -177,11 +186,15 @@ func TuneString(c coll.Collective, mem string, procs int, ranges []Range, score 
 	}
 	parts := make([]string, 0, len(ranges))
 	for _, r := range ranges {
-		hi := "inf"
+		lo, hi := r.Lo*scale, "inf"
 		if r.Hi > 0 {
-			hi = fmt.Sprint(r.Hi * scale)
+			last := r.Hi*scale - 1
+			if last <= lo {
+				continue
+			}
+			hi = fmt.Sprint(last)
 		}
-		parts = append(parts, fmt.Sprintf("%s:%s:%d-%s:%d", c, mem, r.Lo*scale, hi, score))
+		parts = append(parts, fmt.Sprintf("%s:%s:%d-%s:%d", c, mem, lo, hi, score))
 	}
 	return strings.Join(parts, "#"), nil
 }

@@ -16,29 +16,29 @@ func TestNodeClaims(t *testing.T) {
 	// tl/cuda is UCC's pick for allgather and reduce_scatter, and goring
 	// beat it by the margin at every size; tl/nccl is its pick for
 	// allreduce, and NCCL was faster at every size.
-	assert.Equal(t, "allgather:cuda:0-2147483648:41#reduce_scatter:cuda:0-536870912:41", all)
+	assert.Equal(t, "allgather:cuda:0-2147483647:41#reduce_scatter:cuda:0-536870911:41", all)
 
 	// Without tl/cuda, UCC would run tl/nccl: goring claims allgather at
 	// 1 and 4 MiB and from 64 MiB (ranges count a whole allgather's
 	// result: 4 ranks' blocks), not at 16 MiB, where NCCL's best run
 	// (203.1) beat goring's 219.0; reduce_scatter at 1-4 MiB.
 	ncclOnly := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp", "nccl"}, nil)
-	assert.Contains(t, ncclOnly, "allgather:cuda:4194304-67108864:41")
-	assert.Contains(t, ncclOnly, "allgather:cuda:268435456-2147483648:41")
-	assert.Contains(t, ncclOnly, "reduce_scatter:cuda:1048576-4194304:41")
+	assert.Contains(t, ncclOnly, "allgather:cuda:4194304-67108863:41")
+	assert.Contains(t, ncclOnly, "allgather:cuda:268435456-2147483647:41")
+	assert.Contains(t, ncclOnly, "reduce_scatter:cuda:1048576-4194303:41")
 	assert.NotContains(t, ncclOnly, "allreduce", "NCCL was faster at every size")
 	assert.NotContains(t, ncclOnly, "allgather:cuda:0-", "NCCL was faster below 1 MiB")
 
 	// With tl/ucp alone, every measured size.
 	ucpOnly := NodeClaims("NVIDIA H100 80GB HBM3", 4, false, []string{"ucp"}, nil)
-	assert.Contains(t, ucpOnly, "allreduce:cuda:0-536870912:41")
+	assert.Contains(t, ucpOnly, "allreduce:cuda:0-536870911:41")
 
 	// Two H200s with every layer: allgather and reduce_scatter where both
 	// runs of goring beat both of tl/cuda's by the margin (all but 256 KiB
 	// a rank), allreduce from 4 MiB to 64 MiB against tl/nccl (250.9
 	// against 261.6 at 64 MiB misses 5%).
 	pair := NodeClaims("NVIDIA H200", 2, false, []string{"ucp", "cuda", "nccl", "goring"}, nil)
-	assert.Equal(t, "allgather:cuda:0-524288:41#allgather:cuda:2097152-1073741824:41#allreduce:cuda:4194304-67108864:41#reduce_scatter:cuda:0-262144:41#reduce_scatter:cuda:1048576-536870912:41", pair)
+	assert.Equal(t, "allgather:cuda:0-524287:41#allgather:cuda:2097152-1073741823:41#allreduce:cuda:4194304-67108863:41#reduce_scatter:cuda:0-262143:41#reduce_scatter:cuda:1048576-536870911:41", pair)
 
 	// Four H200s with every layer: allgather and reduce_scatter at every
 	// size (tl/cuda was 1.1-9.8x slower), allreduce nowhere (tl/nccl was
@@ -46,8 +46,8 @@ func TestNodeClaims(t *testing.T) {
 	// layer: allgather at 1 MiB a rank (38.0 against 49.5) and 256 MiB
 	// (2232.2 against 2482.7), reduce_scatter nowhere.
 	quad := NodeClaims("NVIDIA H200", 4, false, []string{"ucp", "self", "cuda", "nccl", "goring"}, nil)
-	assert.Equal(t, "allgather:cuda:0-2147483648:41#reduce_scatter:cuda:0-536870912:41", quad)
-	assert.Equal(t, "allgather:cuda:4194304-16777216:41#allgather:cuda:1073741824-2147483648:41",
+	assert.Equal(t, "allgather:cuda:0-2147483647:41#reduce_scatter:cuda:0-536870911:41", quad)
+	assert.Equal(t, "allgather:cuda:4194304-16777215:41#allgather:cuda:1073741824-2147483647:41",
 		NodeClaims("NVIDIA H200", 4, false, []string{"ucp", "nccl"}, nil))
 
 	assert.Empty(t, NodeClaims("NVIDIA H200", 3, false, []string{"cuda"}, nil), "no figures for that team size")
@@ -61,14 +61,14 @@ func TestNodeClaims(t *testing.T) {
 // GPU a rank that the shared tables would otherwise answer.
 func TestSharedGPUClaims(t *testing.T) {
 	layers := []string{"ucp", "self", "cuda", "nccl", "goring"}
-	assert.Equal(t, "allgather:cuda:0-2147483648:41#reduce_scatter:cuda:0-536870912:41",
+	assert.Equal(t, "allgather:cuda:0-2147483647:41#reduce_scatter:cuda:0-536870911:41",
 		NodeClaims("NVIDIA H200", 4, true, layers, nil))
-	assert.Equal(t, "allgather:cuda:0-1073741824:41#reduce_scatter:cuda:0-536870912:41",
+	assert.Equal(t, "allgather:cuda:0-1073741823:41#reduce_scatter:cuda:0-536870911:41",
 		NodeClaims("NVIDIA H200", 2, true, layers, nil))
-	assert.Equal(t, "allgather:cuda:0-1073741824:41#reduce_scatter:cuda:0-134217728:41",
+	assert.Equal(t, "allgather:cuda:0-1073741823:41#reduce_scatter:cuda:0-134217727:41",
 		NodeClaims("NVIDIA H200", 8, true, layers, nil))
 	assert.Empty(t, NodeClaims("NVIDIA H200", 3, true, layers, nil), "no figures for 3 ranks on one GPU")
 	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 4, true, layers, nil), "no figures for a shared H100")
-	assert.NotContains(t, NodeClaims("NVIDIA H200", 2, false, layers, nil), "reduce_scatter:cuda:0-536870912:41",
+	assert.NotContains(t, NodeClaims("NVIDIA H200", 2, false, layers, nil), "reduce_scatter:cuda:0-536870911:41",
 		"a GPU a rank: the two-GPU table's claims, not the shared one's")
 }

@@ -49,13 +49,18 @@ func TestRanges(t *testing.T) {
 func TestTuneString(t *testing.T) {
 	s, err := TuneString(coll.Allgather, "cuda", 4, []Range{{0, 1024}, {4096, 0}}, 11)
 	require.NoError(t, err)
-	assert.Equal(t, "allgather:cuda:0-4096:11#allgather:cuda:16384-inf:11", s, "UCC counts allgather's whole result")
+	assert.Equal(t, "allgather:cuda:0-4095:11#allgather:cuda:16384-inf:11", s, "UCC counts allgather's whole result")
 	s, err = TuneString(coll.Allreduce, "host", 4, []Range{{64, 128}}, 11)
 	require.NoError(t, err)
-	assert.Equal(t, "allreduce:host:64-128:11", s)
+	assert.Equal(t, "allreduce:host:64-127:11", s)
 	s, err = TuneString(coll.Allreduce, "host", 4, nil, 11)
 	require.NoError(t, err)
 	assert.Empty(t, s)
+	// UCC takes a range's upper end too: a range of one byte cannot be
+	// written without claiming the byte after it, and is left out.
+	s, err = TuneString(coll.Allreduce, "host", 4, []Range{{4, 5}, {8, 16}}, 11)
+	require.NoError(t, err)
+	assert.Equal(t, "allreduce:host:8-15:11", s)
 	_, err = TuneString(coll.Allreduce, "host", 4, nil, -1)
 	assert.Error(t, err)
 }

@@ -104,7 +104,7 @@ func TestModelScoresBadInput(t *testing.T) {
 func TestModelScoresMeasured(t *testing.T) {
 	out, stderr, code := runCLI(t, "model", "scores", "--np", "4", "--gpus", "1", "--gpu-model", "NVIDIA H200")
 	require.Equal(t, 0, code, stderr)
-	assert.Contains(t, out, "|allgather:cuda:0-2147483648:41#reduce_scatter:cuda:0-536870912:41\n")
+	assert.Contains(t, out, "|allgather:cuda:0-2147483647:41#reduce_scatter:cuda:0-536870911:41\n")
 	assert.Contains(t, out, "measured on NVIDIA H200")
 
 	out, stderr, code = runCLI(t, "model", "scores", "--np", "3", "--gpus", "1", "--gpu-model", "NVIDIA H200")

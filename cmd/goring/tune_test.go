@@ -105,7 +105,7 @@ func TestTuneUCCWritesClaims(t *testing.T) {
 	// goring beat tl/cuda, UCC's pick for allgather, reduce_scatter and
 	// bcast, at every size; allreduce is tl/nccl's (15 µs at 16 KiB beats goring).
 	o := stdout.String()
-	assert.Contains(t, o, "claims with layers ucp,nccl,cuda: allgather:cuda:0-262144:41#allreduce:cuda:32768-131072:41#bcast:cuda:0-131072:41#reduce_scatter:cuda:0-131072:41")
+	assert.Contains(t, o, "claims with layers ucp,nccl,cuda: allgather:cuda:0-262143:41#allreduce:cuda:32768-131071:41#bcast:cuda:0-131071:41#reduce_scatter:cuda:0-131071:41")
 	assert.Contains(t, o, "note: allreduce forced on cuda ran elsewhere, not counted: 16KiB on tl/ucp, 32KiB on tl/ucp, 64KiB on tl/ucp")
 	assert.Contains(t, o, "UCC_TL_GORING_CLAIMS="+out)
 
@@ -122,12 +122,12 @@ func TestTuneUCCWritesClaims(t *testing.T) {
 	// show prints the same decision from the file.
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"tune", "show", out}, &stdout, &stderr), stderr.String())
-	assert.Contains(t, stdout.String(), "allgather:cuda:0-262144:41")
+	assert.Contains(t, stdout.String(), "allgather:cuda:0-262143:41")
 	// and model scores applies it as the team layer would.
 	stdout.Reset()
 	require.Equal(t, 0, run([]string{"model", "scores", "--np", "2", "--gpus", "2", "--gpu-model", "NVIDIA H200", "--claims", out}, &stdout, &stderr), stderr.String())
 	assert.Contains(t, stdout.String(), "measured on this machine ("+out+")")
-	assert.Contains(t, stdout.String(), "allreduce:cuda:32768-131072:41")
+	assert.Contains(t, stdout.String(), "allreduce:cuda:32768-131071:41")
 }
 
 // Bad input is refused before anything runs, each with its reason.
