@@ -32,7 +32,9 @@ type nodeRow struct {
 	peers  map[string]float64
 }
 
-// nodeTable is a measured machine: the GPU model its name starts with,
+// nodeTable is a measured machine: the driver's name of its GPUs (a
+// shipped table fits that name alone: "NVIDIA H100" would also take an
+// H100 PCIe or NVL, whose links differ from the NVSwitch node measured),
 // the ranks, whether they shared one GPU (else a GPU each), and the rows
 // per collective.
 type nodeTable struct {
@@ -49,7 +51,7 @@ type nodeTable struct {
 // peer's is the fastest of its three runs that day, so that a claim holds
 // against the peer's good days too.
 var nodeTables = []nodeTable{{
-	gpu: "NVIDIA H100", ranks: 4,
+	gpu: "NVIDIA H100 80GB HBM3", ranks: 4,
 	rows: map[coll.Collective][]nodeRow{
 		coll.Allreduce: {
 			{16 << 10, 24.0, map[string]float64{"nccl": 23.3}},
@@ -258,7 +260,7 @@ func fasterThanDefault(r nodeRow, present map[string]bool) bool {
 func findNodeTable(gpu string, ranks int, shared bool) *nodeTable {
 	for _, ts := range [][]nodeTable{nodeTables, sharedTables} {
 		for i := range ts {
-			if t := &ts[i]; t.ranks == ranks && t.shared == shared && strings.HasPrefix(gpu, t.gpu) {
+			if t := &ts[i]; t.ranks == ranks && t.shared == shared && gpu == t.gpu {
 				return t
 			}
 		}

@@ -51,6 +51,14 @@ func TestNodeClaims(t *testing.T) {
 		NodeClaims("NVIDIA H200", 4, false, []string{"ucp", "nccl"}, nil))
 
 	assert.Empty(t, NodeClaims("NVIDIA H200", 3, false, []string{"cuda"}, nil), "no figures for that team size")
+	// Another card of the same generation is another machine: its links
+	// (PCIe, NVLink bridges) are not the NVSwitch node measured.
+	for _, gpu := range []string{"NVIDIA H100 PCIe", "NVIDIA H100 NVL", "NVIDIA H200 NVL"} {
+		for _, n := range []int{2, 4} {
+			assert.Empty(t, NodeClaims(gpu, n, false, []string{"ucp", "cuda", "nccl"}, nil), "no figures for %d of %s", n, gpu)
+			assert.Empty(t, NodeClaims(gpu, n, true, []string{"ucp", "cuda", "nccl"}, nil), "no figures for %d on one %s", n, gpu)
+		}
+	}
 	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 2, false, []string{"cuda"}, nil), "no figures for that team size")
 }
 
