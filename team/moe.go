@@ -230,11 +230,14 @@ func newMoERunner(k *Call) (Runner, error) {
 }
 
 // moeCallHash is what the ranks of a routed call must agree on: the
-// collective, the routing, the algorithm that runs and the element type.
+// collective, the routing, the algorithm that runs, the element type and
+// the pieces a leg travels in (Chunks numbers the messages' tags, so
+// ranks that cut the same legs differently never match, and wait). 0 and
+// 1 are both whole legs (sched's moePlan.kmax).
 func moeCallHash(a Args, alg string) uint64 {
 	h := fnv.New64a()
 	_, _ = h.Write([]byte(routingKey(a.Routing)))
-	_, _ = fmt.Fprintf(h, "|%s|%s|%d", a.Coll, alg, a.Dtype)
+	_, _ = fmt.Fprintf(h, "|%s|%s|%d|%d", a.Coll, alg, a.Dtype, max(a.Chunks, 1))
 	return h.Sum64()
 }
 
@@ -246,7 +249,7 @@ func moeAgree(c coll.Collective, all []byte) error {
 	first := binary.LittleEndian.Uint64(all)
 	for q := 1; q < len(all)/8; q++ {
 		if binary.LittleEndian.Uint64(all[8*q:]) != first {
-			return Invalid("%s: rank %d passed another routing, algorithm or datatype than rank 0; nothing moved", c, q)
+			return Invalid("%s: rank %d passed another routing, algorithm, datatype or chunks than rank 0; nothing moved", c, q)
 		}
 	}
 	return nil

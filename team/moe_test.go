@@ -309,6 +309,7 @@ func TestTeamMoERanksDisagree(t *testing.T) {
 	for _, odd := range []func(m *MoEArgs){
 		func(m *MoEArgs) { m.Routing = c.routing(99, m.Routing.TokenBytes) }, // same counts, other ids
 		func(m *MoEArgs) { m.Alg = "unicast" },
+		func(m *MoEArgs) { m.Chunks = 2 }, // the same legs, in other pieces and tags
 	} {
 		ms := make([]MoEArgs, len(teams))
 		colls := make([]*Coll, len(teams))
