@@ -98,7 +98,7 @@ func (c *Context) Close() error {
 // goring's context address.
 func (c *Context) Card() []byte { return c.rv.card }
 
-// A card is what a rank publishes to its team: "GRC4", the host name
+// A card is what a rank publishes to its team: "GRC5", the host name
 // (uint16 length + bytes), the process id (uint32) and its start time
 // (uint64, launch.ProcStart: with the pid it names the process for good),
 // the UCX worker address (uint32 length + bytes), the PCI address of
@@ -106,7 +106,11 @@ func (c *Context) Card() []byte { return c.rv.card }
 // none or several), the crossmem setting (mode and threads, a byte
 // each), and the context's shared worker address (uint32 length + bytes;
 // empty on a team card, or where the context has none: shared.go),
-// little-endian.
+// little-endian; then, on the card of a rank of W > 1 lanes only, W (a
+// byte). A one-lane card ends where the cards of before lanes ended, and
+// the zeros that pad a slot read as one lane: a rank of one lane learns
+// that a peer runs several from the count, where the address alone (a
+// bare one for one lane) could not tell it.
 const cardMagic = "GRC5"
 
 type card struct {
@@ -121,6 +125,8 @@ type card struct {
 	cross crossCard
 	// shared is the address of the context's shared worker (shared.go).
 	shared []byte
+	// lanes is the lanes the rank runs (lanes.go); 0 and 1: one.
+	lanes int
 }
 
 type crossCard struct{ mode, threads uint8 }
@@ -138,7 +144,11 @@ func encodeCard(c card) []byte {
 	b = append(b, c.gpu...)
 	b = append(b, c.cross.mode, c.cross.threads)
 	b = binary.LittleEndian.AppendUint32(b, uint32(len(c.shared)))
-	return append(b, c.shared...)
+	b = append(b, c.shared...)
+	if c.lanes > 1 {
+		b = append(b, byte(c.lanes)) // coll.MaxLanes fits
+	}
+	return b
 }
 
 // decodeCard reads the card at the start of slot (padding after it is
@@ -189,6 +199,9 @@ func decodeCard(slot []byte) (card, error) {
 	}
 	if sl > 0 {
 		c.shared = append([]byte(nil), rest[4:4+sl]...)
+	}
+	if rest = rest[4+sl:]; len(rest) > 0 && rest[0] > 1 {
+		c.lanes = int(rest[0])
 	}
 	return c, nil
 }

@@ -131,6 +131,20 @@ func (t *Team) connectLanes(addrs [][]byte, peerErrorsTo func(int) bool) error {
 	return nil
 }
 
+// checkLaneCounts refuses cards of another lane count than t's, on every
+// rank alike: a rank of one lane takes a peer's address as one worker's,
+// and without the count it would hand UCX the packed addresses of
+// several.
+func (t *Team) checkLaneCounts(all []card) error {
+	w := len(t.lanes) + 1
+	for r, c := range all {
+		if n := max(c.lanes, 1); n != w {
+			return Invalid("card of rank %d: %d lanes, this rank runs %d (UCC_TL_GORING_LANES must be the same on every rank)", r, n, w)
+		}
+	}
+	return nil
+}
+
 // laneZeroAddresses are lane 0's addresses of the cards' address fields.
 func (t *Team) laneZeroAddresses(addrs [][]byte) ([][]byte, error) {
 	if len(t.lanes) == 0 {

@@ -53,6 +53,17 @@ func TestTeamLanesMismatch(t *testing.T) {
 	assert.Contains(t, err.Error(), "UCC_TL_GORING_LANES must be the same")
 }
 
+// A rank of one lane given a card of several refuses it as the other way
+// round does: its own card carries a bare address, so only the card's
+// lane count tells it the peer packed three.
+func TestTeamOneLaneGivenLanesCard(t *testing.T) {
+	b := newTestTeams(t, 1, "lanes=3")[0]
+	err := (&Team{ctx: b.ctx, rank: 0, size: 1, rw: b.rw}).Connect(b.card, len(b.card))
+	require.Error(t, err)
+	assert.Equal(t, StatusInvalid, StatusOf(err), "%v", err)
+	assert.Contains(t, err.Error(), "card of rank 0: 3 lanes, this rank runs 1 (UCC_TL_GORING_LANES must be the same")
+}
+
 // A failure on one lane fails the call naming the lane; the lanes are
 // joined before the call reports it.
 func TestTeamLaneFailureNamesLane(t *testing.T) {

@@ -110,7 +110,7 @@ func (t *Team) open() error {
 	rw, lanes := ws.rw, ws.lanes
 	t.eps = ws.eps
 	own := t.link.peers[t.rank]
-	own.addr, own.shared = laneAddress(rw, lanes), nil
+	own.addr, own.shared, own.lanes = laneAddress(rw, lanes), nil, len(lanes)+1
 	t.rw, t.lanes, t.card = rw, lanes, encodeCard(own)
 	if err := t.link.start(t.ctx.rv, t.rank, t.card); err != nil {
 		t.link.err = resourceErr{err}

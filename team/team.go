@@ -113,7 +113,7 @@ func NewTeam(ctx *Context, rank, size int) (*Team, error) {
 		// card with pid 0, which peers take as "cannot be watched".
 		pid, start = 0, 0
 	}
-	c := card{host: host, pid: pid, start: start, addr: laneAddress(rw, lanes), gpu: soleGPU(ctx), cross: crossSetting(ctx)}
+	c := card{host: host, pid: pid, start: start, addr: laneAddress(rw, lanes), gpu: soleGPU(ctx), cross: crossSetting(ctx), lanes: len(lanes) + 1}
 	return &Team{ctx: ctx, rank: rank, size: size, rw: rw, card: encodeCard(c), lanes: lanes}, nil
 }
 
@@ -161,6 +161,9 @@ func (t *Team) connectLocked(cards []byte, slot int) error {
 	// mode, which keeps UCX's fast intra-node transports.
 	self := hosts[t.rank]
 	peerErrorsTo := func(peer int) bool { return hosts[peer] != self }
+	if err := t.checkLaneCounts(all); err != nil {
+		return err
+	}
 	lane0, err := t.laneZeroAddresses(addrs)
 	if err != nil {
 		return err

@@ -369,6 +369,14 @@ func TestCards(t *testing.T) {
 		_, err := decodeCard(c[:i])
 		assert.Error(t, err, "truncated to %d bytes", i)
 	}
+	// A rank of several lanes says how many after the rest; one lane
+	// adds nothing, as before lanes.
+	want.lanes = 5
+	got, err = decodeCard(append(encodeCard(want), 0, 0))
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	want.lanes = 1
+	assert.Equal(t, c, encodeCard(want))
 	bad := append([]byte{}, c...)
 	binary.LittleEndian.PutUint16(bad[4:], 60000)
 	_, err = decodeCard(bad)
