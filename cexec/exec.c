@@ -17,6 +17,7 @@
 /* ucs_status_t values the executor names (ucs/type/status.h). */
 #define GX_UCS_OK         0
 #define GX_UCS_INPROGRESS 1
+#define GX_UCS_NO_ELEM    (-12)
 #define GX_UCS_CANCELED   (-16)
 
 /* A call's tag in its team's layout (gx_tags_t). */
@@ -484,7 +485,7 @@ static void gx_post(gx_call_t *c, int32_t id)
         gr_ep_t *ep = t->eps[s->peer];
         if (ep == NULL) {
             c->due--;
-            gx_fail(c, -3 /* UCS_ERR_NO_ELEM */, id, -1);
+            gx_fail(c, GX_UCS_NO_ELEM, id, -1);
             return;
         }
         st = gr_tag_send_c(ep, c->buf[s->src_buf] + s->src_off, (size_t)s->len,
