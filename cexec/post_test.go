@@ -3,6 +3,8 @@ package cexec
 import (
 	"strings"
 	"testing"
+	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 
@@ -40,4 +42,60 @@ func TestNoEndpointNamesNoElem(t *testing.T) {
 	require.Error(t, err)
 	want, _, _ := strings.Cut(ucx.ErrNoElem.Error(), " (UCS_")
 	require.Contains(t, err.Error(), want)
+}
+
+// TestRecvMatchedAtPostLeavesNoRequest: a receive whose message is
+// already waiting completes inside its post, and its callback frees the
+// UCX request there. The op must not keep that pointer: UCX hands the
+// same request to the next operation posted on the worker, here another
+// call's receive, and failing the first call must not cancel it.
+func TestRecvMatchedAtPostLeavesNoRequest(t *testing.T) {
+	j := newJob(t, 2)
+	// Rank 0's program: step 0 waits for a message that never comes (the
+	// call stays running); step 1 matches one that is already there.
+	var prog sched.RankProgram
+	prog.Recv(1, 1, sched.At(sched.BufDst, 0), 8)
+	prog.Recv(1, 0, sched.At(sched.BufDst, 8), 8)
+	prog.Sizes = sched.Sizes{Src: 16, Dst: 16}
+	key := Key{Coll: 41, Dtype: uint8(coll.Uint8), Count: 16, Alg: "early"}
+	p, err := Lower(&prog, "early", coll.Uint8, coll.Sum, Plain, false)
+	require.NoError(t, err)
+	_, err = j.teams[0].Put(key, p)
+	require.NoError(t, err)
+	p.Release()
+
+	// Rank 1 sends step 1's message of the first call (sequence 1) before
+	// rank 0 posts; rank 0's worker takes it in as unexpected.
+	tag, err := ucx.MakeTag(1, 1, 0)
+	require.NoError(t, err)
+	msg := cBytes(t, []byte("early!!!"))
+	sreq, err := j.eps[1][0].TagSendAddr(uintptr(ptr(msg)), len(msg), ucx.MemHost, tag, nil)
+	require.NoError(t, err)
+	deadline := time.Now().Add(5 * time.Second)
+	for !sreq.Done() {
+		j.workers[1].Progress()
+		j.workers[0].Progress()
+		require.True(t, time.Now().Before(deadline), "the early send did not complete")
+	}
+	for i := 0; i < 100; i++ {
+		j.workers[0].Progress()
+	}
+
+	src, dst := cBytes(t, make([]byte, 16)), cBytes(t, make([]byte, 16))
+	c1, err := j.teams[0].NewCall(key)
+	require.NoError(t, err)
+	defer c1.Finalize()
+	require.NoError(t, c1.Post(ptr(src), ptr(dst)))
+	require.Equal(t, "early!!!", string(dst[8:16]), "step 1 matched the waiting message")
+	require.Nil(t, unsafe.Slice(c1.c.ops, 2)[1].req, "a receive that completed inside its post keeps no UCX request")
+
+	// A second call posts the next receive on the worker.
+	src2, dst2 := cBytes(t, make([]byte, 16)), cBytes(t, make([]byte, 16))
+	c2, err := j.teams[0].NewCall(key)
+	require.NoError(t, err)
+	defer c2.Finalize()
+	require.NoError(t, c2.Post(ptr(src2), ptr(dst2)))
+	c1.Fail()
+	require.Equal(t, Running, c2.Test(), "failing one call must leave the other's receives alone: %v", c2.Err())
+	c2.Fail()
 }

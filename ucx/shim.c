@@ -593,20 +593,53 @@ int gr_tag_recv(gr_worker_t *w, uintptr_t buf, size_t len, uint64_t tag,
 /* The user data of a C caller's operation is its own gr_cop_t, so these
  * callbacks touch neither the slot table nor the event queue, and Go never
  * hears of the operation. */
+
+/* The operation whose post is under way on this thread, and whether its
+ * callback already ran inside that post (a receive that matched a waiting
+ * message, under NO_IMM_CMPL). Then the callback has freed the request
+ * that ucp_tag_*_nbx still returns, and the post must not hand it to the
+ * caller: UCX gives the same memory to the next operation on the worker,
+ * which a later cancel of the stale pointer would hit. */
+static __thread gr_cop_t *gr_c_posting;
+static __thread int       gr_c_fired;
+
+static void gr_c_complete(void *request, gr_cop_t *op, ucs_status_t status,
+                          uint64_t length)
+{
+    if (op == gr_c_posting) {
+        gr_c_fired = 1;
+    }
+    p_ucp_request_free(request);
+    op->done(op, status, length);
+}
+
 static void gr_send_c_cb(void *request, ucs_status_t status, void *user_data)
 {
-    gr_cop_t *op = user_data;
-    p_ucp_request_free(request);
-    op->done(op, status, 0);
+    gr_c_complete(request, user_data, status, 0);
 }
 
 static void gr_recv_c_cb(void *request, ucs_status_t status,
                          const ucp_tag_recv_info_t *info, void *user_data)
 {
-    gr_cop_t *op  = user_data;
-    uint64_t  len = info ? info->length : 0;
-    p_ucp_request_free(request);
-    op->done(op, status, len);
+    gr_c_complete(request, user_data, status, info ? info->length : 0);
+}
+
+/* Ends a C caller's post: *req is set only while the callback is still
+ * due. The previous marker is restored, for a post made from inside a
+ * done callback. */
+static int gr_c_posted(ucs_status_ptr_t r, gr_cop_t *prev, int prev_fired,
+                       void **req)
+{
+    int fired    = gr_c_fired;
+    gr_c_posting = prev;
+    gr_c_fired   = prev_fired;
+    if (!UCS_PTR_IS_PTR(r)) {
+        return UCS_PTR_STATUS(r);
+    }
+    if (!fired) {
+        *req = r;
+    }
+    return UCS_INPROGRESS;
 }
 
 int gr_tag_send_c(gr_ep_t *ep, const void *buf, size_t len, uint64_t tag,
@@ -619,12 +652,12 @@ int gr_tag_send_c(gr_ep_t *ep, const void *buf, size_t len, uint64_t tag,
     param.cb.send      = gr_send_c_cb;
     param.user_data    = op;
     param.memory_type  = UCS_MEMORY_TYPE_HOST;
-    ucs_status_ptr_t r = p_ucp_tag_send_nbx(ep->ep, buf, len, tag, &param);
-    if (UCS_PTR_IS_PTR(r)) {
-        *req = r;
-        return UCS_INPROGRESS;
-    }
-    return UCS_PTR_STATUS(r);
+    gr_cop_t *prev       = gr_c_posting;
+    int       prev_fired = gr_c_fired;
+    gr_c_posting         = op;
+    gr_c_fired           = 0;
+    ucs_status_ptr_t r   = p_ucp_tag_send_nbx(ep->ep, buf, len, tag, &param);
+    return gr_c_posted(r, prev, prev_fired, req);
 }
 
 int gr_tag_recv_c(gr_worker_t *w, void *buf, size_t len, uint64_t tag,
@@ -638,12 +671,12 @@ int gr_tag_recv_c(gr_worker_t *w, void *buf, size_t len, uint64_t tag,
     param.cb.recv      = gr_recv_c_cb;
     param.user_data    = op;
     param.memory_type  = UCS_MEMORY_TYPE_HOST;
-    ucs_status_ptr_t r = p_ucp_tag_recv_nbx(w->worker, buf, len, tag, ~(ucp_tag_t)0, &param);
-    if (UCS_PTR_IS_PTR(r)) {
-        *req = r;
-        return UCS_INPROGRESS;
-    }
-    return UCS_PTR_STATUS(r);
+    gr_cop_t *prev       = gr_c_posting;
+    int       prev_fired = gr_c_fired;
+    gr_c_posting         = op;
+    gr_c_fired           = 0;
+    ucs_status_ptr_t r   = p_ucp_tag_recv_nbx(w->worker, buf, len, tag, ~(ucp_tag_t)0, &param);
+    return gr_c_posted(r, prev, prev_fired, req);
 }
 
 unsigned gr_progress_c(gr_worker_t *w)

@@ -84,7 +84,9 @@ int  gr_request_status(void *req);
  * from inside ucp_worker_progress, the request already freed. They return
  * UCS_INPROGRESS (1) with *req set (for gr_request_cancel), or the status
  * the operation finished with at once, in which case done is not called.
- * Host memory only; receives match the full tag. */
+ * A receive that matches a message already waiting calls done inside the
+ * post: it returns UCS_INPROGRESS then and leaves *req as it was, since
+ * that request is freed. Host memory only; receives match the full tag. */
 typedef struct gr_cop {
     void (*done)(struct gr_cop *op, int status, uint64_t length);
 } gr_cop_t;
