@@ -16,32 +16,37 @@
 #include <string.h>
 #include <time.h>
 
-/* Function pointers typed from the 1.13 headers, so a mismatch is a compile error. */
-#define GR_FN(name) static __typeof__(name) *p_##name
-GR_FN(ucp_config_read);
-GR_FN(ucp_config_release);
-GR_FN(ucp_config_modify);
-GR_FN(ucp_get_version);
-GR_FN(ucp_init_version);
-GR_FN(ucp_cleanup);
-GR_FN(ucp_context_query);
-GR_FN(ucp_worker_create);
-GR_FN(ucp_worker_destroy);
-GR_FN(ucp_worker_get_address);
-GR_FN(ucp_worker_release_address);
-GR_FN(ucp_worker_progress);
-GR_FN(ucp_worker_get_efd);
-GR_FN(ucp_worker_arm);
-GR_FN(ucp_worker_signal);
-GR_FN(ucp_worker_flush_nbx);
-GR_FN(ucp_ep_create);
-GR_FN(ucp_ep_close_nbx);
-GR_FN(ucp_tag_send_nbx);
-GR_FN(ucp_tag_recv_nbx);
-GR_FN(ucp_request_check_status);
-GR_FN(ucp_request_cancel);
-GR_FN(ucp_request_free);
-GR_FN(ucs_status_string);
+/* The libucp functions the shim calls. Their pointers are typed from the
+ * 1.13 headers, so a mismatch is a compile error. */
+#define GR_SYMBOLS(X) \
+    X(ucp_config_read) \
+    X(ucp_config_release) \
+    X(ucp_config_modify) \
+    X(ucp_get_version) \
+    X(ucp_init_version) \
+    X(ucp_cleanup) \
+    X(ucp_context_query) \
+    X(ucp_worker_create) \
+    X(ucp_worker_destroy) \
+    X(ucp_worker_get_address) \
+    X(ucp_worker_release_address) \
+    X(ucp_worker_progress) \
+    X(ucp_worker_get_efd) \
+    X(ucp_worker_arm) \
+    X(ucp_worker_signal) \
+    X(ucp_worker_flush_nbx) \
+    X(ucp_ep_create) \
+    X(ucp_ep_close_nbx) \
+    X(ucp_tag_send_nbx) \
+    X(ucp_tag_recv_nbx) \
+    X(ucp_request_check_status) \
+    X(ucp_request_cancel) \
+    X(ucp_request_free) \
+    X(ucs_status_string)
+
+#define GR_FN(name) static __typeof__(name) *p_##name;
+GR_SYMBOLS(GR_FN)
+#undef GR_FN
 
 static void *gr_lib;
 
@@ -69,42 +74,31 @@ int gr_load(const char *libname, char *err, size_t errlen)
     /* ucs_status_string lives in libucs; looking it up through the libucp
      * handle searches libucp's own dependencies, so it comes from the libucs
      * that this libucp was built with, never a second copy. */
+    /* Every symbol resolves into t first and the p_ pointers change only
+     * once all did: a library that lacks one is closed again, with the
+     * pointers of any libucp loaded before left as they were. */
+    struct {
+#define GR_FIELD(name) __typeof__(name) *name;
+        GR_SYMBOLS(GR_FIELD)
+#undef GR_FIELD
+    } t;
 #define GR_SYM(name)                                                         \
     do {                                                                     \
         dlerror();                                                           \
-        p_##name = (__typeof__(name) *)dlsym(h, #name);                      \
-        if (p_##name == NULL) {                                              \
+        t.name = (__typeof__(name) *)dlsym(h, #name);                        \
+        if (t.name == NULL) {                                                \
             const char *e = dlerror();                                       \
             snprintf(err, errlen, "%s: missing symbol %s (UCX 1.13 or newer needed): %s", \
                      libname, #name, e ? e : "null");                        \
+            dlclose(h);                                                      \
             return -1;                                                       \
         }                                                                    \
-    } while (0)
-    GR_SYM(ucp_config_read);
-    GR_SYM(ucp_config_release);
-    GR_SYM(ucp_config_modify);
-    GR_SYM(ucp_get_version);
-    GR_SYM(ucp_init_version);
-    GR_SYM(ucp_cleanup);
-    GR_SYM(ucp_context_query);
-    GR_SYM(ucp_worker_create);
-    GR_SYM(ucp_worker_destroy);
-    GR_SYM(ucp_worker_get_address);
-    GR_SYM(ucp_worker_release_address);
-    GR_SYM(ucp_worker_progress);
-    GR_SYM(ucp_worker_get_efd);
-    GR_SYM(ucp_worker_arm);
-    GR_SYM(ucp_worker_signal);
-    GR_SYM(ucp_worker_flush_nbx);
-    GR_SYM(ucp_ep_create);
-    GR_SYM(ucp_ep_close_nbx);
-    GR_SYM(ucp_tag_send_nbx);
-    GR_SYM(ucp_tag_recv_nbx);
-    GR_SYM(ucp_request_check_status);
-    GR_SYM(ucp_request_cancel);
-    GR_SYM(ucp_request_free);
-    GR_SYM(ucs_status_string);
+    } while (0);
+    GR_SYMBOLS(GR_SYM)
 #undef GR_SYM
+#define GR_SET(name) p_##name = t.name;
+    GR_SYMBOLS(GR_SET)
+#undef GR_SET
     gr_lib = h;
     return 0;
 }
