@@ -86,7 +86,9 @@
 // context's, else DefaultTimeout); Call takes a zero deadline as none, for
 // a team layer where MPI lets a rank be late, and then relies on a Watch
 // to find dead peers (deadline.go holds the policy). When a deadline
-// passes or a Watch reports a dead peer, the call returns a *StepError
+// passes or a Watch reports a dead peer, and one more poll of the
+// transport brings nothing (a rank that was only late to poll takes what
+// its peers sent meanwhile), the call returns a *StepError
 // naming the rank, the collective and algorithm and the steps in flight
 // (op, peer, tag, bytes), after cancelling them in the transport. The
 // error wraps ErrDeadline, the context's error or the transport's error.

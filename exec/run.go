@@ -116,7 +116,9 @@ func (c *Call) Begin(m *Machine, t Transport, deadline time.Time) error {
 // back until the call is done or no completion arrives by wait (a zero or
 // past wait polls the transport once). It returns done once every step has
 // completed, and an error (after cancelling what is in flight) when the
-// deadline passes or anything fails; later calls return the same result.
+// deadline passes or the Watch finds a dead peer while the transport has
+// nothing more for the call, or anything fails; later calls return the
+// same result.
 func (c *Call) Progress(wait time.Time) (done bool, err error) {
 	if c.done || c.err != nil {
 		return c.done, c.err
@@ -149,32 +151,59 @@ func (c *Call) Progress(wait time.Time) (done bool, err error) {
 			return true, nil
 		}
 		now := time.Now()
-		if err := c.pace.CheckDeadline(now, &wait); err != nil {
-			return false, c.fail(m.stall(err, now.Sub(c.pace.Start)))
+		cause := c.pace.CheckDeadline(now, &wait)
+		if cause == nil {
+			stepped, err := c.pollDevice(now, &wait)
+			if err != nil {
+				return false, c.fail(err)
+			}
+			if stepped {
+				continue
+			}
+			cause = c.pace.CheckWatch(now, &wait)
 		}
-		stepped, err := c.pollDevice(now, &wait)
+		if cause != nil {
+			// The deadline passed or a peer left, but this rank may
+			// only be late to look (an application computing between
+			// polls): what its peers completed meanwhile is taken
+			// first, and the call fails only once nothing more came.
+			stepped, err := c.pollDevice(now, &wait)
+			if err == nil && !stepped {
+				stepped, err = c.take(time.Time{})
+			}
+			if err != nil {
+				return false, c.fail(err)
+			}
+			if stepped {
+				continue
+			}
+			return false, c.fail(m.stall(cause, now.Sub(c.pace.Start)))
+		}
+		stepped, err := c.take(wait)
 		if err != nil {
 			return false, c.fail(err)
 		}
-		if stepped {
-			continue
-		}
-		if err := c.pace.CheckWatch(now, &wait); err != nil {
-			return false, c.fail(m.stall(err, now.Sub(c.pace.Start)))
-		}
-		comps, err := t.Wait(wait, m.comps[:0])
-		if err != nil {
-			return false, c.fail(m.stall(fmt.Errorf("transport: %w", err), time.Since(c.pace.Start)))
-		}
-		if len(comps) == 0 {
+		if !stepped {
 			return false, nil
 		}
-		for _, comp := range comps {
-			if err := m.Step(comp); err != nil {
-				return false, c.fail(err)
-			}
+	}
+}
+
+// take waits for the transport's completions until wait (a zero or past
+// wait polls it once) and feeds them to the Machine; stepped reports
+// whether any came. The error is the transport's, or a failed step's.
+func (c *Call) take(wait time.Time) (stepped bool, err error) {
+	m := c.m
+	comps, err := c.t.Wait(wait, m.comps[:0])
+	if err != nil {
+		return false, m.stall(fmt.Errorf("transport: %w", err), time.Since(c.pace.Start))
+	}
+	for _, comp := range comps {
+		if err := m.Step(comp); err != nil {
+			return false, err
 		}
 	}
+	return len(comps) > 0, nil
 }
 
 // pollDevice is the device's turn in Progress: while an AsyncLocal has
