@@ -289,35 +289,57 @@ func (c *Call) Progress(wait time.Time) (bool, error) {
 			continue
 		}
 		now := time.Now()
-		if err := c.pace.Check(now, &c.wait); err != nil {
-			return false, c.fail(fmt.Errorf("direct: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), err))
-		}
-		if c.state == stWorking {
-			stepped, err := c.be.poll(c, now, &c.wait)
+		if cause := c.pace.Check(now, &c.wait); cause != nil {
+			// The deadline passed or a peer left, but this rank may
+			// only be late to look (an application computing between
+			// polls): what arrived meanwhile (a peer's DONE, sent
+			// before it left) is taken first, and the call fails only
+			// once one more poll brings nothing.
+			c.wait = time.Time{}
+			stepped, err := c.take(now)
 			if err != nil {
-				if err := c.workFailed(err); err != nil {
-					return false, c.fail(err)
-				}
-				continue
+				return false, c.fail(err)
 			}
 			if stepped {
 				continue
 			}
+			return false, c.fail(fmt.Errorf("direct: rank %d %s after %v: %w", c.cfg.Rank, c.cfg.Collective, now.Sub(c.pace.Start).Round(time.Millisecond), cause))
 		}
-		comps, err := c.cfg.Transport.Wait(c.wait, c.comps[:0])
-		c.comps = comps[:0]
+		stepped, err := c.take(now)
 		if err != nil {
-			return false, c.fail(fmt.Errorf("direct: rank %d: transport: %w", c.cfg.Rank, err))
+			return false, c.fail(err)
 		}
-		if len(comps) == 0 {
+		if !stepped {
 			return false, nil
 		}
-		for _, comp := range comps {
-			if err := c.complete(comp); err != nil {
-				return false, c.fail(err)
-			}
+	}
+}
+
+// take is one turn of waiting in Progress: the backend's poll while this
+// rank's part runs, else the transport's completions until c.wait (a
+// zero or past wait polls it once). stepped reports that something came
+// or changed; an error is one to fail the call with.
+func (c *Call) take(now time.Time) (stepped bool, err error) {
+	if c.state == stWorking {
+		stepped, err := c.be.poll(c, now, &c.wait)
+		if err != nil {
+			return true, c.workFailed(err)
+		}
+		if stepped {
+			return true, nil
 		}
 	}
+	comps, err := c.cfg.Transport.Wait(c.wait, c.comps[:0])
+	c.comps = comps[:0]
+	if err != nil {
+		return false, fmt.Errorf("direct: rank %d: transport: %w", c.cfg.Rank, err)
+	}
+	for _, comp := range comps {
+		if err := c.complete(comp); err != nil {
+			return false, err
+		}
+	}
+	return len(comps) > 0, nil
 }
 
 // advance takes the steps the state allows; moved says something changed.
