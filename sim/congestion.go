@@ -143,7 +143,7 @@ func blockSteps(ts []Transfer, parts [][]carried) []int {
 // ClassifyTransfers labels every transfer of an allgather run made with
 // Options.Trace, from the simulator's link accounting and the steps of
 // BlockSteps. A transfer is slowed when its mean rate while moving bytes is
-// below SoloGBps (the rate of its narrowest link). In this order:
+// below SoloGBps (its rate alone). In this order:
 //
 //   - S (serialised), when it was slowed on a link it shared with another
 //     send of the same GPU in the same step, or, with

@@ -447,10 +447,7 @@ func (e *engine) startTransfer(sr int, send int32, rr int, recv int32) error {
 		for i, l := range f.links {
 			names[i] = e.nw.name(l)
 		}
-		solo := math.Inf(1)
-		for _, l := range f.links {
-			solo = min(solo, e.nw.capBpus[l]/1e3)
-		}
+		solo := soloRate(e.nw.capBpus, f.links) / 1e3
 		e.flowXfer[fi] = int32(len(e.transfers))
 		e.transfers = append(e.transfers, Transfer{Src: sr, Dst: rr, SendStep: int(send - e.rankBase[sr]),
 			RecvStep: int(recv - e.rankBase[rr]), Bytes: s.Len, StartUS: e.now, Links: names, SoloGBps: solo})

@@ -77,14 +77,8 @@ func (fl *filler) solve(e *engine) {
 	if n == 0 {
 		return
 	}
-	if n == 1 { // a flow alone: its narrowest link
-		r := 0.0
-		for i, l := range e.flows[fl.flows[0]].links {
-			if c := e.nw.capBpus[l]; i == 0 || c < r {
-				r = c
-			}
-		}
-		fl.rates[0] = r
+	if n == 1 { // a flow alone
+		fl.rates[0] = soloRate(e.nw.capBpus, e.flows[fl.flows[0]].links)
 		return
 	}
 	for _, l := range fl.links {
@@ -120,4 +114,26 @@ func (fl *filler) solve(e *engine) {
 			}
 		}
 	}
+}
+
+// soloRate is the rate of a flow alone on links (bytes/us, or whatever
+// unit capBpus is in): its narrowest link, where a link the route crosses
+// k times (a half-duplex link traversed both ways, as a host-staged copy
+// through a switch does) gives it a k-th of its capacity, since every
+// byte crosses it k times. That is what solve's progressive filling gives
+// such a flow among others, which counts each crossing on the link.
+func soloRate(capBpus []float64, links []int32) float64 {
+	r := 0.0
+	for i, l := range links {
+		k := 0
+		for _, m := range links {
+			if m == l {
+				k++
+			}
+		}
+		if c := capBpus[l] / float64(k); i == 0 || c < r {
+			r = c
+		}
+	}
+	return r
 }

@@ -56,7 +56,8 @@ type Transfer struct {
 	ActiveUS   float64 // bytes started to move (after startup and any copy-engine wait)
 	EndUS      float64
 	QueuedOnCE bool // waited for its GPU's copy engine
-	// SoloGBps is the rate it would have had alone: its narrowest link.
+	// SoloGBps is the rate it would have had alone: its narrowest link
+	// (a link it crosses twice counts at half its capacity).
 	SoloGBps float64
 	// Links are the names of the directed links the transfer occupied.
 	Links []string
