@@ -9,6 +9,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/pushplan"
 	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/units"
@@ -103,11 +104,8 @@ func benchConfig(f *benchFlags, collName string, np int) (bench.Config, error) {
 	if err != nil {
 		return bench.Config{}, err
 	}
-	if f.chunks < 0 {
-		return bench.Config{}, fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
-	}
-	if f.iters < 0 {
-		return bench.Config{}, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
+	if err := f.checkRuns(); err != nil {
+		return bench.Config{}, err
 	}
 	lanes, err := parseLanes(f.lanes, c, f.mem)
 	if err != nil {
@@ -188,4 +186,21 @@ func benchTopo(spec string, nodes, np int) (*topo.Topology, error) {
 		return t, nil
 	}
 	return bench.EmulatedTopology(nodes, np)
+}
+
+// checkRuns refuses the counts and durations of a run that mean nothing:
+// negative chunks, iterations, warm-ups (-1, the flag's default, is OMB's
+// counts) and call deadlines.
+func (f *benchFlags) checkRuns() error {
+	switch {
+	case f.chunks < 0:
+		return fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
+	case f.iters < 0:
+		return fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
+	case f.warmup < -1:
+		return fmt.Errorf("--warmup %d: want 0 or more (leave it out: as OMB)", f.warmup)
+	case f.timeout < 0:
+		return fmt.Errorf("--timeout %v: want a positive duration (0: %s)", f.timeout, exec.TimeoutRule)
+	}
+	return nil
 }

@@ -23,10 +23,8 @@ func moeBenchConfig(f *benchFlags, c coll.Collective, np int, flagErr error) (be
 		return bench.Config{}, fmt.Errorf("%s runs on one lane", c)
 	case f.json && f.csv:
 		return bench.Config{}, errors.New("--json and --csv exclude each other")
-	case f.chunks < 0:
-		return bench.Config{}, fmt.Errorf("--chunks %d: want 0 or more", f.chunks)
-	case f.iters < 0:
-		return bench.Config{}, fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
+	case f.checkRuns() != nil:
+		return bench.Config{}, f.checkRuns()
 	case np < 1:
 		return bench.Config{}, errors.New("--np is required (number of processes, at least 1)")
 	}
