@@ -14,6 +14,9 @@ import (
 const (
 	streamNonBlocking  = 0x1 // CU_STREAM_NON_BLOCKING
 	eventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
+
+	streamLegacy    = 0x1 // CU_STREAM_LEGACY, a handle of the legacy default stream
+	streamPerThread = 0x2 // CU_STREAM_PER_THREAD, the calling thread's default stream
 )
 
 // Stream is a CUDA stream of one device: work queued on it runs in order,
@@ -51,16 +54,26 @@ func (d *Device) NewStream() (*Stream, error) {
 // goring queues on it runs after the work the caller queued before, and
 // the caller's later work after goring's. It must be a stream of d's
 // primary context, the one goring works in (a framework's streams are,
-// PyTorch's included); the legacy default stream (0) is refused, as it
-// would also order goring's work against every blocking stream of the
-// context. Destroy forgets the stream and leaves it to its owner.
+// PyTorch's included); the legacy default stream (0 or CU_STREAM_LEGACY)
+// is refused, as it would also order goring's work against every
+// blocking stream of the context, and so is CU_STREAM_PER_THREAD, a
+// different stream on every OS thread. Destroy forgets the stream and
+// leaves it to its owner.
 func (d *Device) ForeignStream(handle uintptr) (*Stream, error) {
 	ctx, err := d.context()
 	if err != nil {
 		return nil, err
 	}
-	if handle == 0 {
+	// 0 and CU_STREAM_LEGACY are the legacy default stream.
+	// CU_STREAM_PER_THREAD is the calling OS thread's default stream:
+	// another stream whenever the goroutine moves, and cuStreamGetCtx
+	// answers for it with the thread's current context, which goring's
+	// own calls leave as d's, so the check below would let it through.
+	switch handle {
+	case 0, streamLegacy:
 		return nil, fmt.Errorf("cuda: the legacy default stream is not taken as a caller's stream")
+	case streamPerThread:
+		return nil, fmt.Errorf("cuda: the per-thread default stream is not taken as a caller's stream")
 	}
 	cs := *(*C.gc_stream)(unsafe.Pointer(&handle))
 	var owner C.gc_ctx
