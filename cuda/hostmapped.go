@@ -31,7 +31,9 @@ func (d *Device) AllocMappedHost(bytes int) (*HostBuffer, error) {
 // MappedAddr is the device address of byte off of h (from
 // AllocMappedHost) for kernels of dev (cuMemHostGetDevicePointer).
 func (h *HostBuffer) MappedAddr(dev *Device, off int) (DevicePtr, error) {
-	if err := checkRange("mapped host address", off, 0, h.bytes); err != nil {
+	// One byte, not zero: off must name a byte of h, and h.bytes (one
+	// past the end) passes a check of an empty range.
+	if err := checkRange("mapped host address", off, 1, h.bytes); err != nil {
 		return 0, err
 	}
 	p, err := h.livePtr()
