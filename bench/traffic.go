@@ -1,13 +1,11 @@
 package bench
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"math/rand/v2"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/jsondoc"
 	"github.com/goring-hpc/goring/sched"
 )
 
@@ -81,14 +79,8 @@ func ParseCounts(data []byte, n int) ([][]int64, error) {
 		return nil, fmt.Errorf("counts file larger than %d bytes", MaxCountsFileBytes)
 	}
 	var m [][]int64
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&m); err != nil {
+	if err := jsondoc.Decode(data, &m, false); err != nil {
 		return nil, fmt.Errorf("counts JSON: %w", err)
-	}
-	// More() is false before a closing bracket, so a stray '}' or ']'
-	// would pass it: only the end of the input ends the document.
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("counts JSON: trailing data after the matrix")
 	}
 	if err := coll.CheckMatrix(m, n, 0); err != nil {
 		return nil, fmt.Errorf("counts matrix: %w", err)

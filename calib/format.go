@@ -1,12 +1,12 @@
 package calib
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"math"
 
+	"github.com/goring-hpc/goring/jsondoc"
 	"github.com/goring-hpc/goring/model"
 )
 
@@ -105,14 +105,8 @@ func Load(r io.Reader) (*Calibration, error) {
 // this reader does not need to understand.
 func Parse(data []byte) (*Calibration, error) {
 	var c Calibration
-	dec := json.NewDecoder(bytes.NewReader(data))
-	if err := dec.Decode(&c); err != nil {
+	if err := jsondoc.Decode(data, &c, false); err != nil {
 		return nil, fmt.Errorf("calibration JSON: %w", err)
-	}
-	// More() is false before a closing bracket, so a stray '}' or ']'
-	// would pass it: only the end of the input ends the document.
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("calibration JSON: trailing data after the document")
 	}
 	if err := c.Validate(); err != nil {
 		return nil, err

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/jsondoc"
 	"github.com/goring-hpc/goring/moe"
 )
 
@@ -260,13 +261,8 @@ const maxParseRanks = 1 << 20
 // check that the plan is correct; Verify does.
 func ParseProgram(data []byte) (*Plan, error) {
 	var jp jsonProgram
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&jp); err != nil {
+	if err := jsondoc.Decode(data, &jp, true); err != nil {
 		return nil, fmt.Errorf("program JSON: %w", err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("program JSON: trailing data after the document")
 	}
 	perr := func(format string, args ...any) error {
 		return fmt.Errorf("program JSON: "+format, args...)

@@ -3,9 +3,10 @@ package topo
 import (
 	"encoding/json"
 	"fmt"
-	"io"
 	"sort"
 	"strings"
+
+	"github.com/goring-hpc/goring/jsondoc"
 )
 
 // presets maps a preset name to its constructor (one node). Each preset file
@@ -34,15 +35,8 @@ func Preset(name string) (*Topology, error) {
 // Parse decodes a goring.topo/v1 document and validates it.
 func Parse(data []byte) (*Topology, error) {
 	var t Topology
-	dec := json.NewDecoder(strings.NewReader(string(data)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&t); err != nil {
+	if err := jsondoc.Decode(data, &t, true); err != nil {
 		return nil, fmt.Errorf("topology JSON: %w", err)
-	}
-	// More() is false before a closing bracket, so a stray '}' or ']'
-	// would pass it: only the end of the input ends the document.
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("topology JSON: trailing data after the document")
 	}
 	if t.Schema != Schema {
 		return nil, fmt.Errorf("topology JSON: schema %q, want %q", t.Schema, Schema)

@@ -1,15 +1,13 @@
 package tune
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
-	"io"
 	"slices"
 	"sort"
 	"strings"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/jsondoc"
 )
 
 // A claims file is a machine's own measured table (docs/contracts.md
@@ -64,15 +62,10 @@ var claimsPeers = []string{"nccl", "cuda", "ucp"}
 // sizes with positive times of known layers.
 func ParseClaims(data []byte) (*ClaimsFile, error) {
 	var f ClaimsFile
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&f); err != nil {
-		return nil, fmt.Errorf("not a %s document: %w", ClaimsFormat, err)
-	}
 	// One document and nothing after it: the team layer reads this file
 	// too, and must not take the first of two run together.
-	if _, err := dec.Token(); err != io.EOF {
-		return nil, fmt.Errorf("not a %s document: trailing data after it", ClaimsFormat)
+	if err := jsondoc.Decode(data, &f, true); err != nil {
+		return nil, fmt.Errorf("not a %s document: %w", ClaimsFormat, err)
 	}
 	if err := f.Check(); err != nil {
 		return nil, err
