@@ -16,6 +16,7 @@ func moeBenchConfig(f *benchFlags, c coll.Collective, np int, flagErr error) (be
 	if flagErr != nil {
 		return bench.Config{}, flagErr
 	}
+	runsErr := f.checkRuns()
 	switch {
 	case f.moe.bytesSet:
 		return bench.Config{}, fmt.Errorf("%s takes --hidden-bytes (one token row) and --tokens, not --bytes", c)
@@ -23,8 +24,8 @@ func moeBenchConfig(f *benchFlags, c coll.Collective, np int, flagErr error) (be
 		return bench.Config{}, fmt.Errorf("%s runs on one lane", c)
 	case f.json && f.csv:
 		return bench.Config{}, errors.New("--json and --csv exclude each other")
-	case f.checkRuns() != nil:
-		return bench.Config{}, f.checkRuns()
+	case runsErr != nil:
+		return bench.Config{}, runsErr
 	case np < 1:
 		return bench.Config{}, errors.New("--np is required (number of processes, at least 1)")
 	}
