@@ -32,6 +32,9 @@ type Choice struct {
 	Fallback string
 	// Chunks is the pieces each transfer pipelines in (0: whole).
 	Chunks int
+	// OverNode: the messages run even where the node kernels could
+	// (Row.OverNode).
+	OverNode bool
 	// Why says where the choice comes from: the table's row, or the model.
 	Why string
 }
@@ -72,7 +75,7 @@ func Measured(s Shape) (Choice, bool) {
 	if first < 0 {
 		return Choice{}, false
 	}
-	ch := Choice{Alg: Table[first].Alg, Chunks: Table[first].Chunks, Why: rowWhy(first)}
+	ch := Choice{Alg: Table[first].Alg, Chunks: Table[first].Chunks, OverNode: Table[first].OverNode, Why: rowWhy(first)}
 	if fb := Table[last].Alg; fb != ch.Alg {
 		ch.Fallback = fb
 	}

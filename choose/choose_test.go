@@ -150,3 +150,36 @@ func TestOneHostClaim(t *testing.T) {
 		assert.NotEmpty(t, alg, "gpus %d", gpus)
 	}
 }
+
+// Where the messages beat the node kernels, measured on a pair, the
+// choice says so (Choice.OverNode), and nowhere else: not below the
+// sizes measured, not on teams of other sizes, not on host memory.
+func TestOverNode(t *testing.T) {
+	pair, four := Shape{Size: 2, Push: true, GPUs: 2}, Shape{Size: 4, Push: true, GPUs: 4}
+	for _, c := range []struct {
+		coll  coll.Collective
+		bytes int64
+		team  Shape
+		over  bool
+	}{
+		{coll.Allreduce, 32 << 20, pair, false},
+		{coll.Allreduce, 64 << 20, pair, true},
+		{coll.Allreduce, 256 << 20, pair, true},
+		{coll.Allreduce, 256 << 20, four, false}, // four H200s: the kernels in pieces were faster
+		{coll.ReduceScatter, 32 << 20, pair, false},
+		{coll.ReduceScatter, 64 << 20, pair, true},
+		{coll.Allgather, 16 << 20, pair, false},
+		{coll.Allgather, 32 << 20, pair, true},
+		{coll.Allgather, 32 << 20, four, false},
+		{coll.Bcast, 64 << 20, pair, false},
+	} {
+		s := c.team
+		s.Coll, s.Bytes = c.coll, c.bytes
+		ch, ok := Measured(s)
+		require.True(t, ok, "%s %d %+v", c.coll, c.bytes, c.team)
+		assert.Equal(t, c.over, ch.OverNode, "%s %d %+v", c.coll, c.bytes, c.team)
+		s.Host = true
+		ch, _ = Measured(s)
+		assert.False(t, ch.OverNode, "%s %d on host memory", c.coll, c.bytes)
+	}
+}

@@ -32,11 +32,20 @@ type Row struct {
 	Alg    string
 	// Chunks is the pieces each transfer pipelines in (0: whole).
 	Chunks int
+	// OverNode: where the row decides, the call runs as the row's
+	// messages even where the node kernels could run it (package team's
+	// node runner, which otherwise takes every CUDA call of a team with a
+	// GPU a rank that it serves): they were measured faster there.
+	OverNode bool
 }
 
 // PushLargeBytes is where a push pair's reducing collectives leave the
 // device defaults (the rows that name it below).
 const PushLargeBytes = 64 << 20
+
+// PushPairAllgatherBytes is where a push pair's allgather leaves the
+// node kernels for the engine's copies (its row below).
+const PushPairAllgatherBytes = 32 << 20
 
 // Table is goring's one algorithm-selection table: for each collective,
 // its rows in the order they are tried; the first that matches a shape
@@ -92,8 +101,23 @@ var Table = []Row{
 	// recursive doubling had no such sweep (and an H200 sweep later kept
 	// it, docs/gpu.md), so the rule stays with the shape it was measured
 	// on.
-	{Coll: coll.Allreduce, Mem: Device, OneHost: true, Push: true, Pair: true, MinBytes: PushLargeBytes, Alg: "ring", Chunks: 2},
-	{Coll: coll.ReduceScatter, Mem: Device, OneHost: true, Push: true, Pair: true, MinBytes: PushLargeBytes, Alg: "ring", Chunks: 2},
+	//
+	// These messages also beat the node kernels on a pair from here, so
+	// they run in their place (OverNode): through UCC on two H200s
+	// (docs/gpu.md "Two H200s: the node kernels or the messages", one
+	// call, µs), allreduce 128 MiB 404.7 against the kernels' 470.8 and
+	// 256 MiB 743.6 against 928.5 (64 MiB: 236.9 against 237.2);
+	// reduce_scatter of 64, 128 and 256 MiB a rank 255.5, 453.2 and
+	// 842.9 against 272.1, 518.0 and 1032.7 (32 MiB: 166.2 against the
+	// kernels' 136.3).
+	{Coll: coll.Allreduce, Mem: Device, OneHost: true, Push: true, Pair: true, MinBytes: PushLargeBytes, Alg: "ring", Chunks: 2, OverNode: true},
+	{Coll: coll.ReduceScatter, Mem: Device, OneHost: true, Push: true, Pair: true, MinBytes: PushLargeBytes, Alg: "ring", Chunks: 2, OverNode: true},
+	// Allgather on a pair from PushPairAllgatherBytes a rank: the push
+	// engine's copies, not the node kernel's stores, in the same call:
+	// 120.2 µs against 145.8 at 32 MiB a rank (16 MiB: 80.2 against
+	// 82.2; 8 MiB: 55.9 against 51.5). Beyond 32 MiB the kernel's slot
+	// is too small and the copies ran either way.
+	{Coll: coll.Allgather, Mem: Device, OneHost: true, Push: true, Pair: true, MinBytes: PushPairAllgatherBytes, Alg: "multiwrite", OverNode: true},
 
 	// Allgather on the push engine, more than two ranks with a GPU each
 	// (a shared GPU took the leader row above): each rank's GPU copies to

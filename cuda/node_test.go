@@ -308,8 +308,9 @@ func timeNodeCalls(t *testing.T, tm *nodeTeam, c nodeCallSpec, bytes int) float6
 					return err
 				}
 				defer end.Destroy()
-				rt := &nodeTeam{devs: tm.devs, streams: tm.streams, scratch: tm.scratch, in: tm.in, out: tm.out, slotBytes: tm.slotBytes,
-					abortAddr: tm.abortAddr, statusAddr: tm.statusAddr}
+				// The team as it is (done words, shared-GPU grid fit), with an
+				// epoch of this goroutine's own.
+				rt := *tm
 				for i := range warm + iters {
 					if i == warm {
 						if err := start.Record(s); err != nil {
@@ -317,7 +318,7 @@ func timeNodeCalls(t *testing.T, tm *nodeTeam, c nodeCallSpec, bytes int) float6
 						}
 					}
 					rt.epoch = first + devsync.Epoch(i)
-					if err := rt.launchRank(c, r); err != nil {
+					if err := (&rt).launchRank(c, r); err != nil {
 						return err
 					}
 				}

@@ -56,13 +56,17 @@ type nodeStats struct {
 // in place or not (every kernel block writes an element of its output
 // only after it has read that element of its input itself, and a peer
 // reads a rank's slot, never its input: cuda/kernels/node.cu), no
-// algorithm named, a team of 2 to 8 ranks on one host with a GPU each, and data
+// algorithm named, a team of 2 to 8 ranks on one host with a GPU each, data
 // that fits the slots (an allreduce or reduce_scatter of any size: they
-// run in pieces that do; an allgather or bcast up to a slot). Every rank
-// decides alike.
+// run in pieces that do; an allgather or bcast up to a slot), and no
+// measured row of goring's choice that runs the messages there instead
+// (choose.Row.OverNode). Every rank decides alike.
 func (t *Team) runsNode(a Args, mem exec.Mem, B int64) bool {
 	o := t.ctx.opts
 	if !t.nodeCapable() || mem.IsHost() || a.Alg != "" || o.chosen[a.Coll] {
+		return false
+	}
+	if t.choice(a.Coll, B, false).OverNode { // the messages measured faster here (choose.Row.OverNode)
 		return false
 	}
 	switch a.Coll {

@@ -4,7 +4,9 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cudaexec"
+	"github.com/goring-hpc/goring/exec"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -45,4 +47,23 @@ func TestNodeCapableWaitsForTheTeamsVerdict(t *testing.T) {
 	assert.False(t, tm.nodeCapable(), "after the exchange every rank knows it")
 	tm.node.off = nil
 	assert.True(t, tm.nodeCapable(), "set up")
+}
+
+// A pair's large calls run as the messages where those measured faster
+// than the node kernels (choose.Row.OverNode): every rank decides alike
+// from the call's bytes, and four ranks keep the kernels.
+func TestRunsNodeLeavesMeasuredSizesToTheMessages(t *testing.T) {
+	o, err := parseOptions("")
+	require.NoError(t, err)
+	team := func(size int) *Team {
+		return &Team{ctx: &Context{opts: o}, oneHost: true, size: size, engine: cudaexec.NewEngine()}
+	}
+	dev := exec.CUDA(0)
+	ar := Args{Coll: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum}
+	ag := Args{Coll: coll.Allgather, Dtype: coll.Uint8}
+	assert.True(t, team(2).runsNode(ar, dev, 32<<20), "a pair's 32 MiB allreduce: the kernels")
+	assert.False(t, team(2).runsNode(ar, dev, 128<<20), "a pair's 128 MiB allreduce: ring in two pieces")
+	assert.True(t, team(4).runsNode(ar, dev, 128<<20), "four ranks: the kernels in pieces")
+	assert.True(t, team(2).runsNode(ag, dev, 16<<20), "a pair's 16 MiB allgather: the kernel")
+	assert.False(t, team(2).runsNode(ag, dev, 32<<20), "a pair's 32 MiB allgather: the copies")
 }
