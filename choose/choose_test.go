@@ -163,7 +163,8 @@ func TestOverNode(t *testing.T) {
 		over  bool
 	}{
 		{coll.Allreduce, 32 << 20, pair, false},
-		{coll.Allreduce, 64 << 20, pair, true},
+		{coll.Allreduce, 64 << 20, pair, false}, // one slot: the kernel
+		{coll.Allreduce, 64<<20 + 4, pair, true},
 		{coll.Allreduce, 256 << 20, pair, true},
 		{coll.Allreduce, 256 << 20, four, false}, // four H200s: the kernels in pieces were faster
 		{coll.ReduceScatter, 32 << 20, pair, false},

@@ -246,7 +246,7 @@ func TestNodeBench(t *testing.T) {
 	fmt.Printf("node collectives on %d x %s (float32 sum; us per call, best grid and the default's)\n", k, must(devs[0].Name()))
 	fmt.Printf("%-18s %10s %10s %8s %12s %8s %10s\n", "algorithm", "bytes", "us", "grid", "default_us", "grid", "algbw_GB/s")
 	for _, alg := range devsync.Algorithms {
-		for bytes := 16 << 10; bytes <= maxBytes; bytes *= 4 {
+		for bytes := 16 << 10; bytes <= maxBytes; bytes *= 2 {
 			count := bytes / 4
 			switch alg {
 			case devsync.ReduceScatter:

@@ -52,7 +52,8 @@ func TestCardsAndAgreement(t *testing.T) {
 	assert.Error(t, err)
 }
 
-// A call's kernel: one-shot allreduce up to oneShotMax, two-shot above;
+// A call's kernel: one-shot allreduce up to oneShotMax (2 MiB, a pair's
+// 32 MiB), two-shot above;
 // data beyond the slot does not fit (but for the allreduce and
 // reduce_scatter in pieces); a bcast's root must be a rank; undefined
 // reductions are refused.
@@ -68,7 +69,11 @@ func TestShapes(t *testing.T) {
 	assert.False(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1<<18 + 1}), "bcasts do not run in pieces")
 	assert.False(t, l.Fits(Call{Collective: collBcast, Dtype: f32, Count: 1, Root: 4}), "no rank 4")
 	assert.Equal(t, "bcast", l.Algorithm(Call{Collective: collBcast, Dtype: f32, Count: 1}))
-	big := &Local{size: 2, slot: 64 << 20}
-	assert.Equal(t, "twoshot_allreduce", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 4 << 20}))
+	big := &Local{size: 4, slot: 64 << 20}
+	assert.Equal(t, "oneshot_allreduce", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 512 << 10}), "2 MiB on 4 ranks")
+	assert.Equal(t, "twoshot_allreduce", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 512<<10 + 1}))
 	assert.Equal(t, "", big.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: bxor, Count: 4}))
+	pair := &Local{size: 2, slot: 64 << 20}
+	assert.Equal(t, "oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 8 << 20}), "32 MiB on a pair")
+	assert.Equal(t, "twoshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 8<<20 + 1}))
 }

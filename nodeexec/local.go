@@ -218,11 +218,24 @@ type Call struct {
 	Stride int
 }
 
-// oneShotMax is the largest allreduce vector the one-shot kernel takes:
-// above it the two-shot one (a reduce-scatter by stores, then an
-// allgather by loads) moves less over NVLink and measured faster (4x H100: 50.7 against 47.0
-// µs at 4 MiB; 20.2 against 22.3 at 1 MiB).
-const oneShotMax = 2 << 20
+// oneShotMax is the largest allreduce vector the one-shot kernel takes
+// on a team of ranks: above it the two-shot one (a reduce-scatter by
+// stores, then an allgather by loads) runs. On more than two ranks
+// two-shot moves less over NVLink (a rank loads one chunk from every
+// peer, not every peer's whole vector) and measured faster from 4 MiB
+// (4x H100: 47.0 against 50.7 µs at 4 MiB; 22.3 against 20.2 at 1 MiB).
+// A pair moves the same bytes either way (half the vector each way,
+// twice, or the whole of it once), and one-shot's single round of flags
+// won up to 32 MiB on two H200s (best grids, µs: 15.8 against 20.1 at 2
+// MiB, 22.7 against 26.6 at 4, 35.8 against 40.4 at 8, 124.1 against
+// 125.3 at 32; 241.1 against 229.0 at 64; docs/gpu.md "Node kernels on
+// two H200s").
+func oneShotMax(ranks int) int {
+	if ranks == 2 {
+		return 32 << 20
+	}
+	return 2 << 20
+}
 
 // shape is c's devsync shape, and the bytes DefaultNodeGrid sizes by.
 func (l *Local) shape(c Call) (devsync.Shape, int, error) {
@@ -231,7 +244,7 @@ func (l *Local) shape(c Call) (devsync.Shape, int, error) {
 	switch c.Collective {
 	case coll.Allreduce:
 		s.Alg = devsync.TwoShotAllreduce
-		if bytes <= oneShotMax {
+		if bytes <= oneShotMax(l.size) {
 			s.Alg = devsync.OneShotAllreduce
 		}
 	case coll.ReduceScatter:
