@@ -78,6 +78,6 @@ func TestSharedGPUClaims(t *testing.T) {
 		NodeClaims("NVIDIA H200", 8, true, layers, nil))
 	assert.Empty(t, NodeClaims("NVIDIA H200", 3, true, layers, nil), "no figures for 3 ranks on one GPU")
 	assert.Empty(t, NodeClaims("NVIDIA H100 80GB HBM3", 4, true, layers, nil), "no figures for a shared H100")
-	assert.Contains(t, NodeClaims("NVIDIA H200", 2, false, layers, nil), "allreduce:cuda:2097152-67108863:41",
+	assert.Contains(t, NodeClaims("NVIDIA H200", 2, false, layers, nil), "allreduce:cuda:2097152-536870911:41",
 		"a GPU a rank: the two-GPU table's claims (the shared one claims no allreduce)")
 }
