@@ -76,4 +76,7 @@ func TestShapes(t *testing.T) {
 	pair := &Local{size: 2, slot: 64 << 20}
 	assert.Equal(t, "oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 8 << 20}), "32 MiB on a pair")
 	assert.Equal(t, "twoshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 8<<20 + 1}))
+	small := &Local{size: 2, slot: 16 << 20}
+	assert.Equal(t, "oneshot_allreduce", small.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 12 << 20}),
+		"48 MiB in 16 MiB slots: pieces, each one-shot")
 }

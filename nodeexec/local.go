@@ -274,11 +274,20 @@ func (l *Local) Fits(c Call) bool {
 	return err == nil && (s.SlotBytes() <= l.slot || l.pieceCount(c) > 0)
 }
 
-// Algorithm names the kernel c runs (devsync's name).
+// Algorithm names the kernel c runs (devsync's name): for a call in
+// pieces, its first piece's (the largest), since each piece chooses its
+// kernel by its own size.
 func (l *Local) Algorithm(c Call) string {
 	s, _, err := l.shape(c)
 	if err != nil {
 		return ""
+	}
+	if per := l.pieceCount(c); s.SlotBytes() > l.slot && per > 0 {
+		p := c
+		p.Count = min(per, c.Count)
+		if s, _, err = l.shape(p); err != nil {
+			return ""
+		}
 	}
 	return s.Alg.String()
 }

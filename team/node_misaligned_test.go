@@ -16,7 +16,10 @@ import (
 // at any byte) and its peers' do not: that rank must run the call as its
 // peers do (team/aligned.go), and every rank gets the rank-order sum.
 // Allreduce (one-shot and two-shot sizes, and one in pieces past the
-// ranks' 4 MiB slots: runChild) and reduce_scatter, in place and not.
+// ranks' 4 MiB slots: runChild) and reduce_scatter, in place and not. A
+// pair runs one-shot up to 32 MiB (nodeexec.oneShotMax), so on two ranks
+// every allreduce here is one-shot; the pair's two-shot kernel is checked
+// by package cuda's node tests and through UCC (docs/gpu.md).
 func TestNodeMisalignedThroughTheTeam(t *testing.T) {
 	runNodeChildren(t, "node-misaligned", "misaligned calls", 120*time.Second)
 }

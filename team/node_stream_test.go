@@ -63,7 +63,7 @@ func nodeStreamChild(t *Team, ctx *Context, rank, size int, dir string) error {
 		return err
 	}
 	defer d.Close()
-	const n = 1 << 20 // float32 elements, 4 MiB: the two-shot kernels
+	const n = 1 << 20 // float32 elements, 4 MiB: two-shot on more than two ranks, one-shot on a pair
 	bytes := 4 * n
 	src, err := d.Alloc(bytes)
 	if err != nil {
