@@ -20,7 +20,8 @@
 #    validated across the GPUs, then goring (every algorithm, and --alg auto:
 #    what the team layer runs) beside NCCL (torch.distributed,
 #    scripts/nccl_bench.py), PyTorch's two-shot allreduce (nccl_bench.py
-#    --how two_shot) and UCC's tl/ucp and tl/goring (device_ucc.sh,
+#    --how two_shot), both also per call (--clock host, goring's own
+#    clock), and UCC's tl/ucp and tl/goring (device_ucc.sh,
 #    built in the background meanwhile), one table (scripts/peer_table.py).
 # chunks (alone): the pipelining sweep behind the chunk defaults: the
 #    reducing collectives and ring allgather with --chunks 1-16, one process
@@ -205,6 +206,15 @@ if [ "$MODE" = peers ]; then
     python3 "$ROOT/scripts/nccl_bench.py" --how two_shot --colls allreduce --np "$NP" --bytes "$SIZES" --json \
       >"$OUT/two_shot.json" 2>"$LOGS/two_shot.err" && n+=(--nccl "$OUT/two_shot.json") ||
       { echo "nccl_bench --how two_shot failed:"; tail -5 "$LOGS/two_shot.err"; }
+    # Both peers again on goring's clock (each call awaited): below a few
+    # MiB the back-to-back clock hides a call's host cost that goring's
+    # rows include; the table shows both.
+    for how in nccl two_shot; do
+      cl=(); [ $how = two_shot ] && cl=(--colls allreduce)
+      python3 "$ROOT/scripts/nccl_bench.py" --how $how "${cl[@]}" --clock host --np "$NP" --bytes "$SIZES" --json \
+        >"$OUT/${how}_host.json" 2>"$LOGS/${how}_host.err" && n+=(--nccl "$OUT/${how}_host.json") ||
+        { echo "nccl_bench --how $how --clock host failed:"; tail -5 "$LOGS/${how}_host.err"; }
+    done
   else
     echo "NCCL and PyTorch's two-shot allreduce need a GPU per process: left out on one GPU"
   fi

@@ -21,8 +21,13 @@ the way nccl-tests time it: the iterations issued back to back on the
 stream between two CUDA events, the elapsed time divided by their number.
 That is the kindest clock for NCCL (launch latency overlaps the previous
 call); goring's rows wait for each call, so a ratio against this baseline
-errs against goring. Rows are printed in goring bench's JSON
-schema (algorithm "nccl") for scripts/peer_table.py:
+errs against goring. With --clock host each call is timed as goring
+bench times its own, an MPI user's blocking call: the host's clock from
+the call to the end of its GPU work (torch.cuda.synchronize), the mean
+over the iterations; the rows then carry "clock": "host", and
+peer_table.py names such a peer apart ("NCCL, per call"). Rows are
+printed in goring bench's JSON schema (algorithm "nccl") for
+scripts/peer_table.py:
 
     NCCL_NVLS_ENABLE=0 python3 scripts/nccl_bench.py --np 2 --bytes 4MiB:256MiB --json
 
@@ -35,6 +40,7 @@ import json
 import os
 import re
 import sys
+import time
 
 UNITS = {"": 1, "B": 1, "KiB": 1 << 10, "MiB": 1 << 20, "GiB": 1 << 30}
 
@@ -135,7 +141,7 @@ def offset(src, dst):
     return (7 * src + 13 * dst + 1) % 251
 
 
-def one_alltoallv(dist, torch, n, rank, b, hot, iters, warmup):
+def one_alltoallv(dist, torch, n, rank, b, hot, iters, warmup, clock="events"):
     dev = torch.device("cuda", torch.cuda.current_device())
     m = counts(n, b, hot)
     send = m[rank]
@@ -150,10 +156,10 @@ def one_alltoallv(dist, torch, n, rank, b, hot, iters, warmup):
     torch.cuda.synchronize()
     ok = bool(torch.equal(dst, want))
     del want
-    return timed(dist, torch, op, n, iters, warmup, ok), m
+    return timed(dist, torch, op, n, iters, warmup, ok, clock), m
 
 
-def one_size(dist, torch, coll, n, rank, b, iters, warmup, how="nccl"):
+def one_size(dist, torch, coll, n, rank, b, iters, warmup, how="nccl", clock="events"):
     dev = torch.device("cuda", torch.cuda.current_device())
     e = b // 4
     if how == "two_shot":
@@ -191,23 +197,34 @@ def one_size(dist, torch, coll, n, rank, b, iters, warmup, how="nccl"):
     op()
     torch.cuda.synchronize()
     ok = bool(torch.equal(got(), want))
-    return timed(dist, torch, op, n, iters, warmup, ok)
+    return timed(dist, torch, op, n, iters, warmup, ok, clock)
 
 
-def timed(dist, torch, op, n, iters, warmup, ok):
-    """op's mean µs over iters back-to-back calls after warmup (CUDA
-    events around the whole loop), and each rank's (µs, ok), on every rank."""
+def timed(dist, torch, op, n, iters, warmup, ok, clock="events"):
+    """op's mean µs after warmup, and each rank's (µs, ok), on every rank:
+    clock "events", iters back-to-back calls between two CUDA events;
+    "host", each call from its start on the host to the end of its GPU
+    work, as a blocking MPI call is timed."""
     for _ in range(warmup):
         op()
     torch.cuda.synchronize()
     dist.barrier()
-    t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    t0.record()
-    for _ in range(iters):
-        op()
-    t1.record()
-    torch.cuda.synchronize()
-    us = t0.elapsed_time(t1) * 1e3 / iters
+    if clock == "host":
+        total = 0.0
+        for _ in range(iters):
+            t = time.perf_counter()
+            op()
+            torch.cuda.synchronize()
+            total += time.perf_counter() - t
+        us = total * 1e6 / iters
+    else:
+        t0, t1 = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        t0.record()
+        for _ in range(iters):
+            op()
+        t1.record()
+        torch.cuda.synchronize()
+        us = t0.elapsed_time(t1) * 1e3 / iters
     per = [None] * n
     dist.all_gather_object(per, (us, ok))
     return per
@@ -233,16 +250,16 @@ def run_rank(rank, n, args):
         for b in sizes(args.bytes, coll != "alltoallv"):
             m = None
             if coll == "alltoallv":
-                per, m = one_alltoallv(dist, torch, n, rank, b, hot, args.iters, args.warmup)
+                per, m = one_alltoallv(dist, torch, n, rank, b, hot, args.iters, args.warmup, args.clock)
             else:
-                per = one_size(dist, torch, coll, n, rank, b, args.iters, args.warmup, args.how)
+                per = one_size(dist, torch, coll, n, rank, b, args.iters, args.warmup, args.how, args.clock)
             us = [p[0] for p in per]
             avg = sum(us) / n
             alg = "symm_two_shot" if args.how == "two_shot" else "nccl"
             rows.append({"collective": coll, "algorithm": alg, "bytes": b, "avg_us": avg,
                          "min_us": min(us), "max_us": max(us), "iterations": args.iters,
                          "busbw_GBps": bus_bytes(coll, n, b, m) / (avg * 1e3),
-                         "validated": all(p[1] for p in per), "mem": "cuda"})
+                         "validated": all(p[1] for p in per), "mem": "cuda", "clock": args.clock})
             if rank == 0 and not args.json:
                 print(f"{coll:15s} {b:>12d} {avg:12.2f} us {rows[-1]['busbw_GBps']:8.1f} GB/s"
                       f"{'' if rows[-1]['validated'] else '  WRONG CONTENTS'}", flush=True)
@@ -261,6 +278,8 @@ def main():
     ap.add_argument("--json", action="store_true")
     ap.add_argument("--how", default="nccl", choices=("nccl", "two_shot"),
                     help="nccl: torch.distributed's NCCL; two_shot: PyTorch's symmetric-memory two-shot allreduce")
+    ap.add_argument("--clock", default="events", choices=("events", "host"),
+                    help="events: back-to-back calls between CUDA events; host: each call awaited, as goring bench times")
     ap.add_argument("--hot", default="", help="alltoallv: R:F, rank R receives fraction F of every rank's traffic "
                     "(goring bench --hot); without it every rank sends --bytes to every rank")
     ap.add_argument("--print-counts", action="store_true",

@@ -2,7 +2,8 @@
 """peer_table.py: goring beside its peers, from files of one run.
 
 Joins goring bench --json files (every algorithm), nccl_bench.py's JSON (one
-peer per algorithm it names: "NCCL", and "two-shot" for --how two_shot) and
+peer per algorithm it names: "NCCL", and "two-shot" for --how two_shot;
+", per call" added where it ran with --clock host, goring's own clock) and
 ucc_perftest tables (UCC's own TLs, or tl/goring through UCC) into one
 table per collective: per size, goring's best algorithm and its bus
 bandwidth, then each peer's, then goring's bus bandwidth over the peer's
@@ -72,6 +73,8 @@ def main():
     for path in args.nccl:
         for r in json_rows(path):
             name = PEER_NAMES.get(r["algorithm"], r["algorithm"])
+            if r.get("clock") == "host":  # timed per call, as goring's rows are
+                name += ", per call"
             peers.setdefault(name, {})[(r["collective"], r["bytes"])] = r["avg_us"]
     for spec in args.ucc:
         try:

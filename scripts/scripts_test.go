@@ -95,6 +95,22 @@ func TestPeerTableNamesEachPeer(t *testing.T) {
 	assert.Equal(t, "auto:node_two_shot", doc.Rows[0].GoringAlg, "an auto row names the team layer's choice")
 	assert.InDelta(t, 1.5, doc.Rows[0].Peers["NCCL"].Ratio, 1e-9)
 	assert.InDelta(t, 2.0, doc.Rows[0].Peers["two-shot"].Ratio, 1e-9)
+
+	// A peer timed per call (nccl_bench.py --clock host) is a peer of its
+	// own beside the same algorithm timed back to back.
+	perCall := filepath.Join(d, "two_shot_host.json")
+	b, err := json.Marshal(map[string]any{"results": []map[string]any{{"collective": "allreduce", "algorithm": "symm_two_shot",
+		"bytes": 1 << 20, "avg_us": 25, "clock": "host"}}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(perCall, b, 0o644))
+	out, err = exec.Command(python(t), "peer_table.py", "--np", "4", "--json", "--goring", g,
+		"--nccl", write("two_shot.json", "symm_two_shot", 40), "--nccl", perCall).Output()
+	require.NoError(t, err)
+	doc.Rows = nil
+	require.NoError(t, json.Unmarshal(out, &doc))
+	require.Len(t, doc.Rows, 1)
+	assert.InDelta(t, 2.0, doc.Rows[0].Peers["two-shot"].Ratio, 1e-9)
+	assert.InDelta(t, 1.25, doc.Rows[0].Peers["two-shot, per call"].Ratio, 1e-9)
 }
 
 // nccl_bench.py refuses what it must before it touches a GPU: NVLink
@@ -112,6 +128,7 @@ func TestNCCLBenchRefusals(t *testing.T) {
 		{"NCCL_NVLS_ENABLE=0", []string{"--colls", "alltoall"}, "unknown collective 'alltoall'"},
 		{"NCCL_NVLS_ENABLE=0", []string{"--bytes", "4097"}, "not a whole number of float32 elements"},
 		{"NCCL_NVLS_ENABLE=0", []string{"--np", "2", "--rank", "2"}, "out of range"},
+		{"NCCL_NVLS_ENABLE=0", []string{"--clock", "wall"}, "invalid choice: 'wall'"},
 		{"NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=1", []string{"--how", "two_shot"}, "give --colls allreduce"},
 		{"NCCL_NVLS_ENABLE=0 TORCH_SYMM_MEM_DISABLE_MULTICAST=0", []string{"--how", "two_shot", "--colls", "allreduce"},
 			"set TORCH_SYMM_MEM_DISABLE_MULTICAST=1"},
