@@ -72,3 +72,47 @@ func TestFinalizeQueuedCallKeepsStaleMessagesOutOfPool(t *testing.T) {
 		require.NoError(t, tm.Destroy())
 	}
 }
+
+// A lazy team's call that fails on one rank when the team has connected
+// (finishInit: here rank 0's missing output buffer, which nothing checks
+// before the peers are in), while its peer has the call on the wire and
+// sent this rank messages no call will receive. The failed call cut the
+// team short as much as a withdrawn one: its workers must not go to the
+// next team as clean, whose call of the same sequence number would take
+// the stale messages for its own.
+func TestCallFailingAtConnectKeepsStaleMessagesOutOfPool(t *testing.T) {
+	const count = 1000
+	ctxs := newLazyContexts(t, 2)
+	teams := newLazyTeams(t, ctxs, 32)
+	var calls [2]*Coll
+	for r, tm := range teams {
+		calls[r], _ = lifeAllreduce(t, tm, r, count, 1)
+	}
+	calls[0].pending.Dst = nil // this rank's call cannot be built
+	for _, c := range calls {
+		require.NoError(t, c.Post())
+	}
+	var failed error
+	for polls := 0; failed == nil; polls++ {
+		require.Less(t, polls, 5_000_000, "rank 0's call never failed")
+		_, failed = calls[0].Test()
+		done, err := calls[1].Test()
+		require.NoError(t, err)
+		require.False(t, done, "rank 1's call completed without rank 0")
+	}
+	for polls := 0; polls < 1000; polls++ {
+		_, _ = calls[1].Test() // rank 1's first messages leave for rank 0
+	}
+	for r, c := range calls {
+		c.Finalize()
+		require.NoError(t, teams[r].Destroy())
+	}
+	require.Empty(t, ctxs[0].workers.sets, "rank 0 pooled the workers of a team whose call failed")
+	again := newLazyTeams(t, ctxs, 32)
+	for i := 0; i < 3; i++ {
+		allreduceOnce(t, again, count, 10+i)
+	}
+	for _, tm := range again {
+		require.NoError(t, tm.Destroy())
+	}
+}

@@ -338,7 +338,11 @@ func (t *Team) progress() {
 			}
 			t.cur, t.queue = t.queue[0], t.queue[1:]
 			if t.cur.pending != nil && !t.cur.finishInit() {
-				t.cur = nil // failed (its error kept) or nothing to move
+				// Failed (its error kept) or nothing to move. A failed one
+				// cut the team short: peers that built theirs have it on
+				// the wire and send this rank what nothing will receive.
+				t.cutShort = t.cutShort || t.cur.state == collFailed
+				t.cur = nil
 				continue
 			}
 			t.cur.current()
