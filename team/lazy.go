@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/launch"
 	"github.com/goring-hpc/goring/ucx"
 )
@@ -133,7 +134,10 @@ type teamLink struct {
 	buf     []byte
 	started bool
 	checked time.Time // the watch's last look while cards are awaited
-	err     error     // sticky: every later call of the team fails with it
+	// deadline is the first call's that waits for the cards (timeout_ms),
+	// which that wait is part of; zero: none.
+	deadline time.Time
+	err      error // sticky: every later call of the team fails with it
 }
 
 // start sends the team card to every other member and posts the first
@@ -268,6 +272,18 @@ func (t *Team) progressLink() bool {
 		if err == nil && !done && t.watch != nil && time.Since(l.checked) >= t.watch.Every() {
 			l.checked = time.Now()
 			err = t.watch.Check()
+		}
+		// A peer alive but stuck before the collective never sends its
+		// card: the opt-in deadline ends that wait as it ends a call's.
+		// Sticky, as any failure here: a later call of this rank must not
+		// pair with the peer's first one.
+		if len(t.queue) == 0 {
+			l.deadline = time.Time{} // the calls that waited were withdrawn
+		} else if l.deadline.IsZero() {
+			l.deadline = t.deadline()
+		}
+		if err == nil && !done && !l.deadline.IsZero() && time.Now().After(l.deadline) {
+			err = fmt.Errorf("%w: waiting for the members' team cards", exec.ErrDeadline)
 		}
 		if err == nil && done {
 			cards, slot := l.slotCards()

@@ -2,6 +2,7 @@ package team
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -282,5 +283,45 @@ func TestLazyTeamReusesEndpoints(t *testing.T) {
 			require.Len(t, c.workers.sets, 1, "rank %d", r)
 			assert.Equal(t, 3, c.workers.sets[0].eps.Len(), "rank %d: the endpoints (self included) go back with the workers", r)
 		}
+	}
+}
+
+// With a deadline (timeout_ms), a lazy team's first call whose peer never
+// opens the team (alive, but stuck before the collective) fails once the
+// deadline has passed, as it would on a connected team: the card exchange
+// is part of the call's wait, not a wait of its own without an end.
+func TestLazyTeamExchangeKeepsTheDeadline(t *testing.T) {
+	if err := ucx.Load(); err != nil {
+		t.Skipf("UCX not loadable: %v", err)
+	}
+	ctxs := make([]*Context, 2)
+	for r := range ctxs {
+		c, err := NewContext("timeout_ms=200", testTable{})
+		require.NoError(t, err)
+		ctxs[r] = c
+	}
+	t.Cleanup(func() {
+		for _, c := range ctxs {
+			assert.NoError(t, c.Close())
+		}
+	})
+	teams := newLazyTeams(t, ctxs, 14)
+	src, dst := cbuf(t, 4), cbuf(t, 4)
+	c, err := NewColl(teams[0], Args{Coll: coll.Allreduce, Src: ptr(src), Dst: ptr(dst), Count: 1, Dtype: coll.Float32, Op: coll.Sum})
+	require.NoError(t, err)
+	require.NoError(t, c.Post())
+	start := time.Now()
+	for {
+		done, err := c.Test()
+		require.False(t, done, "a call completed with a peer that never came")
+		if err != nil {
+			break
+		}
+		require.Less(t, time.Since(start), 3*time.Second, "the call still waits for rank 1's card long past its 200 ms deadline")
+		time.Sleep(time.Millisecond)
+	}
+	c.Finalize()
+	for _, tm := range teams {
+		require.NoError(t, tm.Destroy())
 	}
 }
