@@ -180,6 +180,11 @@ func (t *Team) Has(k Key) bool {
 	return err == nil && C.gx_team_get(t.t, &ck) != nil
 }
 
+// CutShort reports whether a call of the team failed or was withdrawn
+// in flight (or is live, which Free cancels): its worker may then hold
+// messages that no call receives, and must not serve another team.
+func (t *Team) CutShort() bool { return t.t.cut != 0 || t.t.live != nil }
+
 // Free cancels the team's live C calls and lets go of the team; the C
 // record lives on until its last call is finalized. The caller must not
 // hold the lock: Free takes it.

@@ -129,6 +129,7 @@ typedef struct gx_team {
     gx_tags_t       tags;
     gx_shared_t    *shared;  /* NULL: the team's own worker */
     struct gx_call *live;    /* calls posted and not finished */
+    int32_t         cut;     /* a call failed or was withdrawn in flight: the worker may hold messages no call receives */
     gx_cache_t      cache;
 } gx_team_t;
 

@@ -661,6 +661,7 @@ void gx_call_fail(gx_call_t *c)
         gr_progress_c(t->w);
     }
     c->status = GX_FAILED;
+    t->cut    = 1;
     gx_live_remove(c);
 }
 

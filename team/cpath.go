@@ -64,12 +64,16 @@ func (t *Team) cpathWanted(lanes int) bool {
 }
 
 // closeCPath cancels the C calls still live and lets go of the C side,
-// before the worker it posts on goes. Caller holds t.mu, not the C lock.
+// before the worker it posts on goes; a C call cut short cuts the team
+// short (workerpool.go). Caller holds t.mu, not the C lock.
 func (t *Team) closeCPath() {
 	if t.cpath == nil {
 		return
 	}
 	t.ctx.cpath.Unregister(t.handle)
+	t.cpath.Lock()
+	t.cutShort = t.cutShort || t.cpath.CutShort()
+	t.cpath.Unlock()
 	t.cpath.Free()
 	t.cpath = nil
 }

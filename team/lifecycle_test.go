@@ -5,6 +5,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
 )
 
@@ -111,6 +112,58 @@ func TestCallFailingAtConnectKeepsStaleMessagesOutOfPool(t *testing.T) {
 	again := newLazyTeams(t, ctxs, 32)
 	for i := 0; i < 3; i++ {
 		allreduceOnce(t, again, count, 10+i)
+	}
+	for _, tm := range again {
+		require.NoError(t, tm.Destroy())
+	}
+}
+
+// The same for calls in the C path (docs/ucc.md "Small collectives in
+// C"), which share the team's worker and never enter Go: rank 0's C
+// call withdrawn in flight, whose peer then sent it what its cancelled
+// call no longer receives, cut the team short, and its workers must not
+// go to the next team as clean.
+func TestCPathCallCutShortKeepsStaleMessagesOutOfPool(t *testing.T) {
+	const n = 16
+	ctxs := newLazyContexts(t, 2)
+	teams := newLazyTeams(t, ctxs, 33)
+	// goring.h's numbers for allreduce, float32 and sum, as cpath.c keys it.
+	k := cexec.Key{Coll: 2, Dtype: 11, Op: 1, Count: n}
+	var first [2]*Coll
+	var args [2]Args
+	for r, tm := range teams {
+		first[r], _ = lifeAllreduce(t, tm, r, n, 1)
+		args[r] = *first[r].pending
+		require.NoError(t, first[r].Post())
+	}
+	pollAll(t, first[:])
+	for r, tm := range teams {
+		tm.OfferCPath(k, first[r], args[r]) // lowered, as the adapter does after a Go call
+		first[r].Finalize()
+		require.NotNil(t, tm.cpath, "rank %d has no C path", r)
+		require.True(t, tm.cpath.Has(k), "rank %d: the allreduce was not lowered", r)
+	}
+	var calls [2]*cexec.Call
+	for r, tm := range teams {
+		call, err := tm.cpath.NewCall(k)
+		require.NoError(t, err)
+		calls[r] = call
+		require.NoError(t, call.Post(args[r].Src, args[r].Dst))
+		for i := 0; i < 1000 && call.Test() != cexec.Done; i++ {
+		}
+		if r == 0 {
+			require.NotEqual(t, cexec.Done, call.Test(), "rank 0's C call completed alone")
+			call.Fail() // withdrawn in flight, before rank 1 posted
+		}
+		call.Finalize()
+	}
+	for _, tm := range teams {
+		require.NoError(t, tm.Destroy())
+	}
+	require.Empty(t, ctxs[0].workers.sets, "rank 0 pooled the workers of a team whose C call was cut short")
+	again := newLazyTeams(t, ctxs, 33)
+	for i := 0; i < 3; i++ {
+		allreduceOnce(t, again, n, 10+i)
 	}
 	for _, tm := range again {
 		require.NoError(t, tm.Destroy())
