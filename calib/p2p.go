@@ -31,8 +31,12 @@ func StaticSplit(paths []model.Path, n int64, pct int, o model.Options) model.Sp
 	if h == 0 {
 		return s
 	}
-	k := int(math.Round(model.OptimalChunksContinuous(host, float64(h), pipeCase(host))))
-	k = max(1, min(k, o.MaxChunks, int(h/max(o.MinChunkBytes, 1))))
+	// Clamp before converting: a fitted startup of 0 makes eq. 14/15's
+	// count +Inf, whose int conversion is implementation-defined.
+	k := max(1, min(o.MaxChunks, int(h/max(o.MinChunkBytes, 1))))
+	if kr := model.OptimalChunksContinuous(host, float64(h), pipeCase(host)); kr < float64(k) {
+		k = max(1, int(math.Round(kr)))
+	}
 	s.Paths = append(s.Paths, model.Share{Path: host, Bytes: h, Chunks: k})
 	return s
 }

@@ -80,3 +80,21 @@ func TestContentionFitAndSplit(t *testing.T) {
 	}
 	assert.Zero(t, calib.FitGamma(paths, o, nil), "no samples: no slowdown")
 }
+
+// A d2h fit whose startup came out 0 (FitHockney clamps a negative
+// intercept to 0) makes eq. 14's chunk count infinite: the static split
+// must then take the most chunks the limits allow, not convert +Inf to
+// an int (implementation-defined: on amd64 a negative number, which the
+// clamp turned into one unpipelined chunk).
+func TestStaticSplitZeroStartup(t *testing.T) {
+	o := model.DefaultOptions()
+	// h2d faster than d2h: the first hop sets the pace (eq. 14, alpha1 in
+	// the denominator).
+	paths := calib.P2PPaths(model.Fit{AlphaUS: 8, BetaGBps: 1400}, model.Fit{AlphaUS: 0, BetaGBps: 45}, model.Fit{AlphaUS: 6, BetaGBps: 50}, o)
+	n := int64(256 << 20)
+	s := calib.StaticSplit(paths, n, 5, o)
+	require.Len(t, s.Paths, 2)
+	h := n * 5 / 100
+	want := min(o.MaxChunks, int(h/o.MinChunkBytes))
+	assert.Equal(t, want, s.Paths[1].Chunks, "alpha1 = 0: as many chunks as the limits allow")
+}
