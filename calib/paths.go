@@ -116,10 +116,25 @@ func (c *Calibration) CheckNode(node *topo.Node) error {
 }
 
 // sameGPUModel compares a driver's device name ("NVIDIA H200") with a
-// topology's model ("H200"): equal ignoring case, or one contains the other.
+// topology's model ("H200"): ignoring case, every word of one (runs of
+// letters and digits) is a word of the other. Whole words, not substrings:
+// "NVIDIA H20" and "NVIDIA A10" are other GPUs than H200 and A100.
 func sameGPUModel(a, b string) bool {
-	a, b = strings.ToLower(strings.TrimSpace(a)), strings.ToLower(strings.TrimSpace(b))
-	return strings.Contains(a, b) || strings.Contains(b, a)
+	words := func(s string) []string {
+		return strings.FieldsFunc(strings.ToLower(s), func(r rune) bool {
+			return !('a' <= r && r <= 'z' || '0' <= r && r <= '9')
+		})
+	}
+	within := func(x, y []string) bool {
+		for _, w := range x {
+			if !slices.Contains(y, w) {
+				return false
+			}
+		}
+		return true
+	}
+	wa, wb := words(a), words(b)
+	return within(wa, wb) || within(wb, wa)
 }
 
 // PairPaths returns the paths from GPU src to GPU dst of node (in launch

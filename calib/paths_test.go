@@ -127,6 +127,17 @@ func TestCalibrationCheckNode(t *testing.T) {
 	assert.False(t, sameGPUModel("NVIDIA H200", "H100"))
 }
 
+// A model name that is a prefix of another's (H20 and H200, A10 and A100)
+// is another GPU: an H200 calibration must not pass for an H20 machine.
+func TestSameGPUModelWholeNames(t *testing.T) {
+	assert.True(t, sameGPUModel("NVIDIA H100 80GB HBM3", "H100"))
+	assert.True(t, sameGPUModel("NVIDIA A100-SXM4-80GB", "A100"))
+	assert.True(t, sameGPUModel("H200", "NVIDIA H200"))
+	assert.False(t, sameGPUModel("NVIDIA H200", "NVIDIA H20"))
+	assert.False(t, sameGPUModel("NVIDIA H20", "H200"))
+	assert.False(t, sameGPUModel("NVIDIA A100-SXM4-80GB", "NVIDIA A10"))
+}
+
 func TestCalibrateTopology(t *testing.T) {
 	cal := h200Calibration(t)
 	tp, err := topo.Preset("h200x2")
