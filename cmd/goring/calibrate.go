@@ -117,6 +117,14 @@ func runCalibrate(cmd *cobra.Command, f *calibrateFlags) error {
 	if chunk, err := units.ParseBytes(f.chunk); err != nil || chunk <= 0 {
 		return fmt.Errorf("--chunk %q: want a positive size", f.chunk)
 	}
+	// bench.Iterations reads any count below 0 as OMB's: refuse them here,
+	// as goring bench does, rather than run something else than was asked.
+	if f.iters < 0 {
+		return fmt.Errorf("--iters %d: want a positive count (0: as OMB)", f.iters)
+	}
+	if f.warmup < -1 {
+		return fmt.Errorf("--warmup %d: want 0 or more (leave it out: as OMB)", f.warmup)
+	}
 	if f.gpuIters < 1 {
 		return fmt.Errorf("--gpu-iters %d: want at least 1", f.gpuIters)
 	}

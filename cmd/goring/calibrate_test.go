@@ -54,6 +54,10 @@ func TestCalibrateBadInput(t *testing.T) {
 		{[]string{"calibrate", "--gpu-bytes", "1MiB"}, "--gpu-bytes: a fit needs at least two distinct sizes"},
 		{[]string{"calibrate", "--chunk", "0"}, "--chunk"},
 		{[]string{"calibrate", "--gpu-iters", "0"}, "--gpu-iters 0"},
+		// Negative counts are refused as bench refuses them, not read as
+		// OMB's defaults.
+		{[]string{"calibrate", "--iters", "-5"}, "--iters -5"},
+		{[]string{"calibrate", "--warmup", "-3"}, "--warmup -3"},
 		{[]string{"calibrate", "--shares", "8"}, "at least two positive shares"},
 		{[]string{"calibrate", "--shares", "4,eight"}, `"eight" is not a percentage`},
 	}
