@@ -106,6 +106,9 @@ func checkSimFlags(f *simFlags) error {
 		return fmt.Errorf("--gantt draws into the --png file: give --png FILE")
 	case f.rankAvg && f.png != "":
 		return fmt.Errorf("--rank-avg adds to the table and --json, not to --png")
+	case strings.TrimSpace(f.lanes) == "" && (f.workerGBps != 0 || f.nodeCores != 0 || f.lanesOnRails):
+		// They set the host worker model, which only --lanes turns on.
+		return fmt.Errorf("--worker-gbps, --node-cores and --lanes-on-rails need --lanes (the host worker model)")
 	}
 	return nil
 }

@@ -58,6 +58,10 @@ func TestSimLanesBadInput(t *testing.T) {
 		{[]string{"--lanes", "2", "--alg", "auto"}, "give --alg a name or all"},
 		{[]string{"--lanes", "2", "--worker-gbps", "-1"}, "want positive figures"},
 		{[]string{"--lanes", "auto", "--max-lanes", "99"}, "--max-lanes: lanes 99"},
+		// The worker model's flags without --lanes were dropped unsaid.
+		{[]string{"--worker-gbps", "2"}, "--worker-gbps, --node-cores and --lanes-on-rails need --lanes"},
+		{[]string{"--node-cores", "4"}, "need --lanes"},
+		{[]string{"--lanes-on-rails"}, "need --lanes"},
 	} {
 		args := append([]string{"sim", "allreduce", "--topo", "clusterB", "--bytes", "1MiB", "--no-progress"}, c.args...)
 		if !contains(c.args, "--alg") {
