@@ -1,6 +1,9 @@
 package calib
 
-import "errors"
+import (
+	"errors"
+	"fmt"
+)
 
 // TogetherShares are the shares of the together runs for the fractions
 // asked for (each in [0, 1): of the bytes on the staged path): 0, the
@@ -12,6 +15,9 @@ func TogetherShares(fractions []float64) ([]float64, error) {
 	seen := map[float64]bool{0: true}
 	out := []float64{0}
 	for _, f := range fractions {
+		if !(f >= 0 && f < 1) { // NaN too
+			return nil, fmt.Errorf("share %g: want a fraction in [0, 1) of the bytes on the staged path", f)
+		}
 		if seen[f] {
 			continue
 		}
