@@ -185,6 +185,13 @@ func (t *Team) Has(k Key) bool {
 // messages that no call receives, and must not serve another team.
 func (t *Team) CutShort() bool { return t.t.cut != 0 || t.t.live != nil }
 
+// ProgressLive progresses the team's worker and its live C calls once,
+// as their tests would, and reports whether any is still live. Caller
+// holds the lock: a Go call that must not drive the worker from another
+// goroutine while C calls are live (the worker serves one thread at a
+// time) progresses them this way until none is.
+func (t *Team) ProgressLive() bool { return C.gx_team_progress_live(t.t) != 0 }
+
 // Free cancels the team's live C calls and lets go of the team; the C
 // record lives on until its last call is finalized. The caller must not
 // hold the lock: Free takes it.

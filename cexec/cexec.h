@@ -241,6 +241,12 @@ gx_call_t *gx_call_new(gx_team_t *t, gx_prog_t *p);
 int        gx_call_post(gx_call_t *c, const void *src, void *dst);
 int        gx_call_test(gx_call_t *c);
 void       gx_call_fail(gx_call_t *c); /* cancels what is in flight: GX_FAILED */
+/* gx_team_progress_live progresses the team's worker once and every live
+ * call as gx_call_test would (a call that ended leaves the live list; its
+ * owner's next test reports how); 1 while a call is still live. For Go,
+ * which must not drive the worker from another thread while a C call is
+ * live, and drives these instead while it waits for them. */
+int        gx_team_progress_live(gx_team_t *t);
 void       gx_call_finalize(gx_call_t *c);
 /* The reason of a GX_FAILED call, in words. */
 void gx_call_error(gx_call_t *c, char *buf, size_t len);

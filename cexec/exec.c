@@ -640,6 +640,23 @@ int gx_call_test(gx_call_t *c)
     return GX_RUNNING;
 }
 
+int gx_team_progress_live(gx_team_t *t)
+{
+    if (t->w == NULL || t->live == NULL) {
+        return t->live != NULL;
+    }
+    gr_progress_c(t->w);
+    for (gx_call_t *c = t->live; c != NULL;) {
+        gx_call_t *next = c->next; /* settle may take c off the list */
+        if (c->status == GX_RUNNING) {
+            gx_advance(c);
+            gx_settle(c);
+        }
+        c = next;
+    }
+    return t->live != NULL;
+}
+
 void gx_call_fail(gx_call_t *c)
 {
     gx_team_t *t = c->team;

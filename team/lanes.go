@@ -6,6 +6,7 @@ import (
 	"os"
 	"runtime"
 	"strconv"
+	"time"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
@@ -197,8 +198,12 @@ type lanesRunner struct {
 	c    *Coll
 	ms   []*exec.Machine // per lane; nil: an empty lane
 	stop context.CancelFunc
-	done chan struct{}
+	done chan struct{} // nil until the lanes run
 	err  error
+	// waiting: the call is on the wire but its lanes have not started,
+	// since C calls of the team were live (waitForC); since: from when.
+	waiting bool
+	since   time.Time
 }
 
 // newLanesRunner plans the whole call (its plan gives the buffers), then
@@ -247,29 +252,68 @@ func (c *Coll) planLanes(a Args, alg string, B int64, bufs exec.Buffers, w int) 
 	return r, nil
 }
 
-// Begin puts the call on the wire on every lane.
+// Begin puts the call on the wire on every lane. The lanes run on a
+// goroutine of their own, which drives lane 0's worker, the team's: one
+// the C path's calls also drive, from the caller's thread under the C
+// lock. A UCX worker serves one thread at a time, so while C calls of
+// the team are live (begun before this call; no new one begins while Go
+// has a call on the wire, SetGoBusy) the lanes wait, and Progress drives
+// those C calls, under the lock its caller holds, until none is.
 func (r *lanesRunner) Begin() error {
 	if err := r.c.copyInput(); err != nil {
 		return err
 	}
 	t := r.c.team
-	ts := []exec.Transport{t.tr}
 	t.tr.NextCall()
 	for _, l := range t.lanes {
 		l.tr.NextCall()
+	}
+	r.done, r.err, r.waiting = nil, nil, false
+	if t.cpath != nil && t.cpath.ProgressLive() {
+		r.waiting, r.since = true, time.Now()
+		return nil
+	}
+	r.start()
+	return nil
+}
+
+// start runs the lanes on a goroutine.
+func (r *lanesRunner) start() {
+	t := r.c.team
+	ts := []exec.Transport{t.tr}
+	for _, l := range t.lanes {
 		ts = append(ts, l.tr)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	r.stop, r.done, r.err = stop, make(chan struct{}), nil
+	r.stop, r.done, r.waiting = stop, make(chan struct{}), false
 	go func() {
 		defer close(r.done)
 		r.err = exec.RunLanesWatched(ctx, r.ms, ts, t.deadline(), t.watch)
 	}()
+}
+
+// waitForC drives the team's live C calls once (the caller holds the C
+// lock, as every Go entry point that reaches a runner does) and starts
+// the lanes when none is left. While it waits, the team's watch applies
+// as on the lanes (a team with a C side has no deadline: cpathWanted).
+func (r *lanesRunner) waitForC() error {
+	t := r.c.team
+	if t.cpath != nil && t.cpath.ProgressLive() {
+		if t.watch != nil && time.Since(r.since) >= t.watch.Every() {
+			r.since = time.Now()
+			return t.watch.Check()
+		}
+		return nil
+	}
+	r.start()
 	return nil
 }
 
 // Progress reports whether the lanes have finished, without blocking.
 func (r *lanesRunner) Progress() (bool, error) {
+	if r.waiting {
+		return false, r.waitForC()
+	}
 	select {
 	case <-r.done:
 	default:
@@ -284,6 +328,9 @@ func (r *lanesRunner) Progress() (bool, error) {
 
 // Abort stops the lanes and waits for them: no lane outlives the call.
 func (r *lanesRunner) Abort(cause error) error {
+	if r.done == nil { // never started: nothing runs
+		return cause
+	}
 	r.stop()
 	<-r.done
 	if r.err != nil {

@@ -5,10 +5,12 @@ import (
 	"runtime"
 	"testing"
 	"time"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/cexec"
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/ucx"
@@ -229,5 +231,74 @@ func BenchmarkTeamCreate(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+// A call on lanes begun while a C call of its team is live waits for it:
+// the lanes' goroutine drives the team's worker, which the C call's tests
+// drive from the caller's thread, and a UCX worker serves one thread at
+// a time. Until the C calls end, the lanes call's own tests drive them
+// (under the C lock its caller holds); then the lanes run. Contents of
+// both calls checked.
+func TestLanesWaitForLiveCCalls(t *testing.T) {
+	t.Setenv("OMPI_COMM_WORLD_LOCAL_SIZE", "1")
+	if autoLanes(2) < 2 {
+		t.Skipf("%d CPU: lanes=auto opens one lane", runtime.NumCPU())
+	}
+	teams := newTestTeams(t, 2, "lanes=auto")
+	const n, m = 16, 3 << 18 // float32 elements: the C path's call, a call on lanes
+	// goring.h's numbers for allreduce, float32 and sum, as cpath.c keys it.
+	k := cexec.Key{Coll: 2, Dtype: 11, Op: 1, Count: n}
+	first := make([]*Coll, 2)
+	var args [2]Args
+	for r, tm := range teams {
+		src, dst := cbuf(t, 4*n), cbuf(t, 4*n)
+		for i, v := 0, f32s(src); i < n; i++ {
+			v[i] = float32(r*1000 + i + 1)
+		}
+		args[r] = Args{Coll: coll.Allreduce, Src: ptr(src), Dst: ptr(dst), Count: n, Dtype: coll.Float32, Op: coll.Sum}
+		var err error
+		first[r], err = NewColl(tm, args[r])
+		require.NoError(t, err)
+		require.NoError(t, first[r].Post())
+	}
+	pollAll(t, first)
+	for r, tm := range teams {
+		tm.OfferCPath(k, first[r], args[r]) // lowered, as the adapter does after a Go call
+		first[r].Finalize()
+		require.NotNil(t, tm.cpath, "rank %d has no C path", r)
+		require.True(t, tm.cpath.Has(k), "rank %d: the allreduce was not lowered", r)
+	}
+	var small [2]*cexec.Call
+	big := make([]*Coll, 2)
+	var bigDst [2][]byte
+	for r, tm := range teams {
+		tm.cpath.Lock()
+		call, err := tm.cpath.NewCall(k)
+		require.NoError(t, err)
+		require.NoError(t, call.Post(args[r].Src, args[r].Dst))
+		tm.cpath.Unlock()
+		small[r] = call
+		big[r], bigDst[r] = lifeAllreduce(t, tm, r, m, 2)
+		require.NoError(t, big[r].Post())
+		lr, ok := big[r].run.(*lanesRunner)
+		require.True(t, ok, "rank %d: the large call runs on lanes", r)
+		if r == 0 { // rank 1 had not posted its C call: rank 0's is live
+			require.Nil(t, lr.done, "rank 0's lanes started while its C call was live")
+		}
+	}
+	pollAll(t, big)
+	for r, tm := range teams {
+		tm.cpath.Lock()
+		st := small[r].Test()
+		tm.cpath.Unlock()
+		require.Equal(t, cexec.Done, st, "rank %d's C call", r)
+		small[r].Finalize()
+		for i, v := range f32s(unsafe.Slice((*byte)(args[r].Dst), 4*n)) {
+			require.Equal(t, float32(1000+2*(i+1)), v, "rank %d C call elem %d", r, i)
+		}
+		for i, v := range f32s(bigDst[r]) {
+			require.Equal(t, float32(1000+2*(i+2)), v, "rank %d lanes call elem %d", r, i)
+		}
 	}
 }
