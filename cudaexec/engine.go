@@ -198,7 +198,9 @@ func (e *Engine) mappedRange(peer int, key []byte, off, n int64, ord int) (*cuda
 	if err != nil {
 		return nil, nil, err
 	}
-	if off < 0 || n < 0 || off+n > int64(m.size) {
+	// n > size-off, not off+n > size: off comes from the peer's
+	// clear-to-send, and a huge one would wrap off+n below the size.
+	if off < 0 || n < 0 || off > int64(m.size) || n > int64(m.size)-off {
 		return nil, nil, fmt.Errorf("cudaexec: %d bytes at offset %d run off rank %d's %d-byte allocation", n, off, peer, m.size)
 	}
 	return d, m, nil
