@@ -231,6 +231,12 @@ func (e *Engine) startDirect(d *cuda.Device, peer int, dst, src cuda.DevicePtr, 
 	}
 	ev, err := e.recordOn(d, s)
 	if err != nil {
+		// The copy is queued and cannot be withdrawn: a failed Start
+		// must not return while it still writes into the peer's memory
+		// (the peer is told the push failed, and no copy pins the
+		// mapping). The engine's own stream: this waits for the copy
+		// alone.
+		_ = s.Synchronize()
 		return engineCopy{}, err
 	}
 	return engineCopy{dev: d.Ordinal(), ends: []*cuda.Event{ev}}, nil

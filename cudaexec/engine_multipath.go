@@ -74,8 +74,18 @@ func (e *Engine) plan(peer int, n int64, path sched.Path) *mpath.Plan {
 // by events between streams, never by the host.
 func (e *Engine) startPlan(d *cuda.Device, peer int, plan *mpath.Plan, dst, src cuda.DevicePtr) (engineCopy, error) {
 	c := engineCopy{dev: d.Ordinal()}
+	streams := make([]*cuda.Stream, plan.Streams)
 	fail := func(err error) (engineCopy, error) {
-		// Queued work cannot be withdrawn: wait for it, then pool.
+		// Queued work cannot be withdrawn: wait for it, then pool. Every
+		// stream the plan queued on, not only its recorded events: an op
+		// queued after a stream's last event (the direct share records
+		// none before the plan's ends) would still write into the peer's
+		// memory after a failed Start returned.
+		for _, s := range streams {
+			if s != nil {
+				_ = s.Synchronize()
+			}
+		}
 		for _, ev := range append(c.spare, c.ends...) {
 			_ = ev.Synchronize()
 		}
@@ -83,7 +93,6 @@ func (e *Engine) startPlan(d *cuda.Device, peer int, plan *mpath.Plan, dst, src 
 		e.events[c.dev] = append(e.events[c.dev], c.ends...)
 		return engineCopy{}, err
 	}
-	streams := make([]*cuda.Stream, plan.Streams)
 	for i := range streams {
 		s, err := e.stream(d, peer, i)
 		if err != nil {
