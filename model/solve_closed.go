@@ -247,8 +247,13 @@ func (sc *closedScratch) solveSet(paths []Path, n int64, o Options) float64 {
 // launched after it start LaunchUS earlier, and each of them can carry at
 // most its fastest hop's bandwidth times that much more by the same finish
 // time. If that cannot make up for the x[i] bytes i carried, the move cannot
-// shorten the transfer and is not worth a solve.
+// shorten the transfer and is not worth a solve. The bound holds only when
+// the other paths keep their bandwidths: a drop that lifts contention
+// (Path.Contention) off another used path is always tried.
 func dropMayHelp(paths []Path, used []bool, x []float64, i int) bool {
+	if dropLiftsContention(paths, used, i) {
+		return true
+	}
 	var rate float64
 	for j := i + 1; j < len(paths); j++ {
 		if used[j] {
@@ -256,4 +261,23 @@ func dropMayHelp(paths []Path, used []bool, x []float64, i int) bool {
 		}
 	}
 	return x[i] < paths[i].LaunchUS()*rate
+}
+
+// dropLiftsContention reports whether no longer using path i speeds up
+// another used path (contendedPaths): the direct path slows every used
+// staged path with a StagedSlowdown, a staged path with a DirectSlowdown
+// slows the used direct path.
+func dropLiftsContention(paths []Path, used []bool, i int) bool {
+	for j := range paths {
+		if j == i || !used[j] {
+			continue
+		}
+		switch {
+		case paths[i].Family() == PathDirect && paths[j].Staged && paths[j].Contention.StagedSlowdown > 0:
+			return true
+		case paths[i].Staged && paths[j].Family() == PathDirect && paths[i].Contention.DirectSlowdown > 0:
+			return true
+		}
+	}
+	return false
 }
