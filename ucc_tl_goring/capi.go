@@ -206,7 +206,7 @@ func goring_team_scores(h C.goring_team_h, buf *C.char, length *C.size_t, summar
 // cString copies s and a NUL into buf of capacity *length (when buf is
 // not NULL) and sets *length to the bytes needed.
 func cString(what, s string, buf *C.char, length *C.size_t) error {
-	capacity := int(*length)
+	capacity := int(min(uint64(*length), uint64(len(s))+1)) // any size_t, SIZE_MAX included
 	*length = C.size_t(len(s) + 1)
 	if buf == nil {
 		return nil
@@ -515,10 +515,12 @@ func goring_go_coll_algorithm(h C.goring_coll_h) (name *C.char) {
 func goring_last_error(buf *C.char, length C.size_t) C.size_t {
 	text := getLastError()
 	if buf != nil && length > 0 {
-		n := min(len(text), int(length)-1)
-		dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), int(length))
-		copy(dst, text[:n])
-		dst[n] = 0
+		// Only the bytes the text needs are touched: length may be any
+		// size_t (SIZE_MAX for "large enough"), beyond what an int holds.
+		room := int(min(uint64(length), uint64(len(text))+1))
+		dst := unsafe.Slice((*byte)(unsafe.Pointer(buf)), room)
+		copy(dst, text[:room-1])
+		dst[room-1] = 0
 	}
 	return C.size_t(len(text))
 }

@@ -380,6 +380,14 @@ int main(int argc, char **argv)
     char msg[256];
     goring_last_error(msg, sizeof(msg));
     CHECK(strstr(msg, "no_such_alg") != NULL, "last error does not name the algorithm: %s", msg);
+    /* Any capacity is a size_t: SIZE_MAX ("large enough") writes the text
+     * and its NUL, nothing beyond. */
+    size_t need = goring_last_error(NULL, 0);
+    char *big = malloc(need + 8);
+    memset(big, 'x', need + 8);
+    CHECK(goring_last_error(big, SIZE_MAX) == need, "last error's length changed");
+    CHECK(big[need] == 0 && big[need + 1] == 'x', "SIZE_MAX capacity: NUL not at %zu, or bytes past it written", need);
+    free(big);
     CHECK(goring_coll_test(12345678) == GORING_ERR_INVALID, "stale handle not refused");
     /* In-place alltoallv is UCC's next layer's (size <= 64 here). */
     uint64_t ones[64] = {0};
