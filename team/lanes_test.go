@@ -262,13 +262,7 @@ func TestLanesWaitForLiveCCalls(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, first[r].Post())
 	}
-	pollAll(t, first)
-	for r, tm := range teams {
-		tm.OfferCPath(k, first[r], args[r]) // lowered, as the adapter does after a Go call
-		first[r].Finalize()
-		require.NotNil(t, tm.cpath, "rank %d has no C path", r)
-		require.True(t, tm.cpath.Has(k), "rank %d: the allreduce was not lowered", r)
-	}
+	lowerToCPath(t, teams, first, args[:], k)
 	var small [2]*cexec.Call
 	big := make([]*Coll, 2)
 	var bigDst [2][]byte

@@ -12,14 +12,17 @@ import (
 )
 
 // newLazyContexts makes one context per rank, as n processes would have.
-func newLazyContexts(t testing.TB, n int) []*Context {
+func newLazyContexts(t testing.TB, n int) []*Context { return newLazyContextsWith(t, n, "") }
+
+// newLazyContextsWith is newLazyContexts with the contexts' options.
+func newLazyContextsWith(t testing.TB, n int, opts string) []*Context {
 	t.Helper()
 	if err := ucx.Load(); err != nil {
 		t.Skipf("UCX not loadable: %v", err)
 	}
 	ctxs := make([]*Context, n)
 	for r := range ctxs {
-		c, err := NewContext("", testTable{})
+		c, err := NewContext(opts, testTable{})
 		require.NoError(t, err)
 		ctxs[r] = c
 	}
@@ -291,20 +294,7 @@ func TestLazyTeamReusesEndpoints(t *testing.T) {
 // deadline has passed, as it would on a connected team: the card exchange
 // is part of the call's wait, not a wait of its own without an end.
 func TestLazyTeamExchangeKeepsTheDeadline(t *testing.T) {
-	if err := ucx.Load(); err != nil {
-		t.Skipf("UCX not loadable: %v", err)
-	}
-	ctxs := make([]*Context, 2)
-	for r := range ctxs {
-		c, err := NewContext("timeout_ms=200", testTable{})
-		require.NoError(t, err)
-		ctxs[r] = c
-	}
-	t.Cleanup(func() {
-		for _, c := range ctxs {
-			assert.NoError(t, c.Close())
-		}
-	})
+	ctxs := newLazyContextsWith(t, 2, "timeout_ms=200")
 	teams := newLazyTeams(t, ctxs, 14)
 	src, dst := cbuf(t, 4), cbuf(t, 4)
 	c, err := NewColl(teams[0], Args{Coll: coll.Allreduce, Src: ptr(src), Dst: ptr(dst), Count: 1, Dtype: coll.Float32, Op: coll.Sum})

@@ -108,14 +108,7 @@ func TestCallFailingAtConnectKeepsStaleMessagesOutOfPool(t *testing.T) {
 		c.Finalize()
 		require.NoError(t, teams[r].Destroy())
 	}
-	require.Empty(t, ctxs[0].workers.sets, "rank 0 pooled the workers of a team whose call failed")
-	again := newLazyTeams(t, ctxs, 32)
-	for i := 0; i < 3; i++ {
-		allreduceOnce(t, again, count, 10+i)
-	}
-	for _, tm := range again {
-		require.NoError(t, tm.Destroy())
-	}
+	newTeamIsRight(t, ctxs, 32, count, "call failed")
 }
 
 // The same for calls in the C path (docs/ucc.md "Small collectives in
@@ -136,13 +129,7 @@ func TestCPathCallCutShortKeepsStaleMessagesOutOfPool(t *testing.T) {
 		args[r] = *first[r].pending
 		require.NoError(t, first[r].Post())
 	}
-	pollAll(t, first[:])
-	for r, tm := range teams {
-		tm.OfferCPath(k, first[r], args[r]) // lowered, as the adapter does after a Go call
-		first[r].Finalize()
-		require.NotNil(t, tm.cpath, "rank %d has no C path", r)
-		require.True(t, tm.cpath.Has(k), "rank %d: the allreduce was not lowered", r)
-	}
+	lowerToCPath(t, teams, first[:], args[:], k)
 	var calls [2]*cexec.Call
 	for r, tm := range teams {
 		call, err := tm.cpath.NewCall(k)
@@ -160,10 +147,32 @@ func TestCPathCallCutShortKeepsStaleMessagesOutOfPool(t *testing.T) {
 	for _, tm := range teams {
 		require.NoError(t, tm.Destroy())
 	}
-	require.Empty(t, ctxs[0].workers.sets, "rank 0 pooled the workers of a team whose C call was cut short")
-	again := newLazyTeams(t, ctxs, 33)
+	newTeamIsRight(t, ctxs, 33, n, "C call was cut short")
+}
+
+// lowerToCPath runs each rank's call first[r] (posted already) to its
+// end, lowers it into the team's C path as the adapter does after a Go
+// call, and checks every rank now has k's program.
+func lowerToCPath(t *testing.T, teams []*Team, first []*Coll, args []Args, k cexec.Key) {
+	t.Helper()
+	pollAll(t, first)
+	for r, tm := range teams {
+		tm.OfferCPath(k, first[r], args[r])
+		first[r].Finalize()
+		require.NotNil(t, tm.cpath, "rank %d has no C path", r)
+		require.True(t, tm.cpath.Has(k), "rank %d: the allreduce was not lowered", r)
+	}
+}
+
+// newTeamIsRight checks that rank 0 kept its workers out of the
+// context's pool, then that a new team of the same contexts (key)
+// computes three allreduces of count elements right.
+func newTeamIsRight(t *testing.T, ctxs []*Context, key uint32, count int, why string) {
+	t.Helper()
+	require.Empty(t, ctxs[0].workers.sets, "rank 0 pooled the workers of a team whose %s", why)
+	again := newLazyTeams(t, ctxs, key)
 	for i := 0; i < 3; i++ {
-		allreduceOnce(t, again, n, 10+i)
+		allreduceOnce(t, again, count, 10+i)
 	}
 	for _, tm := range again {
 		require.NoError(t, tm.Destroy())
