@@ -120,6 +120,7 @@ type Call struct {
 	state    callState
 	err      error
 	ending   error // stEnding's error
+	failed   error // why a host call failed, told once every working peer's DONE is in (finish)
 	pace     exec.Pace
 	in       [][msgLen]byte      // receive buffers, index kind*Size + peer
 	out      [kinds][msgLen]byte // this rank's message of each kind, the same to every peer
@@ -400,6 +401,9 @@ func (c *Call) advance() (bool, error) {
 		return moved, nil
 	case stFinishing:
 		if c.got[tagDone] == c.workers() && len(c.inflight) == 0 {
+			if c.failed != nil {
+				return true, c.failed
+			}
 			c.state = stDone
 			c.lap(&c.statsOr().Done)
 			c.statsOr().Calls++
@@ -458,15 +462,21 @@ func (c *Call) workFailed(err error) error {
 
 // finish says DONE (err: why this rank failed) and waits for every
 // working peer's; where this rank failed, DONE carries why, so that no
-// peer waits for it, and the call ends with err once the sends are out.
+// peer waits for it. The call then ends with err: on the device backend
+// once the sends are out (no peer works on this rank's buffers), on the
+// host once every working peer's DONE is in too (each may still be
+// reading or writing them until then).
 func (c *Call) finish(err error) error {
 	putWord(c.out[tagDone][:], err, c.be.fallback())
 	if serr := c.sendAll(tagDone); serr != nil {
 		return serr
 	}
-	if err != nil {
+	if err != nil && !c.be.everyone() {
 		c.end(err)
 		return nil
+	}
+	if err != nil {
+		c.failed = fmt.Errorf("direct: rank %d %s: %w", c.cfg.Rank, c.cfg.Collective, err)
 	}
 	c.state = stFinishing
 	return nil
@@ -518,6 +528,15 @@ func (c *Call) complete(comp exec.Completion) error {
 			err = fmt.Errorf("direct: rank %d %s: rank %d failed the call: %w", c.cfg.Rank, c.cfg.Collective, q, err)
 			if isFallback(err) {
 				err = fallback{c.be.fallback(), err}
+			}
+			if c.be.everyone() {
+				// The other working peers may still be on this rank's
+				// buffers: this rank does its part and waits for their
+				// DONE (finish), then fails with the first reason.
+				if c.failed == nil {
+					c.failed = err
+				}
+				return nil
 			}
 			return err
 		}

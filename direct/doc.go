@@ -89,9 +89,11 @@
 // word; the leader's alone goes to the others in its DONE. The caller
 // may then run the collective another way (the team layer runs sched's
 // messages). Other failures fail the call, a working rank's DONE carrying
-// the reason so that no rank waits for it. Nothing waits forever: a late
+// the reason so that no rank waits for it; on the host a rank still
+// waits for every working peer's DONE before it fails, since each may be
+// reading or writing its buffers until then. Nothing waits forever: a late
 // rank only delays the call (MPI lets ranks be late); a dead one is
-// noticed by the Watch (or its read fails), as in exec.Call.
+// noticed by the Watch (or the deadline), as in exec.Call.
 //
 // Call is a state machine driven like exec.Call (Begin, then Progress
 // with a zero wait from a progress function), so the team layer runs it

@@ -30,6 +30,13 @@ type space struct {
 	alias   map[int64]int64   // a process id that names another process here
 	failAt  int               // the read that fails (0: none), counted from 1
 	reads   int
+	// failPid's reads all fail; slow's reads take that long each; ended
+	// holds the processes whose call has returned, and late what touched
+	// one of them after that (TestFailedCallWaitsForWorkingPeers).
+	failPid int64
+	slow    map[int64]time.Duration
+	ended   map[int64]bool
+	late    []string
 }
 
 func newSpace() *space {
@@ -43,6 +50,14 @@ func (s *space) register(pid int64, b []byte) {
 }
 
 func addrOf(b []byte) uint64 { return uint64(uintptr(unsafe.Pointer(unsafe.SliceData(b)))) }
+
+// noteLate records an access of process pid by process by after pid's
+// call returned (s.mu held).
+func (s *space) noteLate(what string, by, pid int64) {
+	if pid != 0 && pid != by && s.ended[pid] {
+		s.late = append(s.late, fmt.Sprintf("process %d: %s of process %d after its call returned", by, what, pid))
+	}
+}
 
 // find is the n bytes at addr of process pid.
 func (s *space) find(pid int64, addr uint64, n int) ([]byte, error) {
@@ -67,12 +82,17 @@ func (r reader) Pid() int64 { return r.pid }
 
 func (r reader) Read(dst []byte, pid int64, addr uint64) error {
 	r.s.mu.Lock()
+	delay := r.s.slow[r.pid]
+	r.s.mu.Unlock()
+	time.Sleep(delay)
+	r.s.mu.Lock()
 	refused := r.s.refuse[[2]int64{r.pid, pid}]
 	if a, ok := r.s.alias[pid]; ok {
 		pid = a
 	}
 	r.s.reads++
-	failed := r.s.failAt > 0 && r.s.reads == r.s.failAt
+	failed := r.s.failAt > 0 && r.s.reads == r.s.failAt || r.s.failPid != 0 && r.s.failPid == r.pid
+	r.s.noteLate("read", r.pid, pid)
 	r.s.mu.Unlock()
 	if refused {
 		return syscall.EPERM
@@ -158,6 +178,7 @@ func (r reader) job(j Job, d coll.Dtype, o coll.Op, acc, in []byte) error {
 func (r reader) write(pid int64, addr uint64, src []byte) error {
 	r.s.mu.Lock()
 	refused := r.s.refuse[[2]int64{r.pid, pid}]
+	r.s.noteLate("write", r.pid, pid)
 	r.s.mu.Unlock()
 	if refused {
 		return syscall.EPERM
