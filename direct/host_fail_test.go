@@ -2,7 +2,6 @@ package direct
 
 import (
 	"math/rand/v2"
-	"sync"
 	"testing"
 	"time"
 
@@ -33,30 +32,7 @@ func TestFailedCallWaitsForWorkingPeers(t *testing.T) {
 			j.s.mu.Lock()
 			j.s.failPid, j.s.slow, j.s.ended = 101, map[int64]time.Duration{102: 20 * time.Millisecond}, map[int64]bool{}
 			j.s.mu.Unlock()
-			errs := make([]error, p)
-			var wg sync.WaitGroup
-			for r := 0; r < p; r++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					var call Call
-					cfg := Config{Collective: c, Rank: r, Size: p, Src: exec.HostRegion(j.src[r]), Dst: exec.HostRegion(j.dst[r]),
-						Dtype: coll.Float32, Op: coll.Sum, Transport: j.net.Endpoint(r), Host: j.teams[r], Deadline: time.Now().Add(20 * time.Second)}
-					if errs[r] = call.Begin(cfg); errs[r] == nil {
-						for {
-							done, err := call.Progress(time.Now().Add(time.Millisecond))
-							if err != nil || done {
-								errs[r] = err
-								break
-							}
-						}
-					}
-					j.s.mu.Lock()
-					j.s.ended[int64(100+r)] = true
-					j.s.mu.Unlock()
-				}()
-			}
-			wg.Wait()
+			errs := j.run(c, coll.Float32, coll.Sum)
 			for r, err := range errs {
 				assert.Error(t, err, "rank %d", r)
 				assert.NotErrorIs(t, err, exec.ErrDeadline, "rank %d waited for the failed one", r)

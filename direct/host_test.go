@@ -250,6 +250,7 @@ func (j *hostJob) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer j.markEnded(r)
 			var call Call
 			cfg := Config{Collective: c, Rank: r, Size: p, Src: exec.HostRegion(j.src[r]), Dst: exec.HostRegion(j.dst[r]),
 				Dtype: dt, Op: op, Transport: j.net.Endpoint(r), Host: j.teams[r], Deadline: time.Now().Add(20 * time.Second)}
@@ -267,6 +268,17 @@ func (j *hostJob) run(c coll.Collective, dt coll.Dtype, op coll.Op) []error {
 	}
 	wg.Wait()
 	return errs
+}
+
+// markEnded records that rank r's call returned, where the fake process
+// memory keeps such a record (its ended map: a read or write of the rank's
+// buffers after this is a use after the call).
+func (j *hostJob) markEnded(r int) {
+	j.s.mu.Lock()
+	defer j.s.mu.Unlock()
+	if j.s.ended != nil {
+		j.s.ended[int64(100+r)] = true
+	}
 }
 
 // want is what every rank's result must be: the allgather of the sources,
