@@ -198,12 +198,10 @@ type lanesRunner struct {
 	c    *Coll
 	ms   []*exec.Machine // per lane; nil: an empty lane
 	stop context.CancelFunc
-	done chan struct{} // nil until the lanes run
+	done chan struct{} // nil until the lanes run: C calls of the team were live (waitForC)
 	err  error
-	// waiting: the call is on the wire but its lanes have not started,
-	// since C calls of the team were live (waitForC); since: from when.
-	waiting bool
-	since   time.Time
+	// since: when the call began waiting for the C calls (the watch's clock).
+	since time.Time
 }
 
 // newLanesRunner plans the whole call (its plan gives the buffers), then
@@ -268,9 +266,9 @@ func (r *lanesRunner) Begin() error {
 	for _, l := range t.lanes {
 		l.tr.NextCall()
 	}
-	r.done, r.err, r.waiting = nil, nil, false
+	r.done, r.err = nil, nil
 	if t.cpath != nil && t.cpath.ProgressLive() {
-		r.waiting, r.since = true, time.Now()
+		r.since = time.Now()
 		return nil
 	}
 	r.start()
@@ -285,7 +283,7 @@ func (r *lanesRunner) start() {
 		ts = append(ts, l.tr)
 	}
 	ctx, stop := context.WithCancel(context.Background())
-	r.stop, r.done, r.waiting = stop, make(chan struct{}), false
+	r.stop, r.done = stop, make(chan struct{})
 	go func() {
 		defer close(r.done)
 		r.err = exec.RunLanesWatched(ctx, r.ms, ts, t.deadline(), t.watch)
@@ -311,7 +309,7 @@ func (r *lanesRunner) waitForC() error {
 
 // Progress reports whether the lanes have finished, without blocking.
 func (r *lanesRunner) Progress() (bool, error) {
-	if r.waiting {
+	if r.done == nil {
 		return false, r.waitForC()
 	}
 	select {
