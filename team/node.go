@@ -128,6 +128,10 @@ type nodeRunner struct {
 	exchange exec.Call
 	checked  time.Time // the watch's last check while the kernel runs
 	launched time.Time // when the kernel was launched
+	// deadline is the call's (timeout_ms; zero: none), fixed when the
+	// call begins: the kernel's flags wait on peers the host cannot
+	// see, so the host checks it while it polls.
+	deadline time.Time
 	// on is the caller's stream for the post in progress (PostOn); nil:
 	// the team's own. Taken, and cleared, by the launch.
 	on *cuda.Stream
@@ -222,6 +226,7 @@ const nodeCardSlot = 128
 // messages.
 func (r *nodeRunner) Begin() error {
 	t := r.c.team
+	r.deadline = t.deadline()
 	if t.node.off != nil && t.node.ready {
 		if r.prepOnly {
 			r.prepDone = true // nothing to set up: the call runs as messages
@@ -342,17 +347,34 @@ func (r *nodeRunner) Progress() (bool, error) {
 		}
 	}
 	done, err := t.node.local.Progress()
-	if err == nil && !done && t.watch != nil && time.Since(r.checked) >= t.watch.Every() {
-		r.checked = time.Now()
-		if werr := t.watch.Check(); werr != nil {
-			err = errors.Join(werr, t.node.local.Abort(werr))
-			t.node.off = werr
-		}
+	if err == nil && !done {
+		err = r.checkPeers()
 	}
 	if done && err == nil {
 		t.node.stats.finish += time.Since(r.launched)
 	}
 	return done, err
+}
+
+// checkPeers ends a kernel that waits past the call's deadline or on a
+// peer the watch finds dead: the abort word ends every wait in it, and
+// the team's node path ends with it (its flags are out of step).
+func (r *nodeRunner) checkPeers() error {
+	t := r.c.team
+	var cause error
+	now := time.Now()
+	if !r.deadline.IsZero() && !now.Before(r.deadline) {
+		cause = fmt.Errorf("node kernel %s still waiting for its peers after timeout_ms=%d: %w",
+			r.c.alg, t.ctx.opts.timeout.Milliseconds(), exec.ErrDeadline)
+	} else if t.watch != nil && now.Sub(r.checked) >= t.watch.Every() {
+		r.checked = now
+		cause = t.watch.Check()
+	}
+	if cause == nil {
+		return nil
+	}
+	t.node.off = cause
+	return errors.Join(cause, t.node.local.Abort(cause))
 }
 
 // Abort stops a running node call (the call is withdrawn or the team

@@ -75,8 +75,9 @@ func openNodeGPU(rank int) (*cuda.Device, error) {
 	return d, nil
 }
 
-// nodeFaultChild is one rank of mode "node-ok", "node-die" or
-// "node-late:D" on GPU rank.
+// nodeFaultChild is one rank of mode "node-ok", "node-die",
+// "node-late:D" or "node-timeout" (timeout_ms=nodeTimeout; the last rank
+// stays alive and never enters the second call) on GPU rank.
 func nodeFaultChild(t *Team, ctx *Context, rank, size int, dir, mode string) error {
 	d, err := openNodeGPU(rank)
 	if err != nil {
@@ -145,6 +146,13 @@ func nodeFaultChild(t *Team, ctx *Context, rank, size int, dir, mode string) err
 	_ = os.WriteFile(filepath.Join(dir, fmt.Sprintf("set-%d", rank)), nil, 0o644)
 	if mode == "node-die" && last {
 		time.Sleep(time.Hour) // killed by the test
+	}
+	if mode == "node-timeout" && last {
+		awaitExit(dir) // alive, so the watch finds nothing: only the deadline ends the others' kernels
+		if err := t.Destroy(); err != nil {
+			return err
+		}
+		return ctx.Close()
 	}
 	if late, ok := strings.CutPrefix(mode, "node-late:"); ok && last {
 		dl, _ := time.ParseDuration(late)
@@ -215,6 +223,41 @@ func TestNodeKernelsDeadRank(t *testing.T) {
 	waitAll(t, cmds2, outs2, 60*time.Second)
 	for r, o := range outs2 {
 		assert.Contains(t, o.String(), "collective done", "rank %d of the next job", r)
+	}
+}
+
+// nodeTimeout is the timeout_ms of TestNodeKernelsKeepTheDeadline.
+const nodeTimeout = 4 * time.Second
+
+// With timeout_ms set, a node kernel waiting on a rank that is alive but
+// never enters the call ends at the deadline (the watch sees nothing
+// dead), failing with exec.ErrDeadline's words: the opt-in failure
+// detector holds on the node kernels as on the messages.
+func TestNodeKernelsKeepTheDeadline(t *testing.T) {
+	n := nodeGPUs(t)
+	cmds, outs, dir := startRanks(t, n, "node-timeout")
+	waitFiles(t, dir, n, outs)
+	set := time.Now()
+	for deadline := set.Add(nodeTimeout + 20*time.Second); ; time.Sleep(20 * time.Millisecond) {
+		ended := true
+		for r := range n - 1 {
+			ended = ended && strings.Contains(outs[r].String(), "collective ")
+		}
+		if ended {
+			break
+		}
+		require.True(t, time.Now().Before(deadline), "the others still waiting %v after the deadline: %v", 20*time.Second, outs)
+	}
+	took := time.Since(set)
+	t.Logf("the others ended %.1f s after the absent rank's first call (timeout_ms %d)", took.Seconds(), nodeTimeout.Milliseconds())
+	assert.Less(t, took, nodeTimeout+5*time.Second)
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "exit"), nil, 0o644))
+	waitAll(t, cmds, outs, 30*time.Second)
+	for r := range n - 1 {
+		o := outs[r].String()
+		assert.Contains(t, o, "collective failed", "rank %d", r)
+		assert.Contains(t, o, "deadline exceeded", "rank %d: the error says why: %s", r, o)
+		assert.Contains(t, o, "node kernel", "rank %d: the kernel, not an exchange, timed out: %s", r, o)
 	}
 }
 

@@ -46,8 +46,8 @@ func TestMain(m *testing.M) {
 // rank waits to be killed; the others report the error they get), "die-c"
 // (the same with a small allreduce in the C path, see dieInC), "gpu" and
 // "gpu-pool" (CUDA buffers on one shared GPU, see sharedGPUChild),
-// "node-ok", "node-die" and "node-late:D" (a GPU each, node kernels:
-// nodeFaultChild), "node-stream" (node calls on the caller's stream:
+// "node-ok", "node-die", "node-late:D" and "node-timeout" (a GPU each,
+// node kernels: nodeFaultChild), "node-stream" (node calls on the caller's stream:
 // nodeStreamChild), "node-bcast" (bcasts on the node kernels:
 // nodeBcastChild), "node-misaligned" (reductions with one rank's buffers
 // off their elements' alignment: nodeMisalignedChild).
@@ -57,8 +57,11 @@ func runChild(spec string) error {
 	size, _ := strconv.Atoi(f[1])
 	dir, mode := f[2], f[3]
 	opts := ""
-	if mode == "node-misaligned" {
+	switch mode {
+	case "node-misaligned":
 		opts = "node_max=4M" // slots of 4 MiB: its largest allreduce runs in pieces
+	case "node-timeout":
+		opts = fmt.Sprintf("timeout_ms=%d", nodeTimeout.Milliseconds())
 	}
 	ctx, err := NewContext(opts, testTable{})
 	if err != nil {
