@@ -31,7 +31,11 @@ const childEnv = "GORING_TL_CHILD" // "rank,size,dir,mode"
 
 func TestMain(m *testing.M) {
 	if spec := os.Getenv(childEnv); spec != "" {
-		nodeOnSharedGPU = os.Getenv(envOneGPURanks) != ""
+		// Only the node tests' ranks take the node path on a shared GPU:
+		// the shared-GPU tests' ranks (modes "gpu", "gpu-pool") must run
+		// the leader there, as a team of ranks sharing a GPU does.
+		f := strings.SplitN(spec, ",", 4)
+		nodeOnSharedGPU = os.Getenv(envOneGPURanks) != "" && len(f) == 4 && strings.HasPrefix(f[3], "node-")
 		if err := runChild(spec); err != nil {
 			fmt.Println("child error:", err)
 			os.Exit(1)
