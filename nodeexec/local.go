@@ -340,7 +340,16 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 			// (the first piece's too): a later call of this rank would
 			// take that epoch and release their kernels with its own
 			// data. The team's node calls cannot go on.
-			l.broken = fmt.Errorf("nodeexec: the team's node calls stopped: launching call %d (piece %d of %d): %w", e, i+1, len(pieces), err)
+			broken := fmt.Errorf("nodeexec: the team's node calls stopped: launching call %d (piece %d of %d): %w", e, i+1, len(pieces), err)
+			if i > 0 {
+				// This rank's earlier pieces are queued and may be
+				// waiting for peers: the call fails only once they have
+				// ended, so that none writes the output, or reads the
+				// scratch, after the caller was told it failed.
+				l.running, l.ownStream = true, stream == l.stream
+				broken = errors.Join(broken, l.Abort(err))
+			}
+			l.broken = broken
 			return l.broken
 		}
 		l.epoch, l.blocks = e, g.Blocks // launched: the peers' flags now count this piece

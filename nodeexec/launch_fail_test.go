@@ -1,0 +1,77 @@
+package nodeexec
+
+import (
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/cuda"
+	"github.com/goring-hpc/goring/devsync"
+)
+
+// A call in pieces whose second piece fails to launch, with the first
+// already queued and waiting for a peer that never comes: Begin must not
+// return while that kernel still runs (it would write the output, and
+// read the scratch, after the caller was told the call failed, and
+// Close would free the scratch under it). Rank 0 of a team of two on one
+// GPU, the peer's region a buffer of this process that nobody signals;
+// the grid of the second piece is one the launch refuses.
+func TestFailedLaterPieceLeavesNoKernelRunning(t *testing.T) {
+	if err := cuda.Load(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if n, err := cuda.DeviceCount(); err != nil || n < 1 {
+		t.Skipf("no GPU (%d, %v)", n, err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dev, err := cuda.Open(0)
+	require.NoError(t, err)
+	defer dev.Close()
+	require.NoError(t, dev.MakeCurrent())
+	const slot = 64 << 10
+	l, err := New(dev, 0, 2, slot)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	peer, err := dev.Alloc(devsync.ScratchBytes(slot))
+	require.NoError(t, err)
+	defer func() { require.NoError(t, peer.Free()) }()
+	require.NoError(t, peer.Memset(0, devsync.FlagBytes, 0))
+	l.ptrs = []cuda.DevicePtr{l.scratch.Ptr(), peer.Ptr()}
+	launches := 0
+	l.grid = func(bytes int) cuda.NodeGrid {
+		if launches++; launches > 1 {
+			return cuda.NodeGrid{} // refused: the second piece fails
+		}
+		return cuda.DefaultNodeGrid(bytes)
+	}
+	const count = 4 * slot / 4 // float32: four slots' worth, several pieces
+	in, err := dev.Alloc(4 * count)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, in.Free()) }()
+	out, err := dev.Alloc(4 * count)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, out.Free()) }()
+	err = l.Begin(Call{Collective: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum, Count: count, In: in.Ptr(), Out: out.Ptr()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "piece 2 of")
+	idle, qerr := l.stream.Done()
+	if !idle {
+		// Let the first piece go before failing, or the test's own
+		// frees would race it.
+		l.abort.Store(1)
+		for end := time.Now().Add(10 * time.Second); time.Now().Before(end); time.Sleep(time.Millisecond) {
+			if done, _ := l.stream.Done(); done {
+				break
+			}
+		}
+	}
+	require.NoError(t, qerr)
+	assert.True(t, idle, "Begin failed while its first piece's kernel still waited for the peer")
+	assert.False(t, l.running)
+	assert.Equal(t, uint64(l.epoch), l.status.Load(), "the first piece ended by the abort word, reporting its epoch")
+}
