@@ -75,3 +75,42 @@ func TestFailedLaterPieceLeavesNoKernelRunning(t *testing.T) {
 	assert.False(t, l.running)
 	assert.Equal(t, uint64(l.epoch), l.status.Load(), "the first piece ended by the abort word, reporting its epoch")
 }
+
+// An Open that fails leaves the Local unopened: Begin refuses, rather
+// than launching a kernel that signals through a peer address of zero
+// (before, the addresses were kept with the unmapped peers' left zero).
+// Rank 1 of three on one GPU: rank 0's card holds this process's own
+// region, which the driver does not map again in the process that made
+// it, and rank 2's a made-up handle; either fails the Open.
+func TestFailedOpenLeavesTheLocalUnopened(t *testing.T) {
+	if err := cuda.Load(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if n, err := cuda.DeviceCount(); err != nil || n < 1 {
+		t.Skipf("no GPU (%d, %v)", n, err)
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	dev, err := cuda.Open(0)
+	require.NoError(t, err)
+	defer dev.Close()
+	require.NoError(t, dev.MakeCurrent())
+	const slot = 64 << 10
+	l, err := New(dev, 1, 3, slot)
+	require.NoError(t, err)
+	defer func() { require.NoError(t, l.Close()) }()
+	mine, err := l.Card()
+	require.NoError(t, err)
+	c, err := decodeCard(mine)
+	require.NoError(t, err)
+	bad := c
+	for i := range bad.ipc {
+		bad.ipc[i] = byte(0xa5 ^ i)
+	}
+	cards := [][]byte{encodeCard(c), mine, encodeCard(bad)}
+	require.Error(t, l.Open(cards, true))
+	assert.Nil(t, l.ptrs, "a Local whose Open failed keeps no addresses")
+	err = l.Begin(Call{Collective: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum, Count: 8, In: l.scratch.Ptr(), Out: l.scratch.Ptr()})
+	require.Error(t, err)
+	assert.Contains(t, err.Error(), "Begin before Open")
+}

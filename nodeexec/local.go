@@ -183,20 +183,28 @@ func (l *Local) Open(cards [][]byte, sharedGPU bool) error {
 	if err := Agree(cards, l.size, sharedGPU); err != nil {
 		return err
 	}
-	l.peers = make([]*cuda.Buffer, l.size)
-	l.ptrs = make([]cuda.DevicePtr, l.size)
+	// The regions become the Local's only once every one is mapped: a
+	// Local with a peer's address missing must refuse to Begin.
+	peers := make([]*cuda.Buffer, l.size)
+	ptrs := make([]cuda.DevicePtr, l.size)
 	for r, b := range cards {
 		if r == l.rank {
-			l.ptrs[r] = l.scratch.Ptr()
+			ptrs[r] = l.scratch.Ptr()
 			continue
 		}
 		c, _ := decodeCard(b)
 		p, err := l.dev.OpenIPC(c.ipc, devsync.ScratchBytes(c.slot))
 		if err != nil {
+			for _, q := range peers {
+				if q != nil {
+					_ = q.Free()
+				}
+			}
 			return fmt.Errorf("nodeexec: mapping rank %d's scratch: %w", r, err)
 		}
-		l.peers[r], l.ptrs[r] = p, p.Ptr()
+		peers[r], ptrs[r] = p, p.Ptr()
 	}
+	l.peers, l.ptrs = peers, ptrs
 	return nil
 }
 
