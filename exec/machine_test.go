@@ -207,3 +207,21 @@ func TestAsyncLocalExecutor(t *testing.T) {
 	require.Len(t, rd.Sends, 1)
 	require.Equal(t, s, rd.Sends[0].Step)
 }
+
+// A copy whose source is its destination (a bcast root's in place, its
+// Src the same memory as its Dst) is not handed to the executor: it
+// moves nothing, and a device copy between overlapping ranges is
+// undefined; what depends on it starts at once.
+func TestCopyOntoItselfIsNotRun(t *testing.T) {
+	p := &sched.RankProgram{Rank: 0, Sizes: sched.Sizes{Src: 8, Dst: 8}}
+	c := p.Copy(src(0), dst(0), 8)
+	other := p.Copy(src(0), dst(4), 4, c) // same buffer, other place: runs
+	p.Send(1, 0, dst(0), 8, sched.Path{}, other)
+	one := exec.HostRegion(make([]byte, 8))
+	a := &asyncLocal{}
+	m, err := exec.New(p, exec.Buffers{Src: one, Dst: one}, exec.Config{Collective: coll.Bcast, NRanks: 2, Dtype: coll.Int32, Op: coll.Sum, Local: a})
+	require.NoError(t, err)
+	require.NoError(t, m.Start())
+	require.Len(t, a.started, 1, "only the copy between two places ran")
+	require.Equal(t, other, a.started[0].Step)
+}
