@@ -33,6 +33,12 @@ func Generate(o Options) (*Routing, error) {
 		return nil, fmt.Errorf("moe: %d ranks, %d tokens per rank, top-%d of %d experts, %d-byte tokens: want ranks >= 1, tokens >= 0, 1 <= top-k <= experts, tokens of at least 1 byte",
 			o.NRanks, o.TokensPerRank, o.TopK, o.Experts, o.TokenBytes)
 	}
+	if o.Experts > MaxExperts {
+		return nil, fmt.Errorf("moe: %d experts: at most %d", o.Experts, MaxExperts)
+	}
+	if o.TokensPerRank > MaxSlots/o.TopK/o.NRanks {
+		return nil, fmt.Errorf("moe: %d ranks of %d tokens, top-%d: the routing's slots (tokens x top-k) pass %d", o.NRanks, o.TokensPerRank, o.TopK, MaxSlots)
+	}
 	place := o.Placement
 	if place == nil {
 		place = BlockPlacement(o.Experts, o.NRanks)
@@ -57,6 +63,21 @@ func Generate(o Options) (*Routing, error) {
 	}
 	if len(hot) == o.Experts && sum < float64(o.TopK) {
 		return nil, fmt.Errorf("moe: every expert is hot but their fractions (sum %g) cannot fill top-%d", sum, o.TopK)
+	}
+	// Where some experts are not hot, a token fills its top-k from those
+	// alone, after the hot experts it drew: one that draws only the sure
+	// ones (fraction 1) must still find enough, or the draw never ends.
+	if len(hot) < o.Experts {
+		sure := 0
+		for _, e := range hot {
+			if o.Hot[e] >= 1 {
+				sure++
+			}
+		}
+		if others := o.Experts - len(hot); others < o.TopK-sure {
+			return nil, fmt.Errorf("moe: %d hot experts leave %d others, but a token that draws only %d hot ones needs %d of them for its top-%d",
+				len(hot), others, sure, o.TopK-sure, o.TopK)
+		}
 	}
 	sort.Ints(hot)
 	rng := rand.New(rand.NewPCG(o.Seed, 0x6d6f65))

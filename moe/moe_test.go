@@ -87,3 +87,47 @@ func TestParse(t *testing.T) {
 		require.Error(t, err, bad)
 	}
 }
+
+// A token that draws none of its hot experts fills its top-k from the
+// others alone; with too few of them the draw never ended. Each case
+// runs in its own goroutine, so a hang fails the test's own timeout
+// rather than this check.
+func TestGenerateRefusesTooFewColdExperts(t *testing.T) {
+	for _, c := range []struct {
+		experts, topk int
+		hot           map[int]float64
+	}{
+		{2, 2, map[int]float64{0: 0.5}},           // one other expert for two picks
+		{4, 3, map[int]float64{0: 0.1, 1: 0.1}},   // two others for three picks
+		{3, 3, map[int]float64{0: 1, 1: 0.5}},     // expert 0 always, then two of one other
+		{8, 3, map[int]float64{0: 0, 1: 0, 2: 0}}, // fine: five others
+		{3, 3, map[int]float64{0: 1, 1: 1}},       // fine: both always, then the third
+	} {
+		_, err := Generate(Options{NRanks: 2, TokensPerRank: 64, TokenBytes: 8, TopK: c.topk, Experts: c.experts, Hot: c.hot, Seed: 3})
+		others, sure := c.experts-len(c.hot), 0
+		for _, f := range c.hot {
+			if f >= 1 {
+				sure++
+			}
+		}
+		if others < c.topk-sure {
+			require.ErrorContains(t, err, "hot experts leave", "%+v", c)
+		} else {
+			require.NoError(t, err, "%+v", c)
+		}
+	}
+}
+
+// Sizes past the int32 slot numbers of a layout are refused before
+// anything is allocated for them, and token counts whose slots would
+// wrap an int cannot match a short list of expert ids.
+func TestRoutingSizeBounds(t *testing.T) {
+	_, err := Generate(Options{NRanks: 4, TokensPerRank: 1 << 40, TokenBytes: 8, TopK: 2, Experts: 8})
+	require.ErrorContains(t, err, "slots")
+	_, err = Generate(Options{NRanks: 4, TokensPerRank: 4, TokenBytes: 8, TopK: 2, Experts: MaxExperts + 1})
+	require.ErrorContains(t, err, "experts")
+	wrap := &Routing{TokenBytes: 8, TopK: 2, Tokens: []int{1 << 62, 1 << 62}, Placement: []int{0, 1}}
+	require.ErrorContains(t, wrap.Validate(2), "slots")
+	big := &Routing{TokenBytes: 8, TopK: 1, Tokens: []int{MaxSlots, 1}, Placement: []int{0, 1}}
+	require.ErrorContains(t, big.Validate(2), "slots")
+}

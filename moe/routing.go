@@ -2,8 +2,19 @@ package moe
 
 import (
 	"fmt"
+	"math"
 	"slices"
 )
+
+// MaxSlots bounds a routing's slots (tokens × top-k): a layout numbers
+// them in int32 (Layout.SlotAt), and their sum must not overflow an int
+// before the expert ids are checked against it.
+const MaxSlots = math.MaxInt32
+
+// MaxExperts bounds the experts a routing may place, as goring.h's entry
+// does: thousands is a large model today, and a placement or a draw
+// allocates per expert.
+const MaxExperts = 1 << 24
 
 // Routing is one MoE layer's token traffic.
 //
@@ -57,10 +68,17 @@ func (r *Routing) Validate(nranks int) error {
 			return fmt.Errorf("moe: expert %d placed on rank %d, out of range 0..%d", e, p, nranks-1)
 		}
 	}
+	slots := 0
 	for q, t := range r.Tokens {
 		if t < 0 {
 			return fmt.Errorf("moe: rank %d owns %d tokens", q, t)
 		}
+		// Checked before the sum, which could otherwise wrap and match a
+		// short list of expert ids.
+		if t > (MaxSlots-slots)/r.TopK {
+			return fmt.Errorf("moe: rank %d owns %d tokens: the routing's slots (tokens x top-%d) pass %d", q, t, r.TopK, MaxSlots)
+		}
+		slots += t * r.TopK
 	}
 	n := r.NumTokens()
 	if len(r.Experts) != n*r.TopK {

@@ -99,6 +99,10 @@ func (m *moeFlags) routing(tr *trafficFlags, n, tokens int, elem int) (*moe.Rout
 	if m.topk < 1 || m.experts < m.topk {
 		return nil, fmt.Errorf("--topk %d of --experts %d: want 1 <= topk <= experts", m.topk, m.experts)
 	}
+	if m.experts > moe.MaxExperts {
+		// Refused before the placement allocates one rank per expert.
+		return nil, fmt.Errorf("--experts %d: at most %d", m.experts, moe.MaxExperts)
+	}
 	place, err := moe.ParsePlacement(m.placement, m.experts, n)
 	if err != nil {
 		return nil, fmt.Errorf("--placement: %w", err)

@@ -72,6 +72,11 @@ func TestMoEFlagErrors(t *testing.T) {
 		{append([]string{"plan", "dispatch", "--counts", "x.json"}, full...), "--counts applies to alltoallv only"},
 		{append([]string{"sim", "dispatch", "--tokens", "4,x"}, full[2:]...), "is not a token count"},
 		{append([]string{"plan", "dispatch", "--alg", "ring"}, full...), "unknown dispatch algorithm"},
+		// Each of these hung or ran out of memory instead of an error.
+		{[]string{"sim", "dispatch", "--tokens", "4", "--hidden-bytes", "64", "--topk", "2", "--experts", "2", "--hot", "0:0.5"}, "hot experts leave 1 others"},
+		{[]string{"bench", "dispatch", "--np", "8", "--tokens", "4", "--hidden-bytes", "64", "--topk", "2", "--experts", "2", "--hot", "0:0.5"}, "hot experts leave 1 others"},
+		{[]string{"sim", "dispatch", "--tokens", "100000000000", "--hidden-bytes", "64", "--topk", "2", "--experts", "8"}, "slots (tokens x top-k) pass"},
+		{[]string{"sim", "dispatch", "--tokens", "4", "--hidden-bytes", "64", "--topk", "2", "--experts", "3000000000"}, "--experts 3000000000: at most"},
 	}
 	for _, c := range cases {
 		args := append(append([]string{}, c.args...), base...)
