@@ -64,10 +64,15 @@ func (p *Pattern) DstBytes(r int) int64 {
 }
 
 // patternByte is the input byte at index x of rank r's src in iteration
-// it, for collectives that only move data. Mixing in x>>8 keeps blocks
-// that are a multiple of 256 apart from looking alike.
+// it, for collectives that only move data. Each byte of x (and of r)
+// weighs in with an odd factor, so that blocks a multiple of 256, 64 Ki,
+// 16 Mi... bytes apart never look alike: a byte's term alone repeats
+// after 256 of its units, and without the terms of the higher bytes the
+// pattern repeated every 16 MiB (an alltoallv's 16 MiB blocks for two
+// peers were the same bytes) and ranks 256 apart had the same input.
 func patternByte(r, it int, x int64) byte {
-	return byte(x*131 + int64(r)*29 + int64(it)*17 + (x>>8)*7 + (x>>16)*3)
+	return byte(x*131 + int64(r)*29 + int64(it)*17 + (x>>8)*7 + (x>>16)*3 +
+		(x>>24)*5 + (x>>32)*9 + (x>>40)*11 + (x>>48)*13 + (x>>56)*15 + int64(r>>8)*37)
 }
 
 // FillSrc writes rank r's input for iteration it into src.

@@ -66,3 +66,41 @@ func TestReductionPatternCatchesSubstitutedRank(t *testing.T) {
 		}
 	}
 }
+
+// A moving collective's output block taken from the wrong place of the
+// right rank's input (an alltoallv displacement off by a peer's block,
+// pieces of a bcast swapped) must fail validation at any block size. The
+// byte pattern repeated every 16 MiB, so alltoallv blocks of 16 MiB to
+// every peer (a power-of-two size every --bytes walk passes) could not
+// tell one peer's block from another's.
+func TestMovePatternTellsBlocksOfOneRankApart(t *testing.T) {
+	const block = 16 << 20
+	counts := [][]int64{{block, block}, {block, block}}
+	p := &Pattern{Coll: coll.Alltoallv, NRanks: 2, Counts: counts}
+	src := make([]byte, p.SrcBytes(1))
+	p.FillSrc(src, 1, 0)
+	own := make([]byte, p.SrcBytes(0))
+	p.FillSrc(own, 0, 0)
+	// Rank 0's dst: its own block for itself, then rank 1's block for
+	// rank 1 where rank 1's block for rank 0 belongs.
+	dst := append(append([]byte{}, own[:block]...), src[block:]...)
+	require.Error(t, p.Check(dst, 0, 0), "rank 1's block for rank 1 accepted as its block for rank 0")
+	dst = append(append([]byte{}, own[:block]...), src[:block]...)
+	require.NoError(t, p.Check(dst, 0, 0))
+
+	// The same for offsets farther apart than 2^32, where an int32
+	// offset would wrap: the pattern differs at every such shift.
+	for _, d := range []int64{1 << 24, 3 << 24, 1 << 32, 1 << 40} {
+		same := true
+		for x := int64(0); x < 4096 && same; x++ {
+			same = patternByte(3, 1, x) == patternByte(3, 1, x+d)
+		}
+		require.False(t, same, "the pattern repeats after %d bytes", d)
+	}
+	// And for ranks 256 apart (jobs that mpirun starts may be larger).
+	same := true
+	for x := int64(0); x < 4096 && same; x++ {
+		same = patternByte(5, 1, x) == patternByte(5+256, 1, x)
+	}
+	require.False(t, same, "ranks 5 and 261 have the same input")
+}
