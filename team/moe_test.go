@@ -69,8 +69,16 @@ func refRows(r *moe.Routing, q int) [][2]int {
 func tokenByte(g int, x int64) byte { return byte(g*37 + int(x)*11 + 1) }
 
 // expertValue is element x of the expert output of token g's slot j: a
-// small integer, so any order of a token's sum is exact in bfloat16.
-func expertValue(g, j int, x int64) float32 { return float32((g*5+j*3+int(x)*7)%7 - 3) }
+// small integer, so any order of a token's sum is exact in bfloat16,
+// hashed over all three so that the elements of a row differ (an element
+// moved within its row fails) and tokens 7 apart do not share their sums.
+func expertValue(g, j int, x int64) float32 {
+	h := uint64(g+1)*0x9e3779b97f4a7c15 ^ uint64(j+1)*0xc2b2ae3d27d4eb4f ^ uint64(x+1)*0x165667b19e3779f9
+	h ^= h >> 29
+	h *= 0xbf58476d1ce4e5b9
+	h ^= h >> 32
+	return float32(int(h%7) - 3)
+}
 
 // putElem writes v as d (float32, or bfloat16 of an exactly
 // representable value) at b.
@@ -140,6 +148,9 @@ func combineSkewed(t *testing.T, teams []*Team, r *moe.Routing, d coll.Dtype, al
 			}
 		}
 		dsts[q] = cbuf(t, r.Tokens[q]*int(H)+8)[skew(q):][:r.Tokens[q]*int(H)]
+		for x := range dsts[q] {
+			dsts[q][x] = 0xee // a row left unwritten shows
+		}
 		ms[q] = MoEArgs{Coll: coll.Combine, Routing: r, Src: ptr(src), Dst: ptr(dsts[q]), Dtype: d, Mem: MemHost, Alg: alg}
 	}
 	algs := runMoE(t, teams, ms)
