@@ -25,6 +25,9 @@ func HotCounts(n int, bytes int64, hot int, frac float64) ([][]int64, error) {
 	if !(frac >= 0 && frac <= 1) {
 		return nil, fmt.Errorf("--hot %d:%g: fraction must be in [0,1]", hot, frac)
 	}
+	if bytes > sched.MaxBufferBytes/int64(n) { // a row's total must not wrap
+		return nil, fmt.Errorf("--hot %d:%g at %d bytes: %d ranks' rows pass %d bytes", hot, frac, bytes, n, int64(sched.MaxBufferBytes))
+	}
 	total := int64(n) * bytes
 	m := make([][]int64, n)
 	for i := range m {

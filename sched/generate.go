@@ -143,6 +143,12 @@ func newPlan(spec *Spec, alg string) *Plan {
 	return plan
 }
 
+// MaxBufferBytes bounds every buffer a spec implies (a rank's src and
+// dst): the generators add and multiply int64 offsets within them, and a
+// size that wraps gives negative offsets (a panic, or a plan whose sizes
+// are negative). Far above any machine's memory.
+const MaxBufferBytes = 1 << 62
+
 // validateSpec checks what every generator relies on and fills the
 // alltoallv counts when only Bytes is given.
 func validateSpec(spec *Spec) error {
@@ -186,6 +192,17 @@ func validateSpec(spec *Spec) error {
 			return fmt.Errorf("spec: %s of 0 bytes: want at least one element", spec.Collective)
 		}
 	}
+	switch spec.Collective {
+	case coll.Allgather, coll.ReduceScatter: // dst, src: n blocks
+		if spec.Bytes > MaxBufferBytes/int64(n) {
+			return fmt.Errorf("spec: %s of %d bytes on %d ranks: its buffers pass %d bytes", spec.Collective, spec.Bytes, n, int64(MaxBufferBytes))
+		}
+	case coll.Dispatch, coll.Combine: // at most every slot's row on one rank
+		r := spec.Routing
+		if slots := int64(len(r.Experts)); slots > 0 && r.TokenBytes > MaxBufferBytes/slots {
+			return fmt.Errorf("spec: %s of %d slots of %d-byte rows: its buffers pass %d bytes", spec.Collective, slots, r.TokenBytes, int64(MaxBufferBytes))
+		}
+	}
 	if spec.Collective == coll.Bcast && (spec.Root < 0 || spec.Root >= n) {
 		return fmt.Errorf("spec: bcast root %d out of range 0..%d", spec.Root, n-1)
 	}
@@ -195,6 +212,28 @@ func validateSpec(spec *Spec) error {
 		}
 		if err := coll.CheckMatrix(spec.Counts, n, e); err != nil {
 			return fmt.Errorf("spec: alltoallv counts: %w", err)
+		}
+		if err := countSums(spec.Counts); err != nil {
+			return fmt.Errorf("spec: alltoallv counts: %w", err)
+		}
+	}
+	return nil
+}
+
+// countSums refuses a checked count matrix where a rank's src (its row)
+// or dst (its column) passes MaxBufferBytes; the sums are taken so that
+// they cannot wrap.
+func countSums(m [][]int64) error {
+	for i := range m {
+		var row, col int64
+		for j := range m {
+			if m[i][j] > MaxBufferBytes-row {
+				return fmt.Errorf("rank %d sends more than %d bytes in all", i, int64(MaxBufferBytes))
+			}
+			if m[j][i] > MaxBufferBytes-col {
+				return fmt.Errorf("rank %d receives more than %d bytes in all", i, int64(MaxBufferBytes))
+			}
+			row, col = row+m[i][j], col+m[j][i]
 		}
 	}
 	return nil

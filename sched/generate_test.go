@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/topo"
 )
 
@@ -42,6 +43,15 @@ func TestGenerateRejectsBadSpecs(t *testing.T) {
 		{"11 negative chunks", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 4, DtypeBytes: 4, Chunks: -1}, "negative chunk count"},
 		{"12 zero bytes", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 0, DtypeBytes: 4}, "0 bytes"},
 		{"13 counts for allgather", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 4, DtypeBytes: 4, Counts: [][]int64{}}, "counts are only for alltoallv"},
+		// Buffers whose sizes wrap an int64: the generators' offsets went
+		// negative (a panic in pairwise, a plan with a negative dst).
+		{"14 alltoallv row overflows", Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: tp, DtypeBytes: 1, Bytes: 1 << 61}, "rank 0 sends"},
+		{"15 alltoallv column overflows", Spec{Collective: coll.Alltoallv, Algorithm: "pairwise", Topo: tp, DtypeBytes: 1,
+			Counts: [][]int64{{1 << 61, 0, 0, 0}, {1 << 61, 0, 0, 0}, {1 << 61, 0, 0, 0}, {0, 0, 0, 0}}}, "rank 0 receives"},
+		{"16 allgather dst overflows", Spec{Collective: coll.Allgather, Algorithm: "ring", Topo: tp, Bytes: 1 << 61, DtypeBytes: 4}, "buffers pass"},
+		{"17 reduce_scatter src overflows", Spec{Collective: coll.ReduceScatter, Algorithm: "ring", Topo: tp, Bytes: 1 << 61, DtypeBytes: 4}, "buffers pass"},
+		{"18 token rows overflow", Spec{Collective: coll.Dispatch, Algorithm: "unicast", Topo: tp, DtypeBytes: 1,
+			Routing: &moe.Routing{TokenBytes: 1 << 61, TopK: 1, Tokens: []int{3, 0, 0, 0}, Experts: []int32{0, 0, 0}, Placement: []int{0}}}, "buffers pass"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -293,3 +293,18 @@ func TestSimCalibrationBadInput(t *testing.T) {
 		assert.Equal(t, 1, strings.Count(strings.TrimSpace(stderr), "\n")+1, "case %d: one line: %q", i, stderr)
 	}
 }
+
+// alltoallv sizes whose rows wrap an int64 are refused with a message:
+// uniform counts panicked in the generator, --seed in the random draw,
+// and --hot said a count was negative.
+func TestSimAlltoallvHugeSizesRefused(t *testing.T) {
+	for _, extra := range [][]string{nil, {"--seed", "1"}, {"--hot", "0:0.5"}, {"--alg", "nimble"}} {
+		for _, b := range []string{"2305843009213693952", "4611686018427387904"} {
+			args := append([]string{"sim", "alltoallv", "--alg", "pairwise", "--topo", "clusterB", "--bytes", b, "--no-progress"}, extra...)
+			_, errOut, code := runCLI(t, args...)
+			assert.NotZero(t, code, "%v", args)
+			assert.Regexp(t, `pass 4611686018427387904 bytes|more than 4611686018427387904 bytes`, errOut, "%v", args)
+			assert.NotContains(t, errOut, "negative", "%v", args)
+		}
+	}
+}

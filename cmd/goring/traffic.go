@@ -12,6 +12,7 @@ import (
 
 	"github.com/goring-hpc/goring/bench"
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/sched"
 )
 
 // trafficFlags are alltoallv's traffic flags, the same for plan, sim and
@@ -80,7 +81,12 @@ func (t *trafficFlags) matrix(c coll.Collective, np int, elem int64) (func(int64
 		gen = func(int64) ([][]int64, error) { return m, nil }
 	case t.seedSet:
 		seed := t.seed
-		gen = func(b int64) ([][]int64, error) { return bench.RandomCounts(np, b, seed), nil }
+		gen = func(b int64) ([][]int64, error) {
+			if b > sched.MaxBufferBytes/2 { // entries reach 2b, which must not wrap
+				return nil, fmt.Errorf("--seed at %d bytes: random counts of up to twice that pass %d bytes", b, int64(sched.MaxBufferBytes))
+			}
+			return bench.RandomCounts(np, b, seed), nil
+		}
 	default:
 		gen = func(b int64) ([][]int64, error) { return bench.UniformCounts(np, b), nil }
 	}
