@@ -71,7 +71,7 @@ func runA2A(t *testing.T, teams []*Team, c a2aCase) []string {
 				sendAt = v.SendDispls[j]
 			}
 			for e := range v.SendCounts[j] {
-				x := uint16(r*7919 + j*131 + int(e))
+				x := a2aElem(r, j, e)
 				src[(sendAt+e)*esize], src[(sendAt+e)*esize+1] = byte(x), byte(x>>8)
 			}
 			sendAt += v.SendCounts[j]
@@ -86,7 +86,7 @@ func runA2A(t *testing.T, teams []*Team, c a2aCase) []string {
 				recvAt = v.RecvDispls[i]
 			}
 			for e := range v.RecvCounts[i] {
-				x := uint16(i*7919 + r*131 + int(e))
+				x := a2aElem(i, r, e)
 				want[r][(recvAt+e)*esize], want[r][(recvAt+e)*esize+1] = byte(x), byte(x>>8)
 			}
 			recvAt += v.RecvCounts[i]
@@ -97,6 +97,14 @@ func runA2A(t *testing.T, teams []*Team, c a2aCase) []string {
 		require.Equal(t, want[r], dsts[r], "%s packed=%v rank %d", c.alg, c.packed, r)
 	}
 	return algs
+}
+
+// a2aElem is element e of the block rank from sends rank to. The index's
+// bits above 16 weigh in too: without them elements 65536 apart were
+// equal, and NIMBLE's relayed chunks of 4 MiB (32 × 65536 two-byte
+// elements) could land at each other's offsets unseen.
+func a2aElem(from, to int, e uint64) uint16 {
+	return uint16(from*7919 + to*131 + int(e) + int(e>>16)*29 + int(e>>32)*37)
 }
 
 // randomA2A is an n-rank count matrix of up to max elements per pair, a
