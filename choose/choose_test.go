@@ -149,6 +149,20 @@ func TestOneHostClaim(t *testing.T) {
 		alg, _ := OneHost(4, gpus).Claim(coll.Allreduce, 1<<20, gpus == 0)
 		assert.NotEmpty(t, alg, "gpus %d", gpus)
 	}
+	// The algorithm a team of the shape runs (the team layer's shape has
+	// its host's GPU count): four ranks with a GPU each copy to their
+	// neighbours, four on one GPU run the leader, a pair multiwrite.
+	for _, c := range []struct {
+		size, gpus int
+		alg        string
+	}{{4, 4, "neighbor"}, {8, 8, "neighbor"}, {4, 1, "leader"}, {2, 2, "multiwrite"}} {
+		alg, _ := OneHost(c.size, c.gpus).Claim(coll.Allgather, 256<<20, false)
+		assert.Equal(t, c.alg, alg, "%d ranks on %d GPUs", c.size, c.gpus)
+		team := Shape{Coll: coll.Allgather, Bytes: 256 << 20, Size: c.size, GPUs: c.gpus, Push: true, SharedGPU: c.gpus == 1}
+		ch, ok := Measured(team)
+		require.True(t, ok)
+		assert.Equal(t, ch.Alg, alg, "%d ranks on %d GPUs: the team layer's choice", c.size, c.gpus)
+	}
 }
 
 // Where the messages beat the node kernels, measured on a pair, the

@@ -9,9 +9,11 @@ import "github.com/goring-hpc/goring/coll"
 // OneHost is the shape of a team of size ranks on one host with gpus
 // GPUs: 0, host memory only; 1, every rank's process sees that one GPU,
 // as the team layer finds from its ranks' cards; more, a GPU per rank.
-// Each call fills in its collective, bytes and memory (Shape.Claim).
+// The host's GPU count is the shape's too, as the team layer gives it
+// (the rows for a GPU each, Row.Spread, ask it). Each call fills in its
+// collective, bytes and memory (Shape.Claim).
 func OneHost(size, gpus int) Shape {
-	return Shape{Size: size, Push: gpus > 0, SharedGPU: gpus == 1}
+	return Shape{Size: size, GPUs: gpus, Push: gpus > 0, SharedGPU: gpus == 1}
 }
 
 // Claim is Auto's algorithm and fallback for c on bytes of host or device
