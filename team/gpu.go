@@ -212,7 +212,7 @@ func (t *Team) choice(c coll.Collective, B int64, host bool) choose.Choice {
 		s.Nodes = t.topo.NumNodes()
 	}
 	if push {
-		s.GPUs = t.deviceCount()
+		s.GPUs = t.hostGPUs()
 	}
 	if ch, ok := choose.Measured(s); ok {
 		return ch
@@ -230,6 +230,18 @@ func (t *Team) choice(c coll.Collective, B int64, host bool) choose.Choice {
 func (t *Team) deviceCount() int {
 	t.gpuCountOnce.Do(func() { t.gpuCount, _ = cuda.DeviceCount() })
 	return t.gpuCount
+}
+
+// hostGPUs is the GPU count of the team's shape (choose.Shape.GPUs,
+// tune.Shape.GPUs): where every rank's process sees one GPU, the GPUs
+// the cards name (a GPU each where they name as many as there are
+// ranks, as CUDA_VISIBLE_DEVICES per rank makes them, although no
+// process sees more than its own); else the GPUs this process sees.
+func (t *Team) hostGPUs() int {
+	if t.cardGPUs > 0 {
+		return t.cardGPUs
+	}
+	return t.deviceCount()
 }
 
 // deviceChunks is the pieces a call's transfers pipeline in (0: none):

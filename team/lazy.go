@@ -80,6 +80,14 @@ func (t *Team) placeFrom(all []card) {
 	for _, c := range all {
 		t.sharedGPU = t.sharedGPU && c.gpu == all[0].gpu
 	}
+	named := map[string]bool{}
+	for _, c := range all {
+		named[c.gpu] = true
+	}
+	t.cardGPUs = len(named)
+	if named[""] {
+		t.cardGPUs = 0
+	}
 	t.watch = newPeerWatch(t.rank, all)
 }
 

@@ -37,9 +37,7 @@ type scoreKey struct {
 func (t *Team) shape() tune.Shape {
 	s := tune.Shape{Size: t.size, OneHost: t.oneHost, Leader: direct.Model{}}
 	if t.engine != nil {
-		if n, err := cuda.DeviceCount(); err == nil {
-			s.GPUs = n
-		}
+		s.GPUs = t.hostGPUs()
 	}
 	unopened := t.tr == nil && t.link != nil
 	lanes := len(t.lanes) + 1

@@ -48,7 +48,12 @@ type Team struct {
 	// gpuCount is cuda.DeviceCount, asked once (deviceCount).
 	gpuCountOnce sync.Once
 	gpuCount     int
-	lanes        []*teamLane // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
+	// cardGPUs is how many GPUs the members' cards name where every card
+	// names one (each process sees one GPU: 1 is sharedGPU, the team
+	// size a GPU each, as with CUDA_VISIBLE_DEVICES per rank); 0 where
+	// some process sees several or none (hostGPUs).
+	cardGPUs int
+	lanes    []*teamLane // lanes 1..W-1 (lanes.go); lane 0 is rw and tr
 	// noSplit says why the engine does not split this team's transfers
 	// although the context has a calibration ("" otherwise).
 	noSplit string
