@@ -57,3 +57,31 @@ func TestShapeOfAGPUEachByTheCards(t *testing.T) {
 	regimes, _ = pairs.shape().Regimes()
 	assert.NotContains(t, regimes, "cuda", "four ranks on two GPUs")
 }
+
+// The tables measured on a node stand only for a team of their shape: a
+// team of four ranks on a host of two GPUs (each process sees both, so no
+// card names one) has ranks that share a GPU, whose node kernels turn off
+// at the first call; it gets none of the four-GPU table's claims, while
+// four ranks with a GPU each, seen as four or one a process, do.
+func TestNodeClaimsNeedAGPUARank(t *testing.T) {
+	defer func(f func(int) (string, error)) { deviceName = f }(deviceName)
+	deviceName = func(int) (string, error) { return "NVIDIA H200", nil }
+	opts, err := parseOptions("")
+	require.NoError(t, err)
+	team := func(seen int, cards []card) *Team {
+		tm := &Team{ctx: &Context{opts: opts}, size: len(cards), engine: cudaexec.NewEngine()}
+		tm.placeFrom(cards)
+		tm.gpuCountOnce.Do(func() { tm.gpuCount = seen })
+		tm.SetLayers([]string{"ucp", "cuda", "nccl", "goring"})
+		return tm
+	}
+	measured := "reduce_scatter:cuda:0-536870911:41" // the four-H200 table's, above tl/cuda's
+	str, line := team(4, cardsNaming("", "", "", "")).scores()
+	assert.Contains(t, str, measured, "four ranks on four GPUs: %s", line)
+	str, line = team(1, cardsNaming("0000:19:00.0", "0000:3b:00.0", "0000:4c:00.0", "0000:5d:00.0")).scores()
+	assert.Contains(t, str, measured, "four ranks, one GPU a process: %s", line)
+	str, line = team(2, cardsNaming("", "", "", "")).scores()
+	assert.NotContains(t, str, ":41", "four ranks on two GPUs: %s", line)
+	str, line = team(1, cardsNaming("0000:19:00.0", "0000:19:00.0", "0000:3b:00.0", "0000:3b:00.0")).scores()
+	assert.NotContains(t, str, ":41", "two ranks on each of two GPUs: %s", line)
+}

@@ -76,6 +76,10 @@ func (t *Team) Scores() (str, summary string, err error) {
 	return str, summary, nil
 }
 
+// deviceName is the driver's name of a GPU this process sees (a variable
+// so that tests may name one where there is none).
+var deviceName = cuda.DeviceName
+
 // ErrDeclined is Scores' verdict where the model claims nothing on a team:
 // goring has nothing to offer it (GORING_ERR_DECLINED). Being one more
 // layer of a team still costs every communicator (UCC creates, scores,
@@ -93,7 +97,7 @@ func (t *Team) scores() (string, string) {
 	s := t.shape()
 	ks := s
 	ks.Cal = nil // the file's name stands for it: the cache keeps no context's calibration alive
-	node, shared := t.nodeCapable(), t.leaderCapable()
+	node, shared := t.nodeCapable() && s.GPUs >= t.size, t.leaderCapable()
 	k := scoreKey{t.ctx.algKey, ks, strings.Join(t.layers, ","), t.ctx.opts.claims, node, shared}
 	scoreCache.Lock()
 	defer scoreCache.Unlock()
@@ -101,8 +105,14 @@ func (t *Team) scores() (string, string) {
 		return v[0], v[1]
 	}
 	str, _, summary := tune.Claims(s, t.teamAlg)
-	if node || shared { // measured claims, applied by the shim after the model's
-		if gpu, err := cuda.DeviceName(0); err == nil {
+	// Measured claims, applied by the shim after the model's, where a
+	// table of the team's shape can fit: a GPU a rank on a host of as
+	// many GPUs (s.GPUs, hostGPUs), or every rank on one. Fewer GPUs than
+	// ranks, but more than one, is neither: ranks share some GPUs, the
+	// node kernels turn off at the first call (nodeexec.Agree), and the
+	// calls run as messages that no table measured.
+	if node || shared {
+		if gpu, err := deviceName(0); err == nil {
 			str, summary, _ = tune.WithNodeClaims(str, summary, gpu, t.size, shared, t.layers, t.ctx.claims, t.ctx.opts.claims)
 		}
 	}
