@@ -57,9 +57,19 @@ var claimsColls = []coll.Collective{coll.Allreduce, coll.Allgather, coll.ReduceS
 // claimsPeers are the layers a claims file may time beside goring.
 var claimsPeers = []string{"nccl", "cuda", "ucp"}
 
+// MaxClaimsBytes and MaxClaimsRanks bound a claims file's sizes and team:
+// far beyond any call measured, and small enough that a claim's end (twice
+// the last row, in UCC's count: times the ranks for allgather) is still
+// counted right in an int64.
+const (
+	MaxClaimsBytes = 1 << 40
+	MaxClaimsRanks = 1 << 20
+)
+
 // ParseClaims reads and checks a claims file: its format, a GPU name,
-// 2 or more ranks, and rows of known collectives in strictly increasing
-// sizes with positive times of known layers.
+// 2 to MaxClaimsRanks ranks, and rows of known collectives in strictly
+// increasing sizes up to MaxClaimsBytes with positive times of known
+// layers.
 func ParseClaims(data []byte) (*ClaimsFile, error) {
 	var f ClaimsFile
 	// One document and nothing after it: the team layer reads this file
@@ -80,8 +90,8 @@ func (f *ClaimsFile) Check() error {
 		return fmt.Errorf("format %q: want %q", f.Format, ClaimsFormat)
 	case strings.TrimSpace(f.GPU) == "":
 		return fmt.Errorf("no gpu: the driver's name of the GPUs measured")
-	case f.Ranks < 2:
-		return fmt.Errorf("ranks %d: a team of 2 or more", f.Ranks)
+	case f.Ranks < 2 || f.Ranks > MaxClaimsRanks:
+		return fmt.Errorf("ranks %d: a team of 2 to %d", f.Ranks, MaxClaimsRanks)
 	case len(f.Rows) == 0:
 		return fmt.Errorf("no rows")
 	}
@@ -93,6 +103,8 @@ func (f *ClaimsFile) Check() error {
 			switch {
 			case r.Bytes <= 0:
 				return fmt.Errorf("%s row %d: %d bytes", name, i, r.Bytes)
+			case r.Bytes > MaxClaimsBytes:
+				return fmt.Errorf("%s row %d: %d bytes: want at most %d", name, i, r.Bytes, int64(MaxClaimsBytes))
 			case i > 0 && r.Bytes <= rows[i-1].Bytes:
 				return fmt.Errorf("%s row %d: %d bytes after %d: sizes must increase", name, i, r.Bytes, rows[i-1].Bytes)
 			case !(r.Goring > 0):

@@ -83,6 +83,11 @@ func TestParseClaimsRefuses(t *testing.T) {
 		"peer name":     {func(m map[string]any) { rows(m)[0].(map[string]any)["peers_us"] = map[string]any{"mpi": 3} }, `layer "mpi"`},
 		"peer time":     {func(m map[string]any) { rows(m)[0].(map[string]any)["peers_us"] = map[string]any{"nccl": -1} }, "nccl's time"},
 		"unknown field": {func(m map[string]any) { m["speed"] = "fast" }, "unknown field"},
+		// Beyond what any call holds, and what the claims' ends (twice the
+		// last row, times the ranks for allgather) could no longer count:
+		// 2^62 bytes made a claim to "inf" or none at all.
+		"huge bytes": {func(m map[string]any) { rows(m)[1].(map[string]any)["bytes"] = int64(1) << 62 }, "bytes: want at most"},
+		"huge team":  {func(m map[string]any) { m["ranks"] = 1 << 30 }, "ranks 1073741824"},
 	}
 	for name, c := range cases {
 		m := base()
