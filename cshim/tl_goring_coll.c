@@ -189,6 +189,14 @@ static ucc_status_t args_of(ucc_base_lib_t *lib, const ucc_coll_args_t *a, ucc_r
     case UCC_COLL_TYPE_ALLTOALLV:
         return alltoallv_of(a, size, v, g);
     case UCC_COLL_TYPE_BCAST:
+        /* UCC's root is 64 bits, goring's 32: a root outside the team is
+         * refused here, before its high bits are dropped and it names a
+         * rank (every rank has the same root, so every rank refuses). */
+        if (a->root >= size) {
+            tl_error(lib, "bcast: root %llu is no rank of a team of %u", (unsigned long long)a->root,
+                     (unsigned)size);
+            return UCC_ERR_INVALID_PARAM;
+        }
         g->coll  = GORING_COLL_BCAST;
         g->count = src->count;
         g->root  = a->root;

@@ -10,7 +10,10 @@
  *   write size * src count elements into it);
  *   allreduce whose src count is below its dst count, and reduce_scatter
  *   whose src count is below size * dst count (tl/goring would read past
- *   src's end).
+ *   src's end);
+ *   bcast whose root is no rank of the team: UCC's root is 64 bits, and
+ *   tl/goring used to keep its low 32, running a root of 2^32 + 1 as
+ *   rank 1's bcast.
  *
  * Prints "args: ok" on rank 0 where every case ended as it should.
  */
@@ -69,6 +72,33 @@ static ucc_status_t call(ucc_context_h ctx, ucc_team_h team, ucc_coll_type_t col
         a.mask  = UCC_COLL_ARGS_FIELD_FLAGS;
         a.flags = UCC_COLL_ARGS_FLAG_IN_PLACE;
     }
+    st = ucc_collective_init(&a, &req, team);
+    if (st != UCC_OK) {
+        return st;
+    }
+    ucc_collective_post(req);
+    while (ucc_collective_test(req) == UCC_INPROGRESS) {
+        ucc_context_progress(ctx);
+    }
+    ucc_collective_finalize(req);
+    return UCC_OK;
+}
+
+/* call_bcast inits a bcast of count int32 at buf from root and, where
+ * init succeeds, runs it; it returns init's status. */
+static ucc_status_t call_bcast(ucc_context_h ctx, ucc_team_h team, int32_t *buf, size_t count, uint64_t root)
+{
+    ucc_coll_args_t a;
+    ucc_coll_req_h  req;
+    ucc_status_t    st;
+
+    memset(&a, 0, sizeof(a));
+    a.coll_type         = UCC_COLL_TYPE_BCAST;
+    a.root              = root;
+    a.src.info.buffer   = buf;
+    a.src.info.count    = count;
+    a.src.info.datatype = UCC_DT_INT32;
+    a.src.info.mem_type = UCC_MEMORY_TYPE_HOST;
     st = ucc_collective_init(&a, &req, team);
     if (st != UCC_OK) {
         return st;
@@ -177,6 +207,22 @@ int main(int argc, char **argv)
     CHECK(st == UCC_ERR_INVALID_PARAM, "reduce_scatter, src count %zu, dst count %zu on %d ranks: init status %d, want %d",
           k * size - 1, k, size, st, UCC_ERR_INVALID_PARAM);
     free(whole);
+
+    /* bcast: a good one from the last rank, then roots outside the team. */
+    for (size_t i = 0; i < k; i++) src[i] = rank * 100 + (int)i;
+    st = call_bcast(ctx, team, src, k, (uint64_t)size - 1);
+    CHECK(st == UCC_OK, "bcast of %zu from rank %d: init status %d", k, size - 1, st);
+    for (size_t i = 0; i < k; i++)
+        CHECK(src[i] == (size - 1) * 100 + (int)i, "bcast: src[%zu] = %d", i, src[i]);
+    for (size_t i = 0; i < k; i++) src[i] = rank * 100 + (int)i;
+    const uint64_t roots[] = {(uint64_t)size, (UINT64_C(1) << 32) + 1};
+    for (size_t r = 0; r < sizeof(roots) / sizeof(roots[0]); r++) {
+        st = call_bcast(ctx, team, src, k, roots[r]);
+        CHECK(st == UCC_ERR_INVALID_PARAM, "bcast root %llu on %d ranks: init status %d, want %d",
+              (unsigned long long)roots[r], size, st, UCC_ERR_INVALID_PARAM);
+        CHECK(src[0] == rank * 100, "bcast root %llu on %d ranks: src[0] = %d, want %d", (unsigned long long)roots[r],
+              size, src[0], rank * 100);
+    }
 
     MPI_Allreduce(&bad, &all_bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0) printf("args: %s\n", all_bad == 0 ? "ok" : "FAILED");

@@ -25,7 +25,8 @@
 #    with @name picks one per size range (checked in goring's trace log),
 #    an unknown name is refused in UCC's log and the run goes on;
 #    Then tests/stack/args.c: calls whose counts disagree (an allgather's
-#    dst not team size blocks, a reduction's src shorter than it reads),
+#    dst not team size blocks, a reduction's src shorter than it reads, a
+#    bcast root outside the team),
 #    made on UCC directly, refused on every rank;
 # 4. ucc_perftest, tl/ucp (UCC's default) then tl/goring, in one run
 #    (columns: count, bytes, avg/min/max us).
