@@ -114,10 +114,31 @@ goring_coll_h tlg_call_start(gx_call_t *c, goring_team_h team, goring_status_t (
     fc->team      = team;
     fc->check     = check;
     fc->check_arg = check_arg;
-    fc->args = *args;
-    fc->args.src_counts = fc->args.src_displs = NULL; /* not read: no alltoallv here */
-    fc->args.dst_counts = fc->args.dst_displs = NULL;
+    fc->coll      = args->coll;
+    fc->dtype     = args->dtype;
+    fc->op        = args->op;
+    fc->root      = args->root;
+    fc->in_place  = args->in_place;
+    fc->mem       = args->mem;
+    fc->src       = args->src;
+    fc->dst       = args->dst;
+    fc->count     = args->count;
+    fc->alg       = NULL;
+    if (args->alg != NULL) { /* shorter than alg_name: tlg_cpath_key keyed the call */
+        strncpy(fc->alg_name, args->alg, sizeof(fc->alg_name) - 1);
+        fc->alg_name[sizeof(fc->alg_name) - 1] = '\0';
+        fc->alg = fc->alg_name;
+    }
     return TLG_CPATH_BIT | (uint64_t)(uintptr_t)c;
+}
+
+/* tlg_call_args are the call's arguments as goring_coll_init took them. */
+static goring_coll_args_t tlg_call_args(const tlg_call_t *fc)
+{
+    goring_coll_args_t a = {.coll = fc->coll, .src = fc->src, .dst = fc->dst, .count = fc->count,
+                            .dtype = fc->dtype, .op = fc->op, .root = fc->root,
+                            .in_place = fc->in_place, .mem = fc->mem, .alg = fc->alg};
+    return a;
 }
 
 /* Buffers the Go side would refuse (missing) go there for the error it
@@ -170,7 +191,7 @@ goring_status_t goring_coll_post(goring_coll_h h)
         gx_team_t *t = fc->c->team;
         gx_team_lock(t);
         if (!t->go_busy) {
-            int st = gx_call_post(fc->c, fc->args.src, fc->args.dst);
+            int st = gx_call_post(fc->c, fc->src, fc->dst);
             gx_team_unlock(t);
             return st == GX_DONE ? GORING_OK : tlg_failed(fc);
         }
@@ -178,7 +199,8 @@ goring_status_t goring_coll_post(goring_coll_h h)
         /* Go's calls take their sequence numbers when they start, so a C
          * call must not start ahead of one queued there: this one joins
          * the queue (for good: a repost stays in Go). */
-        goring_status_t st = goring_go_coll_init(fc->team, &fc->args, &fc->go);
+        goring_coll_args_t a  = tlg_call_args(fc);
+        goring_status_t    st = goring_go_coll_init(fc->team, &a, &fc->go);
         if (st != GORING_OK) {
             fc->go = 0;
             return st;

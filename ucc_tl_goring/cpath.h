@@ -19,7 +19,22 @@ typedef struct {
      * path's, with its argument). */
     goring_status_t  (*check)(void *arg);
     void              *check_arg;
-    goring_coll_args_t args;
+    /* The call's arguments, for its post: goring_coll_args_t's but
+     * alltoallv's arrays (no C-path call has them), the algorithm's name
+     * copied (NULL: none), as goring_coll_init reads its arguments at
+     * init only: a post that hands the call to Go makes it there from
+     * these, and the caller's name may be gone by then. */
+    goring_coll_type_t coll;
+    goring_dtype_t     dtype;
+    goring_op_t        op;
+    uint32_t           root;
+    int                in_place;
+    goring_mem_type_t  mem;
+    const void        *src;
+    void              *dst;
+    uint64_t           count;
+    const char        *alg; /* NULL or alg_name */
+    char               alg_name[32];
 } tlg_call_t;
 _Static_assert(sizeof(tlg_call_t) <= sizeof(((gx_call_t *)0)->user), "tlg_call_t fits gx_call_t.user");
 

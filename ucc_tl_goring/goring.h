@@ -315,7 +315,8 @@ goring_status_t goring_cteam_coll_init(goring_cteam_h team, goring_team_h go,
 
 /* Prepares one collective (plan, buffers, executor). GORING_ERR_NOT_SUPPORTED
  * means another team layer should run it (device memory, an unsupported
- * type, a size goring does not handle). */
+ * type, a size goring does not handle). args, alg's string included, is
+ * read during this call only (the buffers it points at are the call's). */
 goring_status_t goring_coll_init(goring_team_h team, const goring_coll_args_t *args,
                                  goring_coll_h *coll);
 

@@ -8,7 +8,8 @@
  * packed and at gapped displacements, pairwise and nimble; reduce_scatter
  * in place too); then it runs many small calls back to back, and
  * checks that a device-memory call and an unknown algorithm are refused
- * with the right status. Exit 0 only if every rank passed.
+ * with the right status, and that a call's algorithm name is read at init
+ * only. Exit 0 only if every rank passed.
  *
  *   mpirun -np 4 build/capi_test [calls]
  */
@@ -176,6 +177,55 @@ static void test_allreduce_reposted(goring_team_h team, size_t count)
     free(buf);
 }
 
+/* A call's arguments are read at init, its algorithm name too: here the
+ * caller's name is overwritten between init and post. The small call is
+ * posted while a large one is on the wire in Go, so where it was made in
+ * C (cpath.c) it moves to Go at its post and is made there again. */
+static void test_alg_read_at_init(goring_team_h team)
+{
+    size_t big = 1 << 20, small = 16;
+    double *bsrc = malloc(big * 8), *bdst = malloc(big * 8), *src = malloc(small * 8), *dst = malloc(small * 8);
+    char   *alg = malloc(32);
+    for (size_t k = 0; k < big; k++) bsrc[k] = rank + (double)(k % 11);
+    for (size_t k = 0; k < small; k++) src[k] = rank + (double)(k % 11);
+    strcpy(alg, "ring");
+    test_allreduce(team, small, alg); /* the shape lowered into C */
+    goring_coll_args_t large = {.coll = GORING_COLL_ALLREDUCE, .src = bsrc, .dst = bdst, .count = big,
+                                .dtype = GORING_DT_FLOAT64, .op = GORING_OP_SUM, .mem = GORING_MEM_HOST};
+    goring_coll_args_t a = {.coll = GORING_COLL_ALLREDUCE, .src = src, .dst = dst, .count = small,
+                            .dtype = GORING_DT_FLOAT64, .op = GORING_OP_SUM, .mem = GORING_MEM_HOST, .alg = alg};
+    goring_coll_h   hl, hs;
+    goring_status_t st;
+    if ((st = goring_coll_init(team, &large, &hl)) != GORING_OK) die_status("alg read at init: large init", st);
+    if ((st = goring_coll_init(team, &a, &hs)) != GORING_OK) die_status("alg read at init: init", st);
+    strcpy(alg, "no_such_alg");
+    if ((st = goring_coll_post(hl)) != GORING_OK) die_status("alg read at init: large post", st);
+    st = goring_coll_post(hs);
+    CHECK(st == GORING_OK, "allreduce whose algorithm name changed after init: post status %d", st);
+    goring_status_t sl = GORING_INPROGRESS, ss = st == GORING_OK ? GORING_INPROGRESS : st;
+    while (sl == GORING_INPROGRESS || ss == GORING_INPROGRESS) {
+        if (sl == GORING_INPROGRESS) sl = goring_coll_test(hl);
+        if (ss == GORING_INPROGRESS) ss = goring_coll_test(hs);
+        sched_yield();
+    }
+    if (sl != GORING_OK) die_status("alg read at init: large test", sl);
+    CHECK(ss == GORING_OK || st != GORING_OK, "allreduce whose algorithm name changed after init: status %d", ss);
+    for (size_t k = 0; ss == GORING_OK && k < small; k++) {
+        double want = size * (size - 1) / 2.0 + size * (double)(k % 11);
+        if (dst[k] != want) {
+            CHECK(0, "allreduce whose algorithm name changed after init: element %zu = %g, want %g", k, dst[k], want);
+            break;
+        }
+    }
+    goring_coll_finalize(hl);
+    goring_coll_finalize(hs);
+    free(bsrc);
+    free(bdst);
+    free(src);
+    free(dst);
+    free(alg);
+}
+
 /* reduce_scatter int32 min; in place (UCC's meaning), dst holds the whole
  * input and the result lands in this rank's block of it, the other blocks
  * keeping their input. */
@@ -331,6 +381,7 @@ int main(int argc, char **argv)
         }
     }
     test_alltoallv(team, 0, NULL, 0, 1); /* alltoall of nothing */
+    test_alg_read_at_init(team);
     long validated_in_c = cpath_calls;
     CHECK(cpath_on ? validated_in_c >= 7 * 3 : validated_in_c == 0,
           "%ld validation calls ran in C with options %s", validated_in_c, opts);
