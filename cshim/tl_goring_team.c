@@ -92,6 +92,15 @@ static ucc_status_t lazy_team(ucc_tl_goring_team_t *self, ucc_tl_goring_context_
     ucc_status_t    status = UCC_ERR_NOT_SUPPORTED;
     goring_status_t st;
 
+    /* A lazy team is told apart from the context's other teams by its key
+     * (UCC's team id), both in the card exchange of its first call and in
+     * the context path's tags. UCC numbers teams only where a layer asks
+     * for ids (tl/ucp does, goring does not): without tl/ucp every team
+     * has id 0, and two live teams of the same members would take each
+     * other's messages. Such a team exchanges its cards out of band. */
+    if (params->id == 0) {
+        goto out;
+    }
     if (cards == NULL || member_cards(ctx, params, cards, bounds, ranks, &self->members) != 0) {
         goto out;
     }

@@ -26,7 +26,8 @@
 #    an unknown name is refused in UCC's log and the run goes on;
 #    Then tests/stack/args.c: calls whose counts disagree (an allgather's
 #    dst not team size blocks, a reduction's src shorter than it reads, a
-#    bcast root outside the team),
+#    bcast root outside the team), and tests/stack/teams.c: two teams of
+#    the same members with tl/goring the only layer (no team ids),
 #    made on UCC directly, refused on every rank;
 # 4. ucc_perftest, tl/ucp (UCC's default) then tl/goring, in one run
 #    (columns: count, bytes, avg/min/max us).
@@ -87,6 +88,13 @@ ARGS_BIN=$(mktemp)
 mpicc -O2 -Wall -I"$UCC_PREFIX/include" tests/stack/args.c -L"$UCC_PREFIX/lib" -lucc -o "$ARGS_BIN"
 "${MPIRUN[@]}" -x "$TUNE" "$ARGS_BIN" 2>&1 | grep -v ' ERROR ' # the refusals' log lines
 rm -f "$ARGS_BIN"
+
+echo "== two teams of the same members, tl/goring without tl/ucp (tests/stack/teams.c)"
+# Without tl/ucp UCC numbers no team: every team has id 0.
+TEAMS_BIN=$(mktemp)
+mpicc -O2 -Wall -I"$UCC_PREFIX/include" tests/stack/teams.c -L"$UCC_PREFIX/lib" -lucc -o "$TEAMS_BIN"
+"${MPIRUN[@]}" -x UCC_TLS=goring,self -x UCC_TL_GORING_TUNE=allreduce:inf "$TEAMS_BIN"
+rm -f "$TEAMS_BIN"
 
 echo "== goring's algorithms as UCC's: ucc_info -A, and @name in UCC_TL_GORING_TUNE"
 # Every collective goring runs lists its algorithms (cshim/tl_goring_algs.h,
