@@ -169,6 +169,14 @@ func (*Host) check(cfg Config) error {
 		return fmt.Errorf("%v and %v: host memory only", cfg.Src, cfg.Dst)
 	case cfg.Dtype.Size() == 0 || cfg.Dst.Len()%int64(cfg.Dtype.Size()) != 0:
 		return fmt.Errorf("%d bytes of %v", cfg.Dst.Len(), cfg.Dtype)
+	case cfg.Collective == coll.Allreduce && cfg.Src.Len() != cfg.Dst.Len(),
+		cfg.Collective == coll.Allgather && cfg.Dst.Len() != int64(cfg.Size)*cfg.Src.Len():
+		// The work takes its offsets from one buffer into the other, and
+		// into the peers', whose lengths agree with this rank's: a source
+		// shorter than an allreduce's result would be read past its end
+		// here and in every peer, and a result shorter than an
+		// allgather's blocks cut past its end (a panic mid-call).
+		return fmt.Errorf("%s of %d ranks with %d source and %d result bytes", cfg.Collective, cfg.Size, cfg.Src.Len(), cfg.Dst.Len())
 	}
 	return nil
 }

@@ -436,6 +436,13 @@ func TestBeginRefusesBadInput(t *testing.T) {
 		{Collective: coll.Allreduce, Rank: 2, Size: 2, Src: b, Dst: b, Dtype: coll.Float32, Host: j.teams[0]},
 		{Collective: coll.Allreduce, Size: 2, Src: b, Dst: b, Dtype: coll.Float32},
 		{Collective: coll.Allreduce, Size: 2, Src: b, Dst: exec.HostRegion(make([]byte, 6)), Dtype: coll.Float32, Host: j.teams[0]},
+		// Buffers of lengths the collective does not give them: the reads
+		// would run past the peers' sources (an allreduce's vector is
+		// Dst's length), or past this rank's result (an allgather's
+		// blocks are Src's length).
+		{Collective: coll.Allreduce, Size: 2, Src: b, Dst: exec.HostRegion(make([]byte, 16)), Dtype: coll.Float32, Host: j.teams[0]},
+		{Collective: coll.Allgather, Size: 2, Src: b, Dst: b, Dtype: coll.Uint8, Host: j.teams[0]},
+		{Collective: coll.Allgather, Size: 2, Src: b, Dst: exec.HostRegion(make([]byte, 24)), Dtype: coll.Uint8, Host: j.teams[0]},
 	} {
 		var c Call
 		cfg.Transport = j.net.Endpoint(0)
