@@ -232,7 +232,8 @@ gx_team_t *gx_team_new_shared(gx_shared_t *s, int32_t rank, int32_t size, const 
 /* Calls, all with the team's lock held. gx_call_new takes an idle call of
  * p or makes one (NULL: out of memory). gx_call_post maps src and dst by
  * the program's layout, takes the team's next sequence number and starts
- * the call; gx_call_test progresses the team's worker and the call.
+ * the call (a failed call whose last post UCX still holds a request of
+ * fails again instead: GX_FAILED, UCS_ERR_BUSY); gx_call_test progresses the team's worker and the call.
  * gx_call_finalize cancels a running call, keeps its memory for the next
  * call of p and releases the lock (or frees the team, if Go let go of it
  * and this was its last call); a call whose request UCX still holds after

@@ -18,6 +18,7 @@
 #define GX_UCS_OK         0
 #define GX_UCS_INPROGRESS 1
 #define GX_UCS_NO_ELEM    (-12)
+#define GX_UCS_BUSY       (-15)
 #define GX_UCS_CANCELED   (-16)
 
 /* A call's tag in its team's layout (gx_tags_t). */
@@ -574,8 +575,12 @@ int gx_call_post(gx_call_t *c, const void *src, void *dst)
     if (c->status == GX_RUNNING) {
         return GX_FAILED;
     }
-    if (t->w == NULL) { /* the team is gone */
-        c->err_ucs  = GX_UCS_CANCELED;
+    if (t->w == NULL || c->due > 0) {
+        /* The team is gone; or a failed call whose previous post UCX
+         * still holds a request of (a send it did not cancel): that
+         * request's completion would land on the op records a new post
+         * reuses and count as the new call's. */
+        c->err_ucs  = t->w == NULL ? GX_UCS_CANCELED : GX_UCS_BUSY;
         c->err_len  = -1;
         c->err_step = -1;
         c->status   = GX_FAILED;
@@ -705,7 +710,10 @@ void gx_call_finalize(gx_call_t *c)
 void gx_call_error(gx_call_t *c, char *buf, size_t len)
 {
     gx_step_t *s = c->err_step >= 0 ? &c->prog->steps[c->err_step] : NULL;
-    if (s == NULL) {
+    if (s == NULL && c->err_ucs == GX_UCS_BUSY) {
+        snprintf(buf, len, "%s: posted again while UCX still holds a request of its last post: %s",
+                 c->prog->alg, gr_status_string(c->err_ucs));
+    } else if (s == NULL) {
         snprintf(buf, len, "%s: the call was cancelled", c->prog->alg);
     } else if (c->err_len >= 0) {
         snprintf(buf, len, "%s: rank %d step %d received %lld bytes from rank %d, posted %lld",

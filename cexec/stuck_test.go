@@ -64,3 +64,60 @@ func TestFinalizedCallKeepsItsProgram(t *testing.T) {
 	}
 	c1.Finalize()
 }
+
+// TestRepostWhileUCXHoldsTheLastPost: a failed call may be posted again
+// (the Go path allows a post after a failure), but not while UCX still
+// holds a request of its previous post: that request's completion would
+// land on the op records the new post reuses, and count as the new
+// call's. Here the first post's send, which UCX did not cancel, is
+// received by the peer's call of the same sequence number; the repost's
+// own send (the next sequence number) is never received, so the repost
+// must not report the call done. The post is refused instead.
+func TestRepostWhileUCXHoldsTheLastPost(t *testing.T) {
+	const n, B = 2, 1 << 20
+	j := newJob(t, n)
+	tp, err := topo.Synthetic("t2", 1, n, 1)
+	require.NoError(t, err)
+	alg := sched.Algorithms(coll.Bcast)[0].Name
+	plan, err := sched.Generate(sched.Spec{Collective: coll.Bcast, Algorithm: alg, Topo: tp, Bytes: B, DtypeBytes: 1})
+	require.NoError(t, err)
+	key := Key{Coll: 4, Dtype: uint8(coll.Uint8), Count: B, Alg: alg}
+	for r := 0; r < n; r++ {
+		p, err := Lower(&plan.Ranks[r], alg, coll.Uint8, coll.Sum, OneBuffer, false)
+		require.NoError(t, err)
+		_, err = j.teams[r].Put(key, p)
+		require.NoError(t, err)
+		p.Release()
+	}
+	c, err := j.teams[0].NewCall(key)
+	require.NoError(t, err)
+	defer c.Finalize()
+	buf := cBytes(t, make([]byte, B))
+	require.NoError(t, c.Post(nil, ptr(buf)))
+	for i := 0; i < 100; i++ {
+		require.Equal(t, Running, c.Test())
+	}
+	c.Fail()
+	if c.c.due == 0 {
+		t.Skip("this UCX cancelled the rendezvous send: nothing outlives the call")
+	}
+	err = c.Post(nil, ptr(buf))
+	if err != nil {
+		require.Equal(t, Failed, c.Test(), "a refused post leaves the call failed")
+		require.ErrorContains(t, c.Err(), "posted again while UCX still holds")
+	}
+	// The peer receives the first post's message (its call takes sequence
+	// number 1, as the first post did).
+	c1, err := j.teams[1].NewCall(key)
+	require.NoError(t, err)
+	defer c1.Finalize()
+	require.NoError(t, c1.Post(nil, ptr(cBytes(t, make([]byte, B)))))
+	deadline := time.Now().Add(10 * time.Second)
+	for c1.Test() != Done {
+		j.workers[0].Progress()
+		require.True(t, time.Now().Before(deadline), "the peer's receive did not complete in 10 s")
+	}
+	for i := 0; i < 1000; i++ {
+		require.NotEqual(t, Done, c.Test(), "the repost is done though no peer received its message")
+	}
+}
