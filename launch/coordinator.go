@@ -3,6 +3,7 @@ package launch
 import (
 	"context"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
@@ -117,7 +118,7 @@ type Coordinator struct {
 	byes     int
 	gathers  map[uint64]*gatherState
 	rejected []string
-	failErr  *RankFailedError
+	failErr  error // a *RankFailedError, or why the job was refused
 
 	allJoined chan struct{}
 	failed    chan struct{}
@@ -317,7 +318,19 @@ func (c *Coordinator) handle(conn net.Conn) {
 	if ready {
 		close(c.allJoined)
 		peers := append([]Peer(nil), c.peers...)
-		c.broadcast(&message{Type: msgWelcome, Rank: -1, Size: c.size, Peers: peers}, -1)
+		welcome := &message{Type: msgWelcome, Rank: -1, Size: c.size, Peers: peers}
+		// Every hello fits in a frame, but the welcome carries them all:
+		// one that does not fit could not be sent, and the ranks would
+		// wait for it until the join timeout. Tell them why instead.
+		if body, err := json.Marshal(welcome); err != nil || len(body) > MaxFrameBytes {
+			why := fmt.Sprintf("the table of %d ranks is %d bytes, over the protocol's frame limit of %d bytes: the ranks' payloads are too large for this many ranks", c.size, len(body), MaxFrameBytes)
+			if err != nil {
+				why = "encoding the table of ranks: " + err.Error()
+			}
+			c.refuse(why)
+			return
+		}
+		c.broadcast(welcome, -1)
 	}
 	for {
 		m, err := readFrame(conn, time.Now().Add(c.opt.HeartbeatTimeout))
@@ -453,17 +466,28 @@ func (c *Coordinator) heartbeat() {
 
 // fail records the first failure and tells every other rank.
 func (c *Coordinator) fail(rank int, reason string) {
+	c.end(&RankFailedError{Rank: rank, Reason: reason}, &message{Type: msgFail, Rank: rank, Err: reason}, rank)
+}
+
+// refuse ends the job for a reason that is no rank's failure, telling
+// every rank with an error frame.
+func (c *Coordinator) refuse(reason string) {
+	c.end(errors.New("coordinator: "+reason), &message{Type: msgError, Rank: -1, Err: reason}, -1)
+}
+
+// end records the first failure, err, and sends m to every rank but skip.
+func (c *Coordinator) end(err error, m *message, skip int) {
 	c.mu.Lock()
 	if c.failErr != nil {
 		c.mu.Unlock()
 		return
 	}
-	c.failErr = &RankFailedError{Rank: rank, Reason: reason}
+	c.failErr = err
 	c.mu.Unlock()
 	// Failed closes before the broadcast so that a launcher watching both
 	// sees the root cause before any victim exits.
 	close(c.failed)
-	c.broadcast(&message{Type: msgFail, Rank: rank, Err: reason}, rank)
+	c.broadcast(m, skip)
 	close(c.failSent)
 }
 

@@ -24,7 +24,9 @@
 // deadline and a size bound (MaxFrameBytes); a bad token, a version other
 // than ProtocolVersion, a rank out of range, a duplicate rank or a frame
 // that does not parse ends that connection with an error frame that says
-// why. No length a peer sends is trusted beyond those bounds.
+// why. No length a peer sends is trusted beyond those bounds. A welcome
+// that would exceed MaxFrameBytes (payloads too large for the job's
+// rank count) ends the job at once with an error frame to every rank.
 //
 // # The data plane
 //
