@@ -68,8 +68,9 @@
 // _LOCAL_RANK (see FromEnv). Rank 0 hosts the coordinator itself. It binds
 // GORING_COORD if that is set (others dial it, retrying until the join
 // deadline); otherwise it binds 127.0.0.1 on a free port and publishes
-// "jobid address token" in a file readable only by the user (GORING_COORD_FILE,
-// default $TMPDIR/goring-<uid>/<jobid>.coord), which the other ranks poll.
+// "jobid address token" ("-" for no job id) in a file readable only by
+// the user (GORING_COORD_FILE, default $TMPDIR/goring-<uid>/<jobid>.coord),
+// which the other ranks poll.
 // GORING_TOKEN, when set, overrides the generated token. So plain
 //
 //	mpirun -np 4 goring bench allgather --bytes 1MiB:16MiB

@@ -254,6 +254,19 @@ func (s *Session) Close() error {
 	return err
 }
 
+// noJobID stands for an empty job id in the rendezvous file, whose fields
+// are separated by spaces: an empty one would vanish and leave the file
+// unreadable (mpirun without a job id, GORING_COORD_FILE naming the file).
+const noJobID = "-"
+
+// fileJobID is how jobID is written in the rendezvous file.
+func fileJobID(jobID string) string {
+	if jobID == "" {
+		return noJobID
+	}
+	return jobID
+}
+
 // publish writes "goring-coord/1 jobid addr token" into path, readable by
 // the owner only (the token is a secret), atomically.
 func publish(path, jobID, addr, token string) error {
@@ -272,7 +285,7 @@ func publish(path, jobID, addr, token string) error {
 	if err != nil {
 		return fmt.Errorf("rendezvous: %w", err)
 	}
-	_, err = fmt.Fprintf(tmp, "goring-coord/%d %s %s %s\n", ProtocolVersion, jobID, addr, token)
+	_, err = fmt.Fprintf(tmp, "goring-coord/%d %s %s %s\n", ProtocolVersion, fileJobID(jobID), addr, token)
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -297,8 +310,8 @@ func waitRendezvous(ctx context.Context, role Role, timeout time.Duration) (addr
 			switch {
 			case len(f) != 4 || f[0] != fmt.Sprintf("goring-coord/%d", ProtocolVersion):
 				last = "malformed rendezvous file"
-			case f[1] != role.JobID:
-				last = fmt.Sprintf("file is for job %s, not %s (stale)", f[1], role.JobID)
+			case f[1] != fileJobID(role.JobID):
+				last = fmt.Sprintf("file is for job %s, not %s (stale)", f[1], fileJobID(role.JobID))
 			default:
 				token = f[3]
 				if role.Token != "" {
