@@ -146,7 +146,7 @@ func (rc *rankCall) runTeamCall(ctx context.Context, deadline time.Time) error {
 		case done:
 			return nil
 		}
-		if tr.SpinPolls < 0 || polls < tr.SpinPolls {
+		if tr.SpinPolls >= 0 && polls < tr.SpinPolls {
 			continue
 		}
 		now := time.Now()
@@ -155,6 +155,9 @@ func (rc *rankCall) runTeamCall(ctx context.Context, deadline time.Time) error {
 		}
 		if !now.Before(deadline) {
 			return fmt.Errorf("%s/%s %d bytes: rank %d: %w", rc.plan.Collective, rc.plan.Algorithm, rc.plan.Bytes, rc.cfg.Rank, exec.ErrDeadline)
+		}
+		if tr.SpinPolls < 0 {
+			continue // busy-polling: never yields nor sleeps, but keeps the deadline
 		}
 		if yieldUntil.IsZero() {
 			yieldUntil = now.Add(tr.Yield)

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/moe"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/team"
@@ -224,4 +225,42 @@ func TestRunThroughTeamInitPerCall(t *testing.T) {
 	}
 	_, err := newRankCall(&Config{Rank: 0, Collective: coll.Allgather, InitPerCall: true}, &lanePlans{whole: &sched.Plan{Collective: coll.Allgather, Algorithm: "ring", NRanks: 2, Ranks: make([]sched.RankProgram, 2)}})
 	assert.ErrorContains(t, err, "needs the team layer")
+}
+
+// A rank that busy-polls (--spin-polls negative: SpinPolls < 0) still
+// keeps its call's deadline and its context: with its peers never
+// posting, the call ends with the deadline error instead of polling
+// forever, and a cancelled context ends it too.
+func TestTeamCallBusyPollKeepsDeadline(t *testing.T) {
+	tp := synthTopo(t, 1)
+	teams := newBenchTeams(t, tp, "tls=self,sm")
+	tr := teams[0].Transport()
+	spin := tr.SpinPolls
+	tr.SpinPolls = -1
+	defer func() { tr.SpinPolls = spin }()
+	cfg := &Config{Rank: 0, Topo: tp, Collective: coll.Allgather, Sizes: []int64{64}, CallTimeout: time.Second, Team: teams[0]}
+	lp, err := cfg.planLanes("ring", 64, 1)
+	require.NoError(t, err)
+	cancelled, cancel := context.WithCancel(context.Background())
+	cancel()
+	for i, tc := range []struct {
+		ctx      context.Context
+		deadline time.Time
+		want     error
+	}{
+		{context.Background(), time.Now(), exec.ErrDeadline},
+		{cancelled, time.Now().Add(time.Hour), context.Canceled},
+	} {
+		rc, err := newRankCall(cfg, lp) // a call of its own: the last one is left in flight
+		require.NoError(t, err)
+		defer rc.close()
+		done := make(chan error, 1)
+		go func() { done <- rc.runTeamCall(tc.ctx, tc.deadline) }()
+		select {
+		case err := <-done:
+			assert.ErrorIs(t, err, tc.want, "case %d", i)
+		case <-time.After(time.Minute):
+			t.Fatalf("case %d: the call polled on past its deadline and context", i) // the goroutine spins on; the test binary ends
+		}
+	}
 }
