@@ -96,6 +96,10 @@ static void *worker(void *arg)
 	char *in = aligned_alloc(64, GX_CROSS_PIECE);
 	uint32_t seen = atomic_load(&pool.wake);
 	(void)arg;
+	/* Without its buffer a worker takes no job: the caller's thread,
+	 * which takes jobs too, does them (a reduction would write to NULL). */
+	if (in == NULL)
+		return NULL;
 	for (;;) {
 		uint64_t t0 = now_ns();
 		uint32_t w;
