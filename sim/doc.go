@@ -25,7 +25,8 @@
 //     staged copy);
 //   - different nodes: from the source GPU to its NIC (if the node
 //     describes NIC links), the sender's up port and the receiver's down
-//     port of rail r ("rail:N" hint, else the source GPU's Rail), then from
+//     port of rail r ("rail:N" hint, else the source GPU's Rail, else for
+//     a GPU without one the rail at position local index mod rails), then from
 //     the NIC to the destination GPU.
 //
 // The flow first waits the sum of the startups of its links (the rail's

@@ -283,6 +283,27 @@ func TestHandComputable(t *testing.T) {
 			},
 		},
 		{
+			name: "a GPU with no rail takes the rail at its local index's position, whatever the rails' indices",
+			topo: func() *topo.Topology {
+				a, b := testNode(2), testNode(2)
+				for _, n := range []*topo.Node{&a, &b} {
+					for i := range n.GPUs {
+						n.GPUs[i].Rail = topo.NoRail
+					}
+				}
+				return &topo.Topology{Name: "sparse", Nodes: []topo.Node{a, b},
+					Rails: []topo.Rail{{Index: 4, AlphaUS: 2, BetaGBps: 25}, {Index: 7, AlphaUS: 3, BetaGBps: 50}}}
+			},
+			// Local GPU 1 of node 0 to local GPU 1 of node 1: position 1,
+			// rail 7.
+			build: func(p *sched.Plan) { xfer(p, 1, 3, 0, mb, sched.Path{}) },
+			want:  3 + 20,
+			check: func(t *testing.T, r *Result) {
+				assert.Equal(t, int64(mb), linkBytes(r, "n rail1 up"))
+				assert.Zero(t, linkBytes(r, "n rail0 up"))
+			},
+		},
+		{
 			name: "matching pairs the k-th send with the k-th recv of the same tag",
 			topo: func() *topo.Topology {
 				return &topo.Topology{Name: "pair", Nodes: []topo.Node{testNode(2, link(topo.NVLink, "gpu:0", "gpu:1", 2, 0, 25))}}

@@ -353,7 +353,10 @@ func (nw *network) transferRoute(dst []int32, srcNode, srcGPU, dstNode, dstGPU i
 		rail = int(path.Index)
 	}
 	if rail < 0 {
-		rail = srcGPU % nw.nRails
+		// A GPU with no rail near it takes the rails in turn by local
+		// index: by their position, since rail indices need not be
+		// 0..R-1 (as nimble's planner picks them).
+		rail = t.Rails[srcGPU%nw.nRails].Index
 	}
 	ri := nw.railIndex(rail)
 	if ri < 0 {
