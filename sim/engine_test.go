@@ -362,3 +362,21 @@ func TestSimulateRejects(t *testing.T) {
 		})
 	}
 }
+
+// A rail index or socket count far beyond what the node uses must not size
+// the simulator's route cache: a valid topology with rail 3,000,000 (or a
+// node claiming 100,000 sockets) asked for terabytes and killed the process.
+func TestSparseIndicesSimulate(t *testing.T) {
+	n := testNode(2, link(topo.NVLink, "gpu:0", "gpu:1", 1, 1, 25))
+	n.Sockets = 100_000
+	for i := range n.GPUs {
+		n.GPUs[i].Rail = topo.NoRail
+	}
+	tp := &topo.Topology{Name: "sparse", Nodes: []topo.Node{n}, Rails: []topo.Rail{{Index: 3_000_000, AlphaUS: 1, BetaGBps: 1}}}
+	require.NoError(t, tp.Validate())
+	p := testPlan(tp)
+	xfer(p, 0, 1, 0, mb, sched.Path{})
+	r, err := Simulate(tp, p, Options{})
+	require.NoError(t, err)
+	assert.InDelta(t, 1+40, r.TotalUS, 1e-9)
+}

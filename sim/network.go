@@ -216,6 +216,13 @@ func (nw *network) code(e endpoint) int {
 	return -1
 }
 
+// maxDenseRoutes bounds the dense route caches, all classes together:
+// about 25 bytes an entry.
+const (
+	maxDenseRoutes = 1 << 20
+	maxDenseCodes  = 1 << 10 // per kind, so that no sum or product overflows
+)
+
 // classify groups nodes by identical link lists (every node of a repeated
 // preset is one class), so routes are searched once per class.
 func (nw *network) classify() {
@@ -245,8 +252,17 @@ func (nw *network) classify() {
 	for _, r := range t.Rails {
 		maxRail = max(maxRail, r.Index+1)
 	}
-	nw.nGPUCode, nw.nRailCode = maxGPU, maxRail
-	nw.nCodes = maxGPU + maxRail + maxSocket
+	// Codes come from the largest index the topology names (a rail's
+	// Index, a node's Sockets), which may be far beyond the endpoints its
+	// links use: past the bound, route through the map instead of sizing
+	// a table by them.
+	if maxGPU <= maxDenseCodes && maxRail <= maxDenseCodes && maxSocket <= maxDenseCodes {
+		nw.nGPUCode, nw.nRailCode = maxGPU, maxRail
+		nw.nCodes = maxGPU + maxRail + maxSocket
+		if len(nw.rep)*nw.nCodes*nw.nCodes > maxDenseRoutes {
+			nw.nGPUCode, nw.nRailCode, nw.nCodes = 0, 0, 0
+		}
+	}
 	nw.dense = make([][][]int32, len(nw.rep))
 	nw.denseOK = make([][]bool, len(nw.rep))
 	for c := range nw.rep {
