@@ -77,14 +77,16 @@ func (tb Testbed) Topology() (*Topology, error) {
 // too). That link carries the rank's share of the machine's copy
 // throughput, CopyGBps / (Nodes x PPN) each way, which is how the
 // simulator, which has links and no CPUs, sees every rank of every node
-// compete for the same cores. The NIC's own host link is left at a rate
-// no rail reaches.
+// compete for the same cores. A message between two ranks of a node
+// crosses two such links, so each carries half of CopyAlphaUS: the message
+// starts in CopyAlphaUS, as SharedGPU and the GPU form split theirs. The
+// NIC's own host link is left at a rate no rail reaches.
 func (tb Testbed) hostNode(r []Rail) Node {
 	n := Node{Sockets: 1}
 	for g := 0; g < tb.PPN; g++ {
 		n.addGPU("rank", 0, 0, g%tb.Rails)
 	}
-	n.hostLinks(tb.CopyAlphaUS, tb.copyShareGBps())
+	n.hostLinks(tb.CopyAlphaUS/2, tb.copyShareGBps())
 	for i := 0; i < tb.Rails; i++ {
 		n.addNIC(i, 0, -1, r[i], 0, 0, pcieGen5GBps)
 	}

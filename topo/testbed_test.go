@@ -28,6 +28,8 @@ func TestTestbedTopology(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, hops, 2, "two ranks of a node: through the host")
 	assert.InDelta(t, 0.2, tp.Nodes[0].Links[hops[0].Link].BetaGBps, 1e-12, "a rank's share of the copy throughput: 3.2 GB/s over 16 ranks")
+	alphaUS, _ := tp.Nodes[0].PathCost(hops)
+	assert.InDelta(t, 5, alphaUS, 1e-12, "a message between two ranks of a node starts in CopyAlphaUS, not twice that")
 	data, err := Marshal(tp)
 	require.NoError(t, err)
 	back, err := Parse(data)
