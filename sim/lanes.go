@@ -228,6 +228,9 @@ func (e *engine) appendWorker(links []int32, r int, g int32) []int32 {
 // the best. Counts that cannot run are skipped; if none can, the first
 // error is returned.
 func ChooseLanes(maxW int, predict func(w int) (float64, error)) (int, float64, error) {
+	if maxW < 1 {
+		return 0, 0, fmt.Errorf("sim: choose lanes among 1..%d: want at least one lane", maxW)
+	}
 	us := make([]float64, maxW+1)
 	best, firstErr := math.Inf(1), error(nil)
 	for w := 1; w <= maxW; w++ {

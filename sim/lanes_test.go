@@ -75,6 +75,10 @@ func TestChooseLanes(t *testing.T) {
 	assert.Equal(t, 4, w)
 	_, _, err = ChooseLanes(2, func(int) (float64, error) { return 0, errors.New("none") })
 	assert.ErrorContains(t, err, "none")
+	// No count to choose from is an error, not zero lanes.
+	w, _, err = ChooseLanes(0, func(int) (float64, error) { return 1, nil })
+	assert.Error(t, err)
+	assert.Zero(t, w)
 }
 
 // Nodes of 4 rails whose GPUs all sit on rail 0 (one rank per NIC port,
