@@ -44,20 +44,63 @@ type Client struct {
 // Join dials the coordinator (retrying while it is not up yet, until the
 // join timeout), presents the token and waits for the table of peers.
 func Join(ctx context.Context, cfg JoinConfig) (*Client, error) {
+	return join(ctx, cfg, nil)
+}
+
+// errRetry marks a failed join attempt that a rank whose address came
+// from a rendezvous file may make again at what the file names then.
+type errRetry struct{ err error }
+
+func (e *errRetry) Error() string { return e.err.Error() }
+func (e *errRetry) Unwrap() error { return e.err }
+
+// join is Join where reread, if not nil, says what the rendezvous file
+// names now (ok false: nothing usable). The file may have been left by a
+// dead job with the same id, read before this job's rank 0 replaced it:
+// so an address that cannot be reached, hangs up before the welcome or
+// refuses the token is not final. Each retry reads the file again, and
+// an attempt that is waiting for its welcome is given up once the file
+// names another address or token, until the join timeout.
+func join(ctx context.Context, cfg JoinConfig, reread func() (addr, token string, ok bool)) (*Client, error) {
 	opt := cfg.Options.withDefaults()
 	deadline := time.Now().Add(opt.JoinTimeout)
-	var conn net.Conn
-	var err error
 	for {
-		d := net.Dialer{Deadline: deadline}
-		conn, err = d.DialContext(ctx, "tcp", cfg.Addr)
-		if err == nil {
-			break
+		c, err := joinOnce(ctx, cfg, opt, deadline, reread)
+		var retry *errRetry
+		if err == nil || !errors.As(err, &retry) {
+			return c, err
 		}
 		if ctx.Err() != nil || time.Now().After(deadline) {
-			return nil, fmt.Errorf("rank %d: cannot reach the coordinator at %s: %w", cfg.Rank, cfg.Addr, err)
+			return nil, retry.err
 		}
-		time.Sleep(50 * time.Millisecond)
+		select {
+		case <-ctx.Done():
+			return nil, retry.err
+		case <-time.After(50 * time.Millisecond):
+		}
+		if reread != nil {
+			if addr, token, ok := reread(); ok {
+				cfg.Addr, cfg.Token = addr, token
+			}
+		}
+	}
+}
+
+// joinOnce is one attempt of join at cfg.Addr. A connection refused is
+// always worth another attempt (the coordinator may not be up yet); where
+// the address came from a file, so are a hang-up before the welcome and
+// a refused token.
+func joinOnce(ctx context.Context, cfg JoinConfig, opt Options, deadline time.Time, reread func() (string, string, bool)) (*Client, error) {
+	d := net.Dialer{Deadline: deadline}
+	conn, err := d.DialContext(ctx, "tcp", cfg.Addr)
+	if err != nil {
+		return nil, &errRetry{fmt.Errorf("rank %d: cannot reach the coordinator at %s: %w", cfg.Rank, cfg.Addr, err)}
+	}
+	fromFile := func(err error) error {
+		if reread != nil {
+			return &errRetry{err}
+		}
+		return err
 	}
 	c := &Client{conn: conn, cfg: cfg, opt: opt,
 		waiters: map[uint64]chan [][]byte{}, failed: make(chan struct{}), closed: make(chan struct{})}
@@ -65,28 +108,39 @@ func Join(ctx context.Context, cfg JoinConfig) (*Client, error) {
 		Peer: &Peer{Rank: cfg.Rank, Host: cfg.Host, Node: cfg.Node, Local: cfg.Local, Payload: cfg.Payload}}
 	if err := c.send(hello); err != nil {
 		conn.Close()
-		return nil, fmt.Errorf("rank %d: sending hello: %w", cfg.Rank, err)
+		return nil, fromFile(fmt.Errorf("rank %d: sending hello: %w", cfg.Rank, err))
 	}
 	// The coordinator reads every admitted rank with the heartbeat
 	// timeout, so this rank beats while it waits for the others: the last
 	// may join long after it (within the join timeout), and a silent wait
 	// would have it declared stalled.
 	go c.heartbeatLoop()
+	stopWatch := func() bool { return false }
+	if reread != nil {
+		stopWatch = c.watchRendezvous(reread)
+	}
 	// The welcome comes when the last rank joins: this read waits up to the
 	// join timeout. The coordinator sends no heartbeat before the welcome.
 	m, err := readFrame(conn, deadline)
 	for err == nil && m.Type == msgHeartbeat { // tolerated before the welcome
 		m, err = readFrame(conn, deadline)
 	}
+	if stopWatch() && err == nil {
+		err = errors.New("the rendezvous file named another coordinator meanwhile")
+	}
 	if err != nil {
 		c.abandon()
-		return nil, fmt.Errorf("rank %d: waiting for the other ranks: %w", cfg.Rank, err)
+		return nil, fromFile(fmt.Errorf("rank %d: waiting for the other ranks: %w", cfg.Rank, err))
 	}
 	switch m.Type {
 	case msgWelcome:
 	case msgError:
 		c.abandon()
-		return nil, fmt.Errorf("rank %d: coordinator refused: %s", cfg.Rank, m.Err)
+		err := fmt.Errorf("rank %d: coordinator refused: %s", cfg.Rank, m.Err)
+		if m.Err == errBadToken {
+			return nil, fromFile(err)
+		}
+		return nil, err
 	case msgFail:
 		c.abandon()
 		return nil, &RankFailedError{Rank: m.Rank, Reason: m.Err}
@@ -107,6 +161,38 @@ func Join(ctx context.Context, cfg JoinConfig) (*Client, error) {
 	c.peers = m.Peers
 	go c.readLoop()
 	return c, nil
+}
+
+// watchRendezvous hangs up a join that waits for its welcome once the
+// rendezvous file names another address or token: this attempt went to
+// a stale one (something there took the hello and kept quiet), and the
+// read of the welcome then fails and join tries the new one. The function
+// it returns stops the watch and reports whether it hung up.
+func (c *Client) watchRendezvous(reread func() (string, string, bool)) (stop func() bool) {
+	done, exited := make(chan struct{}), make(chan struct{})
+	hungUp := false
+	go func() {
+		defer close(exited)
+		t := time.NewTicker(100 * time.Millisecond)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				if addr, token, ok := reread(); ok && (addr != c.cfg.Addr || token != c.cfg.Token) {
+					hungUp = true
+					c.conn.Close()
+					return
+				}
+			}
+		}
+	}()
+	return func() bool {
+		close(done)
+		<-exited
+		return hungUp
+	}
 }
 
 // abandon stops a join that failed: the heartbeats end and the connection

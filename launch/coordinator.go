@@ -54,6 +54,9 @@ func (o Options) withDefaults() Options {
 	return o
 }
 
+// errBadToken is the coordinator's answer to a hello with another token.
+const errBadToken = "bad job token"
+
 // RankFailedError names the rank a job lost and why. Rank is -1 when the
 // coordinator itself was lost.
 type RankFailedError struct {
@@ -266,7 +269,7 @@ func (c *Coordinator) admit(conn net.Conn, m *message) (*rankConn, error) {
 		return nil, fmt.Errorf("protocol version %d, coordinator speaks %d", m.Version, ProtocolVersion)
 	}
 	if subtle.ConstantTimeCompare([]byte(m.Token), []byte(c.token)) != 1 {
-		return nil, errors.New("bad job token")
+		return nil, errors.New(errBadToken)
 	}
 	if m.Size != c.size {
 		return nil, fmt.Errorf("rank %d says the job has %d ranks, coordinator expects %d", m.Rank, m.Size, c.size)

@@ -174,20 +174,27 @@ func Start(ctx context.Context, role Role, self Peer, opt Options) (*Session, er
 	opt = opt.withDefaults()
 	s := &Session{}
 	addr, token := role.Coord, role.Token
+	// reread: a rank that found the coordinator in the rendezvous file
+	// reads it again when the address it read fails (see join).
+	var reread func() (string, string, bool)
 	if role.Launcher == "mpirun" {
 		var err error
 		if role.Rank == 0 {
 			addr, token, err = s.host(ctx, role, opt)
 		} else if role.Coord == "" {
 			addr, token, err = waitRendezvous(ctx, role, opt.JoinTimeout)
+			reread = func() (string, string, bool) {
+				a, t, why := readRendezvous(role)
+				return a, t, why == ""
+			}
 		}
 		if err != nil {
 			s.stopCoord()
 			return nil, err
 		}
 	}
-	c, err := Join(ctx, JoinConfig{Addr: addr, Token: token, Rank: role.Rank, Size: role.Size,
-		Host: self.Host, Node: self.Node, Local: self.Local, Payload: self.Payload, Options: opt})
+	c, err := join(ctx, JoinConfig{Addr: addr, Token: token, Rank: role.Rank, Size: role.Size,
+		Host: self.Host, Node: self.Node, Local: self.Local, Payload: self.Payload, Options: opt}, reread)
 	if err != nil {
 		s.stopCoord()
 		return nil, err
@@ -299,29 +306,41 @@ func publish(path, jobID, addr, token string) error {
 	return nil
 }
 
+// readRendezvous reads the rendezvous file once: the address and token
+// it names for this job (role.Token, when set, overrides the token), or
+// why it names none.
+func readRendezvous(role Role) (addr, token, why string) {
+	data, err := os.ReadFile(role.CoordFile)
+	if err != nil {
+		return "", "", "file not found"
+	}
+	if len(data) >= 4096 {
+		return "", "", "malformed rendezvous file"
+	}
+	f := strings.Fields(string(data))
+	switch {
+	case len(f) != 4 || f[0] != fmt.Sprintf("goring-coord/%d", ProtocolVersion):
+		return "", "", "malformed rendezvous file"
+	case f[1] != fileJobID(role.JobID):
+		return "", "", fmt.Sprintf("file is for job %s, not %s (stale)", f[1], fileJobID(role.JobID))
+	}
+	token = f[3]
+	if role.Token != "" {
+		token = role.Token
+	}
+	return f[2], token, ""
+}
+
 // waitRendezvous polls the rendezvous file until it names this job.
 func waitRendezvous(ctx context.Context, role Role, timeout time.Duration) (addr, token string, err error) {
 	deadline := time.Now().Add(timeout)
-	last := "file not found"
 	for {
-		data, rerr := os.ReadFile(role.CoordFile)
-		if rerr == nil && len(data) < 4096 {
-			f := strings.Fields(string(data))
-			switch {
-			case len(f) != 4 || f[0] != fmt.Sprintf("goring-coord/%d", ProtocolVersion):
-				last = "malformed rendezvous file"
-			case f[1] != fileJobID(role.JobID):
-				last = fmt.Sprintf("file is for job %s, not %s (stale)", f[1], fileJobID(role.JobID))
-			default:
-				token = f[3]
-				if role.Token != "" {
-					token = role.Token
-				}
-				return f[2], token, nil
-			}
+		addr, token, why := readRendezvous(role)
+		if why == "" {
+			return addr, token, nil
 		}
 		if time.Now().After(deadline) {
-			return "", "", fmt.Errorf("rank %d: no coordinator published in %s within %v: %s", role.Rank, role.CoordFile, timeout, last)
+			return "", "", fmt.Errorf("rank %d: no coordinator published in %s within %v: %s", role.Rank, role.CoordFile, timeout, why)
 		}
 		select {
 		case <-ctx.Done():
