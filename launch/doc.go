@@ -71,11 +71,13 @@
 // "jobid address token" ("-" for no job id) in a file readable only by
 // the user (GORING_COORD_FILE, default $TMPDIR/goring-<uid>/<jobid>.coord),
 // which the other ranks poll. It writes the file whole (a new file renamed
-// over the old). A file can outlive its job, and Open MPI gives a later
-// job the same id in time: so a rank whose address from the file cannot
-// be reached, hangs up before the welcome or refuses the token reads the
-// file again and tries what it names then (one that keeps quiet is left
-// once the file names another), until the join timeout.
+// over the old) and removes it once every rank has joined, so a rank 0
+// that a failure ends, which never reaches Close, leaves none behind. A
+// file can still outlive a rank 0 killed while the ranks join, and Open
+// MPI gives a later job the same id in time: so a rank whose address from
+// the file cannot be reached, hangs up before the welcome or refuses the
+// token reads the file again and tries what it names then (one that keeps
+// quiet is left once the file names another), until the join timeout.
 // GORING_TOKEN, when set, overrides the generated token. So plain
 //
 //	mpirun -np 4 goring bench allgather --bytes 1MiB:16MiB

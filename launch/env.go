@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -139,6 +140,7 @@ type Session struct {
 	coord     *Coordinator
 	coordDone chan error
 	coordFile string
+	coordLine string // what rank 0 wrote in coordFile
 	// rank0Coord: the coordinator runs inside rank 0 (mpirun), so losing
 	// it is rank 0's failure and is reported so.
 	rank0Coord bool
@@ -199,6 +201,11 @@ func Start(ctx context.Context, role Role, self Peer, opt Options) (*Session, er
 		s.stopCoord()
 		return nil, err
 	}
+	// Every rank has joined (the welcome needs them all), so nobody reads
+	// the rendezvous file any more: rank 0 removes it now rather than at
+	// Close, which a rank that exits on the job's failure never reaches.
+	// A file left behind would be read by a later job given the same id.
+	s.removeCoordFile()
 	s.Client = c
 	s.rank0Coord = role.Launcher == "mpirun" && role.Rank != 0
 	return s, nil
@@ -229,6 +236,7 @@ func (s *Session) host(ctx context.Context, role Role, opt Options) (addr, token
 			return "", "", err
 		}
 		s.coordFile = role.CoordFile
+		s.coordLine = rendezvousLine(role.JobID, addr, token)
 	}
 	return addr, token, nil
 }
@@ -238,9 +246,20 @@ func (s *Session) stopCoord() {
 		s.coord.ln.Close()
 		s.coord.fail(-1, "rank 0 is shutting down")
 	}
-	if s.coordFile != "" {
+	s.removeCoordFile()
+}
+
+// removeCoordFile removes the rendezvous file rank 0 published, unless it
+// names another coordinator by now (a later job's, which a shared
+// GORING_COORD_FILE lets overwrite it).
+func (s *Session) removeCoordFile() {
+	if s.coordFile == "" {
+		return
+	}
+	if data, err := os.ReadFile(s.coordFile); err == nil && string(data) == s.coordLine {
 		os.Remove(s.coordFile)
 	}
+	s.coordFile = ""
 }
 
 // Close leaves the job cleanly. Rank 0 under mpirun then waits (at most
@@ -274,6 +293,11 @@ func fileJobID(jobID string) string {
 	return jobID
 }
 
+// rendezvousLine is the rendezvous file's contents.
+func rendezvousLine(jobID, addr, token string) string {
+	return fmt.Sprintf("goring-coord/%d %s %s %s\n", ProtocolVersion, fileJobID(jobID), addr, token)
+}
+
 // publish writes "goring-coord/1 jobid addr token" into path, readable by
 // the owner only (the token is a secret), atomically.
 func publish(path, jobID, addr, token string) error {
@@ -292,7 +316,7 @@ func publish(path, jobID, addr, token string) error {
 	if err != nil {
 		return fmt.Errorf("rendezvous: %w", err)
 	}
-	_, err = fmt.Fprintf(tmp, "goring-coord/%d %s %s %s\n", ProtocolVersion, fileJobID(jobID), addr, token)
+	_, err = io.WriteString(tmp, rendezvousLine(jobID, addr, token))
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"net"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -110,4 +111,31 @@ func TestRendezvousStaleFileOfSameJobID(t *testing.T) {
 		require.NoError(t, <-closed, stale)
 		require.NoError(t, <-closed, stale)
 	}
+}
+
+// Rank 0 removes its rendezvous file once every rank has joined: a rank
+// that the job's failure ends (os.Exit) never reaches Close, and a file
+// it left would be read by a later job given the same id.
+func TestRendezvousFileGoneOnceJoined(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "rdv", "8.coord")
+	opt := Options{HeartbeatInterval: 50 * time.Millisecond, JoinTimeout: 30 * time.Second}
+	sess := make([]*Session, 2)
+	errs := make(chan error, 2)
+	for r := range sess {
+		go func() {
+			var err error
+			sess[r], err = Start(context.Background(), Role{Rank: r, Size: 2, LocalRank: r, Launcher: "mpirun", CoordFile: path, JobID: "8"}, Peer{Host: "h"}, opt)
+			errs <- err
+		}()
+	}
+	require.NoError(t, <-errs)
+	require.NoError(t, <-errs)
+	_, err := os.Stat(path)
+	assert.True(t, os.IsNotExist(err), "the rendezvous file outlived the join: %v", err)
+	closed := make(chan error, 2)
+	for r := range sess {
+		go func() { closed <- sess[r].Close() }()
+	}
+	require.NoError(t, <-closed)
+	require.NoError(t, <-closed)
 }
