@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -23,6 +24,10 @@ import (
 // The test binary doubles as a rank: RunLocal and mpirun start it again
 // with LAUNCH_TEST_WORKER set.
 func TestMain(m *testing.M) {
+	// The main goroutine keeps the main thread, which the runtime never
+	// ends: every test then runs on threads that can end
+	// (TestSpawnRanksSurviveThreadsEnding).
+	runtime.LockOSThread()
 	if os.Getenv("LAUNCH_TEST_WORKER") != "" {
 		os.Exit(testWorker())
 	}
@@ -60,6 +65,15 @@ func testWorker() int {
 		if d := os.Getenv("LAUNCH_TEST_DIR"); d != "" && !recorded {
 			recorded = true
 			_ = os.WriteFile(filepath.Join(d, fmt.Sprintf("rank-%d", role.Rank)), []byte(msg), 0o600)
+		}
+	}
+	// LAUNCH_TEST_WAIT_FILE: stay before the join until this file exists.
+	if f := os.Getenv("LAUNCH_TEST_WAIT_FILE"); f != "" {
+		for {
+			if _, err := os.Stat(f); err == nil {
+				break
+			}
+			time.Sleep(5 * time.Millisecond)
 		}
 	}
 	host, _ := os.Hostname()

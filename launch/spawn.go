@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -92,6 +93,13 @@ func RunLocal(ctx context.Context, job LocalJob) error {
 	defer cancelServe()
 	coordDone := make(chan error, 1)
 	go func() { coordDone <- lr.coord.Serve(serveCtx) }()
+	// A rank's Pdeathsig fires when the thread that started it ends, not
+	// when this process does, and the runtime ends a thread whenever a
+	// goroutine exits locked to it (InNetns's, say, when it cannot return
+	// to this namespace; any caller's). Held by this goroutine until every
+	// rank has exited, the thread that starts them runs nothing else.
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
 	if err := lr.startRanks(exe, token); err != nil {
 		return err
 	}
@@ -180,8 +188,15 @@ func (lr *localRun) startRanks(exe, token string) error {
 		lr.procs[r] = cmd
 		go func(r int, cmd *exec.Cmd) { lr.exits <- exitEvent{r, cmd.Wait()} }(r, cmd)
 	}
+	if ranksStarted != nil {
+		ranksStarted()
+	}
 	return nil
 }
+
+// ranksStarted, when set (by tests), runs on RunLocal's goroutine once
+// every rank has started.
+var ranksStarted func()
 
 // supervise waits until every rank has exited, turning the first failure
 // (a rank's exit, the coordinator's verdict, ctx) into lr.first and
