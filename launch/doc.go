@@ -82,6 +82,7 @@
 //
 //	mpirun -np 4 goring bench allgather --bytes 1MiB:16MiB
 //
-// works on one host, and a shared file system or GORING_COORD extends it to
-// several.
+// works on one host, and GORING_COORD extends it to several. A shared file
+// system does not: the file names rank 0's loopback address, which no
+// other host reaches.
 package launch
