@@ -237,18 +237,27 @@ func runTuneUCC(ctx context.Context, w, progress io.Writer, f tuneUCCFlags, comm
 }
 
 // tuneMachine is the GPUs' name and whether the ranks share one: from
-// the flags, else from the driver here.
+// the flags, else from the driver here. Where the driver is needed and
+// absent the error exits 3, as every command's (docs/contracts.md "CLI").
 func tuneMachine(f tuneUCCFlags) (string, bool, error) {
 	gpu, n := f.gpu, -1
-	if count, err := cuda.DeviceCount(); err == nil {
+	count, errCount := cuda.DeviceCount()
+	noDriver := func(err error) error {
+		if cuda.IsNoDriver(errCount) {
+			return withExit(3, err)
+		}
+		return err
+	}
+	if errCount == nil {
 		n = count
 		if gpu == "" {
+			var err error
 			if gpu, err = cuda.DeviceName(0); err != nil {
 				return "", false, fmt.Errorf("the driver's name of GPU 0: %w", err)
 			}
 		}
 	} else if gpu == "" {
-		return "", false, fmt.Errorf("--gpu NAME: no CUDA driver here to name the GPUs (%v)", err)
+		return "", false, noDriver(fmt.Errorf("--gpu NAME: no CUDA driver here to name the GPUs (%v)", errCount))
 	}
 	switch f.shared {
 	case "yes":
@@ -258,7 +267,7 @@ func tuneMachine(f tuneUCCFlags) (string, bool, error) {
 	case "auto":
 		switch {
 		case n < 0:
-			return "", false, fmt.Errorf("--shared auto: no CUDA driver here to count the GPUs; say yes or no")
+			return "", false, noDriver(fmt.Errorf("--shared auto: no CUDA driver here to count the GPUs; say yes or no"))
 		case n == 1:
 			return gpu, true, nil
 		case n >= f.np:

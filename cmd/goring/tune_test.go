@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/cuda"
 	"github.com/goring-hpc/goring/tune"
 )
 
@@ -155,4 +156,30 @@ func TestTuneUCCRefuses(t *testing.T) {
 	require.Equal(t, 1, run([]string{"tune", "show", "/nonexistent.json"}, &stdout, &stderr))
 	require.Equal(t, 1, run([]string{"model", "scores", "--np", "2", "--gpus", "2", "--claims", "x.json"}, &stdout, &stderr))
 	assert.Contains(t, stderr.String(), "--claims needs --gpu-model")
+}
+
+// Without a CUDA driver, tune ucc needs one to name the GPUs (no --gpu)
+// or to count them (--shared auto): exit 3, as every command where a
+// driver is needed (docs/contracts.md "CLI"), and one line naming why.
+func TestTuneUCCWithoutDriverExits3(t *testing.T) {
+	if _, err := cuda.DeviceCount(); !cuda.IsNoDriver(err) {
+		t.Skip("a CUDA driver is present")
+	}
+	dir, _ := fakeTools(t)
+	base := []string{"tune", "ucc", "--np", "2", "--out", filepath.Join(t.TempDir(), "c.json"),
+		"--launcher", filepath.Join(dir, "mpirun"), "--perftest", filepath.Join(dir, "ucc_perftest")}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "--gpu NAME: no CUDA driver"},
+		{[]string{"--gpu", "NVIDIA H200"}, "--shared auto: no CUDA driver"},
+	} {
+		var stdout, stderr bytes.Buffer
+		code := run(append(append([]string{}, base...), c.args...), &stdout, &stderr)
+		assert.Equal(t, 3, code, "%v: %s", c.args, stderr.String())
+		assert.Empty(t, stdout.String(), "%v", c.args)
+		assert.Equal(t, 1, strings.Count(stderr.String(), "\n"), "%v: one line: %q", c.args, stderr.String())
+		assert.Contains(t, stderr.String(), c.want, "%v", c.args)
+	}
 }
