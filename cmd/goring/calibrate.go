@@ -47,7 +47,7 @@ func newCalibrateCmd() *cobra.Command {
 	f := &calibrateFlags{}
 	cmd := &cobra.Command{
 		Use:   "calibrate [--out FILE] [--bytes a:b] [--iters I] [--warmup W] [--json]",
-		Short: "measure alpha/beta of this machine's paths (today: host memory between two processes over UCX)",
+		Short: "measure alpha/beta of this machine's paths (host memory between two processes over UCX; with GPUs, the GPU paths and how they contend)",
 		Long: `calibrate measures the start-up time (alpha, us) and bandwidth (beta, GB/s) of
 the paths of this machine with an osu_latency-style ping-pong between two local
 processes, and fits the Hockney model t = alpha + bytes/beta to the one-way
