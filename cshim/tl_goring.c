@@ -18,7 +18,7 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "UCX transports of goring's own UCX workers (empty: UCX's default)",
      ucc_offsetof(ucc_tl_goring_context_config_t, ucx_tls), UCC_CONFIG_TYPE_STRING},
     {"ALG_ALLGATHER", "",
-     "allgather algorithm (see goring plan --help; auto or empty: goring's choice, choose.Auto)",
+     "allgather algorithm (ucc_info -A lists them; auto or empty: goring's choice, choose.Auto)",
      ucc_offsetof(ucc_tl_goring_context_config_t, alg_allgather), UCC_CONFIG_TYPE_STRING},
     {"ALG_ALLREDUCE", "", "allreduce algorithm (as ALG_ALLGATHER)",
      ucc_offsetof(ucc_tl_goring_context_config_t, alg_allreduce), UCC_CONFIG_TYPE_STRING},
