@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -230,7 +231,8 @@ func TestNodeAbort(t *testing.T) {
 // allgather's output), float32 sum; each rank launches its calls from its
 // own goroutine and times them with events on its stream; a call's time
 // is the slowest rank's. The sweep: 1 to 128 CTAs of 512 and of 1024
-// threads; "grid" is blocks x threads.
+// threads; "grid" is blocks x threads. GORING_NODE_BENCH_MAX=N stops at
+// N bytes (default 256 MiB).
 func TestNodeBench(t *testing.T) {
 	if os.Getenv(envBench) == "" {
 		t.Skipf("set %s=1 to measure", envBench)
@@ -238,7 +240,12 @@ func TestNodeBench(t *testing.T) {
 	skipOnOneGPUTeam(t)
 	devs := nodeGPUs(t)
 	k := len(devs)
-	const maxBytes = 256 << 20
+	maxBytes := 256 << 20
+	if v := os.Getenv("GORING_NODE_BENCH_MAX"); v != "" { // a shorter sweep: the sizes up to v bytes
+		n, err := strconv.Atoi(v)
+		require.NoError(t, err, "GORING_NODE_BENCH_MAX")
+		maxBytes = max(16<<10, n)
+	}
 	tm := newNodeTeam(t, devs, maxBytes, maxBytes)
 	for r := range k {
 		require.NoError(t, tm.in[r].Memset(0, maxBytes, 0))

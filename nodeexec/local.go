@@ -47,6 +47,32 @@ const doneAt = 64
 // faulted never writes its words; the query reports the context's error).
 const errorCheckEvery = 1024
 
+// pairSmallBytes is the largest message (an allreduce's vector, a
+// reduce_scatter's input, an allgather's output) a pair's kernels run on
+// pairSmallBlocks CTAs instead of cuda.DefaultNodeGrid's.
+const pairSmallBytes, pairSmallBlocks = 128 << 10, 4
+
+// gridFor is the launch shape of a team of size ranks. A pair's small
+// calls take 4 CTAs where the default gives 16 from 16 KiB: each CTA
+// signals and waits on its own flags, and on two H200s 4 CTAs were
+// 0.4-1.9 µs faster a call from 32 to 128 KiB for every kernel, with the
+// default's time no better from 256 KiB (TestNodeBench, two runs;
+// docs/gpu.md "Small calls on two H200s: the grid"). Larger teams keep
+// the default, whose small sizes were swept on four GPUs only at 16 and
+// 64 KiB.
+func gridFor(size int) func(bytes int) cuda.NodeGrid {
+	if size != 2 {
+		return cuda.DefaultNodeGrid
+	}
+	return func(bytes int) cuda.NodeGrid {
+		g := cuda.DefaultNodeGrid(bytes)
+		if bytes <= pairSmallBytes && g.Blocks > pairSmallBlocks {
+			g.Blocks = pairSmallBlocks
+		}
+		return g
+	}
+}
+
 // New allocates rank's scratch region on dev for slots of slotBytes (a
 // multiple of devsync.Align), zeroes its flags, and prepares the abort,
 // status and done words and the stream. The region is not usable until
@@ -58,7 +84,7 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	case slotBytes <= 0 || slotBytes%devsync.Align != 0:
 		return nil, fmt.Errorf("nodeexec: slots of %d bytes (a positive multiple of %d)", slotBytes, devsync.Align)
 	}
-	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: cuda.DefaultNodeGrid}
+	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: gridFor(size)}
 	defer func() {
 		if err != nil {
 			_ = l.Close()
