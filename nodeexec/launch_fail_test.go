@@ -13,6 +13,29 @@ import (
 	"github.com/goring-hpc/goring/devsync"
 )
 
+// localOnGPU0 is rank's Local of a team of size on GPU 0, current on
+// the test's thread (locked to it until the test ends), closed at the
+// test's end; it skips without a GPU.
+func localOnGPU0(t *testing.T, rank, size, slot int) (*cuda.Device, *Local) {
+	t.Helper()
+	if err := cuda.Load(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	if n, err := cuda.DeviceCount(); err != nil || n < 1 {
+		t.Skipf("no GPU (%d, %v)", n, err)
+	}
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	dev, err := cuda.Open(0)
+	require.NoError(t, err)
+	t.Cleanup(func() { _ = dev.Close() })
+	require.NoError(t, dev.MakeCurrent())
+	l, err := New(dev, rank, size, slot)
+	require.NoError(t, err)
+	t.Cleanup(func() { require.NoError(t, l.Close()) })
+	return dev, l
+}
+
 // A call in pieces whose second piece fails to launch, with the first
 // already queued and waiting for a peer that never comes: Begin must not
 // return while that kernel still runs (it would write the output, and
@@ -21,22 +44,8 @@ import (
 // GPU, the peer's region a buffer of this process that nobody signals;
 // the grid of the second piece is one the launch refuses.
 func TestFailedLaterPieceLeavesNoKernelRunning(t *testing.T) {
-	if err := cuda.Load(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if n, err := cuda.DeviceCount(); err != nil || n < 1 {
-		t.Skipf("no GPU (%d, %v)", n, err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dev, err := cuda.Open(0)
-	require.NoError(t, err)
-	defer dev.Close()
-	require.NoError(t, dev.MakeCurrent())
 	const slot = 64 << 10
-	l, err := New(dev, 0, 2, slot)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, l.Close()) }()
+	dev, l := localOnGPU0(t, 0, 2, slot)
 	peer, err := dev.Alloc(devsync.ScratchBytes(slot))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, peer.Free()) }()
@@ -83,22 +92,7 @@ func TestFailedLaterPieceLeavesNoKernelRunning(t *testing.T) {
 // region, which the driver does not map again in the process that made
 // it, and rank 2's a made-up handle; either fails the Open.
 func TestFailedOpenLeavesTheLocalUnopened(t *testing.T) {
-	if err := cuda.Load(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if n, err := cuda.DeviceCount(); err != nil || n < 1 {
-		t.Skipf("no GPU (%d, %v)", n, err)
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	dev, err := cuda.Open(0)
-	require.NoError(t, err)
-	defer dev.Close()
-	require.NoError(t, dev.MakeCurrent())
-	const slot = 64 << 10
-	l, err := New(dev, 1, 3, slot)
-	require.NoError(t, err)
-	defer func() { require.NoError(t, l.Close()) }()
+	_, l := localOnGPU0(t, 1, 3, 64<<10)
 	mine, err := l.Card()
 	require.NoError(t, err)
 	c, err := decodeCard(mine)
