@@ -17,32 +17,9 @@
  *
  * Prints "args: ok" on rank 0 where every case ended as it should.
  */
-#include <mpi.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <ucc/api/ucc.h>
+#include <stdint.h>
 
-static ucc_status_t oob_allgather(void *sbuf, void *rbuf, size_t msglen, void *coll_info, void **req)
-{
-    MPI_Request *r = malloc(sizeof(*r));
-    MPI_Iallgather(sbuf, (int)msglen, MPI_BYTE, rbuf, (int)msglen, MPI_BYTE, (MPI_Comm)coll_info, r);
-    *req = r;
-    return UCC_OK;
-}
-
-static ucc_status_t oob_test(void *req)
-{
-    int done = 0;
-    MPI_Test((MPI_Request *)req, &done, MPI_STATUS_IGNORE);
-    return done ? UCC_OK : UCC_INPROGRESS;
-}
-
-static ucc_status_t oob_free(void *req)
-{
-    free(req);
-    return UCC_OK;
-}
+#include "ucc_mpi.h"
 
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "args: rank %d: ", rank); \
     fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); bad++; } } while (0)
@@ -118,56 +95,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    ucc_lib_config_h     lcfg;
-    ucc_lib_params_t     lp = {.mask = UCC_LIB_PARAM_FIELD_THREAD_MODE, .thread_mode = UCC_THREAD_SINGLE};
-    ucc_lib_h            lib;
-    ucc_context_config_h ccfg;
-    ucc_context_params_t cp;
-    ucc_context_h        ctx;
-    ucc_team_params_t    tp;
-    ucc_team_h           team;
-
-    if (ucc_lib_config_read(NULL, NULL, &lcfg) != UCC_OK || ucc_init(&lp, lcfg, &lib) != UCC_OK) {
-        fprintf(stderr, "args: ucc_init failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    ucc_lib_config_release(lcfg);
-    memset(&cp, 0, sizeof(cp));
-    cp.mask          = UCC_CONTEXT_PARAM_FIELD_OOB;
-    cp.oob.allgather = oob_allgather;
-    cp.oob.req_test  = oob_test;
-    cp.oob.req_free  = oob_free;
-    cp.oob.coll_info = (void *)MPI_COMM_WORLD;
-    cp.oob.n_oob_eps = size;
-    cp.oob.oob_ep    = rank;
-    if (ucc_context_config_read(lib, NULL, &ccfg) != UCC_OK ||
-        ucc_context_create(lib, &cp, ccfg, &ctx) != UCC_OK) {
-        fprintf(stderr, "args: ucc_context_create failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    ucc_context_config_release(ccfg);
-    memset(&tp, 0, sizeof(tp));
-    tp.mask          = UCC_TEAM_PARAM_FIELD_EP | UCC_TEAM_PARAM_FIELD_EP_RANGE | UCC_TEAM_PARAM_FIELD_OOB;
-    tp.oob.allgather = oob_allgather;
-    tp.oob.req_test  = oob_test;
-    tp.oob.req_free  = oob_free;
-    tp.oob.coll_info = (void *)MPI_COMM_WORLD;
-    tp.oob.n_oob_eps = size;
-    tp.oob.oob_ep    = rank;
-    tp.ep            = rank;
-    tp.ep_range      = UCC_COLLECTIVE_EP_RANGE_CONTIG;
-    if (ucc_team_create_post(&ctx, 1, &tp, &team) != UCC_OK) {
-        fprintf(stderr, "args: ucc_team_create_post failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    ucc_status_t st;
-    while ((st = ucc_team_create_test(team)) == UCC_INPROGRESS) {
-        ucc_context_progress(ctx);
-    }
-    if (st != UCC_OK) {
-        fprintf(stderr, "args: team create failed\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-    }
+    ucc_lib_h     lib;
+    ucc_context_h ctx  = ucc_mpi_context("args", MPI_COMM_WORLD, &lib);
+    ucc_team_h    team = ucc_mpi_team("args", ctx, MPI_COMM_WORLD);
+    ucc_status_t  st;
 
     const size_t k = 3;
     int32_t     *src = malloc(k * sizeof(int32_t)), *dst = malloc((k * size + 1) * sizeof(int32_t));

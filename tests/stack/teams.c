@@ -10,65 +10,14 @@
  *
  * Prints "teams: ok" on rank 0 where every result was right.
  */
-#include <mpi.h>
 #include <stdint.h>
-#include <stdio.h>
-#include <stdlib.h>
-#include <string.h>
-#include <ucc/api/ucc.h>
 
-static ucc_status_t oob_allgather(void *sbuf, void *rbuf, size_t msglen, void *coll_info, void **req)
-{
-    MPI_Request *r = malloc(sizeof(*r));
-    MPI_Iallgather(sbuf, (int)msglen, MPI_BYTE, rbuf, (int)msglen, MPI_BYTE, (MPI_Comm)coll_info, r);
-    *req = r;
-    return UCC_OK;
-}
-
-static ucc_status_t oob_test(void *req)
-{
-    int done = 0;
-    MPI_Test((MPI_Request *)req, &done, MPI_STATUS_IGNORE);
-    return done ? UCC_OK : UCC_INPROGRESS;
-}
-
-static ucc_status_t oob_free(void *req)
-{
-    free(req);
-    return UCC_OK;
-}
+#include "ucc_mpi.h"
 
 static int           rank, size;
 static ucc_context_h ctx;
 
-static void die(const char *what, ucc_status_t st)
-{
-    fprintf(stderr, "teams: rank %d: %s: status %d\n", rank, what, st);
-    MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-/* team is a UCC team of every rank, over an out-of-band allgather on comm. */
-static ucc_team_h team(MPI_Comm comm)
-{
-    ucc_team_params_t tp;
-    ucc_team_h        t;
-    ucc_status_t      st;
-
-    memset(&tp, 0, sizeof(tp));
-    tp.mask          = UCC_TEAM_PARAM_FIELD_EP | UCC_TEAM_PARAM_FIELD_EP_RANGE | UCC_TEAM_PARAM_FIELD_OOB;
-    tp.oob.allgather = oob_allgather;
-    tp.oob.req_test  = oob_test;
-    tp.oob.req_free  = oob_free;
-    tp.oob.coll_info = (void *)comm;
-    tp.oob.n_oob_eps = size;
-    tp.oob.oob_ep    = rank;
-    tp.ep            = rank;
-    tp.ep_range      = UCC_COLLECTIVE_EP_RANGE_CONTIG;
-    if ((st = ucc_team_create_post(&ctx, 1, &tp, &t)) != UCC_OK) die("ucc_team_create_post", st);
-    while ((st = ucc_team_create_test(t)) == UCC_INPROGRESS) ucc_context_progress(ctx);
-    if (st != UCC_OK) die("ucc_team_create_test", st);
-    return t;
-}
+static void die(const char *what, ucc_status_t st) { ucc_mpi_die("teams", what, st); }
 
 /* allreduce inits a sum of n int32 from src into dst on t. */
 static ucc_coll_req_h allreduce(ucc_team_h t, int32_t *src, int32_t *dst, size_t n)
@@ -99,28 +48,10 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
 
-    ucc_lib_config_h     lcfg;
-    ucc_lib_params_t     lp = {.mask = UCC_LIB_PARAM_FIELD_THREAD_MODE, .thread_mode = UCC_THREAD_SINGLE};
-    ucc_lib_h            lib;
-    ucc_context_config_h ccfg;
-    ucc_context_params_t cp;
-    ucc_status_t         st;
+    ucc_lib_h lib;
+    ctx = ucc_mpi_context("teams", MPI_COMM_WORLD, &lib);
 
-    if (ucc_lib_config_read(NULL, NULL, &lcfg) != UCC_OK || ucc_init(&lp, lcfg, &lib) != UCC_OK) die("ucc_init", -1);
-    ucc_lib_config_release(lcfg);
-    memset(&cp, 0, sizeof(cp));
-    cp.mask          = UCC_CONTEXT_PARAM_FIELD_OOB;
-    cp.oob.allgather = oob_allgather;
-    cp.oob.req_test  = oob_test;
-    cp.oob.req_free  = oob_free;
-    cp.oob.coll_info = (void *)MPI_COMM_WORLD;
-    cp.oob.n_oob_eps = size;
-    cp.oob.oob_ep    = rank;
-    if ((st = ucc_context_config_read(lib, NULL, &ccfg)) != UCC_OK) die("ucc_context_config_read", st);
-    if ((st = ucc_context_create(lib, &cp, ccfg, &ctx)) != UCC_OK) die("ucc_context_create", st);
-    ucc_context_config_release(ccfg);
-
-    ucc_team_h a = team(MPI_COMM_WORLD), b = team(MPI_COMM_WORLD);
+    ucc_team_h a = ucc_mpi_team("teams", ctx, MPI_COMM_WORLD), b = ucc_mpi_team("teams", ctx, MPI_COMM_WORLD);
     enum { N = 4 };
     for (int it = 0; it < 3; it++) {
         int32_t sa[N], da[N], sb[N], db[N];

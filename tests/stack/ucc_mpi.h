@@ -1,0 +1,104 @@
+/*
+ * ucc_mpi.h: UCC over MPI for the stack's C test programs (args.c,
+ * teams.c): the out-of-band allgather that UCC makes its contexts and
+ * teams with, run on an MPI communicator, and a context and a team of
+ * every rank of a communicator. A failure ends the job (MPI_Abort),
+ * naming the program and the call.
+ */
+#ifndef GORING_TESTS_UCC_MPI_H
+#define GORING_TESTS_UCC_MPI_H
+
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <ucc/api/ucc.h>
+
+static inline ucc_status_t ucc_mpi_oob_allgather(void *sbuf, void *rbuf, size_t msglen, void *coll_info,
+                                                 void **req)
+{
+    MPI_Request *r = malloc(sizeof(*r));
+    MPI_Iallgather(sbuf, (int)msglen, MPI_BYTE, rbuf, (int)msglen, MPI_BYTE, (MPI_Comm)coll_info, r);
+    *req = r;
+    return UCC_OK;
+}
+
+static inline ucc_status_t ucc_mpi_oob_test(void *req)
+{
+    int done = 0;
+    MPI_Test((MPI_Request *)req, &done, MPI_STATUS_IGNORE);
+    return done ? UCC_OK : UCC_INPROGRESS;
+}
+
+static inline ucc_status_t ucc_mpi_oob_free(void *req)
+{
+    free(req);
+    return UCC_OK;
+}
+
+static inline void ucc_mpi_die(const char *prog, const char *what, ucc_status_t st)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    fprintf(stderr, "%s: rank %d: %s: status %d\n", prog, rank, what, (int)st);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* ucc_mpi_context initializes UCC (single-threaded) into *lib and makes a
+ * context of comm's ranks. */
+static inline ucc_context_h ucc_mpi_context(const char *prog, MPI_Comm comm, ucc_lib_h *lib)
+{
+    ucc_lib_config_h     lcfg;
+    ucc_lib_params_t     lp = {.mask = UCC_LIB_PARAM_FIELD_THREAD_MODE, .thread_mode = UCC_THREAD_SINGLE};
+    ucc_context_config_h ccfg;
+    ucc_context_params_t cp;
+    ucc_context_h        ctx;
+    ucc_status_t         st;
+    int                  rank, size;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    if ((st = ucc_lib_config_read(NULL, NULL, &lcfg)) != UCC_OK) ucc_mpi_die(prog, "ucc_lib_config_read", st);
+    if ((st = ucc_init(&lp, lcfg, lib)) != UCC_OK) ucc_mpi_die(prog, "ucc_init", st);
+    ucc_lib_config_release(lcfg);
+    memset(&cp, 0, sizeof(cp));
+    cp.mask          = UCC_CONTEXT_PARAM_FIELD_OOB;
+    cp.oob.allgather = ucc_mpi_oob_allgather;
+    cp.oob.req_test  = ucc_mpi_oob_test;
+    cp.oob.req_free  = ucc_mpi_oob_free;
+    cp.oob.coll_info = (void *)comm;
+    cp.oob.n_oob_eps = size;
+    cp.oob.oob_ep    = rank;
+    if ((st = ucc_context_config_read(*lib, NULL, &ccfg)) != UCC_OK) ucc_mpi_die(prog, "ucc_context_config_read", st);
+    if ((st = ucc_context_create(*lib, &cp, ccfg, &ctx)) != UCC_OK) ucc_mpi_die(prog, "ucc_context_create", st);
+    ucc_context_config_release(ccfg);
+    return ctx;
+}
+
+/* ucc_mpi_team makes a team of every rank of comm on ctx and waits for it. */
+static inline ucc_team_h ucc_mpi_team(const char *prog, ucc_context_h ctx, MPI_Comm comm)
+{
+    ucc_team_params_t tp;
+    ucc_team_h        t;
+    ucc_status_t      st;
+    int               rank, size;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    memset(&tp, 0, sizeof(tp));
+    tp.mask          = UCC_TEAM_PARAM_FIELD_EP | UCC_TEAM_PARAM_FIELD_EP_RANGE | UCC_TEAM_PARAM_FIELD_OOB;
+    tp.oob.allgather = ucc_mpi_oob_allgather;
+    tp.oob.req_test  = ucc_mpi_oob_test;
+    tp.oob.req_free  = ucc_mpi_oob_free;
+    tp.oob.coll_info = (void *)comm;
+    tp.oob.n_oob_eps = size;
+    tp.oob.oob_ep    = rank;
+    tp.ep            = rank;
+    tp.ep_range      = UCC_COLLECTIVE_EP_RANGE_CONTIG;
+    if ((st = ucc_team_create_post(&ctx, 1, &tp, &t)) != UCC_OK) ucc_mpi_die(prog, "ucc_team_create_post", st);
+    while ((st = ucc_team_create_test(t)) == UCC_INPROGRESS) ucc_context_progress(ctx);
+    if (st != UCC_OK) ucc_mpi_die(prog, "ucc_team_create_test", st);
+    return t;
+}
+
+#endif
