@@ -34,17 +34,7 @@ static ucc_status_t call(ucc_context_h ctx, ucc_team_h team, ucc_coll_type_t col
     ucc_coll_req_h  req;
     ucc_status_t    st;
 
-    memset(&a, 0, sizeof(a));
-    a.coll_type         = coll;
-    a.op                = UCC_OP_SUM;
-    a.src.info.buffer   = src;
-    a.src.info.count    = sc;
-    a.src.info.datatype = UCC_DT_INT32;
-    a.src.info.mem_type = UCC_MEMORY_TYPE_HOST;
-    a.dst.info.buffer   = dst;
-    a.dst.info.count    = dc;
-    a.dst.info.datatype = UCC_DT_INT32;
-    a.dst.info.mem_type = UCC_MEMORY_TYPE_HOST;
+    ucc_mpi_int32_args(&a, coll, src, sc, dst, dc);
     if (in_place) {
         a.mask  = UCC_COLL_ARGS_FIELD_FLAGS;
         a.flags = UCC_COLL_ARGS_FLAG_IN_PLACE;
@@ -69,13 +59,8 @@ static ucc_status_t call_bcast(ucc_context_h ctx, ucc_team_h team, int32_t *buf,
     ucc_coll_req_h  req;
     ucc_status_t    st;
 
-    memset(&a, 0, sizeof(a));
-    a.coll_type         = UCC_COLL_TYPE_BCAST;
-    a.root              = root;
-    a.src.info.buffer   = buf;
-    a.src.info.count    = count;
-    a.src.info.datatype = UCC_DT_INT32;
-    a.src.info.mem_type = UCC_MEMORY_TYPE_HOST;
+    ucc_mpi_int32_args(&a, UCC_COLL_TYPE_BCAST, buf, count, NULL, 0);
+    a.root = root;
     st = ucc_collective_init(&a, &req, team);
     if (st != UCC_OK) {
         return st;

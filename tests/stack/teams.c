@@ -26,17 +26,7 @@ static ucc_coll_req_h allreduce(ucc_team_h t, int32_t *src, int32_t *dst, size_t
     ucc_coll_req_h  req;
     ucc_status_t    st;
 
-    memset(&a, 0, sizeof(a));
-    a.coll_type         = UCC_COLL_TYPE_ALLREDUCE;
-    a.op                = UCC_OP_SUM;
-    a.src.info.buffer   = src;
-    a.src.info.count    = n;
-    a.src.info.datatype = UCC_DT_INT32;
-    a.src.info.mem_type = UCC_MEMORY_TYPE_HOST;
-    a.dst.info.buffer   = dst;
-    a.dst.info.count    = n;
-    a.dst.info.datatype = UCC_DT_INT32;
-    a.dst.info.mem_type = UCC_MEMORY_TYPE_HOST;
+    ucc_mpi_int32_args(&a, UCC_COLL_TYPE_ALLREDUCE, src, n, dst, n);
     if ((st = ucc_collective_init(&a, &req, t)) != UCC_OK) die("ucc_collective_init", st);
     return req;
 }

@@ -101,4 +101,25 @@ static inline ucc_team_h ucc_mpi_team(const char *prog, ucc_context_h ctx, MPI_C
     return t;
 }
 
+/* ucc_mpi_int32_args sets *a to a collective of int32 in host memory:
+ * src count sc at src, dst count dc at dst (no dst where dst is NULL, as
+ * for a bcast), summing where it reduces. */
+static inline void ucc_mpi_int32_args(ucc_coll_args_t *a, ucc_coll_type_t coll, int32_t *src, size_t sc,
+                                      int32_t *dst, size_t dc)
+{
+    memset(a, 0, sizeof(*a));
+    a->coll_type         = coll;
+    a->op                = UCC_OP_SUM;
+    a->src.info.buffer   = src;
+    a->src.info.count    = sc;
+    a->src.info.datatype = UCC_DT_INT32;
+    a->src.info.mem_type = UCC_MEMORY_TYPE_HOST;
+    if (dst != NULL) {
+        a->dst.info.buffer   = dst;
+        a->dst.info.count    = dc;
+        a->dst.info.datatype = UCC_DT_INT32;
+        a->dst.info.mem_type = UCC_MEMORY_TYPE_HOST;
+    }
+}
+
 #endif
