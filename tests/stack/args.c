@@ -24,22 +24,13 @@
 #define CHECK(cond, ...) do { if (!(cond)) { fprintf(stderr, "args: rank %d: ", rank); \
     fprintf(stderr, __VA_ARGS__); fprintf(stderr, "\n"); bad++; } } while (0)
 
-/* call inits a collective of int32 (src count sc, dst count dc; the
- * reductions sum) and, where init succeeds, runs it; it returns init's
- * status. */
-static ucc_status_t call(ucc_context_h ctx, ucc_team_h team, ucc_coll_type_t coll, int in_place,
-                         int32_t *src, size_t sc, int32_t *dst, size_t dc)
+/* run inits the collective of a and, where init succeeds, runs it to its
+ * end; it returns init's status. */
+static ucc_status_t run(ucc_context_h ctx, ucc_team_h team, ucc_coll_args_t *a)
 {
-    ucc_coll_args_t a;
-    ucc_coll_req_h  req;
-    ucc_status_t    st;
+    ucc_coll_req_h req;
+    ucc_status_t   st = ucc_collective_init(a, &req, team);
 
-    ucc_mpi_int32_args(&a, coll, src, sc, dst, dc);
-    if (in_place) {
-        a.mask  = UCC_COLL_ARGS_FIELD_FLAGS;
-        a.flags = UCC_COLL_ARGS_FLAG_IN_PLACE;
-    }
-    st = ucc_collective_init(&a, &req, team);
     if (st != UCC_OK) {
         return st;
     }
@@ -51,26 +42,31 @@ static ucc_status_t call(ucc_context_h ctx, ucc_team_h team, ucc_coll_type_t col
     return UCC_OK;
 }
 
+/* call inits a collective of int32 (src count sc, dst count dc; the
+ * reductions sum) and, where init succeeds, runs it; it returns init's
+ * status. */
+static ucc_status_t call(ucc_context_h ctx, ucc_team_h team, ucc_coll_type_t coll, int in_place,
+                         int32_t *src, size_t sc, int32_t *dst, size_t dc)
+{
+    ucc_coll_args_t a;
+
+    ucc_mpi_int32_args(&a, coll, src, sc, dst, dc);
+    if (in_place) {
+        a.mask  = UCC_COLL_ARGS_FIELD_FLAGS;
+        a.flags = UCC_COLL_ARGS_FLAG_IN_PLACE;
+    }
+    return run(ctx, team, &a);
+}
+
 /* call_bcast inits a bcast of count int32 at buf from root and, where
  * init succeeds, runs it; it returns init's status. */
 static ucc_status_t call_bcast(ucc_context_h ctx, ucc_team_h team, int32_t *buf, size_t count, uint64_t root)
 {
     ucc_coll_args_t a;
-    ucc_coll_req_h  req;
-    ucc_status_t    st;
 
     ucc_mpi_int32_args(&a, UCC_COLL_TYPE_BCAST, buf, count, NULL, 0);
     a.root = root;
-    st = ucc_collective_init(&a, &req, team);
-    if (st != UCC_OK) {
-        return st;
-    }
-    ucc_collective_post(req);
-    while (ucc_collective_test(req) == UCC_INPROGRESS) {
-        ucc_context_progress(ctx);
-    }
-    ucc_collective_finalize(req);
-    return UCC_OK;
+    return run(ctx, team, &a);
 }
 
 int main(int argc, char **argv)
