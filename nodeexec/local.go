@@ -57,10 +57,9 @@ const pairSmallBytes, pairSmallBlocks = 128 << 10, 4
 // signals and waits on its own flags, and on two H200s 4 CTAs were
 // 0.4-1.9 µs faster a call from 32 to 128 KiB for every kernel, while
 // from 256 KiB grids of 16 CTAs or more were the faster (TestNodeBench,
-// two runs;
-// docs/gpu.md "Small calls on two H200s: the grid"). Larger teams keep
-// the default, whose small sizes were swept on four GPUs only at 16 and
-// 64 KiB.
+// two runs; docs/gpu.md "Small calls on two H200s: the grid"). Larger
+// teams keep the default, whose small sizes were swept on four GPUs
+// only at 16 and 64 KiB.
 func gridFor(size int) func(bytes int) cuda.NodeGrid {
 	if size != 2 {
 		return cuda.DefaultNodeGrid
