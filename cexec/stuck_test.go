@@ -11,6 +11,24 @@ import (
 	"github.com/goring-hpc/goring/topo"
 )
 
+// stuckBytes is the bcast of stuckBcast: large enough that UCX sends it
+// by rendezvous, which it does not cancel.
+const stuckBytes = 1 << 20
+
+// stuckBcast is a job of two ranks and the plan, algorithm and key of a
+// bcast of stuckBytes bytes from rank 0 between them.
+func stuckBcast(t *testing.T) (*job, *sched.Plan, string, Key) {
+	t.Helper()
+	const n = 2
+	j := newJob(t, n)
+	tp, err := topo.Synthetic("t2", 1, n, 1)
+	require.NoError(t, err)
+	alg := sched.Algorithms(coll.Bcast)[0].Name
+	plan, err := sched.Generate(sched.Spec{Collective: coll.Bcast, Algorithm: alg, Topo: tp, Bytes: stuckBytes, DtypeBytes: 1})
+	require.NoError(t, err)
+	return j, plan, alg, Key{Coll: 4, Dtype: uint8(coll.Uint8), Count: stuckBytes, Alg: alg}
+}
+
 // TestFinalizedCallKeepsItsProgram: a call failed while UCX holds one of
 // its sends (a rendezvous send to a peer that never receives, which UCX
 // does not cancel) is finalized with that request still out. Its
@@ -19,14 +37,8 @@ import (
 // and give it back when the request completes. (Under go test -asan the
 // completion read the freed program: heap-use-after-free.)
 func TestFinalizedCallKeepsItsProgram(t *testing.T) {
-	const n, B = 2, 1 << 20
-	j := newJob(t, n)
-	tp, err := topo.Synthetic("t2", 1, n, 1)
-	require.NoError(t, err)
-	alg := sched.Algorithms(coll.Bcast)[0].Name
-	plan, err := sched.Generate(sched.Spec{Collective: coll.Bcast, Algorithm: alg, Topo: tp, Bytes: B, DtypeBytes: 1})
-	require.NoError(t, err)
-	key := Key{Coll: 4, Dtype: uint8(coll.Uint8), Count: B, Alg: alg}
+	const B = stuckBytes
+	j, plan, alg, key := stuckBcast(t)
 	p, err := Lower(&plan.Ranks[0], alg, coll.Uint8, coll.Sum, OneBuffer, false)
 	require.NoError(t, err)
 	defer p.Release()
@@ -74,15 +86,9 @@ func TestFinalizedCallKeepsItsProgram(t *testing.T) {
 // own send (the next sequence number) is never received, so the repost
 // must not report the call done. The post is refused instead.
 func TestRepostWhileUCXHoldsTheLastPost(t *testing.T) {
-	const n, B = 2, 1 << 20
-	j := newJob(t, n)
-	tp, err := topo.Synthetic("t2", 1, n, 1)
-	require.NoError(t, err)
-	alg := sched.Algorithms(coll.Bcast)[0].Name
-	plan, err := sched.Generate(sched.Spec{Collective: coll.Bcast, Algorithm: alg, Topo: tp, Bytes: B, DtypeBytes: 1})
-	require.NoError(t, err)
-	key := Key{Coll: 4, Dtype: uint8(coll.Uint8), Count: B, Alg: alg}
-	for r := 0; r < n; r++ {
+	const B = stuckBytes
+	j, plan, alg, key := stuckBcast(t)
+	for r := range plan.Ranks {
 		p, err := Lower(&plan.Ranks[r], alg, coll.Uint8, coll.Sum, OneBuffer, false)
 		require.NoError(t, err)
 		_, err = j.teams[r].Put(key, p)
