@@ -279,7 +279,12 @@ import os, re, sys
 R, NP, STEP, COLLS, PEERS = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4].split(), sys.argv[5].split()
 WANT = {"nccl": "TL_NCCL", "cuda": "TL_CUDA", "goring": "TL_GORING"}
 row = re.compile(r"^\s*(\d+)\s+(\d+)\s+([\d.]+)\s+([\d.]+)\s+([\d.]+)")
-trace = re.compile(r"coll_init: (\w+).*?src=\{[^,]*, (\d+), \w+, cuda\}(?:, dst=\{[^,]*, (\d+), \w+, cuda\})?.*?\{(TL_[^}]*)\}", re.I)
+# UCC's trace of an init: the layer, and the counts of its CUDA buffers;
+# a call in place has a destination and no source (an allgather's is the
+# whole result, NP blocks).
+trace = re.compile(r"coll_init: \w+.*?\{(TL_[^}]*)\}", re.I)
+src = re.compile(r"src=\{[^,]*, (\d+), \w+, cuda\}", re.I)
+dst = re.compile(r"dst=\{[^,]*, (\d+), \w+, cuda\}", re.I)
 def read(path):
     try:
         with open(path, errors="replace") as f:
@@ -297,10 +302,18 @@ def times(k, c):
 def layers(k, c):
     s = {}
     for l in read(f"{R}/trace_{k}_{c}.txt"):
-        m = trace.search(l)
-        if m:
-            n = int(m.group(2)) if c in ("allgather", "bcast") else int(m.group(3))
-            s.setdefault(n * 4, set()).add(m.group(4).strip())
+        m, ms, md = trace.search(l), src.search(l), dst.search(l)
+        if not m:
+            continue
+        if c in ("allgather", "bcast") and ms:
+            n = int(ms.group(1))
+        elif c == "allgather" and md:
+            n = int(md.group(1)) // NP
+        elif md:
+            n = int(md.group(1))
+        else:
+            continue
+        s.setdefault(n * 4, set()).add(m.group(1).strip())
     return s
 def short(tls):
     return "+".join(sorted(x.replace("TL_", "").lower() for x in tls)) if tls else "?"

@@ -368,3 +368,109 @@ func TestNetnsTableAlltoallv(t *testing.T) {
 	require.NoError(t, err)
 	assert.Regexp(t, `(?m)^\s+1048576\s+7400\.0\s+8000\.0\s+nimble\s+0\.925$`, string(out))
 }
+
+// nodeTable is the table-making Python of device_node.sh (its heredoc),
+// written to a file of its own for the tests.
+func nodeTable(t *testing.T) string {
+	t.Helper()
+	text, err := os.ReadFile("device_node.sh")
+	require.NoError(t, err)
+	s := string(text)
+	i := strings.Index(s, `>"$OUT/table.txt" <<'EOF'`)
+	require.Greater(t, i, 0, "device_node.sh's table heredoc")
+	s = s[i:]
+	s = s[strings.Index(s, "\n")+1:]
+	j := strings.Index(s, "\nEOF\n")
+	require.Greater(t, j, 0)
+	p := filepath.Join(t.TempDir(), "table.py")
+	require.NoError(t, os.WriteFile(p, []byte(s[:j+1]), 0o644))
+	return p
+}
+
+// perftestOut is ucc_perftest -F's table of one run: count, size, avg,
+// min, max (us), then bus bandwidth, for float32 counts.
+func perftestOut(counts []int64, sizeTimes int64, us ...float64) string {
+	var b strings.Builder
+	b.WriteString("Collective:             Allgather\n       Count        Size                Time, us                       Bus Bandwidth, GB/s\n")
+	for k, c := range counts {
+		f := strconv.FormatFloat(us[k], 'f', 2, 64)
+		b.WriteString("  " + strconv.FormatInt(c, 10) + "  " + strconv.FormatInt(c*4*sizeTimes, 10) + "  " + f + "  1.00  " + f + "  9.99  9.99  9.99\n")
+	}
+	return b.String()
+}
+
+// device_node.sh's table reads from UCC's trace the layer each column ran:
+// a peer that fell back to tl/ucp is marked * and is not the faster peer,
+// and the default column names UCC's choice. With every call in place
+// (INPLACE=1) the trace prints a destination and no source, and an
+// allgather's destination is the whole result.
+func TestNodeTableTrace(t *testing.T) {
+	for _, inplace := range []bool{false, true} {
+		t.Run(map[bool]string{false: "out of place", true: "in place"}[inplace], func(t *testing.T) { nodeTableTrace(t, inplace) })
+	}
+}
+
+func nodeTableTrace(t *testing.T, inplace bool) {
+	py := python(t)
+	table := nodeTable(t)
+	R := t.TempDir()
+	w := func(name, s string) { require.NoError(t, os.WriteFile(filepath.Join(R, name), []byte(s), 0o644)) }
+	const np = 2
+	counts := []int64{4096, 8192}
+	trace := func(c string, tl func(count int64) string) string {
+		var b strings.Builder
+		for _, n := range counts {
+			dst := n // allreduce: the vector
+			switch c {
+			case "allgather":
+				dst = n * np // the whole result
+			case "reduce_scatter":
+				dst = n // in place the whole input, else the block: ucc_perftest's count either way
+			}
+			op := map[string]string{"allgather": "Allgather", "allreduce": "Allreduce sum", "reduce_scatter": "Reduce_scatter sum"}[c]
+			bufs := "dst={0x7f00, " + strconv.FormatInt(dst, 10) + ", float32, cuda}"
+			if inplace {
+				op += " inplace"
+			} else {
+				src := map[string]int64{"allgather": n, "allreduce": n, "reduce_scatter": n * np}[c]
+				bufs = "src={0x7e00, " + strconv.FormatInt(src, 10) + ", float32, cuda}, " + bufs
+			}
+			b.WriteString("[1700000000.1] ucc_coll.c:339 UCC_COLL INFO coll_init: " + op + ": " + bufs + "; CL_BASIC {" + tl(n) + "}, team_id 32768\n")
+		}
+		return b.String()
+	}
+	for _, c := range []string{"allgather", "allreduce", "reduce_scatter"} {
+		rs := int64(1)
+		if c == "reduce_scatter" {
+			rs = np // ucc_perftest prints reduce_scatter's count times the ranks
+		}
+		w("perf_nccl_"+c+".txt", perftestOut(counts, rs, 10, 20))
+		w("perf_cuda_"+c+".txt", perftestOut(counts, rs, 30, 40))
+		w("perf_goring_"+c+".txt", perftestOut(counts, rs, 15, 20))
+		// tl/nccl fell back to tl/ucp at the smaller size.
+		w("trace_nccl_"+c+".txt", trace(c, func(n int64) string {
+			if n == 4096 {
+				return "TL_UCP"
+			}
+			return "TL_NCCL"
+		}))
+		w("trace_cuda_"+c+".txt", trace(c, func(int64) string { return "TL_CUDA" }))
+		w("trace_goring_"+c+".txt", trace(c, func(int64) string { return "TL_GORING" }))
+		w("trace_default_"+c+".txt", trace(c, func(int64) string { return "TL_GORING" }))
+	}
+	out, err := exec.Command(py, table, R, "2", "2", "allgather allreduce reduce_scatter", "nccl cuda").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	rows := map[string][]string{}
+	for _, l := range strings.Split(string(out), "\n") {
+		f := strings.Fields(l)
+		if len(f) == 8 {
+			rows[f[0]+" "+f[1]] = f[2:]
+		}
+	}
+	for _, c := range []string{"allgather", "allreduce", "reduce_scatter"} {
+		// The 16 KiB row: NCCL's 10 us ran on tl/ucp; the faster peer is tl/cuda (30 us), 2x goring's 15.
+		assert.Equal(t, []string{"10.0*", "30.0", "15.0", "2.00", "cuda", "goring"}, rows[c+" 16384"], "%s\n%s", c, out)
+		assert.Equal(t, []string{"20.0", "40.0", "20.0", "1.00", "nccl", "goring"}, rows[c+" 32768"], "%s\n%s", c, out)
+	}
+	assert.Contains(t, string(out), "goring faster than the faster peer in 3 of 6 rows")
+}
