@@ -23,6 +23,8 @@ PEER_NAMES = {"nccl": "NCCL", "symm_two_shot": "two-shot"}
 
 
 def bus_bytes(coll, n, b):
+    if coll == "bcast":
+        return b  # the message crosses each link once
     return 2 * (n - 1) / n * b if coll == "allreduce" else (n - 1) * b
 
 

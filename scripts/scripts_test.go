@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/goring-hpc/goring/bench"
+	"github.com/goring-hpc/goring/coll"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -111,6 +112,37 @@ func TestPeerTableNamesEachPeer(t *testing.T) {
 	require.Len(t, doc.Rows, 1)
 	assert.InDelta(t, 2.0, doc.Rows[0].Peers["two-shot"].Ratio, 1e-9)
 	assert.InDelta(t, 1.25, doc.Rows[0].Peers["two-shot, per call"].Ratio, 1e-9)
+}
+
+// peer_table.py's bus bandwidth is goring's coll.BusBytes for every
+// collective it tables: a bcast moves its bytes once (factor 1), an
+// allgather (n-1) blocks, an allreduce 2(n-1)/n of its vector.
+func TestPeerTableBusBandwidth(t *testing.T) {
+	py := python(t)
+	const n, b, us = 4, 1 << 20, 100.0
+	var rows []map[string]any
+	for _, c := range []coll.Collective{coll.Bcast, coll.Allgather, coll.Allreduce, coll.ReduceScatter} {
+		rows = append(rows, map[string]any{"collective": string(c), "algorithm": "ring", "bytes": b, "avg_us": us})
+	}
+	g := filepath.Join(t.TempDir(), "g.json")
+	text, err := json.Marshal(map[string]any{"results": rows})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(g, text, 0o644))
+	out, err := exec.Command(py, "peer_table.py", "--np", strconv.Itoa(n), "--json", "--goring", g).Output()
+	require.NoError(t, err)
+	var doc struct {
+		Rows []struct {
+			Collective string
+			GBps       float64 `json:"goring_busbw_GBps"`
+		}
+	}
+	require.NoError(t, json.Unmarshal(out, &doc))
+	require.Len(t, doc.Rows, 4)
+	for _, r := range doc.Rows {
+		want, err := coll.BusBandwidthGBps(coll.Collective(r.Collective), n, b, nil, us)
+		require.NoError(t, err)
+		assert.InDelta(t, want, r.GBps, 1e-9, r.Collective)
+	}
 }
 
 // nccl_bench.py refuses what it must before it touches a GPU: NVLink
