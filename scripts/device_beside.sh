@@ -92,9 +92,14 @@ for L in $LAYERS; do
       f=$R/${L}_${c}_$b
       # shellcheck disable=SC2046
       timeout -k 5 90 "${MPIRUN[@]}" $(cfg "$L") "$P" -c "$c" -m cuda -d float32 -b "$n" -e "$n" -n "$it" -w 10 -F >"$f.alone" 2>&1
+      # Beside the GEMM, calls enough for 3 s at the time alone (more while
+      # the GEMM slows them): the window holds mpirun's and the layer's
+      # start and end too, and the collective must be most of what the
+      # GEMM's batches in it ran beside.
+      itb=$(awk -v u="$(perf_us "$f.alone")" -v i="$it" 'BEGIN { if (u + 0 > 0) { n = int(3e6 / u) + 1; if (n > i) i = n }; print i }')
       # shellcheck disable=SC2046
-      window "$L/$c/$b" timeout -k 5 120 "${MPIRUN[@]}" $(cfg "$L") "$P" -c "$c" -m cuda -d float32 -b "$n" -e "$n" -n "$it" -w 10 -F >"$f.beside" 2>&1
-      echo "device_beside: $L $c $b: alone $(perf_us "$f.alone") us, beside $(perf_us "$f.beside") us"
+      window "$L/$c/$b" timeout -k 5 150 "${MPIRUN[@]}" $(cfg "$L") "$P" -c "$c" -m cuda -d float32 -b "$n" -e "$n" -n "$itb" -w 10 -F >"$f.beside" 2>&1
+      echo "device_beside: $L $c $b: alone $(perf_us "$f.alone") us ($it calls), beside $(perf_us "$f.beside") us ($itb calls)"
     done
   done
 done
@@ -102,7 +107,8 @@ touch "$CTL/stop"
 wait
 
 # The table: the GEMM's speed in each window (median over its batches and
-# GPUs, the first 2 s of a window dropped: mpirun and UCC start there).
+# GPUs, the first 2 s of a window dropped: mpirun and UCC start there; and
+# the last 1 s: the layer's and mpirun's end).
 python3 - "$R" "$NP" >"$OUT/beside.txt" <<'EOF'
 import statistics, sys
 R, NP = sys.argv[1], int(sys.argv[2])
@@ -125,10 +131,10 @@ def perf(path):
         pass
     return v
 win = [l.split() for l in open(f"{R}/windows.txt")]
-def gemm(name, skip):
+def gemm(name, skip, tail=0.0):
     for n, a, b in win:
         if n == name:
-            a, b = float(a) + skip, float(b)
+            a, b = float(a) + skip, float(b) - tail
             s = [v for t, v in samples if a <= t <= b]
             return statistics.median(s) if s else None, len(s)
     return None, 0
@@ -144,7 +150,7 @@ for n, _, _ in win:
     L, c, b = n.split("/")
     f = f"{R}/{L}_{c}_{b}"
     a, s = perf(f + ".alone"), perf(f + ".beside")
-    g, k = gemm(n, 2.0)
+    g, k = gemm(n, 2.0, 1.0)
     slower = f"{s / a:7.2f}x" if a and s else f"{'-':>8}"
     kept = f"{100 * g / alone:9.0f}%" if g and alone else f"{'-':>10}"
     print(f"{L:<10}{c:<11}{b:>11}{a or 0:>11.1f}{s or 0:>11.1f}{slower}{g or 0:>14.0f}{kept}{k:>8}")

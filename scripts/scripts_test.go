@@ -3,6 +3,7 @@ package scripts
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -505,4 +506,59 @@ func nodeTableTrace(t *testing.T, inplace bool) {
 		assert.Equal(t, []string{"20.0", "40.0", "20.0", "1.00", "nccl", "goring"}, rows[c+" 32768"], "%s\n%s", c, out)
 	}
 	assert.Contains(t, string(out), "goring faster than the faster peer in 3 of 6 rows")
+}
+
+// besideTable is device_beside.sh's table script, written to a file.
+func besideTable(t *testing.T) string {
+	t.Helper()
+	text, err := os.ReadFile("device_beside.sh")
+	require.NoError(t, err)
+	s := string(text)
+	i := strings.Index(s, `>"$OUT/beside.txt" <<'EOF'`)
+	require.Greater(t, i, 0, "device_beside.sh's table heredoc")
+	s = s[i:]
+	s = s[strings.Index(s, "\n")+1:]
+	j := strings.Index(s, "\nEOF\n")
+	require.Greater(t, j, 0)
+	p := filepath.Join(t.TempDir(), "beside.py")
+	require.NoError(t, os.WriteFile(p, []byte(s[:j+1]), 0o644))
+	return p
+}
+
+// The GEMM's speed beside a collective counts only the batches of the
+// window's middle: the first 2 s (mpirun and the layer start) and the
+// last 1 s (they end) ran beside no collective. Here the GEMM ran at 400
+// TFLOP/s for the 1 s the collective ran and at 600 in the window's last
+// second, in twice as many batches: counting that second would report
+// 600, the GEMM's whole speed.
+func TestBesideTableCutsTheWindowsEnds(t *testing.T) {
+	py := python(t)
+	R := t.TempDir()
+	w := func(name, s string) { require.NoError(t, os.WriteFile(filepath.Join(R, name), []byte(s), 0o644)) }
+	var g strings.Builder
+	add := func(from, to float64, n int, v float64) {
+		for k := range n {
+			fmt.Fprintf(&g, "%.3f %.1f\n", from+(to-from)*float64(k)/float64(n), v)
+		}
+	}
+	add(100, 104, 40, 600) // alone: the window gemm-alone, 100-104
+	add(200, 202, 20, 550) // the layer starting
+	add(202, 203, 10, 400) // the collective
+	add(203, 204, 20, 600) // the layer ending
+	w("gemm0.log", g.String())
+	w("windows.txt", "gemm-alone 100 104\nnccl/allgather/1024 200 204\n")
+	w("nccl_allgather_1024.alone", strings.Join([]string{"       256        1024       10.00       10.00       10.00        0.1        0.1        0.1"}, "\n")+"\n")
+	w("nccl_allgather_1024.beside", "       256        1024       20.00       20.00       20.00        0.1        0.1        0.1\n")
+	out, err := exec.Command(py, besideTable(t), R, "1").CombinedOutput()
+	require.NoError(t, err, "%s", out)
+	var row string
+	for _, l := range strings.Split(string(out), "\n") {
+		if strings.HasPrefix(l, "nccl") {
+			row = l
+		}
+	}
+	f := strings.Fields(row)
+	require.Len(t, f, 9, "the row: %q\n%s", row, out)
+	assert.Equal(t, "400", f[6], "the GEMM's TFLOP/s beside the collective: %s", out)
+	assert.Equal(t, "67%", f[7], "kept: 400 of 600")
 }
