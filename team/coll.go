@@ -73,6 +73,9 @@ type Coll struct {
 	// stream until it completes; it counts in heldCalls until then
 	// (held.go).
 	heldCounted bool
+	// awaitingPost: PostOn refused the call and it is not posted yet; it
+	// counts in its team's unposted until then.
+	awaitingPost bool
 }
 
 // NewColl resolves the call and selects its runner over the caller's
@@ -332,6 +335,7 @@ func (c *Coll) post() error {
 		return Invalid("collective posted again while in flight")
 	}
 	c.err = nil
+	c.posted()
 	if !c.heldCounted {
 		t.closeParkedMappings()
 	}
@@ -472,5 +476,6 @@ func (c *Coll) Finalize() {
 		}
 	}
 	c.unhold()
+	c.posted()
 	c.free()
 }

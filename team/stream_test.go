@@ -7,6 +7,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/goring-hpc/goring/coll"
+	"github.com/goring-hpc/goring/nodeexec"
 )
 
 // A call that is not a node call is refused on the caller's stream with
@@ -76,4 +77,75 @@ func TestPrepareStreamLeavesHostCallsOfLazyTeams(t *testing.T) {
 	for _, tm := range teams {
 		require.NoError(t, tm.Destroy())
 	}
+}
+
+// A call PostOn refused is posted later, by UCC, when the caller's stream
+// reaches it. Until then a later call of the team must not go on the
+// stream (it would begin first on this rank, and its kernels would wait
+// behind UCC's hold for the earlier call, which waits behind it), nor run
+// the team's set-up exchange (the peers run the earlier call first). The
+// later call stands in for a node call (a node runner over a team whose
+// regions are set up, then over one whose are not): no GPU is needed, as
+// it is refused before either is touched. The earlier call then runs
+// right on every rank.
+func TestPostOnRefusesACallBehindOneAwaitingItsPost(t *testing.T) {
+	const n, count = 2, 257
+	teams := newTestTeams(t, n, "")
+	srcs, dsts := make([][]byte, n), make([][]byte, n)
+	first := make([]*Coll, n)
+	args := func(r int) Args {
+		return Args{Coll: coll.Allreduce, Src: ptr(srcs[r]), Dst: ptr(dsts[r]), Count: count, Dtype: coll.Float32, Op: coll.Sum}
+	}
+	for r, tm := range teams {
+		srcs[r], dsts[r] = cbuf(t, 4*count), cbuf(t, 4*count)
+		for i := range f32s(srcs[r]) {
+			f32s(srcs[r])[i] = float32(r + i%5)
+		}
+		c, err := NewColl(tm, args(r))
+		require.NoError(t, err)
+		first[r] = c
+		require.Equal(t, StatusNotSupported, StatusOf(c.PostOn(0xdead0000)), "rank %d", r)
+	}
+	tm := teams[0]
+	node := tm.node
+	later, err := NewColl(tm, args(0))
+	require.NoError(t, err)
+	own := later.run
+	t.Cleanup(func() {
+		if later.state == collInit { // else the stand-in runs: withdrawn as such
+			later.run = own
+		}
+		later.Finalize()
+	})
+	later.run = &nodeRunner{c: later, setup: &nodeSetup{phase: 1}}
+	tm.node = &nodeState{local: new(nodeexec.Local), ready: true}
+	_, why := later.streamRunner()
+	assert.Error(t, why, "taken on the stream ahead of a call awaiting its post")
+
+	tm.node = &nodeState{} // regions not made: PrepareStream would set them up
+	ready, more, err := later.prepareStep()
+	require.NoError(t, err)
+	require.False(t, more, "set-up exchange begun ahead of a call awaiting its post")
+	require.False(t, ready)
+	require.Nil(t, tm.cur, "set-up exchange begun ahead of a call awaiting its post")
+
+	tm.node = &nodeState{local: new(nodeexec.Local), ready: true}
+	require.Equal(t, StatusNotSupported, StatusOf(later.PostOn(0xdead0000)))
+	assert.Equal(t, collInit, later.state)
+	tm.node = node
+	later.run = own
+
+	runColls(t, n, func(r int) (*Coll, error) { return first[r], nil })
+	for r := range teams {
+		for i, v := range f32s(dsts[r]) {
+			require.Equal(t, float32(n*(n-1)/2+n*(i%5)), v, "rank %d element %d", r, i)
+		}
+	}
+	// Once the earlier call is posted, nothing waits ahead of the later one.
+	tm.node = &nodeState{local: new(nodeexec.Local), ready: true}
+	later.run = &nodeRunner{c: later}
+	_, why = later.streamRunner()
+	assert.NoError(t, why)
+	tm.node = node
+	later.run = own
 }

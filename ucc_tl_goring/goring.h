@@ -332,7 +332,8 @@ goring_status_t goring_coll_post(goring_coll_h coll);
  * goring_coll_test still reports completion. goring runs it so where the
  * call runs as kernels of a node team whose GPU regions are set up (an
  * earlier call of the team has run) and the team has no other call in
- * flight. Otherwise it returns GORING_ERR_NOT_SUPPORTED, posts nothing
+ * flight, nor one this function refused that is not posted yet.
+ * Otherwise it returns GORING_ERR_NOT_SUPPORTED, posts nothing
  * and leaves the call as it was: the caller then orders it against the
  * stream itself and posts it with goring_coll_post (UCC's triggered post
  * does). */
