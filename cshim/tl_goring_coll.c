@@ -605,9 +605,16 @@ static ucc_status_t ucc_tl_goring_triggered_post(ucc_ee_h ee, ucc_ev_t *ev,
         return ucc_triggered_post(ee, ev, coll_task);
     }
     st = goring_coll_post_stream(task->handle, ee->ee_context);
-    if (st == GORING_ERR_NOT_SUPPORTED && goring_coll_prepare_stream(task->handle) == GORING_OK) {
-        /* The team's first calls: set up now, off the stream, then on it. */
-        st = goring_coll_post_stream(task->handle, ee->ee_context);
+    if (st == GORING_ERR_NOT_SUPPORTED) {
+        /* The team's first calls: set up now, off the stream, then on it.
+         * A set-up that failed (an exchange, a link) fails the call: UCC's
+         * post would start the set-up again on this rank alone. */
+        goring_status_t prep = goring_coll_prepare_stream(task->handle);
+        if (prep == GORING_OK) {
+            st = goring_coll_post_stream(task->handle, ee->ee_context);
+        } else if (prep != GORING_ERR_NOT_SUPPORTED) {
+            st = prep;
+        }
     }
     if (st == GORING_ERR_NOT_SUPPORTED) {
         if (((ucc_base_lib_t *)UCC_TASK_LIB(task))->log_component.log_level >= UCC_LOG_LEVEL_DEBUG) {
