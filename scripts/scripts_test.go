@@ -406,16 +406,23 @@ func TestNetnsTableAlltoallv(t *testing.T) {
 // written to a file of its own for the tests.
 func nodeTable(t *testing.T) string {
 	t.Helper()
-	text, err := os.ReadFile("device_node.sh")
+	return heredoc(t, "device_node.sh", `>"$OUT/table.txt" <<'EOF'`)
+}
+
+// heredoc writes the script that file passes to a program on the line
+// ending in marker (a quoted EOF heredoc) to a file, and returns its path.
+func heredoc(t *testing.T, file, marker string) string {
+	t.Helper()
+	text, err := os.ReadFile(file)
 	require.NoError(t, err)
 	s := string(text)
-	i := strings.Index(s, `>"$OUT/table.txt" <<'EOF'`)
-	require.Greater(t, i, 0, "device_node.sh's table heredoc")
+	i := strings.Index(s, marker)
+	require.Greater(t, i, 0, "%s's heredoc", file)
 	s = s[i:]
 	s = s[strings.Index(s, "\n")+1:]
 	j := strings.Index(s, "\nEOF\n")
 	require.Greater(t, j, 0)
-	p := filepath.Join(t.TempDir(), "table.py")
+	p := filepath.Join(t.TempDir(), filepath.Base(file)+".py")
 	require.NoError(t, os.WriteFile(p, []byte(s[:j+1]), 0o644))
 	return p
 }
@@ -511,18 +518,7 @@ func nodeTableTrace(t *testing.T, inplace bool) {
 // besideTable is device_beside.sh's table script, written to a file.
 func besideTable(t *testing.T) string {
 	t.Helper()
-	text, err := os.ReadFile("device_beside.sh")
-	require.NoError(t, err)
-	s := string(text)
-	i := strings.Index(s, `>"$OUT/beside.txt" <<'EOF'`)
-	require.Greater(t, i, 0, "device_beside.sh's table heredoc")
-	s = s[i:]
-	s = s[strings.Index(s, "\n")+1:]
-	j := strings.Index(s, "\nEOF\n")
-	require.Greater(t, j, 0)
-	p := filepath.Join(t.TempDir(), "beside.py")
-	require.NoError(t, os.WriteFile(p, []byte(s[:j+1]), 0o644))
-	return p
+	return heredoc(t, "device_beside.sh", `>"$OUT/beside.txt" <<'EOF'`)
 }
 
 // The GEMM's speed beside a collective counts only the batches of the
