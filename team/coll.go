@@ -73,9 +73,6 @@ type Coll struct {
 	// stream until it completes; it counts in heldCalls until then
 	// (held.go).
 	heldCounted bool
-	// awaitingPost: PostOn refused the call and it is not posted yet; it
-	// counts in its team's unposted until then.
-	awaitingPost bool
 }
 
 // NewColl resolves the call and selects its runner over the caller's
@@ -335,7 +332,6 @@ func (c *Coll) post() error {
 		return Invalid("collective posted again while in flight")
 	}
 	c.err = nil
-	c.posted()
 	if !c.heldCounted {
 		t.closeParkedMappings()
 	}
@@ -476,6 +472,5 @@ func (c *Coll) Finalize() {
 		}
 	}
 	c.unhold()
-	c.posted()
 	c.free()
 }

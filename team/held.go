@@ -48,6 +48,7 @@ func newPushEngine() *cudaexec.Engine {
 func (c *Coll) hold() {
 	if !c.heldCounted {
 		heldCalls.Add(1)
+		c.team.held++
 		c.heldCounted = true
 	}
 }
@@ -57,6 +58,7 @@ func (c *Coll) hold() {
 func (c *Coll) unhold() {
 	if c.heldCounted {
 		heldCalls.Add(-1)
+		c.team.held--
 		c.heldCounted = false
 	}
 }

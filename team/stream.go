@@ -49,7 +49,6 @@ func (c *Coll) PostOn(stream uintptr) error {
 		// closed now, before it does, and the call counts from now on.
 		t.closeParkedMappings()
 		c.hold()
-		c.awaitPost()
 		return notSupportedErr{fmt.Errorf("not on the caller's stream: %w", err)}
 	}
 	c.unhold() // refused before the team was set up: on the stream after all
@@ -79,7 +78,7 @@ func (c *Coll) streamRunner() (*nodeRunner, error) {
 		return nil, fmt.Errorf("the team's node regions are not set up")
 	case t.cur != nil || len(t.queue) > 0:
 		return nil, fmt.Errorf("an earlier call of the team is in flight")
-	case c.earlierUnposted():
+	case c.earlierHeld():
 		return nil, fmt.Errorf("an earlier call of the team waits for UCC to post it")
 	}
 	return r, nil
@@ -93,30 +92,15 @@ func (c *Coll) streamRunner() (*nodeRunner, error) {
 // both), and its kernels would wait on the stream behind that hold while
 // the earlier call waits behind it in the team's queue: so while one
 // waits for its post, PostOn and PrepareStream refuse the calls after
-// it, which then follow it through UCC's post in order.
+// it (while it is held: refused and not done), which then follow it
+// through UCC's post in order.
 
-// awaitPost counts c, refused by PostOn, as waiting for its post; once.
-func (c *Coll) awaitPost() {
-	if !c.awaitingPost {
-		c.team.unposted++
-		c.awaitingPost = true
-	}
-}
-
-// posted ends c's wait for its post: it is posted, taken on the stream
-// after all, or finalized.
-func (c *Coll) posted() {
-	if c.awaitingPost {
-		c.team.unposted--
-		c.awaitingPost = false
-	}
-}
-
-// earlierUnposted says whether a call of c's team other than c waits for
-// UCC to post it.
-func (c *Coll) earlierUnposted() bool {
-	n := c.team.unposted
-	if c.awaitingPost {
+// earlierHeld says whether another call of c's team is under a held
+// stream (held.go): refused by PostOn and not done. Until UCC posts it,
+// it is neither the team's current call nor queued.
+func (c *Coll) earlierHeld() bool {
+	n := c.team.held
+	if c.heldCounted {
 		n--
 	}
 	return n > 0
@@ -190,7 +174,7 @@ func (c *Coll) prepareStep() (ready, more bool, err error) {
 		return false, false, Invalid("collective prepared while in flight")
 	case c.trivial:
 		return true, false, nil // PostOn completes it at once
-	case t.cur != nil || len(t.queue) > 0 || c.earlierUnposted():
+	case t.cur != nil || len(t.queue) > 0 || c.earlierHeld():
 		return false, false, nil
 	case c.pending != nil:
 		if mem, err := memoryOf(*c.pending); err != nil || mem.IsHost() {

@@ -34,7 +34,7 @@ type Team struct {
 	setTopo   *topo.Topology
 	queue     []*Coll // posted, waiting for cur to finish
 	cur       *Coll   // the collective on the wire
-	unposted  int     // calls PostOn refused that UCC has not posted yet (stream.go)
+	held      int     // of heldCalls, this team's (held.go)
 	plans     planCache
 	watch     exec.Watch // this host's peers, checked while a call waits
 	memTypes  ucx.MemoryTypes
