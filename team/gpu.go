@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"sync"
 	"unsafe"
 
 	"github.com/goring-hpc/goring/choose"
@@ -13,6 +14,7 @@ import (
 	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/model"
 	"github.com/goring-hpc/goring/sim"
+	"github.com/goring-hpc/goring/topo"
 	"github.com/goring-hpc/goring/ucx"
 )
 
@@ -164,15 +166,41 @@ func (t *Team) gpu(ord int) (*teamGPU, error) {
 // loadKernelsOn loads GPU ord's kernels now, for a call whose GPU the
 // team opens only when it has connected, which may be behind work the
 // caller holds on a stream (cuda.Device.LoadKernels says why). They stay
-// loaded for the process; a failure here is the later launch's to
-// report.
+// loaded for the process (package cuda retains the GPU's primary context
+// for its modules), so once a load of the families the team needs has
+// worked, a later call of the team loads nothing: it would cost a device
+// open, the lookups and a close (three driver calls and more) on every
+// call of a lazy team. Only a load that worked counts; a failure here is
+// the later launch's to report, and the next call tries again, as before.
+// A load without the node family does not count for a team that needs it
+// (mayRunNode is read at each call). Caller holds t.mu.
 func (t *Team) loadKernelsOn(ord int) {
-	d, err := cuda.Open(ord)
-	if err != nil {
+	node := t.mayRunNode()
+	if have, ok := t.kernelsOn[ord]; ok && (have || !node) {
 		return
 	}
-	_ = t.loadKernels(d)
-	_ = d.Close()
+	if loadKernelsOnGPU(ord, node) != nil {
+		return
+	}
+	if t.kernelsOn == nil {
+		t.kernelsOn = map[int]bool{}
+	}
+	t.kernelsOn[ord] = node
+}
+
+// loadKernelsOnGPU opens GPU ord, loads its kernel families (the node
+// collectives' too where node says so) and closes it again; a variable so
+// that tests can count the loads on a machine without a GPU.
+var loadKernelsOnGPU = func(ord int, node bool) error {
+	d, err := cuda.Open(ord)
+	if err != nil {
+		return err
+	}
+	defer func() { _ = d.Close() }()
+	if node {
+		return d.LoadKernels()
+	}
+	return d.LoadKernelsButNode()
 }
 
 // loadKernels loads on d the kernel families the team may launch: the
@@ -214,15 +242,74 @@ func (t *Team) choice(c coll.Collective, B int64, host bool) choose.Choice {
 	if push {
 		s.GPUs = t.hostGPUs()
 	}
+	k := choiceKey{shape: s, topo: t.topo, table: unsafe.SliceData(choose.Table), rows: len(choose.Table)}
+	if ch, ok := t.choices.get(k); ok {
+		return ch
+	}
+	ch := chooseFor(s, t.topo)
+	t.choices.put(k, ch)
+	return ch
+}
+
+// chooseFor is choose.Auto's choice for s on topology tp: the measured
+// table's, else the model's.
+func chooseFor(s choose.Shape, tp *topo.Topology) choose.Choice {
 	if ch, ok := choose.Measured(s); ok {
 		return ch
 	}
 	var costs *model.CostTable // the model, where no row covers the shape
-	if B > 0 && t.topo != nil && t.size <= choose.ModelMaxRanks {
-		costs = choose.Costs(c, t.topo, sim.Options{})
+	if s.Bytes > 0 && tp != nil && s.Size <= choose.ModelMaxRanks {
+		costs = choose.Costs(s.Coll, tp, sim.Options{})
 	}
 	ch, _ := choose.Auto(s, costs)
 	return ch
+}
+
+// choiceKey is everything a choice depends on: the shape (which holds
+// what of the team the choice reads: its size, nodes, GPUs, push engine
+// and shared GPU), the topology the model prices it on, and the table
+// choose.Measured scans (where a program replaces it, no answer from the
+// old one is reused).
+type choiceKey struct {
+	shape choose.Shape
+	topo  *topo.Topology
+	table *choose.Row
+	rows  int
+}
+
+// choiceMemo keeps a team's choices: a call that names no algorithm asks
+// goring's choice two or three times (the algorithm, the node runner's
+// check, the pieces), and each is a scan of choose.Table, which cost
+// 0.6 us a call on the node path. The key holds every input, so a
+// choice cannot go stale: a team whose shape changes (connect) asks
+// with another key. Its own lock: the scores ask without the team's.
+// Bounded: emptied when full (a team calls with a few sizes, or many
+// once each).
+type choiceMemo struct {
+	mu     sync.Mutex
+	m      map[choiceKey]choose.Choice
+	misses int // choices computed, not found (tests)
+}
+
+const choiceMemoMax = 64
+
+func (m *choiceMemo) get(k choiceKey) (choose.Choice, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	ch, ok := m.m[k]
+	if !ok {
+		m.misses++
+	}
+	return ch, ok
+}
+
+func (m *choiceMemo) put(k choiceKey, ch choose.Choice) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.m == nil || len(m.m) >= choiceMemoMax {
+		m.m = make(map[choiceKey]choose.Choice, choiceMemoMax)
+	}
+	m.m[k] = ch
 }
 
 // deviceCount is how many GPUs this process sees (0 where the driver

@@ -91,6 +91,12 @@ type Team struct {
 	// cutShort says a call failed or was withdrawn: messages sent to the
 	// team's workers may be left unreceived (workerpool.go).
 	cutShort bool
+	// kernelsOn are the GPUs whose kernels loadKernelsOn has loaded for
+	// the team, by ordinal: true where the node family is among them
+	// (gpu.go). Under t.mu.
+	kernelsOn map[int]bool
+	// choices are goring's choices the team has made (choiceMemo, gpu.go).
+	choices choiceMemo
 }
 
 // NewTeam is rank's share of a team of size whose members exchange their
