@@ -164,6 +164,13 @@ func (t *Team) SetGoBusy(busy bool) {
 	t.t.go_busy = v
 }
 
+// GoBusy is what SetGoBusy last said. C only reads the word and Go alone
+// writes it, so a caller whose SetGoBusy calls are serialised by a lock
+// of its own (the team layer's) reads it under that lock without this
+// team's: it is what lets that caller take this team's lock only to
+// change the word.
+func (t *Team) GoBusy() bool { return t.t.go_busy != 0 }
+
 // Put caches p for k (the cache takes its own reference); false when k is
 // cached already.
 func (t *Team) Put(k Key, p *Program) (bool, error) {

@@ -99,3 +99,18 @@ func TestRecvMatchedAtPostLeavesNoRequest(t *testing.T) {
 	require.Equal(t, Running, c2.Test(), "failing one call must leave the other's receives alone: %v", c2.Err())
 	c2.Fail()
 }
+
+// GoBusy reads back what SetGoBusy wrote, from a new team's zero on.
+func TestGoBusyReadsTheWord(t *testing.T) {
+	j := newJob(t, 1)
+	tm, err := NewTeam(j.workers[0], 0, 1, func(int) *ucx.Endpoint { return nil })
+	require.NoError(t, err)
+	defer tm.Free()
+	require.False(t, tm.GoBusy())
+	tm.SetGoBusy(true)
+	require.True(t, tm.GoBusy())
+	require.EqualValues(t, 1, tm.t.go_busy, "the word C reads")
+	tm.SetGoBusy(false)
+	require.False(t, tm.GoBusy())
+	require.EqualValues(t, 0, tm.t.go_busy)
+}

@@ -351,9 +351,15 @@ func (c *Coll) Test() (done bool, err error) {
 	t := c.team
 	t.mu.Lock()
 	defer t.mu.Unlock()
-	defer unlockC(t.lockC())
-	defer t.noteBusy()
-	t.progress()
+	if t.pollsKernelOnly() {
+		// A node kernel's poll touches nothing the C lock guards
+		// (nodepoll.go): the lock is taken only if C must learn that
+		// Go's call ended.
+		t.progress()
+		t.noteBusyChanged()
+	} else {
+		t.progressC()
+	}
 	switch c.state {
 	case collDone:
 		c.unhold()
@@ -365,6 +371,14 @@ func (c *Coll) Test() (done bool, err error) {
 		return false, Invalid("collective tested before it was posted")
 	}
 	return false, nil
+}
+
+// progressC progresses the team under the C lock, and tells C whether Go
+// has a call on the wire or queued. Caller holds t.mu.
+func (t *Team) progressC() {
+	defer unlockC(t.lockC())
+	defer t.noteBusy()
+	t.progress()
 }
 
 // start puts the call on the wire with its runner (the team's progress

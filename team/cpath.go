@@ -89,6 +89,7 @@ func (t *Team) lockC() *cexec.Team {
 	ct := t.cpath
 	if ct != nil {
 		ct.Lock()
+		t.cLocks++
 	}
 	return ct
 }

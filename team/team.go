@@ -97,6 +97,8 @@ type Team struct {
 	kernelsOn map[int]bool
 	// choices are goring's choices the team has made (choiceMemo, gpu.go).
 	choices choiceMemo
+	// cLocks counts lockC's takes of the C lock (tests). Under t.mu.
+	cLocks int
 }
 
 // NewTeam is rank's share of a team of size whose members exchange their
@@ -357,9 +359,13 @@ func (t *Team) progress() {
 				t.cur = nil
 				continue
 			}
-			t.cur.current()
+			// The context for UCX on CUDA memory; a node kernel's launch
+			// sets it itself, and its polls need none (nodepoll.go).
+			if !t.cur.startsKernelOnly() {
+				t.cur.current()
+			}
 			t.cur.start()
-		} else {
+		} else if !t.cur.inKernel() {
 			t.cur.current()
 		}
 		if !t.cur.poll() {
