@@ -2,10 +2,12 @@ package team
 
 import (
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/goring-hpc/goring/exec"
 	"github.com/goring-hpc/goring/nodeexec"
 )
 
@@ -93,4 +95,64 @@ func TestPollsKernelOnly(t *testing.T) {
 	assert.False(t, tm.pollsKernelOnly())
 	assert.False(t, c.inKernel())
 	assert.False(t, c.startsKernelOnly())
+}
+
+// countingWatch counts its checks, each due at once (Every 0), and fails
+// those from fail on.
+type countingWatch struct {
+	checks, fail int
+}
+
+func (w *countingWatch) Every() time.Duration { return 0 }
+
+func (w *countingWatch) Check() error {
+	w.checks++
+	if w.fail > 0 && w.checks >= w.fail {
+		return errPeerFailed
+	}
+	return nil
+}
+
+// A node kernel's polls without a deadline read the clock for the watch
+// once every nodeClockEvery polls, and still find a dead peer; with a
+// deadline every poll reads it, and the first poll past the deadline
+// fails the call.
+func TestNodeKernelClock(t *testing.T) {
+	opts, err := parseOptions("")
+	require.NoError(t, err)
+	w := &countingWatch{}
+	tm := &Team{ctx: &Context{opts: opts}, watch: w, node: &nodeState{local: &nodeexec.Local{}}}
+	c := &Coll{team: tm, alg: "node_test"}
+	r := &nodeRunner{c: c, launched: time.Now()}
+	r.checked = r.launched
+	for range 3 * nodeClockEvery {
+		require.NoError(t, r.checkPeers())
+	}
+	assert.Equal(t, 3, w.checks, "a look every %d polls", nodeClockEvery)
+
+	w.fail = w.checks + 1
+	var failed int
+	for i := 1; i <= nodeClockEvery; i++ {
+		if err := r.checkPeers(); err != nil {
+			require.ErrorIs(t, err, errPeerFailed)
+			failed = i
+			break
+		}
+	}
+	assert.Equal(t, nodeClockEvery, failed, "the dead peer found at the next look")
+	assert.ErrorIs(t, tm.node.off, errPeerFailed, "the node path ends with it")
+
+	// A deadline: every poll compares the clock with it.
+	w2 := &countingWatch{}
+	tm2 := &Team{ctx: &Context{opts: opts}, watch: w2, node: &nodeState{local: &nodeexec.Local{}}}
+	r2 := &nodeRunner{c: &Coll{team: tm2, alg: "node_test"}, launched: time.Now()}
+	r2.checked = r2.launched
+	r2.deadline = r2.launched.Add(time.Hour)
+	require.NoError(t, r2.checkPeers())
+	require.NoError(t, r2.checkPeers())
+	assert.Equal(t, 2, w2.checks, "with a deadline the watch is looked at on every due poll")
+	r2.deadline = r2.launched // passed
+	err = r2.checkPeers()
+	require.ErrorIs(t, err, exec.ErrDeadline, "the first poll past the deadline")
+	assert.Contains(t, err.Error(), "node kernel node_test")
 }
