@@ -37,11 +37,15 @@ mkdir -p "$OUT"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 outputs=()
+# The three outputs of a module compile at once (node.cu takes minutes
+# each, on one core apiece).
 for m in "${MODULES[@]}"; do
   SRC=cuda/kernels/$m.cu
-  "$NVCC" "${FLAGS[@]}" -cubin -arch=sm_80 -o "$tmp/${m}_sm80.cubin" "$SRC"
-  "$NVCC" "${FLAGS[@]}" -cubin -arch=sm_90 -o "$tmp/${m}_sm90.cubin" "$SRC"
-  "$NVCC" "${FLAGS[@]}" -ptx -arch=compute_80 -o "$tmp/${m}_compute80.ptx" "$SRC"
+  pids=()
+  "$NVCC" "${FLAGS[@]}" -cubin -arch=sm_80 -o "$tmp/${m}_sm80.cubin" "$SRC" & pids+=($!)
+  "$NVCC" "${FLAGS[@]}" -cubin -arch=sm_90 -o "$tmp/${m}_sm90.cubin" "$SRC" & pids+=($!)
+  "$NVCC" "${FLAGS[@]}" -ptx -arch=compute_80 -o "$tmp/${m}_compute80.ptx" "$SRC" & pids+=($!)
+  for p in "${pids[@]}"; do wait "$p" || { echo "build_kernels: $m failed"; exit 1; }; done
   grep -q '^\.version 9\.0$' "$tmp/${m}_compute80.ptx" || {
     echo "build_kernels: $m PTX is not ISA 9.0 (driver 580 would refuse it): $(grep -m1 '^\.version' "$tmp/${m}_compute80.ptx")"
     exit 1
