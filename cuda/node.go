@@ -115,6 +115,13 @@ type NodeCall struct {
 	// (devsync.DoneBytes, 8-byte aligned): CTA b releases Epoch into word
 	// b when it ends, call completed or aborted (devsync.Ended). 0: none.
 	Done DevicePtr
+	// Ring, where not 0, makes the kernel resident (devsync/resident.go):
+	// the device address of the team's ring in host-mapped memory
+	// (devsync.RingBytes), from which it takes the team's next calls for
+	// up to Linger ns after each. Mailbox is devsync.MailboxBytes of
+	// device memory its CTAs pass those calls through. Both need Done.
+	Ring, Mailbox DevicePtr
+	Linger        uint64
 }
 
 // NodeGrid is a launch's shape: Blocks CTAs (the same on every rank, at
@@ -146,65 +153,85 @@ func DefaultNodeGrid(bytes int) NodeGrid {
 	return g
 }
 
+// CheckNodeCall checks call c on grid g as NodeLaunchAsync does before it
+// launches, and returns its devsync shape (the kernel's stride is its
+// BlockStride): what a call handed to a resident kernel must pass too.
+func CheckNodeCall(c NodeCall, g NodeGrid) (devsync.Shape, error) {
+	n := len(c.Scratch)
+	switch {
+	case n < 1 || n > devsync.MaxRanks:
+		return devsync.Shape{}, fmt.Errorf("cuda: node call of %d ranks (1 to %d)", n, devsync.MaxRanks)
+	case c.Rank < 0 || c.Rank >= n:
+		return devsync.Shape{}, fmt.Errorf("cuda: node call: rank %d of %d", c.Rank, n)
+	case g.Blocks < 1 || g.Blocks > devsync.MaxBlocks || g.Threads < 32 || g.Threads > 1024 || g.Threads < n:
+		return devsync.Shape{}, fmt.Errorf("cuda: node grid %d blocks of %d threads (1 to %d blocks, 32 to 1024 threads)", g.Blocks, g.Threads, devsync.MaxBlocks)
+	case c.Count < 0 || c.SlotBytes%devsync.Align != 0:
+		return devsync.Shape{}, fmt.Errorf("cuda: node call: count %d, slot of %d bytes (a multiple of %d)", c.Count, c.SlotBytes, devsync.Align)
+	case c.Epoch < devsync.FirstEpoch:
+		return devsync.Shape{}, fmt.Errorf("cuda: node call: epoch %d (the first is %d)", c.Epoch, devsync.FirstEpoch)
+	}
+	size := 1
+	if c.Alg.Reduces() {
+		if !coll.Supports(c.Op, c.Dtype) {
+			return devsync.Shape{}, fmt.Errorf("cuda: node %v: %v is not defined on %v", c.Alg, c.Op, c.Dtype)
+		}
+		size = c.Dtype.Size()
+	}
+	// The kernel stores into every rank's slot by the plan's layout: a
+	// slot too small would be overrun, not refused, on the device.
+	sh := devsync.Shape{Alg: c.Alg, Ranks: n, Blocks: g.Blocks, Count: c.Count, ElemSize: size, Stride: c.Stride, Root: c.Root}
+	if err := sh.Validate(); err != nil {
+		return sh, fmt.Errorf("cuda: node call: %w", err)
+	}
+	if need := sh.SlotBytes(); need > c.SlotBytes {
+		return sh, fmt.Errorf("cuda: node %v of %d elements on %d ranks needs slots of %d bytes, not %d", c.Alg, c.Count, n, need, c.SlotBytes)
+	}
+	for q, p := range c.Scratch {
+		if uintptr(p)%devsync.Align != 0 {
+			return sh, fmt.Errorf("cuda: node call: scratch region %d at %#x is not %d-byte aligned", q, p, devsync.Align)
+		}
+	}
+	if c.Done%8 != 0 {
+		return sh, fmt.Errorf("cuda: node call: done words at %#x are not 8-byte aligned", c.Done)
+	}
+	if c.Ring != 0 && (c.Done == 0 || c.Mailbox == 0 || c.Ring%8 != 0 || c.Mailbox%8 != 0) {
+		return sh, fmt.Errorf("cuda: node call: a resident kernel needs done words and an 8-byte aligned ring and mailbox (ring %#x, mailbox %#x, done %#x)", c.Ring, c.Mailbox, c.Done)
+	}
+	return sh, nil
+}
+
 // NodeLaunchAsync queues this rank's kernel of call c on s (s's device
 // must be the rank's). It returns at once; the kernel ends when every
 // rank's kernel of the call has signalled it (or the abort word is set).
 func NodeLaunchAsync(s *Stream, c NodeCall, g NodeGrid) error {
-	n := len(c.Scratch)
-	switch {
-	case n < 1 || n > devsync.MaxRanks:
-		return fmt.Errorf("cuda: node call of %d ranks (1 to %d)", n, devsync.MaxRanks)
-	case c.Rank < 0 || c.Rank >= n:
-		return fmt.Errorf("cuda: node call: rank %d of %d", c.Rank, n)
-	case g.Blocks < 1 || g.Blocks > devsync.MaxBlocks || g.Threads < 32 || g.Threads > 1024 || g.Threads < n:
-		return fmt.Errorf("cuda: node grid %d blocks of %d threads (1 to %d blocks, 32 to 1024 threads)", g.Blocks, g.Threads, devsync.MaxBlocks)
-	case c.Count < 0 || c.SlotBytes%devsync.Align != 0:
-		return fmt.Errorf("cuda: node call: count %d, slot of %d bytes (a multiple of %d)", c.Count, c.SlotBytes, devsync.Align)
-	case c.Epoch < devsync.FirstEpoch:
-		return fmt.Errorf("cuda: node call: epoch %d (the first is %d)", c.Epoch, devsync.FirstEpoch)
+	sh, err := CheckNodeCall(c, g)
+	if err != nil {
+		return err
 	}
 	m, err := s.dev.nodeKernels()
 	if err != nil {
 		return err
 	}
 	f, ok := m.bytes[c.Alg]
-	size := 1
 	if c.Alg.Reduces() {
 		var fns *[coll.Float64 + 1][coll.Bxor + 1]C.gc_function
 		if fns, ok = m.fns[c.Alg]; !ok {
 			return fmt.Errorf("cuda: no node kernel for %v", c.Alg)
 		}
-		if !coll.Supports(c.Op, c.Dtype) {
-			return fmt.Errorf("cuda: node %v: %v is not defined on %v", c.Alg, c.Op, c.Dtype)
-		}
-		f, size = fns[c.Dtype][c.Op], c.Dtype.Size()
+		f = fns[c.Dtype][c.Op]
 	} else if !ok {
 		return fmt.Errorf("cuda: no node kernel for %v", c.Alg)
 	}
-	// The kernel stores into every rank's slot by the plan's layout: a
-	// slot too small would be overrun, not refused, on the device.
-	sh := devsync.Shape{Alg: c.Alg, Ranks: n, Blocks: g.Blocks, Count: c.Count, ElemSize: size, Stride: c.Stride, Root: c.Root}
-	if err := sh.Validate(); err != nil {
-		return fmt.Errorf("cuda: node call: %w", err)
-	}
-	if need := sh.SlotBytes(); need > c.SlotBytes {
-		return fmt.Errorf("cuda: node %v of %d elements on %d ranks needs slots of %d bytes, not %d", c.Alg, c.Count, n, need, c.SlotBytes)
-	}
 	var a C.gc_node_args
 	for q, p := range c.Scratch {
-		if uintptr(p)%devsync.Align != 0 {
-			return fmt.Errorf("cuda: node call: scratch region %d at %#x is not %d-byte aligned", q, p, devsync.Align)
-		}
 		a.peer[q] = C.ulonglong(p)
 	}
 	a.in, a.out = C.ulonglong(c.In), C.ulonglong(c.Out)
-	if c.Done%8 != 0 {
-		return fmt.Errorf("cuda: node call: done words at %#x are not 8-byte aligned", c.Done)
-	}
 	a.abort_word, a.status, a.done = C.ulonglong(c.Abort), C.ulonglong(c.Status), C.ulonglong(c.Done)
 	a.epoch, a.count, a.slot_bytes = C.ulonglong(c.Epoch), C.ulonglong(c.Count), C.ulonglong(c.SlotBytes)
 	a.stride = C.ulonglong(sh.BlockStride())
-	a.rank, a.nranks, a.root = C.uint(c.Rank), C.uint(n), C.uint(c.Root)
+	a.ring, a.mailbox, a.linger = C.ulonglong(c.Ring), C.ulonglong(c.Mailbox), C.ulonglong(c.Linger)
+	a.rank, a.nranks, a.root = C.uint(c.Rank), C.uint(len(c.Scratch)), C.uint(c.Root)
 	ctx, cs, err := s.live()
 	if err != nil {
 		return err

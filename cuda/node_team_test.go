@@ -287,4 +287,11 @@ func TestNodeLayoutMatchesDevsync(t *testing.T) {
 		require.Contains(t, string(src), fmt.Sprintf("#define GORING_NODE_%s %d\n", name, v))
 	}
 	require.Equal(t, devsync.MaxRanks, NodeMaxRanks, "shim.h GC_NODE_MAX_RANKS")
+	for name, v := range map[string]int{"FIELDS": devsync.RingFields, "STOP": devsync.RingStop,
+		"PARKED": devsync.RingParked, "FINAL": devsync.RingFinal} {
+		require.Contains(t, string(src), fmt.Sprintf("#define GORING_RING_%s %d", name, v))
+	}
+	require.Equal(t, 2*devsync.RingFields, devsync.RingStop, "the stop word follows the pairs")
+	require.Contains(t, string(src), "#define GORING_LEAVE_MARK (1ull << 63)")
+	require.Equal(t, uint64(1)<<63, devsync.LeaveMark)
 }

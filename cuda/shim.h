@@ -128,6 +128,7 @@ typedef struct {
     unsigned long long in, out;
     unsigned long long abort_word, status, done;
     unsigned long long epoch, count, slot_bytes, stride;
+    unsigned long long ring, mailbox, linger; /* a resident kernel's (devsync/resident.go); ring 0: none */
     unsigned int       rank, nranks, root;
 } gc_node_args;
 gc_result gc_launch_node(gc_ctx ctx, gc_function f, unsigned grid, unsigned block, gc_stream s,

@@ -59,6 +59,9 @@ struct node_args {
     unsigned long long count;      // elements (allgather: bytes) per devsync.Shape.Count
     unsigned long long slot_bytes; // one data slot, a multiple of 16
     unsigned long long stride;     // reduce_scatter: elements between input blocks (devsync.Shape.BlockStride)
+    unsigned long long ring;       // host-mapped ring (devsync/resident.go); 0: a kernel of this one call
+    unsigned long long mailbox;    // device memory: CTA 0 passes the ring's calls to the other CTAs
+    unsigned long long linger;     // ns a resident kernel waits for the next call
     unsigned int       rank, nranks;
     unsigned int       root; // bcast: the rank whose input every rank gets
 };
@@ -170,7 +173,191 @@ __device__ __forceinline__ void finish(const node_args &a)
 {
     if (a.done == 0) return;
     __syncthreads();
-    if (threadIdx.x == 0) store_release_sys(reinterpret_cast<u64 *>(a.done) + blockIdx.x, a.epoch);
+    if (threadIdx.x == 0) {
+        store_release_sys(reinterpret_cast<u64 *>(a.done) + blockIdx.x, a.epoch);
+        // A resident kernel's thread 0 now spins on loads, and a store to
+        // pinned memory can wait in the GPU while it does: the fence
+        // sends the done word on its way (a launched kernel ends here).
+        if (a.ring != 0) asm volatile("fence.sc.sys;" ::: "memory");
+    }
+}
+
+// Resident kernels (devsync/resident.go): a kernel launched with a ring
+// takes the team's next calls from it after its first, until no call
+// came for its linger, the host's stop word names its last call, or the
+// abort word is set. The ring holds the call's fields as pairs (epoch,
+// field), pair 0's epoch the doorbell; these indices equal devsync's.
+#define GORING_RING_FIELDS 6 // in, out, count, stride, root, linger: pairs 0-5
+#define GORING_RING_STOP 12
+#define GORING_RING_PARKED 16
+#define GORING_RING_FINAL 17
+#define GORING_LEAVE_MARK (1ull << 63)
+#define GORING_RING_LOOK_EVERY 16 // doorbell loads between looks at the clock, the stop and abort words
+
+__device__ __forceinline__ u64 globaltimer()
+{
+    u64 t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+__device__ __forceinline__ void store_relaxed_sys(u64 *p, u64 v)
+{
+    asm volatile("st.relaxed.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ void store_relaxed_gpu(u64 *p, u64 v)
+{
+    asm volatile("st.relaxed.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ void store_release_gpu(u64 *p, u64 v)
+{
+    asm volatile("st.release.gpu.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ u64 load_acquire_gpu(const u64 *p)
+{
+    u64 v;
+    asm volatile("ld.acquire.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+__device__ __forceinline__ u64 load_relaxed_gpu(const u64 *p)
+{
+    u64 v;
+    asm volatile("ld.relaxed.gpu.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+    return v;
+}
+
+// load_pair: one 16-byte load of a ring pair, its epoch and its field
+// together. A load of pinned host memory costs a round trip over PCIe
+// (about 1.1 µs on an H200): six threads each poll a pair, so the call's
+// fields arrive with its doorbell, not one round trip each after it.
+__device__ __forceinline__ void load_pair(const u64 *p, u64 *epoch, u64 *field)
+{
+    asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(*epoch), "=l"(*field) : "l"(p) : "memory");
+}
+
+__device__ __forceinline__ bool aborted(const node_args &a)
+{
+    return a.abort_word != 0 && load_relaxed_sys(reinterpret_cast<const u64 *>(a.abort_word)) != 0;
+}
+
+// ring_doorbell: thread 0 of CTA 0 waits for the call after a.epoch
+// (pair 0's epoch) and returns its field 0, or false to leave. Before it
+// leaves for the linger it parks (devsync/resident.go): the parked word,
+// a sequentially consistent fence at system scope, the doorbell again,
+// and the final word saying which way it went; without the fence the
+// host's doorbell and this parking could miss each other.
+__device__ bool ring_doorbell(const node_args &a, u64 *field)
+{
+    u64 *const ring = reinterpret_cast<u64 *>(a.ring);
+    const u64  e = a.epoch, start = globaltimer();
+    u64        ep;
+    for (unsigned spins = 1;; spins++) {
+        load_pair(ring, &ep, field);
+        if (ep == e + 1) return true;
+        if (spins % GORING_RING_LOOK_EVERY != 0) continue;
+        if (load_relaxed_sys(ring + GORING_RING_STOP) >= e || aborted(a)) return false;
+        if (globaltimer() - start < a.linger) continue;
+        store_relaxed_sys(ring + GORING_RING_PARKED, e);
+        asm volatile("fence.sc.sys;" ::: "memory");
+        load_pair(ring, &ep, field);
+        const bool took = ep == e + 1;
+        store_relaxed_sys(ring + GORING_RING_FINAL, e << 1 | (took ? 1 : 0));
+        asm volatile("fence.sc.sys;" ::: "memory"); // the host waits for this word: send it (finish says why)
+        return took;
+    }
+}
+
+// next_call: every thread of the CTA, after the call of s.epoch. In CTA
+// 0, thread 0 waits for the doorbell while threads 1-5 wait for their
+// pairs (or thread 0's word to leave); then thread 0 releases the call
+// (or the leave mark) into the mailbox, where the other CTAs' thread 0
+// acquires it, watching the abort word. On a call, s becomes it; false
+// (the same for every thread): leave.
+__device__ bool next_call(node_args &s)
+{
+    __shared__ u64          f[GORING_RING_FIELDS];
+    __shared__ volatile int verdict; // CTA 0: -1 waiting, 0 leave, 1 take
+    u64 *const              box = reinterpret_cast<u64 *>(s.mailbox);
+    const u64               e   = s.epoch;
+    const unsigned          t   = threadIdx.x;
+    if (blockIdx.x == 0) {
+        if (t == 0) verdict = -1;
+        __syncthreads();
+        if (t == 0) {
+            u64        v;
+            const bool take = ring_doorbell(s, &v);
+            if (take) {
+                f[0] = v;
+                // An acquire: this call's input, which the caller wrote
+                // before the doorbell, is read through this SM's L1.
+                asm volatile("fence.acq_rel.sys;" ::: "memory");
+            }
+            verdict = take ? 1 : 0;
+        } else if (t < GORING_RING_FIELDS) {
+            const u64 *pair = reinterpret_cast<const u64 *>(s.ring) + 2 * t;
+            for (;;) {
+                u64 ep, v;
+                load_pair(pair, &ep, &v);
+                if (ep == e + 1) {
+                    f[t] = v;
+                    break;
+                }
+                if (verdict == 0) break;
+            }
+        }
+        __syncthreads();
+        if (t == 0) {
+            if (verdict == 1)
+                for (unsigned i = 0; i < GORING_RING_FIELDS; i++) store_relaxed_gpu(box + 1 + i, f[i]);
+            store_release_gpu(box, verdict == 1 ? e + 1 : (GORING_LEAVE_MARK | e));
+        }
+        if (verdict == 0) return false;
+    } else {
+        __shared__ int take;
+        if (t == 0) {
+            take = 0;
+            for (unsigned spins = 1;; spins++) {
+                const u64 v = load_acquire_gpu(box);
+                if (v == e + 1) {
+                    take = 1;
+                    break;
+                }
+                if (v == (GORING_LEAVE_MARK | e)) break;
+                if (spins % GORING_NODE_ABORT_EVERY == 0 && aborted(s)) break;
+            }
+            if (take)
+                for (unsigned i = 0; i < GORING_RING_FIELDS; i++) f[i] = load_relaxed_gpu(box + 1 + i);
+        }
+        __syncthreads();
+        if (!take) return false;
+    }
+    if (t == 0) {
+        s.in = f[0], s.out = f[1], s.count = f[2], s.stride = f[3], s.root = (unsigned)f[4], s.linger = f[5];
+        s.epoch = e + 1;
+    }
+    __syncthreads();
+    return true;
+}
+
+// serve: run call on a, then, for a resident kernel, every call the ring
+// hands it. The CTA keeps its call in shared memory (one inlined body of
+// call for both kinds of kernel); thread 0 rewrites it between calls,
+// after finish's barrier and next_call's (no thread reads it then), and
+// before the barrier that lets the others read it again.
+template <typename Call> __device__ __forceinline__ void serve(const node_args &a, Call call)
+{
+    __shared__ node_args s;
+    if (threadIdx.x == 0) s = a;
+    __syncthreads();
+    const bool resident = a.ring != 0 && a.done != 0 && a.mailbox != 0;
+    do {
+        call(s);
+        finish(s);
+    } while (resident && next_call(s));
 }
 
 // Memory-level parallelism. A load over NVLink takes microseconds, so a
@@ -553,24 +740,23 @@ __device__ __forceinline__ void bcast(const node_args &a)
 
 extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a)
 {
-    allgather(a);
-    finish(a);
+    serve(a, [](const node_args &x) { allgather(x); });
 }
 
 extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_bcast(node_args a)
 {
-    bcast(a);
-    finish(a);
+    serve(a, [](const node_args &x) { bcast(x); });
 }
 
-// goring_node_{oneshot,twoshot,reduce_scatter}_<dtype>_<op>. Every kernel
-// ends with finish, whether its call completed or an abort stopped it.
+// goring_node_{oneshot,twoshot,reduce_scatter}_<dtype>_<op>. Every call
+// ends with finish, whether it completed or an abort stopped it; a
+// resident kernel then takes the next (serve).
 #define GORING_NODE_KERNELS(name, T, Op)                                                                    \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
-        goring_node_oneshot_##name(node_args a) { oneshot<T, Op>(a); finish(a); }                           \
+        goring_node_oneshot_##name(node_args a) { serve(a, [](const node_args &x) { oneshot<T, Op>(x); }); } \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
-        goring_node_twoshot_##name(node_args a) { twoshot<T, Op>(a); finish(a); }                           \
+        goring_node_twoshot_##name(node_args a) { serve(a, [](const node_args &x) { twoshot<T, Op>(x); }); } \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
-        goring_node_reduce_scatter_##name(node_args a) { reduce_scatter<T, Op>(a); finish(a); }
+        goring_node_reduce_scatter_##name(node_args a) { serve(a, [](const node_args &x) { reduce_scatter<T, Op>(x); }); }
 
 GORING_FOR_EACH_REDUCTION(GORING_NODE_KERNELS)
