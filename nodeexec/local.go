@@ -36,11 +36,30 @@ type Local struct {
 	polls      int   // Progress's looks at the running call
 	broken     error // an aborted call leaves the flags unusable: every later call fails with it
 	grid       func(bytes int) cuda.NodeGrid
+	// Resident kernels (resident.go): the ring in the host-mapped words
+	// (ringAt) and its device address, the mailbox, the linger, the
+	// kernel that may take the next call, and when the last call's end
+	// was seen.
+	ring    ring
+	ringPtr cuda.DevicePtr
+	mailbox *cuda.Buffer
+	linger  time.Duration
+	shared  bool // the ranks share a GPU: no kernel stays resident
+	res     residentKernel
+	resided bool // a resident kernel was launched: Close waits for it to leave
+	handed  int
+	lastEnd time.Time
+	backoff int // calls launched without a linger after the last kernel that waited in vain
+	skip    int // of those, still to come
 }
 
 // doneAt is the done words' offset in the host-mapped words: a cache line
 // of their own, away from the words the host writes.
 const doneAt = 64
+
+// ringAt is the resident kernels' ring's offset in the host-mapped words
+// (devsync.RingBytes, after the done words, cache-line aligned).
+const ringAt = doneAt + devsync.DoneBytes
 
 // errorCheckEvery is how many looks at a running call's done words
 // Progress takes between two driver queries for an error (a kernel that
@@ -84,7 +103,7 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	case slotBytes <= 0 || slotBytes%devsync.Align != 0:
 		return nil, fmt.Errorf("nodeexec: slots of %d bytes (a positive multiple of %d)", slotBytes, devsync.Align)
 	}
-	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: gridFor(size)}
+	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: gridFor(size), linger: DefaultLinger}
 	defer func() {
 		if err != nil {
 			_ = l.Close()
@@ -96,7 +115,7 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	if err = l.scratch.Memset(0, devsync.FlagBytes, 0); err != nil {
 		return nil, err
 	}
-	if l.words, err = dev.AllocMappedHost(doneAt + devsync.DoneBytes); err != nil {
+	if l.words, err = dev.AllocMappedHost(ringAt + devsync.RingBytes); err != nil {
 		return nil, err
 	}
 	if l.abort, err = l.words.Word(0); err != nil {
@@ -117,6 +136,23 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 		return nil, err
 	}
 	if l.donePtr, err = l.words.MappedAddr(dev, doneAt); err != nil {
+		return nil, err
+	}
+	words, err := l.words.Words(ringAt, devsync.RingWords)
+	if err != nil {
+		return nil, err
+	}
+	for i := range words {
+		words[i].Store(0)
+	}
+	l.ring = words
+	if l.ringPtr, err = l.words.MappedAddr(dev, ringAt); err != nil {
+		return nil, err
+	}
+	if l.mailbox, err = dev.Alloc(devsync.MailboxBytes); err != nil {
+		return nil, err
+	}
+	if err = l.mailbox.Memset(0, devsync.MailboxBytes, 0); err != nil {
 		return nil, err
 	}
 	if l.stream, err = dev.NewStream(); err != nil {
@@ -230,7 +266,7 @@ func (l *Local) Open(cards [][]byte, sharedGPU bool) error {
 		}
 		peers[r], ptrs[r] = p, p.Ptr()
 	}
-	l.peers, l.ptrs = peers, ptrs
+	l.peers, l.ptrs, l.shared = peers, ptrs, sharedGPU
 	return nil
 }
 
@@ -369,7 +405,7 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 		e, g := l.epoch.Next(), l.grid(bytes)
 		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
 			Count: s.Count, Stride: s.Stride, Root: s.Root, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr, Done: l.donePtr}
-		if err := cuda.NodeLaunchAsync(stream, nc, g); err != nil {
+		if err := l.start(stream, nc, g, on == nil && len(pieces) == 1); err != nil {
 			// The peers whose launches worked wait in this piece's epoch
 			// (the first piece's too): a later call of this rank would
 			// take that epoch and release their kernels with its own
@@ -427,7 +463,7 @@ func (l *Local) Progress() (bool, error) {
 		}
 		return false, nil
 	}
-	l.running = false
+	l.running, l.lastEnd = false, time.Now()
 	if st := l.status.Load(); st != 0 {
 		l.broken = fmt.Errorf("nodeexec: call %d was aborted", st)
 		return false, l.broken
@@ -460,6 +496,9 @@ func (l *Local) Close() error {
 	if l.running {
 		errs = append(errs, l.Abort(errors.New("closed")))
 	}
+	if err := l.retire(); err != nil {
+		return errors.Join(append(errs, err)...) // freeing under a kernel that reads it would fault the context
+	}
 	for _, p := range l.peers {
 		if p != nil {
 			errs = append(errs, p.Free())
@@ -472,8 +511,13 @@ func (l *Local) Close() error {
 	if l.words != nil {
 		errs = append(errs, l.words.Free())
 	}
+	if l.mailbox != nil {
+		errs = append(errs, l.mailbox.Free())
+	}
 	if l.scratch != nil {
 		errs = append(errs, l.scratch.Free())
 	}
+	// A second Close frees nothing twice and touches no freed word.
+	l.stream, l.words, l.mailbox, l.scratch, l.ring = nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
