@@ -89,6 +89,13 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "allgather's output; a larger allreduce or reduce_scatter runs in pieces that fit); each GPU "
      "of such a team holds two slots. 0: off",
      ucc_offsetof(ucc_tl_goring_context_config_t, node_max), UCC_CONFIG_TYPE_STRING},
+    {"NODE_LINGER", "50us",
+     "how long a node kernel (NODE_MAX) of up to 16 CTAs stays on the GPU after its call, for "
+     "the team's next call, which it then takes from host memory without a launch; it stays "
+     "only while calls come back to back, and leaves at once for a call it cannot run. Work "
+     "that waits for the whole device waits for it this long at most. off or 0: launch every "
+     "call; at most 10ms",
+     ucc_offsetof(ucc_tl_goring_context_config_t, node_linger), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 
 UCC_CLASS_INIT_FUNC(ucc_tl_goring_lib_t, const ucc_base_lib_params_t *params,

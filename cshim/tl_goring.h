@@ -65,6 +65,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *scores;      /* checked by goring: model or fixed */
     char                   *crossmem;    /* checked by goring: off, auto or 1..16 threads */
     char                   *node_max;    /* checked by goring: bytes, 0 turns node kernels off */
+    char                   *node_linger; /* checked by goring: off or a duration <= 10ms */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

@@ -29,7 +29,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"cpath_max", cfg->cpath_max},
               {"scores", cfg->scores},
               {"crossmem", cfg->crossmem},
-              {"node_max", cfg->node_max}};
+              {"node_max", cfg->node_max},
+              {"node_linger", cfg->node_linger}};
     size_t off = 0;
     int    n;
 

@@ -178,6 +178,8 @@ func newNodeRunner(k *Call) (Runner, error) {
 			// This rank cannot: it says so in the exchange, and every
 			// rank runs the call as messages.
 			t.node.off = err
+		} else {
+			l.SetLinger(t.ctx.opts.nodeLinger)
 		}
 		t.node.local = l
 	}
@@ -417,8 +419,8 @@ func (t *Team) closeNode() error {
 	}
 	if st := t.node.stats; st.calls > 0 && os.Getenv("GORING_NODE_STATS") != "" {
 		per := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e3 / float64(st.calls) }
-		fmt.Fprintf(os.Stderr, "goring node: rank %d of %d, %d calls (%d on the caller's stream), us per call: launch %.1f, launch to completion seen %.1f\n",
-			t.rank, t.size, st.calls, st.onStream, per(st.launch), per(st.finish))
+		fmt.Fprintf(os.Stderr, "goring node: rank %d of %d, %d calls (%d on the caller's stream, %d handed to a resident kernel), us per call: launch %.1f, launch to completion seen %.1f\n",
+			t.rank, t.size, st.calls, st.onStream, t.node.local.Handed(), per(st.launch), per(st.finish))
 	}
 	err := t.node.local.Close()
 	t.node.local, t.node.stream = nil, nil // the caller's stream stays the caller's

@@ -3,10 +3,12 @@ package team
 import (
 	"errors"
 	"testing"
+	"time"
 
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/cudaexec"
 	"github.com/goring-hpc/goring/exec"
+	"github.com/goring-hpc/goring/nodeexec"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -66,4 +68,19 @@ func TestRunsNodeLeavesMeasuredSizesToTheMessages(t *testing.T) {
 	assert.True(t, team(4).runsNode(ar, dev, 128<<20), "four ranks: the kernels in pieces")
 	assert.True(t, team(2).runsNode(ag, dev, 16<<20), "a pair's 16 MiB allgather: the kernel")
 	assert.False(t, team(2).runsNode(ag, dev, 32<<20), "a pair's 32 MiB allgather: the copies")
+}
+
+func TestNodeLingerOption(t *testing.T) {
+	o, err := parseOptions("")
+	require.NoError(t, err)
+	assert.Equal(t, nodeexec.DefaultLinger, o.nodeLinger)
+	for v, want := range map[string]time.Duration{"off": 0, "0": 0, "0s": 0, "20us": 20 * time.Microsecond, "10ms": 10 * time.Millisecond} {
+		o, err := parseOptions("node_linger=" + v)
+		require.NoError(t, err, v)
+		assert.Equal(t, want, o.nodeLinger, v)
+	}
+	for _, bad := range []string{"-1us", "11ms", "1s", "abc", "", "50"} {
+		_, err := parseOptions("node_linger=" + bad)
+		assert.ErrorContains(t, err, "node_linger", bad)
+	}
 }

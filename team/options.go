@@ -11,6 +11,7 @@ import (
 	"github.com/goring-hpc/goring/coll"
 	"github.com/goring-hpc/goring/devsync"
 	"github.com/goring-hpc/goring/direct"
+	"github.com/goring-hpc/goring/nodeexec"
 	"github.com/goring-hpc/goring/sched"
 	"github.com/goring-hpc/goring/units"
 )
@@ -46,7 +47,14 @@ type options struct {
 	// vector, a reduce_scatter's input, an allgather's output, bytes) that
 	// runs as a node kernel (node.go); 0: none.
 	nodeMax int64
+	// nodeLinger is how long a node kernel stays on the GPU for the team's
+	// next call (nodeexec.SetLinger): 0 launches every call.
+	nodeLinger time.Duration
 }
+
+// maxNodeLinger bounds node_linger: work that waits for the whole device
+// waits for a lingering kernel this long at most.
+const maxNodeLinger = 10 * time.Millisecond
 
 // defaultNodeMax is the default slot of the node kernels: two slots of it
 // per GPU per team that runs one (128 MiB).
@@ -64,7 +72,7 @@ const (
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax, nodeLinger: nodeexec.DefaultLinger}
 	for _, c := range coll.Collectives {
 		if a := choose.Base(c); a != "" && !c.Routed() {
 			o.algs[c] = a
@@ -143,6 +151,15 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option node_max=%q: want a byte count from 0 (node kernels off) to %d, with an optional suffix (K, M, KiB, MiB)", v, maxNodeMax)
 			}
 			o.nodeMax = n / devsync.Align * devsync.Align
+		case k == "node_linger":
+			d, err := time.ParseDuration(v)
+			if v == "0" || strings.EqualFold(v, "off") {
+				d, err = 0, nil
+			}
+			if err != nil || d < 0 || d > maxNodeLinger {
+				return o, fmt.Errorf("option node_linger=%q: want off, 0, or a Go duration up to %v (how long a node kernel waits on the GPU for the next call)", v, maxNodeLinger)
+			}
+			o.nodeLinger = d
 		case k == "crossmem":
 			switch n, err := strconv.Atoi(v); {
 			case strings.EqualFold(v, "off") || v == "n" || v == "no":
@@ -172,7 +189,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = v != "auto"
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, claims, keepawake, cpath_max, scores, crossmem, node_max, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, claims, keepawake, cpath_max, scores, crossmem, node_max, node_linger, alg_<collective>)", k)
 		}
 	}
 	return o, nil
