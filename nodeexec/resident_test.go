@@ -188,31 +188,31 @@ func TestResidentKernelTakesBackToBackCalls(t *testing.T) {
 	}
 }
 
+// lingeringPair is pairInProcess with the linger set and calls in-place
+// allreduces of 4 KiB run back to back: from the second on, a kernel
+// stays after each.
+func lingeringPair(t *testing.T, linger time.Duration, calls int) [2]*Local {
+	t.Helper()
+	ls := pairInProcess(t, 16<<10)
+	var cs [2]Call
+	for r, l := range ls {
+		l.SetLinger(linger)
+		buf, err := l.dev.Alloc(4096)
+		require.NoError(t, err)
+		t.Cleanup(func() { buf.Free() })
+		cs[r] = Call{Collective: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum, Count: 1024, In: buf.Ptr(), Out: buf.Ptr()}
+	}
+	for range calls {
+		runPair(t, ls, cs)
+	}
+	return ls
+}
+
 // A kernel lingering far longer than the test leaves when the host tells
 // it to: Close returns at once, with the stream idle, rather than after
 // the linger.
 func TestCloseEndsALingeringKernel(t *testing.T) {
-	const slot = 16 << 10
-	ls := pairInProcess(t, slot)
-	for _, l := range ls {
-		l.SetLinger(time.Hour)
-	}
-	var buf [2]*cuda.Buffer
-	for r, l := range ls {
-		var err error
-		buf[r], err = l.dev.Alloc(4096)
-		require.NoError(t, err)
-		t.Cleanup(func() { buf[r].Free() })
-	}
-	c := Call{Collective: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum, Count: 1024}
-	for range 3 { // the first call's kernel leaves at once (no call before it); the second stays
-		var cs [2]Call
-		for r := range ls {
-			cs[r] = c
-			cs[r].In, cs[r].Out = buf[r].Ptr(), buf[r].Ptr()
-		}
-		runPair(t, ls, cs)
-	}
+	ls := lingeringPair(t, time.Hour, 3) // the first call's kernel leaves at once (no call before it); the second stays
 	for r, l := range ls {
 		require.True(t, l.res.live, "rank %d: no resident kernel after three calls back to back", r)
 		idle, err := l.stream.Done()
@@ -231,28 +231,8 @@ func TestCloseEndsALingeringKernel(t *testing.T) {
 // A device-wide synchronisation waits for a lingering kernel only as
 // long as its linger: the kernel leaves by itself.
 func TestDeviceSyncWaitsOnlyTheLinger(t *testing.T) {
-	const slot = 16 << 10
-	ls := pairInProcess(t, slot)
 	const linger = 200 * time.Millisecond
-	for _, l := range ls {
-		l.SetLinger(linger)
-	}
-	var buf [2]*cuda.Buffer
-	for r, l := range ls {
-		var err error
-		buf[r], err = l.dev.Alloc(4096)
-		require.NoError(t, err)
-		t.Cleanup(func() { buf[r].Free() })
-	}
-	c := Call{Collective: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum, Count: 1024}
-	for range 2 {
-		var cs [2]Call
-		for r := range ls {
-			cs[r] = c
-			cs[r].In, cs[r].Out = buf[r].Ptr(), buf[r].Ptr()
-		}
-		runPair(t, ls, cs)
-	}
+	ls := lingeringPair(t, linger, 2)
 	require.True(t, ls[0].res.live)
 	done := make(chan error, 1)
 	go func() {
