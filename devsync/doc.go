@@ -81,6 +81,13 @@
 // needs the last kernel's words only: stream order ends the earlier ones
 // first.
 //
+// # Resident kernels
+//
+// A kernel may stay after its call and take the team's next calls from
+// a ring in host-mapped memory (resident.go): the ring's words, the
+// host's hand-over, and the parking by which a kernel leaves without
+// losing a call that races with it.
+//
 // # User buffers
 //
 // No plan reads a peer's user buffers: data crosses between ranks only

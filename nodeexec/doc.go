@@ -4,7 +4,10 @@
 // per call (or one per piece of an allreduce or reduce_scatter larger
 // than the slots: pieces.go) and polls the kernels' done words in host
 // memory, with no host round trip per step. The kernels: allreduce (one
-// shot or two), reduce_scatter, allgather and bcast.
+// shot or two), reduce_scatter, allgather and bcast. A small call that
+// follows the last within the linger is handed to that call's kernel,
+// still on the GPU, through a ring in host memory instead of launched
+// (resident.go, devsync/resident.go).
 //
 // A Local is one rank's side of a team's node collectives: its scratch
 // region (devsync's flag area and two data slots), exported by CUDA IPC
