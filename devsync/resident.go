@@ -35,7 +35,12 @@ package devsync
 // 2k+1, so that a thread of the kernel loads a field with its epoch in
 // one load over PCIe (six threads, one pair each: the fields arrive with
 // the doorbell, not a round trip each after it). Pair 0's epoch is the
-// doorbell, stored last. The host writes the first two cache lines (the
+// doorbell, stored last. Within a pair the host stores the field before
+// the epoch, and a thread that sees its pair's epoch takes the field of
+// the same 16-byte load: this leans on the GPU's aligned 16-byte load of
+// pinned memory being served from one snapshot of the host's cache line
+// (one PCIe read), which held in every run here (x86 hosts, H200s); the
+// call's outputs compared in the tests would show a torn pair. The host writes the first two cache lines (the
 // pairs and the stop word); the kernel writes the third (parked, final).
 const (
 	FieldIn     = iota // the handed call's input, a device address
