@@ -197,16 +197,18 @@ var loadKernelsOnGPU = func(ord int, node bool) error {
 		return err
 	}
 	defer func() { _ = d.Close() }()
-	if node {
-		return d.LoadKernels()
-	}
-	return d.LoadKernelsButNode()
+	return loadFamilies(d, node)
 }
 
 // loadKernels loads on d the kernel families the team may launch: the
 // node collectives only where its shape can run them (mayRunNode).
-func (t *Team) loadKernels(d *cuda.Device) error {
-	if t.mayRunNode() {
+func (t *Team) loadKernels(d *cuda.Device) error { return loadFamilies(d, t.mayRunNode()) }
+
+// loadFamilies loads on d every kernel family, or all but the node
+// collectives' (19 MB of modules a team that cannot run them never
+// needs).
+func loadFamilies(d *cuda.Device, node bool) error {
+	if node {
 		return d.LoadKernels()
 	}
 	return d.LoadKernelsButNode()
