@@ -44,6 +44,25 @@ static inline void ucc_mpi_die(const char *prog, const char *what, ucc_status_t 
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
+/* ucc_mpi_oob is the out-of-band allgather over comm that contexts and
+ * teams exchange their addresses with (the same type for both). */
+static inline ucc_oob_coll_t ucc_mpi_oob(MPI_Comm comm)
+{
+    ucc_oob_coll_t oob;
+    int            rank, size;
+
+    MPI_Comm_rank(comm, &rank);
+    MPI_Comm_size(comm, &size);
+    memset(&oob, 0, sizeof(oob));
+    oob.allgather = ucc_mpi_oob_allgather;
+    oob.req_test  = ucc_mpi_oob_test;
+    oob.req_free  = ucc_mpi_oob_free;
+    oob.coll_info = (void *)comm;
+    oob.n_oob_eps = size;
+    oob.oob_ep    = rank;
+    return oob;
+}
+
 /* ucc_mpi_context initializes UCC (single-threaded) into *lib and makes a
  * context of comm's ranks. */
 static inline ucc_context_h ucc_mpi_context(const char *prog, MPI_Comm comm, ucc_lib_h *lib)
@@ -54,21 +73,13 @@ static inline ucc_context_h ucc_mpi_context(const char *prog, MPI_Comm comm, ucc
     ucc_context_params_t cp;
     ucc_context_h        ctx;
     ucc_status_t         st;
-    int                  rank, size;
 
-    MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
     if ((st = ucc_lib_config_read(NULL, NULL, &lcfg)) != UCC_OK) ucc_mpi_die(prog, "ucc_lib_config_read", st);
     if ((st = ucc_init(&lp, lcfg, lib)) != UCC_OK) ucc_mpi_die(prog, "ucc_init", st);
     ucc_lib_config_release(lcfg);
     memset(&cp, 0, sizeof(cp));
     cp.mask          = UCC_CONTEXT_PARAM_FIELD_OOB;
-    cp.oob.allgather = ucc_mpi_oob_allgather;
-    cp.oob.req_test  = ucc_mpi_oob_test;
-    cp.oob.req_free  = ucc_mpi_oob_free;
-    cp.oob.coll_info = (void *)comm;
-    cp.oob.n_oob_eps = size;
-    cp.oob.oob_ep    = rank;
+    cp.oob           = ucc_mpi_oob(comm);
     if ((st = ucc_context_config_read(*lib, NULL, &ccfg)) != UCC_OK) ucc_mpi_die(prog, "ucc_context_config_read", st);
     if ((st = ucc_context_create(*lib, &cp, ccfg, &ctx)) != UCC_OK) ucc_mpi_die(prog, "ucc_context_create", st);
     ucc_context_config_release(ccfg);
@@ -81,18 +92,12 @@ static inline ucc_team_h ucc_mpi_team(const char *prog, ucc_context_h ctx, MPI_C
     ucc_team_params_t tp;
     ucc_team_h        t;
     ucc_status_t      st;
-    int               rank, size;
+    int               rank;
 
     MPI_Comm_rank(comm, &rank);
-    MPI_Comm_size(comm, &size);
     memset(&tp, 0, sizeof(tp));
     tp.mask          = UCC_TEAM_PARAM_FIELD_EP | UCC_TEAM_PARAM_FIELD_EP_RANGE | UCC_TEAM_PARAM_FIELD_OOB;
-    tp.oob.allgather = ucc_mpi_oob_allgather;
-    tp.oob.req_test  = ucc_mpi_oob_test;
-    tp.oob.req_free  = ucc_mpi_oob_free;
-    tp.oob.coll_info = (void *)comm;
-    tp.oob.n_oob_eps = size;
-    tp.oob.oob_ep    = rank;
+    tp.oob           = ucc_mpi_oob(comm);
     tp.ep            = rank;
     tp.ep_range      = UCC_COLLECTIVE_EP_RANGE_CONTIG;
     if ((st = ucc_team_create_post(&ctx, 1, &tp, &t)) != UCC_OK) ucc_mpi_die(prog, "ucc_team_create_post", st);
