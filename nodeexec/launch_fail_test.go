@@ -18,14 +18,7 @@ import (
 // test's end; it skips without a GPU.
 func localOnGPU0(t *testing.T, rank, size, slot int) (*cuda.Device, *Local) {
 	t.Helper()
-	if err := cuda.Load(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	if n, err := cuda.DeviceCount(); err != nil || n < 1 {
-		t.Skipf("no GPU (%d, %v)", n, err)
-	}
-	runtime.LockOSThread()
-	t.Cleanup(runtime.UnlockOSThread)
+	gpusOrSkip(t)
 	dev, err := cuda.Open(0)
 	require.NoError(t, err)
 	t.Cleanup(func() { _ = dev.Close() })
@@ -34,6 +27,22 @@ func localOnGPU0(t *testing.T, rank, size, slot int) (*cuda.Device, *Local) {
 	require.NoError(t, err)
 	t.Cleanup(func() { require.NoError(t, l.Close()) })
 	return dev, l
+}
+
+// gpusOrSkip is how many GPUs the driver shows, the test's goroutine
+// locked to its thread until the test ends; it skips without a GPU.
+func gpusOrSkip(t *testing.T) int {
+	t.Helper()
+	if err := cuda.Load(); err != nil {
+		t.Skipf("no CUDA driver: %v", err)
+	}
+	n, err := cuda.DeviceCount()
+	if err != nil || n < 1 {
+		t.Skipf("no GPU (%d, %v)", n, err)
+	}
+	runtime.LockOSThread()
+	t.Cleanup(runtime.UnlockOSThread)
+	return n
 }
 
 // A call in pieces whose second piece fails to launch, with the first

@@ -25,15 +25,7 @@ import (
 // without a GPU.
 func pairInProcess(t *testing.T, slot int) [2]*Local {
 	t.Helper()
-	if err := cuda.Load(); err != nil {
-		t.Skipf("no CUDA driver: %v", err)
-	}
-	n, err := cuda.DeviceCount()
-	if err != nil || n < 1 {
-		t.Skipf("no GPU (%d, %v)", n, err)
-	}
-	runtime.LockOSThread()
-	t.Cleanup(runtime.UnlockOSThread)
+	n := gpusOrSkip(t)
 	var devs [2]*cuda.Device
 	for r := range devs {
 		ord := 0
