@@ -13,7 +13,8 @@
 #   OUT=$OUT bash .carry/device_node.sh [np]       # there; np defaults to 4
 #
 # Settings (environment): BUILD_ONLY=1 (build UCC and tl/goring, stop),
-# CLAIMS=1 (goring tune ucc here, and the claims file through UCC: below; CLAIMS_COLLS), TIMED=0
+# CLAIMS=1 (goring tune ucc here, and the claims file through UCC: below;
+# CLAIMS_COLLS, CLAIMS_MIN/CLAIMS_MAX, CLAIMS_ITERS/CLAIMS_WARMUP), TIMED=0
 # (no timed runs, no table),
 # ITERS/WARMUP (ucc_perftest -n/-w, 20/5), MINCOUNT/MAXCOUNT (floats per
 # rank, 4096/67108864), STEP (table rows: 4 = every 4th power of 2, 2 =
@@ -207,7 +208,8 @@ if [ "${CLAIMS:-0}" = 1 ]; then
   # third more runs, which may not fit beside the build in one call.
   bounded 400 "$G" tune ucc --np "$NP" --perftest "$P" --launcher "${MPIL[*]}" --layers "${CLAIMS_LAYERS:-nccl,cuda}" \
     --colls "${CLAIMS_COLLS:-allreduce,allgather,reduce_scatter}" \
-    --min "${CLAIMS_MIN:-16K}" --max "${CLAIMS_MAX:-64M}" --out "$OUT/claims.json" 2>"$R/tune_progress.txt" | tee "$OUT/tune.txt"
+    --min "${CLAIMS_MIN:-16K}" --max "${CLAIMS_MAX:-64M}" \
+    --iters "${CLAIMS_ITERS:-20}" --warmup "${CLAIMS_WARMUP:-5}" --out "$OUT/claims.json" 2>"$R/tune_progress.txt" | tee "$OUT/tune.txt"
   if [ -s "$OUT/claims.json" ]; then
     python3 -c '
 import json, sys
