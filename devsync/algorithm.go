@@ -23,12 +23,21 @@ const (
 	Allgather
 	// Bcast by stores: the root stores its input into every rank's slot.
 	Bcast
+	// LLOneShotAllreduce, LLReduceScatter and LLAllgather move the same
+	// data as OneShotAllreduce, ReduceScatter and Allgather in tagged
+	// lines (ll.go): no flags, no fences, one crossing of NVLink before a
+	// reader can use a byte. They suit small calls.
+	LLOneShotAllreduce
+	LLReduceScatter
+	LLAllgather
 )
 
 // Algorithms lists every algorithm in a stable order.
-var Algorithms = []Algorithm{OneShotAllreduce, TwoShotAllreduce, ReduceScatter, Allgather, Bcast}
+var Algorithms = []Algorithm{OneShotAllreduce, TwoShotAllreduce, ReduceScatter, Allgather, Bcast,
+	LLOneShotAllreduce, LLReduceScatter, LLAllgather}
 
-var algorithmNames = [...]string{"oneshot_allreduce", "twoshot_allreduce", "reduce_scatter", "allgather", "bcast"}
+var algorithmNames = [...]string{"oneshot_allreduce", "twoshot_allreduce", "reduce_scatter", "allgather", "bcast",
+	"ll_oneshot_allreduce", "ll_reduce_scatter", "ll_allgather"}
 
 func (a Algorithm) String() string {
 	if a >= 0 && int(a) < len(algorithmNames) {
@@ -39,7 +48,26 @@ func (a Algorithm) String() string {
 
 // Reduces reports whether the algorithm combines values (needs an op).
 func (a Algorithm) Reduces() bool {
-	return a == OneShotAllreduce || a == TwoShotAllreduce || a == ReduceScatter
+	b := a.Base()
+	return b == OneShotAllreduce || b == TwoShotAllreduce || b == ReduceScatter
+}
+
+// LL reports whether the algorithm moves its data in tagged lines (ll.go).
+func (a Algorithm) LL() bool { return a >= LLOneShotAllreduce && a <= LLAllgather }
+
+// Base is the algorithm of flags and slots that an LL algorithm computes
+// the same result as (its buffers, counts and reference); a itself
+// otherwise.
+func (a Algorithm) Base() Algorithm {
+	switch a {
+	case LLOneShotAllreduce:
+		return OneShotAllreduce
+	case LLReduceScatter:
+		return ReduceScatter
+	case LLAllgather:
+		return Allgather
+	}
+	return a
 }
 
 // Shape is one call: the algorithm, the team and grid, and the counts.
@@ -84,15 +112,17 @@ func (s Shape) Validate() error {
 		return fmt.Errorf("devsync: element size %d: 1, 2, 4 or 8", s.ElemSize)
 	case s.Alg == Bcast && (s.Root < 0 || s.Root >= s.Ranks):
 		return fmt.Errorf("devsync: root %d of %d ranks", s.Root, s.Ranks)
-	case s.Stride != 0 && (s.Alg != ReduceScatter || s.Stride < s.Count):
+	case s.Stride != 0 && (s.Alg.Base() != ReduceScatter || s.Stride < s.Count):
 		return fmt.Errorf("devsync: stride %d for %v of %d elements (reduce_scatter only, at least the count)", s.Stride, s.Alg, s.Count)
+	case s.Alg.LL():
+		return s.llValidate()
 	}
 	return nil
 }
 
 // InElems is the elements of each rank's input.
 func (s Shape) InElems() int {
-	if s.Alg == ReduceScatter {
+	if s.Alg.Base() == ReduceScatter {
 		return (s.Ranks-1)*s.BlockStride() + s.Count
 	}
 	return s.Count
@@ -100,7 +130,7 @@ func (s Shape) InElems() int {
 
 // OutElems is the elements of each rank's output.
 func (s Shape) OutElems() int {
-	if s.Alg == Allgather {
+	if s.Alg.Base() == Allgather {
 		return s.Ranks * s.Count
 	}
 	return s.Count
@@ -108,8 +138,12 @@ func (s Shape) OutElems() int {
 
 // SlotElems is the elements one data slot holds: a block per rank for
 // reduce_scatter and allgather, one region of ChunkStride per rank for a
-// two-shot allreduce (plan_allreduce_twoshot.go), the vector otherwise.
+// two-shot allreduce (plan_allreduce_twoshot.go), none for the LL
+// algorithms (their lines go to the LL area: ll.go), the vector otherwise.
 func (s Shape) SlotElems() int {
+	if s.Alg.LL() {
+		return 0
+	}
 	switch s.Alg {
 	case TwoShotAllreduce:
 		return s.Ranks * ChunkStride(s.Count, s.Ranks, VecElems(s.ElemSize))

@@ -17,8 +17,8 @@
 // Every rank owns a symmetric scratch region (same layout on every rank;
 // Layout) that every peer can load from and store to: device memory
 // mapped to the peers (peer access, or IPC handles across processes). It
-// holds flag words, then two data slots. Peers write a rank's flag words;
-// a rank only polls its own (local) flags.
+// holds flag words, the LL area, then two data slots. Peers write a
+// rank's flag words; a rank only polls its own (local) flags.
 //
 // # Epochs
 //
@@ -80,6 +80,14 @@
 // operation) and the driver query of every poll. A call in several kernels on one stream (pieces)
 // needs the last kernel's words only: stream order ends the earlier ones
 // first.
+//
+// # Tagged lines (LL)
+//
+// Small calls may skip flags altogether: the writer stores its data into
+// the reader's LL area in lines that carry the call's tag beside every 4
+// data bytes, and the reader uses a line once it holds the tag (ll.go,
+// the LL algorithms' plans). Reuse of the LL area follows from the same
+// order of calls as the slots'.
 //
 // # Resident kernels
 //

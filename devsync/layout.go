@@ -26,12 +26,17 @@ func FlagWord(phase, block, src int) int {
 func SlotBytes(payload int) int { return (payload + Align - 1) / Align * Align }
 
 // SlotOffset is the byte offset of data slot parity (0 or 1) in a scratch
-// region whose slots are slotBytes long (already rounded by SlotBytes).
-func SlotOffset(parity, slotBytes int) int { return FlagBytes + parity*slotBytes }
+// region whose slots are slotBytes long (already rounded by SlotBytes):
+// after the flag area and the LL area (ll.go).
+func SlotOffset(parity, slotBytes int) int { return FlagBytes + 2*LLAreaBytes + parity*slotBytes }
 
 // ScratchBytes is the size of a scratch region with two slots of
 // slotBytes (already rounded by SlotBytes).
-func ScratchBytes(slotBytes int) int { return FlagBytes + 2*slotBytes }
+func ScratchBytes(slotBytes int) int { return FlagBytes + 2*LLAreaBytes + 2*slotBytes }
+
+// ZeroedBytes is the start of a scratch region that must be all zeros
+// before its first call: the flag area and the LL area.
+const ZeroedBytes = FlagBytes + 2*LLAreaBytes
 
 // DoneBytes is the size of a rank's done words: one 8-byte word per block
 // of a kernel, in host-mapped memory (doc.go, "Completion").

@@ -9,10 +9,16 @@ const (
 	Input  Space = iota // the rank's own input buffer (never read by peers)
 	Output              // the rank's own output buffer (never read by peers)
 	Slot                // a rank's data slot of this call's parity (Region.Rank says whose)
+	// LL: a rank's LL area of this call's parity (Region.Rank says whose;
+	// ll.go), its payload: rank p's region starts at element
+	// p*LLRegionBytes/ElemSize. A Move that stores there stores tagged
+	// lines; a Move that reads there first waits until every line of the
+	// region holds the call's tag.
+	LL
 )
 
 func (s Space) String() string {
-	return [...]string{"input", "output", "slot"}[s]
+	return [...]string{"input", "output", "slot", "ll"}[s]
 }
 
 // Region is Len elements at element offset Off of a space; Rank names
@@ -74,6 +80,12 @@ func Plan(s Shape, rank, block int) ([]Step, error) {
 		return p.reduceScatter(), nil
 	case Allgather:
 		return p.allgather(), nil
+	case LLOneShotAllreduce:
+		return p.llOneShotAllreduce(), nil
+	case LLReduceScatter:
+		return p.llReduceScatter(), nil
+	case LLAllgather:
+		return p.llAllgather(), nil
 	}
 	return p.bcast(), nil
 }
@@ -110,6 +122,12 @@ func (p planner) slotsInRankOrder(off, n int) []Region {
 		r[q] = Region{Slot, q, off, n}
 	}
 	return r
+}
+
+// llRegion is the region of owner's LL area that rank src's lines of
+// elements [off, off+n) of its payload go to.
+func (p planner) llRegion(owner, src, off, n int) Region {
+	return Region{LL, owner, src*p.s.LLRegionBytes()/p.s.ElemSize + off, n}
 }
 
 func (p planner) signal(phase int, peers []int) Step {

@@ -80,9 +80,9 @@ func TestPlansSignalWhatTheyWaitFor(t *testing.T) {
 }
 
 // A reduction's i-th source is rank i's contribution: its own input for
-// the reducing rank, else slot elements that rank i stored (into its own
-// slot or the reducer's), so every rank folds in rank order, rank 0
-// first.
+// the reducing rank, else slot (or LL area) elements that rank i stored
+// (into its own slot or the reducer's), so every rank folds in rank
+// order, rank 0 first.
 func TestReductionsFoldInRankOrder(t *testing.T) {
 	for _, s := range shapes() {
 		if !s.Alg.Reduces() {
@@ -90,15 +90,15 @@ func TestReductionsFoldInRankOrder(t *testing.T) {
 		}
 		for b := range s.Blocks {
 			plans := make([][]Step, s.Ranks)
-			writer := map[[2]int]int{} // (slot owner, element) -> the rank that stores it
+			writer := map[[3]int]int{} // (space, owner, element) -> the rank that stores it
 			for r := range s.Ranks {
 				steps, err := Plan(s, r, b)
 				require.NoError(t, err)
 				plans[r] = steps
 				for _, st := range steps {
 					for _, d := range st.Dsts {
-						for i := d.Off; d.Space == Slot && i < d.Off+d.Len; i++ {
-							k := [2]int{d.Rank, i}
+						for i := d.Off; (d.Space == Slot || d.Space == LL) && i < d.Off+d.Len; i++ {
+							k := [3]int{int(d.Space), d.Rank, i}
 							if w, ok := writer[k]; ok && w != r {
 								t.Fatalf("%v: element %d of rank %d's slot stored by ranks %d and %d", s.Alg, i, d.Rank, w, r)
 							}
@@ -119,7 +119,8 @@ func TestReductionsFoldInRankOrder(t *testing.T) {
 							continue
 						}
 						for i := src.Off; i < src.Off+src.Len; i++ {
-							assert.Equal(t, q, writer[[2]int{src.Rank, i}], "%v rank %d block %d: source %d reads element %d of rank %d's slot", s.Alg, r, b, q, i, src.Rank)
+							w, ok := writer[[3]int{int(src.Space), src.Rank, i}]
+							assert.True(t, ok && w == q, "%v rank %d block %d: source %d reads element %d of rank %d's %v", s.Alg, r, b, q, i, src.Rank, src.Space)
 						}
 					}
 				}
@@ -138,19 +139,27 @@ func TestShapeValidate(t *testing.T) {
 		{Alg: TwoShotAllreduce, Ranks: 2, Blocks: 1, ElemSize: 3},
 		{Alg: Bcast, Ranks: 2, Blocks: 1, ElemSize: 4, Root: 2},
 		{Alg: Algorithm(42), Ranks: 2, Blocks: 1, ElemSize: 4},
+		{Alg: LLOneShotAllreduce, Ranks: 2, Blocks: 1, Count: 0, ElemSize: 4},          // no data: ends without its peers
+		{Alg: LLOneShotAllreduce, Ranks: 2, Blocks: 1, Count: 3, ElemSize: 4},          // half a word
+		{Alg: LLReduceScatter, Ranks: 2, Blocks: 1, Count: 2, ElemSize: 4, Stride: 3},  // blocks off the word
+		{Alg: LLAllgather, Ranks: 8, Blocks: 1, Count: LLAreaBytes / 8, ElemSize: 1},   // lines beyond the area
+		{Alg: LLAllgather, Ranks: 2, Blocks: 1, Count: LLAreaBytes/4 + 8, ElemSize: 1}, // one word too many
 	} {
 		assert.Error(t, bad.Validate(), "%+v", bad)
 	}
 	_, err := Plan(ok, 4, 0)
 	assert.Error(t, err)
+	assert.NoError(t, Shape{Alg: LLAllgather, Ranks: 2, Blocks: 1, Count: LLAreaBytes / 4, ElemSize: 1}.Validate(), "the area's payload, exactly")
 }
 
 func TestLayout(t *testing.T) {
 	assert.Equal(t, 16384, FlagBytes)
 	assert.Equal(t, FlagBytes/8-1, FlagWord(MaxPhases-1, MaxBlocks-1, MaxRanks-1))
 	assert.Equal(t, 32, SlotBytes(17))
-	assert.Equal(t, FlagBytes+32, SlotOffset(1, 32))
-	assert.Equal(t, FlagBytes+64, ScratchBytes(32))
+	assert.Equal(t, FlagBytes+2*LLAreaBytes+32, SlotOffset(1, 32))
+	assert.Equal(t, FlagBytes+2*LLAreaBytes+64, ScratchBytes(32))
+	assert.Equal(t, FlagBytes+LLAreaBytes, LLOffset(1))
+	assert.Equal(t, LLOffset(1)+LLAreaBytes, ZeroedBytes)
 	s := Shape{Alg: Allgather, Ranks: 3, Count: 5, ElemSize: 2}
 	assert.Equal(t, 15, s.OutElems())
 	assert.Equal(t, 32, s.SlotBytes())
@@ -169,6 +178,10 @@ func shapes() []Shape {
 	var r []Shape
 	for _, alg := range Algorithms {
 		for _, c := range []struct{ ranks, blocks, count, size int }{{2, 1, 1, 4}, {3, 2, 7, 2}, {4, 3, 1001, 4}, {8, 5, 64, 8}, {5, 4, 0, 1}} {
+			if alg.LL() { // whole 8-byte words, and some data (ll.go)
+				w := 8 / c.size
+				c.count = max(w, (c.count+w-1)/w*w)
+			}
 			r = append(r, Shape{Alg: alg, Ranks: c.ranks, Blocks: c.blocks, Count: c.count, ElemSize: c.size, Root: c.ranks - 1})
 		}
 	}

@@ -19,7 +19,7 @@ func Reference(cfg Config, call int, ins [][]byte, rank int) []byte {
 		}
 		return acc
 	}
-	switch s.Alg {
+	switch s.Alg.Base() {
 	case devsync.OneShotAllreduce, devsync.TwoShotAllreduce:
 		return fold()
 	case devsync.ReduceScatter:

@@ -51,11 +51,15 @@ func config(t *testing.T, s devsync.Shape, calls int, seed uint64) Config {
 }
 
 // shapes: every algorithm on 2 to 8 ranks, 1 to 3 blocks, counts that do
-// and do not divide.
+// and do not divide (an LL algorithm's one more where odd: its lines
+// carry whole 8-byte words).
 func shapes() []devsync.Shape {
 	var r []devsync.Shape
 	for _, alg := range devsync.Algorithms {
 		for _, c := range []struct{ ranks, blocks, count int }{{2, 1, 1}, {2, 2, 13}, {3, 3, 37}, {4, 2, 64}, {5, 1, 9}, {8, 3, 41}} {
+			if alg.LL() {
+				c.count += c.count % 2
+			}
 			r = append(r, devsync.Shape{Alg: alg, Ranks: c.ranks, Blocks: c.blocks, Count: c.count, ElemSize: 4, Root: c.ranks / 2})
 		}
 	}
@@ -134,6 +138,9 @@ func TestCheckerCatchesEveryMutation(t *testing.T) {
 				// more ranks can tell the orders apart.
 				continue
 			}
+			if m == NoFence && s.Alg.LL() {
+				continue // no fence to leave out: each line carries its tag
+			}
 			caughtHere := false
 			in := inputsFor(s, 6, 2)
 			for seed := range uint64(8) {
@@ -155,8 +162,9 @@ func TestCheckerCatchesEveryMutation(t *testing.T) {
 // A rank dies before its second call: the others' waits end, once the
 // host sets the abort word, with an error naming it, instead of hanging.
 func TestDeadRankAbortsWaits(t *testing.T) {
-	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather} {
-		s := devsync.Shape{Alg: alg, Ranks: 4, Blocks: 2, Count: 33, ElemSize: 4}
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather,
+		devsync.LLOneShotAllreduce, devsync.LLReduceScatter, devsync.LLAllgather} {
+		s := devsync.Shape{Alg: alg, Ranks: 4, Blocks: 2, Count: 34, ElemSize: 4} // an LL line's whole words
 		cfg := config(t, s, 3, 5)
 		cfg.Dead, cfg.DeadAtCall = 2, 1
 		res, err := Run(cfg, inputsFor(s, 3, 3))
@@ -178,7 +186,7 @@ func TestDeadlockIsReported(t *testing.T) {
 	s := devsync.Shape{Alg: devsync.OneShotAllreduce, Ranks: 2, Blocks: 1, Count: 4, ElemSize: 4}
 	cfg := config(t, s, 2, 1)
 	cfg.Dead, cfg.DeadAtCall = -1, 0
-	w := &world{cfg: cfg, mem: newMemory(2, s.SlotBytes()), rng: rand.New(rand.NewPCG(1, 1)), res: &Result{Outputs: [][][]byte{{make([]byte, 16), make([]byte, 16)}, {make([]byte, 16), make([]byte, 16)}}},
+	w := &world{cfg: cfg, mem: newMemory(2, s.SlotBytes(), 0), rng: rand.New(rand.NewPCG(1, 1)), res: &Result{Outputs: [][][]byte{{make([]byte, 16), make([]byte, 16)}, {make([]byte, 16), make([]byte, 16)}}},
 		inputs: inputsFor(s, 2, 1)}
 	w.cfg.DrainChance = 0.1
 	wait := devsync.Step{Kind: devsync.Wait, Phase: 1, Peers: []int{1}}
@@ -201,8 +209,15 @@ func mixedCalls(ranks, calls int, seed uint64) ([]devsync.Shape, [][][]byte) {
 		if !s.Alg.Reduces() {
 			s.ElemSize, s.Count = 1, rng.IntN(100)
 		}
-		if s.Alg == devsync.ReduceScatter && rng.IntN(2) == 0 {
+		if s.Alg.Base() == devsync.ReduceScatter && rng.IntN(2) == 0 {
 			s.Stride = s.Count + rng.IntN(9)
+		}
+		if s.Alg.LL() { // whole 8-byte words, and some data (ll.go)
+			w := 8 / s.ElemSize
+			s.Count = max(w, s.Count/w*w)
+			if s.Stride != 0 {
+				s.Stride = max(s.Count, s.Stride/w*w)
+			}
 		}
 		shapes[c] = s
 		in[c] = make([][]byte, ranks)

@@ -46,13 +46,16 @@ func Run(cfg Config, inputs [][][]byte) (*Result, error) {
 	}
 	// The slots are as large as the largest call's (a team's slots are
 	// sized for any call); every call's plans are made up front.
-	ranks, slotBytes, blocks := cfg.shape(0).Ranks, 0, 0
+	ranks, slotBytes, llBytes, blocks := cfg.shape(0).Ranks, 0, 0, 0
 	w := &world{cfg: cfg, inputs: inputs, rng: rand.New(rand.NewPCG(cfg.Seed, 0x9e3779b97f4a7c15)), res: &Result{},
 		plans: make([][][][]devsync.Step, cfg.Calls)}
 	w.res.Outputs, w.res.Seen = make([][][]byte, cfg.Calls), make([][][]byte, cfg.Calls)
 	for c := range w.res.Outputs {
 		s := cfg.shape(c)
 		slotBytes, blocks = max(slotBytes, s.SlotBytes()), max(blocks, s.Blocks)
+		if s.Alg.LL() {
+			llBytes = max(llBytes, s.Ranks*s.LLRegionBytes())
+		}
 		w.res.Outputs[c], w.res.Seen[c] = make([][]byte, ranks), make([][]byte, ranks)
 		w.plans[c] = make([][][]devsync.Step, ranks)
 		for r := range ranks {
@@ -67,7 +70,7 @@ func Run(cfg Config, inputs [][][]byte) (*Result, error) {
 			}
 		}
 	}
-	w.mem = newMemory(ranks, slotBytes)
+	w.mem = newMemory(ranks, slotBytes, llBytes)
 	w.mem.outputs, w.seen = w.res.Outputs, make([]int, ranks)
 	for r := range ranks {
 		for b := range blocks {
@@ -183,11 +186,18 @@ func (w *world) canStep(a *agent) bool {
 		}
 	}
 	st := a.steps[a.pc]
-	if st.Kind != devsync.Wait || w.cfg.Mutation == SkipWait {
+	if w.cfg.Mutation == SkipWait {
 		return true
 	}
-	done, err := w.poll(a, st)
-	return done || err != nil
+	switch {
+	case st.Kind == devsync.Wait:
+		done, err := w.poll(a, st)
+		return done || err != nil
+	case st.Kind == devsync.Move:
+		done, err := w.pollLL(a, st)
+		return done || err != nil
+	}
+	return true
 }
 
 // stalled: some agent has calls left but cannot move.

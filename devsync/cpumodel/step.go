@@ -19,6 +19,13 @@ func (w *world) step(a *agent) {
 			}
 		}
 	case devsync.Move:
+		if w.cfg.Mutation != SkipWait {
+			if _, err := w.pollLL(a, st); err != nil {
+				w.res.Errs = append(w.res.Errs, err)
+				a.stopped = true
+				return
+			}
+		}
 		w.move(a, st)
 	}
 	if a.pc++; a.pc == len(a.steps) {
@@ -68,6 +75,29 @@ func (w *world) poll(a *agent, st devsync.Step) (bool, error) {
 	return true, nil
 }
 
+// pollLL looks once at every line of the step's LL sources (a Move that
+// reads an LL region first waits for its lines): done when every word
+// holds the call's tag, an *devsync.AbortError at the first that does
+// not when the abort word is set. A source region is one peer's lines.
+func (w *world) pollLL(a *agent, st devsync.Step) (bool, error) {
+	s := w.cfg.shape(a.call)
+	parity := w.epoch(a.call).Parity()
+	for _, r := range st.Srcs {
+		if r.Space != devsync.LL {
+			continue
+		}
+		pos := devsync.AbortError{Rank: a.rank, Block: a.block, Peer: r.Off * s.ElemSize / s.LLRegionBytes(), Epoch: w.epoch(a.call)}
+		tags := w.mem.llTag[r.Rank][parity]
+		for i := r.Off * s.ElemSize / 4; i < (r.Off+r.Len)*s.ElemSize/4; i += 2 {
+			done, err := devsync.PollLL(tags[i], tags[i+1], w.mem.abort, pos)
+			if !done {
+				return false, err
+			}
+		}
+	}
+	return true, nil
+}
+
 // move loads the sources (in the order given, or the mutation's), combines
 // them and stores the result into every destination.
 func (w *world) move(a *agent, st devsync.Step) {
@@ -87,6 +117,13 @@ func (w *world) move(a *agent, st devsync.Step) {
 			a.buf = append(a.buf, store{out: true, rank: a.rank, call: a.call, off: d.Off * es, data: append([]byte(nil), acc...)})
 		case devsync.Slot:
 			a.buf = append(a.buf, store{rank: d.Rank, parity: parity, off: d.Off * es, data: append([]byte(nil), acc...), tag: a.call + 1})
+		case devsync.LL:
+			// One store per 4-byte word, each with its tag: the words of
+			// a line land in any order, as on NVLink.
+			tag := devsync.LLTag(w.epoch(a.call))
+			for i := 0; i < len(acc); i += 4 {
+				a.buf = append(a.buf, store{ll: true, llTag: tag, rank: d.Rank, parity: parity, off: d.Off*es + i, data: append([]byte(nil), acc[i:i+4]...), tag: a.call + 1})
+			}
 		default:
 			panic("cpumodel: a plan stores into an input")
 		}
@@ -104,6 +141,10 @@ func (w *world) load(a *agent, r devsync.Region) []byte {
 		return append([]byte(nil), w.inputs[a.call][a.rank][off:off+n]...)
 	case devsync.Output:
 		panic("cpumodel: a plan loads an output")
+	case devsync.LL:
+		parity := w.epoch(a.call).Parity()
+		w.checkFresh(a, r.Rank, off, w.mem.llCall[r.Rank][parity][off:off+n])
+		return append([]byte(nil), w.mem.ll[r.Rank][parity][off:off+n]...)
 	}
 	parity := w.epoch(a.call).Parity()
 	b := append([]byte(nil), w.mem.slot[r.Rank][parity][off:off+n]...)
@@ -118,11 +159,17 @@ func (w *world) load(a *agent, r devsync.Region) []byte {
 			}
 		}
 	}
-	for i, t := range tag {
+	w.checkFresh(a, r.Rank, off, tag)
+	return b
+}
+
+// checkFresh records a stale read where a byte of owner's memory at off
+// (tags: the call+1 that stored each) was not stored by a's call.
+func (w *world) checkFresh(a *agent, owner, off int, tags []int) {
+	for i, t := range tags {
 		if t != a.call+1 {
-			w.res.Stale = append(w.res.Stale, StaleRead{Rank: a.rank, Block: a.block, Call: a.call, Owner: r.Rank, Off: off + i, StoredBy: t - 1})
-			break // one per load is enough to say it
+			w.res.Stale = append(w.res.Stale, StaleRead{Rank: a.rank, Block: a.block, Call: a.call, Owner: owner, Off: off + i, StoredBy: t - 1})
+			return // one per load is enough to say it
 		}
 	}
-	return b
 }
