@@ -30,6 +30,10 @@ var nodeAlgs = map[devsync.Algorithm]string{
 	devsync.ReduceScatter:    "reduce_scatter",
 	devsync.Allgather:        "allgather",
 	devsync.Bcast:            "bcast",
+	// devsync/ll.go's tagged lines
+	devsync.LLOneShotAllreduce: "ll_oneshot",
+	devsync.LLReduceScatter:    "ll_reduce_scatter",
+	devsync.LLAllgather:        "ll_allgather",
 }
 
 // nodeModule is a device's loaded node kernels.
@@ -85,8 +89,9 @@ type NodeCall struct {
 	Op    coll.Op
 	// Scratch is every rank's scratch region, as this rank's device
 	// addresses them (its own, and its peers' mapped by peer access or
-	// IPC), at least devsync.ScratchBytes(SlotBytes) long, flag area
-	// zeroed before the team's first call.
+	// IPC), at least devsync.ScratchBytes(SlotBytes) long, its first
+	// devsync.ZeroedBytes (flags, LL area) zeroed before the team's
+	// first call.
 	Scratch []DevicePtr
 	Rank    int
 	// In and Out may start at any byte: a rank whose buffers are not

@@ -132,7 +132,7 @@ func newNodeTeam(t *testing.T, devs []*Device, slotPayload, ioBytes int) *nodeTe
 		tm.streams = append(tm.streams, s)
 		sc, err := d.Alloc(devsync.ScratchBytes(tm.slotBytes))
 		require.NoError(t, err)
-		require.NoError(t, sc.Memset(0, devsync.FlagBytes, 0), "flags start below every epoch")
+		require.NoError(t, sc.Memset(0, devsync.ZeroedBytes, 0), "flags start below every epoch, LL lines with no tag")
 		in, err := d.Alloc(ioBytes)
 		require.NoError(t, err)
 		out, err := d.Alloc(ioBytes)
@@ -176,7 +176,7 @@ type nodeCallSpec struct {
 // in bytes from the start of out, for a shape whose input and output are
 // inBytes and outBytes long.
 func (c nodeCallSpec) inPlaceBuffers(r, inBytes, outBytes int) (in, out int) {
-	switch c.alg {
+	switch c.alg.Base() {
 	case devsync.ReduceScatter:
 		return c.outOff, c.outOff + r*outBytes
 	case devsync.Allgather:
@@ -293,5 +293,9 @@ func TestNodeLayoutMatchesDevsync(t *testing.T) {
 	}
 	require.Equal(t, 2*devsync.RingFields, devsync.RingStop, "the stop word follows the pairs")
 	require.Contains(t, string(src), "#define GORING_LEAVE_MARK (1ull << 63)")
+	require.Contains(t, string(src), "#define GORING_NODE_LL_BYTES (2 << 20)")
+	require.Equal(t, 2<<20, devsync.LLAreaBytes)
+	require.Contains(t, string(src), "(unsigned)(epoch % 0xffffffffull) + 1", "devsync.LLTag")
+	require.Equal(t, 0xffffffff, devsync.LLTagPeriod)
 	require.Equal(t, uint64(1)<<63, devsync.LeaveMark)
 }

@@ -48,11 +48,14 @@ func TestNodeCollectivesMatchHost(t *testing.T) {
 					for i, count := range counts {
 						c := nodeCallSpec{alg: alg, dt: dt, op: op, count: count, root: (i + cases) % k,
 							grid: NodeGrid{Blocks: []int{1, 3, 8, 64}[(i+cases)%4], Threads: []int{512, 256}[cases%2]}}
-						if alg == devsync.ReduceScatter || alg == devsync.Allgather {
+						if b := alg.Base(); b == devsync.ReduceScatter || b == devsync.Allgather {
 							c.count = max(1, count/k) // the whole message is about count elements
 						}
+						if alg.LL() && !nodeLLCount(&c, k) {
+							continue // beyond the LL area
+						}
 						if i == 2 {
-							c.inOff, c.outOff = esz, 3*esz // the element path
+							c.inOff, c.outOff = esz, 3*esz // the element path (LL: the byte path below 8 bytes)
 						}
 						checkNodeCall(t, tm, rng, c)
 						cases++
@@ -124,7 +127,7 @@ func checkNodeCallRun(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec
 	}
 	for r := range k {
 		w := want
-		if c.alg == devsync.ReduceScatter {
+		if c.alg.Base() == devsync.ReduceScatter {
 			w = want[r*outBytes : (r+1)*outBytes]
 		}
 		got := make([]byte, outBytes)
@@ -133,6 +136,18 @@ func checkNodeCallRun(t *testing.T, tm *nodeTeam, rng *rand.Rand, c nodeCallSpec
 		require.True(t, bytes.Equal(w, got), "%v %v/%v on %d GPUs, count %d, root %d, grid %+v, offsets %d/%d, in place %v, epoch %d: rank %d differs from the host at byte %d",
 			c.alg, c.dt, c.op, k, c.count, c.root, c.grid, c.inOff, c.outOff, c.inPlace, tm.epoch, r, firstDifference(w, got))
 	}
+}
+
+// nodeLLCount makes c an LL call: its count rounded up to whole 8-byte
+// words (devsync/ll.go); false where its lines would not fit the LL area.
+func nodeLLCount(c *nodeCallSpec, k int) bool {
+	esz := 1
+	if c.alg.Reduces() {
+		esz = c.dt.Size()
+	}
+	w := max(1, 8/esz)
+	c.count = (c.count + w - 1) / w * w
+	return devsync.Shape{Alg: c.alg, Ranks: k, Blocks: c.grid.Blocks, Count: c.count, ElemSize: esz}.Validate() == nil
 }
 
 func firstDifference(a, b []byte) int {
@@ -153,9 +168,13 @@ func TestNodeBackToBack(t *testing.T) {
 	k := len(devs)
 	const count, calls = 4099, 300
 	slot := devsync.Shape{Alg: devsync.TwoShotAllreduce, Ranks: k, Count: count, ElemSize: 4}.SlotBytes() // two-shot's regions round up
-	tm := newNodeTeam(t, devs, slot, count*4)
+	tm := newNodeTeam(t, devs, slot, (count+1)*4) // the LL call's count+1
 	rng := rand.New(rand.NewPCG(5, 6))
-	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce} {
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.LLOneShotAllreduce} {
+		count := count
+		if alg.LL() {
+			count++ // whole 8-byte words
+		}
 		for _, grid := range []NodeGrid{{1, 512}, {4, 256}, {32, 512}} {
 			want := make([]uint32, count)
 			for r := range k {
@@ -203,7 +222,8 @@ func TestNodeAbort(t *testing.T) {
 	for r := range live {
 		live[r] = r
 	}
-	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather, devsync.Bcast} {
+	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.Allgather, devsync.Bcast,
+		devsync.LLOneShotAllreduce, devsync.LLReduceScatter, devsync.LLAllgather} {
 		tm.abort.Store(0)
 		require.NoError(t, tm.launch(nodeCallSpec{alg: alg, dt: coll.Float32, op: coll.Sum, count: 1000, grid: NodeGrid{4, 256}, ranks: live}))
 		time.Sleep(50 * time.Millisecond)
@@ -255,13 +275,16 @@ func TestNodeBench(t *testing.T) {
 	for _, alg := range devsync.Algorithms {
 		for bytes := 16 << 10; bytes <= maxBytes; bytes *= 2 {
 			count := bytes / 4
-			switch alg {
+			switch alg.Base() {
 			case devsync.ReduceScatter:
 				count = bytes / 4 / k
 			case devsync.Allgather:
 				count = bytes / k
 			case devsync.Bcast:
 				count = bytes
+			}
+			if c := (nodeCallSpec{alg: alg, dt: coll.Float32, count: count, grid: NodeGrid{1, 512}}); alg.LL() && !nodeLLCount(&c, k) {
+				continue // beyond the LL area
 			}
 			def := DefaultNodeGrid(bytes)
 			// Untimed: the first calls of a size touch new pages of the

@@ -5,8 +5,9 @@
 // implement step for step are package devsync's (devsync/doc.go and
 // devsync/plan_*.go), checked on a CPU model by devsync/cpumodel.
 //
-// Every rank has a scratch region of the same layout (devsync.Layout):
-// the flag area (GORING_NODE_FLAG_BYTES), then two data slots of
+// Every rank has a scratch region of the same layout (devsync/layout.go):
+// the flag area (GORING_NODE_FLAG_BYTES), the LL area's two parities
+// (GORING_NODE_LL_BYTES each; devsync/ll.go), then two data slots of
 // slot_bytes each; a call of epoch e uses slot e&1. Each kernel receives
 // every rank's region base (mapped: peer access or IPC), its own input and
 // output, the epoch and the host-mapped abort word.
@@ -40,12 +41,13 @@
 
 #include "ops.cuh"
 
-// These must equal devsync's MaxRanks, MaxBlocks, MaxPhases, FlagBytes
-// (cuda's TestNodeLayoutMatchesDevsync reads them here).
+// These must equal devsync's MaxRanks, MaxBlocks, MaxPhases, FlagBytes,
+// LLAreaBytes (cuda's TestNodeLayoutMatchesDevsync reads them here).
 #define GORING_NODE_MAX_RANKS 8
 #define GORING_NODE_MAX_BLOCKS 128
 #define GORING_NODE_MAX_PHASES 2
 #define GORING_NODE_FLAG_BYTES (GORING_NODE_MAX_PHASES * GORING_NODE_MAX_BLOCKS * GORING_NODE_MAX_RANKS * 8)
+#define GORING_NODE_LL_BYTES (2 << 20)
 #define GORING_NODE_ABORT_EVERY 64
 
 // One kernel's argument, by value (cuda/shim.h: gc_node_args).
@@ -108,7 +110,7 @@ __device__ __forceinline__ u64 *flag_word(u64 base, unsigned phase, unsigned blo
 
 __device__ __forceinline__ u64 slot(const node_args &a, unsigned q)
 {
-    return a.peer[q] + GORING_NODE_FLAG_BYTES + (a.epoch & 1) * a.slot_bytes;
+    return a.peer[q] + GORING_NODE_FLAG_BYTES + 2 * GORING_NODE_LL_BYTES + (a.epoch & 1) * a.slot_bytes;
 }
 
 // GORING_NODE_ALL: signal and wait deal with every peer, not one.
@@ -736,6 +738,169 @@ __device__ __forceinline__ void bcast(const node_args &a)
     signal_stored(a, 1);
 }
 
+// The LL protocol (devsync/ll.go): data in 16-byte lines of two 8-byte
+// words, each 4 payload bytes and the call's tag, stored into the
+// reader's LL area with one vector store; the reader polls a line of its
+// own memory until both words hold the tag. An aligned 8-byte access is
+// single-copy atomic, so a word holding the tag holds its payload too:
+// no flag, no fence, one crossing of NVLink. Rank p's lines for rank q
+// go to region p of q's area of the call's parity, line w of the payload
+// at 16*w; a region's payload is the call's per-rank bytes rounded to 16.
+
+// ll_tag: devsync.LLTag, never 0 (a cleared line).
+__device__ __forceinline__ unsigned ll_tag(u64 epoch) { return (unsigned)(epoch % 0xffffffffull) + 1; }
+
+// ll_region_bytes: the payload of one source's region.
+__device__ __forceinline__ u64 ll_region_bytes(u64 bytes) { return (bytes + 15) / 16 * 16; }
+
+// ll_line: line w of source src's region in owner's LL area.
+__device__ __forceinline__ u64 *ll_line(const node_args &a, unsigned owner, unsigned src, u64 region, u64 w)
+{
+    return reinterpret_cast<u64 *>(a.peer[owner] + GORING_NODE_FLAG_BYTES + (a.epoch & 1) * GORING_NODE_LL_BYTES +
+                                   src * 2 * region + w * 16);
+}
+
+__device__ __forceinline__ void ll_store(u64 *line, u64 x, unsigned tag)
+{
+    const u64 t = (u64)tag << 32;
+    asm volatile("st.volatile.global.v2.u64 [%0], {%1, %2};" ::"l"(line), "l"(t | (x & 0xffffffffull)), "l"(t | (x >> 32))
+                 : "memory");
+}
+
+// ll_wait: the payload of a line once both its words hold tag; false if
+// the abort word was set first.
+__device__ __forceinline__ bool ll_wait(const node_args &a, const u64 *line, unsigned tag, u64 *x)
+{
+    for (unsigned spins = 1;; spins++) {
+        u64 lo, hi;
+        asm volatile("ld.volatile.global.v2.u64 {%0, %1}, [%2];" : "=l"(lo), "=l"(hi) : "l"(line) : "memory");
+        if ((unsigned)(lo >> 32) == tag && (unsigned)(hi >> 32) == tag) {
+            *x = (lo & 0xffffffffull) | (hi << 32);
+            return true;
+        }
+        if (spins % GORING_NODE_ABORT_EVERY == 0 && aborted(a)) return false;
+    }
+}
+
+// ll_ended: every thread of the CTA, after its waits: false (for all)
+// where the abort word stopped one, the status word then set as wait's.
+__device__ __forceinline__ bool ll_ended(const node_args &a, int stopped)
+{
+    if (__syncthreads_or(stopped)) {
+        if (threadIdx.x == 0 && a.status != 0) *reinterpret_cast<volatile u64 *>(a.status) = a.epoch;
+        return false;
+    }
+    return true;
+}
+
+// ld_word, st_word: word w (8 bytes) of the buffer at base, as one 8-byte
+// access where the buffer is 8-byte aligned (al), else byte by byte: a
+// caller's buffer may start at any byte (team/aligned.go), and every rank
+// must run the call its peers run.
+__device__ __forceinline__ u64 ld_word(u64 base, u64 w, bool al)
+{
+    if (al) return reinterpret_cast<const u64 *>(base)[w];
+    const unsigned char *p = reinterpret_cast<const unsigned char *>(base) + 8 * w;
+    u64                  x = 0;
+#pragma unroll
+    for (unsigned k = 0; k < 8; k++) x |= (u64)p[k] << (8 * k);
+    return x;
+}
+
+__device__ __forceinline__ void st_word(u64 base, u64 w, u64 x, bool al)
+{
+    if (al) {
+        reinterpret_cast<u64 *>(base)[w] = x;
+        return;
+    }
+    unsigned char *p = reinterpret_cast<unsigned char *>(base) + 8 * w;
+#pragma unroll
+    for (unsigned k = 0; k < 8; k++) p[k] = (unsigned char)(x >> (8 * k));
+}
+
+// ll_fold: words [w0, w0+nw) of every rank's operand, rank 0 first: the
+// own one from own (this rank's input), a peer's from its region of the
+// own LL area; into out.
+template <typename T, typename Op>
+__device__ __forceinline__ void ll_fold(const node_args &a, u64 own, u64 region, u64 w0, u64 nw, unsigned tag, bool al)
+{
+    Op  op;
+    int stopped = 0;
+    for (u64 i = threadIdx.x; i < nw && !stopped; i += blockDim.x) {
+        vec8<T> acc, v;
+        for (unsigned q = 0; q < a.nranks && !stopped; q++) {
+            if (q == a.rank) v.raw = ld_word(own, w0 + i, al);
+            else if (!ll_wait(a, ll_line(a, a.rank, q, region, w0 + i), tag, &v.raw)) stopped = 1;
+            if (q == 0) acc.raw = v.raw;
+            else
+#pragma unroll
+                for (unsigned k = 0; k < 8 / sizeof(T); k++) acc.lane[k] = op(acc.lane[k], v.lane[k]);
+        }
+        if (!stopped) st_word(a.out, w0 + i, acc.raw, al);
+    }
+    ll_ended(a, stopped);
+}
+
+// LL one-shot allreduce (devsync/plan_ll_allreduce.go): count elements,
+// count*sizeof(T) a multiple of 8.
+template <typename T, typename Op> __device__ void ll_oneshot(const node_args &a)
+{
+    const u64 sz = sizeof(T);
+    u64       off, n;
+    part(a.count, gridDim.x, blockIdx.x, 16 / sz, &off, &n);
+    const u64      region = ll_region_bytes(a.count * sz), w0 = off * sz / 8, nw = n * sz / 8;
+    const unsigned tag = ll_tag(a.epoch);
+    const bool     al  = ((a.in | a.out) & 7) == 0;
+    for (u64 i = threadIdx.x; i < nw; i += blockDim.x) {
+        const u64 x = ld_word(a.in, w0 + i, al);
+        for (unsigned q = 0; q < a.nranks; q++)
+            if (q != a.rank) ll_store(ll_line(a, q, a.rank, region, w0 + i), x, tag);
+    }
+    ll_fold<T, Op>(a, a.in, region, w0, nw, tag, al);
+}
+
+// LL reduce-scatter (devsync/plan_ll_reduce_scatter.go): blocks of count
+// elements stride apart, both multiples of 8 bytes.
+template <typename T, typename Op> __device__ void ll_reduce_scatter(const node_args &a)
+{
+    const u64 sz = sizeof(T);
+    u64       off, n;
+    part(a.count, gridDim.x, blockIdx.x, 16 / sz, &off, &n);
+    const u64      region = ll_region_bytes(a.count * sz), w0 = off * sz / 8, nw = n * sz / 8, block = a.stride * sz / 8;
+    const unsigned tag = ll_tag(a.epoch);
+    const bool     al  = ((a.in | a.out) & 7) == 0;
+    for (u64 i = threadIdx.x; i < nw; i += blockDim.x)
+        for (unsigned q = 0; q < a.nranks; q++)
+            if (q != a.rank) ll_store(ll_line(a, q, a.rank, region, w0 + i), ld_word(a.in, q * block + w0 + i, al), tag);
+    ll_fold<T, Op>(a, a.in + a.rank * block * 8, region, w0, nw, tag, al);
+}
+
+// LL allgather (devsync/plan_ll_allgather.go), on bytes: count is each
+// rank's input in bytes, a multiple of 8.
+__device__ __forceinline__ void ll_allgather(const node_args &a)
+{
+    u64 off, n;
+    part(a.count, gridDim.x, blockIdx.x, 16, &off, &n);
+    const u64      region = ll_region_bytes(a.count), w0 = off / 8, nw = n / 8, block = a.count / 8;
+    const unsigned tag = ll_tag(a.epoch);
+    const bool     al  = ((a.in | a.out) & 7) == 0;
+    for (u64 i = threadIdx.x; i < nw; i += blockDim.x) {
+        const u64 x = ld_word(a.in, w0 + i, al);
+        st_word(a.out, a.rank * block + w0 + i, x, al);
+        for (unsigned q = 0; q < a.nranks; q++)
+            if (q != a.rank) ll_store(ll_line(a, q, a.rank, region, w0 + i), x, tag);
+    }
+    int stopped = 0;
+    for (u64 i = threadIdx.x; i < nw && !stopped; i += blockDim.x)
+        for (unsigned q = 0; q < a.nranks && !stopped; q++) {
+            u64 x;
+            if (q == a.rank) continue;
+            if (ll_wait(a, ll_line(a, a.rank, q, region, w0 + i), tag, &x)) st_word(a.out, q * block + w0 + i, x, al);
+            else stopped = 1;
+        }
+    ll_ended(a, stopped);
+}
+
 } // namespace
 
 extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_allgather(node_args a)
@@ -748,7 +913,12 @@ extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_nod
     serve(a, [](const node_args &x) { bcast(x); });
 }
 
-// goring_node_{oneshot,twoshot,reduce_scatter}_<dtype>_<op>. Every call
+extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_node_ll_allgather(node_args a)
+{
+    serve(a, [](const node_args &x) { ll_allgather(x); });
+}
+
+// goring_node_{oneshot,twoshot,reduce_scatter,ll_oneshot,ll_reduce_scatter}_<dtype>_<op>. Every call
 // ends with finish, whether it completed or an abort stopped it; a
 // resident kernel then takes the next (serve).
 #define GORING_NODE_KERNELS(name, T, Op)                                                                    \
@@ -757,6 +927,10 @@ extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS) goring_nod
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
         goring_node_twoshot_##name(node_args a) { serve(a, [](const node_args &x) { twoshot<T, Op>(x); }); } \
     extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
-        goring_node_reduce_scatter_##name(node_args a) { serve(a, [](const node_args &x) { reduce_scatter<T, Op>(x); }); }
+        goring_node_reduce_scatter_##name(node_args a) { serve(a, [](const node_args &x) { reduce_scatter<T, Op>(x); }); } \
+    extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
+        goring_node_ll_oneshot_##name(node_args a) { serve(a, [](const node_args &x) { ll_oneshot<T, Op>(x); }); } \
+    extern "C" __global__ void __launch_bounds__(GORING_NODE_MAX_THREADS)                                 \
+        goring_node_ll_reduce_scatter_##name(node_args a) { serve(a, [](const node_args &x) { ll_reduce_scatter<T, Op>(x); }); }
 
 GORING_FOR_EACH_REDUCTION(GORING_NODE_KERNELS)

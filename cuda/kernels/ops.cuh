@@ -194,6 +194,12 @@ template <typename T> union vec16 {
     T     lane[16 / sizeof(T)];
 };
 
+// 8 bytes as lanes of T: the payload of one LL line (node.cu).
+template <typename T> union vec8 {
+    unsigned long long raw;
+    T                  lane[8 / sizeof(T)];
+};
+
 
 } // namespace
 
