@@ -66,6 +66,7 @@ typedef struct ucc_tl_goring_context_config {
     char                   *crossmem;    /* checked by goring: off, auto or 1..16 threads */
     char                   *node_max;    /* checked by goring: bytes, 0 turns node kernels off */
     char                   *node_linger; /* checked by goring: off or a duration <= 10ms */
+    char                   *node_ll;     /* checked by goring: off or bytes <= 512K */
 } ucc_tl_goring_context_config_t;
 
 typedef struct ucc_tl_goring_lib {

@@ -30,7 +30,8 @@ static ucc_status_t options(const ucc_tl_goring_context_config_t *cfg, char *buf
               {"scores", cfg->scores},
               {"crossmem", cfg->crossmem},
               {"node_max", cfg->node_max},
-              {"node_linger", cfg->node_linger}};
+              {"node_linger", cfg->node_linger},
+              {"node_ll", cfg->node_ll}};
     size_t off = 0;
     int    n;
 

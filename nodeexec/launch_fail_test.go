@@ -58,7 +58,7 @@ func TestFailedLaterPieceLeavesNoKernelRunning(t *testing.T) {
 	peer, err := dev.Alloc(devsync.ScratchBytes(slot))
 	require.NoError(t, err)
 	defer func() { require.NoError(t, peer.Free()) }()
-	require.NoError(t, peer.Memset(0, devsync.FlagBytes, 0))
+	require.NoError(t, peer.Memset(0, devsync.ZeroedBytes, 0))
 	l.ptrs = []cuda.DevicePtr{l.scratch.Ptr(), peer.Ptr()}
 	launches := 0
 	l.grid = func(bytes int) cuda.NodeGrid {

@@ -51,6 +51,7 @@ type Local struct {
 	lastEnd time.Time
 	backoff int // calls launched without a linger after the last kernel that waited in vain
 	skip    int // of those, still to come
+	llMax   int // the largest LL call (ll.go), bytes a rank sends a peer; 0: none
 }
 
 // doneAt is the done words' offset in the host-mapped words: a cache line
@@ -103,7 +104,7 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	case slotBytes <= 0 || slotBytes%devsync.Align != 0:
 		return nil, fmt.Errorf("nodeexec: slots of %d bytes (a positive multiple of %d)", slotBytes, devsync.Align)
 	}
-	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: gridFor(size), linger: DefaultLinger}
+	l = &Local{dev: dev, rank: rank, size: size, slot: slotBytes, epoch: devsync.FirstEpoch - 1, grid: gridFor(size), linger: DefaultLinger, llMax: DefaultLLMax}
 	defer func() {
 		if err != nil {
 			_ = l.Close()
@@ -112,7 +113,7 @@ func New(dev *cuda.Device, rank, size, slotBytes int) (l *Local, err error) {
 	if l.scratch, err = dev.Alloc(devsync.ScratchBytes(slotBytes)); err != nil {
 		return nil, fmt.Errorf("nodeexec: scratch of %d bytes: %w", devsync.ScratchBytes(slotBytes), err)
 	}
-	if err = l.scratch.Memset(0, devsync.FlagBytes, 0); err != nil {
+	if err = l.scratch.Memset(0, devsync.ZeroedBytes, 0); err != nil {
 		return nil, err
 	}
 	if l.words, err = dev.AllocMappedHost(ringAt + devsync.RingBytes); err != nil {
@@ -333,7 +334,7 @@ func (l *Local) shape(c Call) (devsync.Shape, int, error) {
 	if c.Collective.Reduces() && !coll.Supports(c.Op, c.Dtype) {
 		return s, 0, fmt.Errorf("nodeexec: %s is not defined on %s", c.Op, c.Dtype)
 	}
-	return s, bytes, nil
+	return l.llShape(s), bytes, nil
 }
 
 // Fits says whether c runs here: a collective with a node kernel whose
@@ -405,7 +406,11 @@ func (l *Local) BeginOn(c Call, on *cuda.Stream) error {
 		e, g := l.epoch.Next(), l.grid(bytes)
 		nc := cuda.NodeCall{Alg: s.Alg, Dtype: p.Dtype, Op: p.Op, Scratch: l.ptrs, Rank: l.rank, In: p.In, Out: p.Out,
 			Count: s.Count, Stride: s.Stride, Root: s.Root, SlotBytes: l.slot, Epoch: e, Abort: l.abortPtr, Status: l.statusPtr, Done: l.donePtr}
-		if err := l.start(stream, nc, g, on == nil && len(pieces) == 1); err != nil {
+		var cleared bool
+		if cleared, err = l.clearLL(stream, e); err == nil {
+			err = l.start(stream, nc, g, on == nil && len(pieces) == 1 && !cleared)
+		}
+		if err != nil {
 			// The peers whose launches worked wait in this piece's epoch
 			// (the first piece's too): a later call of this rank would
 			// take that epoch and release their kernels with its own

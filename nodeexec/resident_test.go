@@ -116,7 +116,7 @@ func TestResidentKernelTakesBackToBackCalls(t *testing.T) {
 	const most = 4 * slot / 4 // float32 elements: four slots (an allreduce in pieces)
 	const calls = 300
 	shape := func(i int) Call {
-		count := 1000 + 37*(i%50) // float32: up to 11.2 KiB, one grid
+		count := 1000 + 38*(i%50) // float32: up to 11.2 KiB, one grid; whole 8-byte words (LL calls)
 		c := Call{Collective: coll.Allreduce, Dtype: coll.Float32, Op: coll.Sum, Count: count}
 		switch {
 		case i%60 == 30:

@@ -180,6 +180,7 @@ func newNodeRunner(k *Call) (Runner, error) {
 			t.node.off = err
 		} else {
 			l.SetLinger(t.ctx.opts.nodeLinger)
+			l.SetLLMax(int(t.ctx.opts.nodeLL))
 		}
 		t.node.local = l
 	}

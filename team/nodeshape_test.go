@@ -84,3 +84,18 @@ func TestNodeLingerOption(t *testing.T) {
 		assert.ErrorContains(t, err, "node_linger", bad)
 	}
 }
+
+func TestNodeLLOption(t *testing.T) {
+	o, err := parseOptions("")
+	require.NoError(t, err)
+	assert.Equal(t, int64(nodeexec.DefaultLLMax), o.nodeLL)
+	for v, want := range map[string]int64{"off": 0, "0": 0, "64K": 64 << 10, "512K": 512 << 10, "4096": 4096} {
+		o, err := parseOptions("node_ll=" + v)
+		require.NoError(t, err, v)
+		assert.Equal(t, want, o.nodeLL, v)
+	}
+	for _, bad := range []string{"-1", "513K", "1M", "abc", ""} {
+		_, err := parseOptions("node_ll=" + bad)
+		assert.ErrorContains(t, err, "node_ll", bad)
+	}
+}

@@ -50,11 +50,18 @@ type options struct {
 	// nodeLinger is how long a node kernel stays on the GPU for the team's
 	// next call (nodeexec.SetLinger): 0 launches every call.
 	nodeLinger time.Duration
+	// nodeLL is the largest node call that moves its data in tagged
+	// lines (nodeexec.SetLLMax): 0 none.
+	nodeLL int64
 }
 
 // maxNodeLinger bounds node_linger: work that waits for the whole device
 // waits for a lingering kernel this long at most.
 const maxNodeLinger = 10 * time.Millisecond
+
+// maxNodeLL bounds node_ll: the most a rank of a pair can send its peer
+// in tagged lines (two regions of twice the payload in the LL area).
+const maxNodeLL = devsync.LLAreaBytes / 4
 
 // defaultNodeMax is the default slot of the node kernels: two slots of it
 // per GPU per team that runs one (128 MiB).
@@ -72,7 +79,7 @@ const (
 // lists contain commas). Unknown keys and bad values
 // are errors: a typo in UCC_TL_GORING_* must not pass silently.
 func parseOptions(s string) (options, error) {
-	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax, nodeLinger: nodeexec.DefaultLinger}
+	o := options{algs: map[coll.Collective]string{}, chosen: map[coll.Collective]bool{}, lanes: 1, keepAwake: defaultKeepAwake, cpathMax: defaultCPathMax, nodeMax: defaultNodeMax, nodeLinger: nodeexec.DefaultLinger, nodeLL: nodeexec.DefaultLLMax}
 	for _, c := range coll.Collectives {
 		if a := choose.Base(c); a != "" && !c.Routed() {
 			o.algs[c] = a
@@ -160,6 +167,15 @@ func parseOptions(s string) (options, error) {
 				return o, fmt.Errorf("option node_linger=%q: want off, 0, or a Go duration up to %v (how long a node kernel waits on the GPU for the next call)", v, maxNodeLinger)
 			}
 			o.nodeLinger = d
+		case k == "node_ll":
+			n, err := units.ParseBytes(v)
+			if strings.EqualFold(v, "off") {
+				n, err = 0, nil
+			}
+			if err != nil || n < 0 || n > maxNodeLL {
+				return o, fmt.Errorf("option node_ll=%q: want off, 0, or a byte count up to %d (the largest node call a rank sends each peer in tagged lines)", v, maxNodeLL)
+			}
+			o.nodeLL = n
 		case k == "crossmem":
 			switch n, err := strconv.Atoi(v); {
 			case strings.EqualFold(v, "off") || v == "n" || v == "no":
@@ -189,7 +205,7 @@ func parseOptions(s string) (options, error) {
 			o.algs[c] = v
 			o.chosen[c] = v != "auto"
 		default:
-			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, claims, keepawake, cpath_max, scores, crossmem, node_max, node_linger, alg_<collective>)", k)
+			return o, fmt.Errorf("unknown option %q (known: tls, timeout_ms, ipc, lanes, calibration, claims, keepawake, cpath_max, scores, crossmem, node_max, node_linger, node_ll, alg_<collective>)", k)
 		}
 	}
 	return o, nil
