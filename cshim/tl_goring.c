@@ -96,12 +96,11 @@ static ucc_config_field_t ucc_tl_goring_context_config_table[] = {
      "that waits for the whole device waits for it this long at most. off or 0: launch every "
      "call; at most 10ms",
      ucc_offsetof(ucc_tl_goring_context_config_t, node_linger), UCC_CONFIG_TYPE_STRING},
-    {"NODE_LL", "256K",
+    {"NODE_LL", "off",
      "the largest node call (NODE_MAX), in bytes a rank sends each peer (an allreduce's vector, "
      "a reduce_scatter's output block, an allgather's input), whose data crosses in tagged "
-     "lines that the receiving GPU uses as they land, with no flag or fence: twice the bytes "
-     "over NVLink for one crossing of latency. off or 0: slots and flags for every call; at "
-     "most 512K",
+     "lines that the receiving GPU uses as they land, with no flag to wait for: twice the bytes "
+     "over NVLink. off or 0 (the default): slots and flags for every call; at most 512K",
      ucc_offsetof(ucc_tl_goring_context_config_t, node_ll), UCC_CONFIG_TYPE_STRING},
     {NULL}};
 

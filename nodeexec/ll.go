@@ -12,12 +12,17 @@ import (
 
 // DefaultLLMax is the largest call, in bytes a rank sends each peer (an
 // allreduce's vector, a reduce_scatter's output block, an allgather's
-// input), that runs in tagged lines; beyond it, and where the lines
-// would not fit the LL area (devsync.LLAreaBytes), the slots and flags.
-const DefaultLLMax = 256 << 10
+// input), that runs in tagged lines by default: none. On two H200s LL
+// calls of 16-32 KiB took 2-6 µs less than the flags' through UCC over
+// 20000 calls, but the kernels' bench had LL calls of 16 KiB-1 MiB take
+// 30-240 µs on some grids (6-12 on others), a cause not found, and a
+// run of 1000 calls a size was slower with them (docs/gpu.md "Tagged
+// lines for small node calls"). SetLLMax turns them on.
+const DefaultLLMax = 0
 
-// SetLLMax sets the largest LL call (DefaultLLMax unless set); 0 turns
-// LL calls off.
+// SetLLMax sets the largest LL call (DefaultLLMax unless set), in bytes
+// a rank sends each peer; beyond it, and where the lines would not fit
+// the LL area (devsync.LLAreaBytes), the slots and flags. 0: none.
 func (l *Local) SetLLMax(n int) { l.llMax = max(n, 0) }
 
 // llShape is s as an LL call where one may run it: the same collective

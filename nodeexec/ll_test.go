@@ -15,22 +15,24 @@ import (
 // fit the LL area, up to the set bytes a rank sends a peer; the choice
 // depends on the call's shape alone (every rank makes the same).
 func TestLLCalls(t *testing.T) {
-	pair := &Local{size: 2, slot: 64 << 20, llMax: DefaultLLMax}
+	const llMax = 256 << 10
+	assert.Zero(t, DefaultLLMax, "LL calls are off unless set")
+	pair := &Local{size: 2, slot: 64 << 20, llMax: llMax}
 	assert.Equal(t, "ll_oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 4096}))
-	assert.Equal(t, "ll_oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: DefaultLLMax / 4}))
-	assert.Equal(t, "oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: DefaultLLMax/4 + 2}), "beyond the LL maximum")
+	assert.Equal(t, "ll_oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: llMax / 4}))
+	assert.Equal(t, "oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: llMax/4 + 2}), "beyond the LL maximum")
 	assert.Equal(t, "oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 4095}), "half a word at the end")
 	assert.Equal(t, "ll_reduce_scatter", pair.Algorithm(Call{Collective: collReduceScatter, Dtype: f32, Op: sum, Count: 4096}))
 	assert.Equal(t, "ll_allgather", pair.Algorithm(Call{Collective: collAllgather, Dtype: f32, Count: 4096}))
 	assert.Equal(t, "bcast", pair.Algorithm(Call{Collective: collBcast, Dtype: f32, Count: 4096}), "no LL bcast")
 	assert.Equal(t, "oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 0}), "no data, no LL")
-	eight := &Local{size: 8, slot: 64 << 20, llMax: DefaultLLMax}
+	eight := &Local{size: 8, slot: 64 << 20, llMax: llMax}
 	assert.Equal(t, "ll_allgather", eight.Algorithm(Call{Collective: collAllgather, Dtype: f32, Count: 32 << 10}), "8 ranks of 128 KiB: 2 MiB of lines")
 	assert.Equal(t, "allgather", eight.Algorithm(Call{Collective: collAllgather, Dtype: f32, Count: 32<<10 + 2}), "beyond the LL area")
 	pair.SetLLMax(0)
 	assert.Equal(t, "oneshot_allreduce", pair.Algorithm(Call{Collective: collAllreduce, Dtype: f32, Op: sum, Count: 4096}), "LL off")
 	// A piece of a reduce_scatter whose blocks lie off 8-byte words.
-	odd := &Local{size: 2, slot: 64 << 20, llMax: DefaultLLMax}
+	odd := &Local{size: 2, slot: 64 << 20, llMax: llMax}
 	s, _, err := odd.shape(Call{Collective: collReduceScatter, Dtype: f32, Op: sum, Count: 4096, Stride: 4097})
 	require.NoError(t, err)
 	assert.Equal(t, devsync.ReduceScatter, s.Alg)
@@ -44,6 +46,7 @@ func TestLLClearsKeepCallsRight(t *testing.T) {
 	const count = 4096
 	var in, out [2]*cuda.Buffer
 	for r, l := range ls {
+		l.SetLLMax(count * 4)
 		l.epoch = 1<<30 - 4 // as both ranks would be after that many calls
 		var err error
 		in[r], err = l.dev.Alloc(4 * count)

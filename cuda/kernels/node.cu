@@ -760,11 +760,12 @@ __device__ __forceinline__ u64 *ll_line(const node_args &a, unsigned owner, unsi
                                    src * 2 * region + w * 16);
 }
 
-// ll_sent: every thread, after its lines' stores and before it polls. A
-// store over NVLink can wait in the SM while warps spin on loads: with
-// 16 CTAs of 512 threads a pair's 64 KiB calls took 130-240 µs, 6-7
-// with the same lines over 96 CTAs of a few active warps each. The fence
-// sends them on their way first; the peer's lines cross meanwhile.
+// ll_sent: every thread, after its lines' stores and before it polls:
+// the fence sends the stores on their way before the thread spins on
+// loads (a store to pinned memory was seen to wait behind a spinning
+// thread's loads: finish), while the peer's lines cross. It costs about
+// 1 µs a call on two H200s (docs/gpu.md "Tagged lines for small node
+// calls", which also has the grids on which LL calls stay slow with it).
 __device__ __forceinline__ void ll_sent() { __threadfence_system(); }
 
 __device__ __forceinline__ void ll_store(u64 *line, u64 x, unsigned tag)
