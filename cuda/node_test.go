@@ -168,7 +168,8 @@ func TestNodeBackToBack(t *testing.T) {
 	k := len(devs)
 	const count, calls = 4099, 300
 	slot := devsync.Shape{Alg: devsync.TwoShotAllreduce, Ranks: k, Count: count, ElemSize: 4}.SlotBytes() // two-shot's regions round up
-	tm := newNodeTeam(t, devs, slot, (count+1)*4) // the LL call's count+1
+	// Buffers of count+1 elements: the LL call's count (whole 8-byte words).
+	tm := newNodeTeam(t, devs, slot, (count+1)*4)
 	rng := rand.New(rand.NewPCG(5, 6))
 	for _, alg := range []devsync.Algorithm{devsync.OneShotAllreduce, devsync.TwoShotAllreduce, devsync.LLOneShotAllreduce} {
 		count := count
