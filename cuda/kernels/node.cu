@@ -776,7 +776,15 @@ __device__ __forceinline__ void ll_store(u64 *line, u64 x, unsigned tag)
 }
 
 // ll_wait: the payload of a line once both its words hold tag; false if
-// the abort word was set first.
+// the abort word was set first. Every thread of an LL kernel polls, not
+// one a peer as for a flag, so each looks at the abort word (a load over
+// PCIe from the host's memory) only every GORING_LL_ABORT_EVERY polls:
+// thousands of threads reading one host word every 64 polls queue their
+// reads at the host, and a call whose peer was a few µs late took
+// 30-240 µs, in proportion to its threads (docs/gpu.md "Tagged lines for
+// small node calls"). A poll of local memory takes well under a µs, so a
+// dead peer is still seen within milliseconds.
+#define GORING_LL_ABORT_EVERY 8192
 __device__ __forceinline__ bool ll_wait(const node_args &a, const u64 *line, unsigned tag, u64 *x)
 {
     for (unsigned spins = 1;; spins++) {
@@ -786,7 +794,7 @@ __device__ __forceinline__ bool ll_wait(const node_args &a, const u64 *line, uns
             *x = (lo & 0xffffffffull) | (hi << 32);
             return true;
         }
-        if (spins % GORING_NODE_ABORT_EVERY == 0 && aborted(a)) return false;
+        if (spins % GORING_LL_ABORT_EVERY == 0 && aborted(a)) return false;
     }
 }
 
