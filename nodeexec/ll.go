@@ -12,12 +12,14 @@ import (
 
 // DefaultLLMax is the largest call, in bytes a rank sends each peer (an
 // allreduce's vector, a reduce_scatter's output block, an allgather's
-// input), that runs in tagged lines by default: none. On two H200s LL
-// calls of 16-32 KiB took 2-6 µs less than the flags' through UCC over
-// 20000 calls, but the kernels' bench had LL calls of 16 KiB-1 MiB take
-// 30-240 µs on some grids (6-12 on others), a cause not found, and a
-// run of 1000 calls a size was slower with them (docs/gpu.md "Tagged
-// lines for small node calls"). SetLLMax turns them on.
+// input), that runs in tagged lines by default: none yet. On two H200s
+// LL calls of 16-32 KiB took 0.7-6.4 µs less than the flags' through
+// UCC, but those kernels had every polling thread read the host's abort
+// word every 64 polls, and a call whose peer was late took 30-240 µs
+// (docs/gpu.md "Tagged lines for small node calls"). The kernels that
+// read it every 8192 polls were faster than the flags' on every grid of
+// the bench, but have not been timed through UCC. SetLLMax turns them
+// on.
 const DefaultLLMax = 0
 
 // SetLLMax sets the largest LL call (DefaultLLMax unless set), in bytes
