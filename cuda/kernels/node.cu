@@ -765,7 +765,8 @@ __device__ __forceinline__ u64 *ll_line(const node_args &a, unsigned owner, unsi
 // loads (a store to pinned memory was seen to wait behind a spinning
 // thread's loads: finish), while the peer's lines cross. It costs about
 // 1 µs a call on two H200s (docs/gpu.md "Tagged lines for small node
-// calls", which also has the grids on which LL calls stay slow with it).
+// calls"); it was added against slow calls whose cause turned out to be
+// the abort word's reads (ll_wait), and has not been timed without them.
 __device__ __forceinline__ void ll_sent() { __threadfence_system(); }
 
 __device__ __forceinline__ void ll_store(u64 *line, u64 x, unsigned tag)
