@@ -75,8 +75,12 @@ func (s Shape) LLRegionBytes() int { return SlotBytes(s.Count * s.ElemSize) }
 // LL area.
 func LLOffset(parity int) int { return FlagBytes + parity*LLAreaBytes }
 
+// LLLinesBytes is the LL area an LL call of s fills: a region of lines
+// per rank, a line for every 8 bytes of payload.
+func (s Shape) LLLinesBytes() int { return s.Ranks * s.LLRegionBytes() / 8 * LLLineBytes }
+
 // LLFits says whether an LL call of s fits the LL area.
-func (s Shape) LLFits() bool { return s.Ranks*2*s.LLRegionBytes() <= LLAreaBytes }
+func (s Shape) LLFits() bool { return s.LLLinesBytes() <= LLAreaBytes }
 
 // llValidate checks an LL shape: elements that fill whole 8-byte words
 // (a line's payload, so that no word of a line is shared by two
@@ -89,7 +93,7 @@ func (s Shape) llValidate() error {
 	case s.Count*s.ElemSize%8 != 0 || s.BlockStride()*s.ElemSize%8 != 0:
 		return fmt.Errorf("devsync: %v of %d elements of %d bytes (stride %d): LL lines carry whole 8-byte words", s.Alg, s.Count, s.ElemSize, s.BlockStride())
 	case !s.LLFits():
-		return fmt.Errorf("devsync: %v of %d bytes a rank on %d ranks: its lines need %d bytes, the LL area holds %d", s.Alg, s.Count*s.ElemSize, s.Ranks, s.Ranks*2*s.LLRegionBytes(), LLAreaBytes)
+		return fmt.Errorf("devsync: %v of %d bytes a rank on %d ranks: its lines need %d bytes, the LL area holds %d", s.Alg, s.Count*s.ElemSize, s.Ranks, s.LLLinesBytes(), LLAreaBytes)
 	}
 	return nil
 }
